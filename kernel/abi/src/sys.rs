@@ -1,0 +1,76 @@
+//! System call numbers.
+//!
+//! Linux x86_64 numbers for every call Linux has (arch/x86/entry/syscalls/
+//! syscall_64.tbl); our own from 1000 up. A number here that the kernel does not
+//! implement returns `ENOSYS`.
+
+pub const READ: usize = 0;
+pub const WRITE: usize = 1;
+pub const OPEN: usize = 2;
+pub const CLOSE: usize = 3;
+pub const STAT: usize = 4;
+pub const FSTAT: usize = 5;
+pub const LSTAT: usize = 6;
+pub const LSEEK: usize = 8;
+pub const MMAP: usize = 9;
+pub const MPROTECT: usize = 10;
+pub const MUNMAP: usize = 11;
+pub const BRK: usize = 12;
+pub const RT_SIGACTION: usize = 13;
+pub const RT_SIGPROCMASK: usize = 14;
+pub const RT_SIGRETURN: usize = 15;
+pub const IOCTL: usize = 16;
+pub const READV: usize = 19;
+pub const WRITEV: usize = 20;
+pub const ACCESS: usize = 21;
+pub const PIPE: usize = 22;
+pub const SCHED_YIELD: usize = 24;
+pub const MADVISE: usize = 28;
+pub const DUP: usize = 32;
+pub const DUP2: usize = 33;
+pub const NANOSLEEP: usize = 35;
+pub const GETITIMER: usize = 36;
+pub const ALARM: usize = 37;
+pub const SETITIMER: usize = 38;
+pub const GETPID: usize = 39;
+pub const FORK: usize = 57;
+pub const VFORK: usize = 58;
+pub const EXECVE: usize = 59;
+pub const EXIT: usize = 60;
+pub const WAIT4: usize = 61;
+pub const KILL: usize = 62;
+pub const UNAME: usize = 63;
+pub const FCNTL: usize = 72;
+pub const FTRUNCATE: usize = 77;
+pub const GETCWD: usize = 79;
+pub const CHDIR: usize = 80;
+pub const RENAME: usize = 82;
+pub const MKDIR: usize = 83;
+pub const RMDIR: usize = 84;
+pub const UNLINK: usize = 87;
+pub const GETTIMEOFDAY: usize = 96;
+pub const GETUID: usize = 102;
+pub const GETGID: usize = 104;
+pub const GETEUID: usize = 107;
+pub const GETEGID: usize = 108;
+pub const GETPPID: usize = 110;
+pub const ARCH_PRCTL: usize = 158;
+pub const GETTID: usize = 186;
+pub const GETDENTS64: usize = 217;
+pub const SET_TID_ADDRESS: usize = 218;
+pub const CLOCK_GETTIME: usize = 228;
+pub const EXIT_GROUP: usize = 231;
+pub const OPENAT: usize = 257;
+pub const MKDIRAT: usize = 258;
+pub const NEWFSTATAT: usize = 262;
+pub const UNLINKAT: usize = 263;
+pub const DUP3: usize = 292;
+pub const PIPE2: usize = 293;
+pub const GETRANDOM: usize = 318;
+
+/// `profil(samples, size, offset, scale)`: the signature call of this kernel.
+pub const PROFIL: usize = 1000;
+/// `kinfo(struct kinfo *)`: tick count, tick rate, free frames (for tests and `free`).
+pub const KINFO: usize = 1001;
+/// `poweroff(status)`: ends the machine (init only), exit status through isa-debug-exit.
+pub const POWEROFF: usize = 1002;

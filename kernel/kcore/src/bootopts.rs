@@ -1,0 +1,170 @@
+//! Boot options: a small `key=value` file in the ramdisk.
+//!
+//! The bootloader gives the kernel no command line, so xtask writes
+//! `etc/boot.conf` into the ramdisk archive. One option per line, `#` starts a
+//! comment. An unknown key or a bad value is reported (the kernel logs it and
+//! keeps the default) rather than silently ignored.
+
+/// Lowest and highest tick rate the kernel accepts, in Hz.
+pub const HZ_RANGE: core::ops::RangeInclusive<u32> = 100..=10_000;
+
+/// Where the clock tick comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TickSource {
+    /// The 8254 programmable interval timer on IRQ 0.
+    Pit,
+    /// The local APIC timer, calibrated against the PIT.
+    Apic,
+}
+
+/// What the kernel does once it is up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Start the init program.
+    Normal,
+    /// Run the in-kernel self-tests, then power off with their result.
+    SelfTest,
+}
+
+/// The parsed options, with defaults for everything not given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BootOptions<'a> {
+    pub hz: u32,
+    pub tick: TickSource,
+    pub mode: Mode,
+    /// Path of the first user program.
+    pub init: &'a str,
+    /// Arguments for init, space-separated (`xtask run -- PROGRAM ARGS`).
+    pub init_args: &'a str,
+    /// A deliberate crash to check the exception reports (`crash=pagefault`).
+    pub crash: Option<&'a str>,
+}
+
+impl Default for BootOptions<'_> {
+    fn default() -> Self {
+        BootOptions {
+            hz: 1000,
+            tick: TickSource::Pit,
+            mode: Mode::Normal,
+            init: "/bin/init",
+            init_args: "",
+            crash: None,
+        }
+    }
+}
+
+/// One line that could not be used, with the reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadOption<'a> {
+    pub line: &'a str,
+    pub reason: &'static str,
+}
+
+impl<'a> BootOptions<'a> {
+    /// Parses `text`, calling `report` for each line it cannot use.
+    pub fn parse(text: &'a str, mut report: impl FnMut(BadOption<'a>)) -> Self {
+        let mut opts = BootOptions::default();
+        for raw in text.lines() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            if let Err(reason) = opts.apply(line) {
+                report(BadOption { line, reason });
+            }
+        }
+        opts
+    }
+
+    fn apply(&mut self, line: &'a str) -> Result<(), &'static str> {
+        let (key, value) = line.split_once('=').ok_or("expected key=value")?;
+        let value = value.trim();
+        match key.trim() {
+            "hz" => {
+                let hz: u32 = value.parse().map_err(|_| "hz is not a number")?;
+                if !HZ_RANGE.contains(&hz) {
+                    return Err("hz must be between 100 and 10000");
+                }
+                self.hz = hz;
+            }
+            "tick" => {
+                self.tick = match value {
+                    "pit" => TickSource::Pit,
+                    "apic" => TickSource::Apic,
+                    _ => return Err("tick must be pit or apic"),
+                }
+            }
+            "mode" => {
+                self.mode = match value {
+                    "normal" => Mode::Normal,
+                    "selftest" => Mode::SelfTest,
+                    _ => return Err("mode must be normal or selftest"),
+                }
+            }
+            "init" if value.starts_with('/') => self.init = value,
+            "init" => return Err("init must be an absolute path"),
+            "init_args" => self.init_args = value,
+            "crash" => self.crash = Some(value),
+            _ => return Err("unknown option"),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_all(text: &str) -> (BootOptions<'_>, Vec<BadOption<'_>>) {
+        let mut bad = Vec::new();
+        let opts = BootOptions::parse(text, |b| bad.push(b));
+        (opts, bad)
+    }
+
+    #[test]
+    fn defaults_when_empty() {
+        let (opts, bad) = parse_all("");
+        assert_eq!(opts, BootOptions::default());
+        assert!(bad.is_empty());
+        assert_eq!(opts.hz, 1000);
+    }
+
+    #[test]
+    fn reads_every_key_and_skips_comments() {
+        let text = "# boot\nhz = 250\ntick=apic  # the other source\nmode=selftest\ninit=/bin/sh\ninit_args=-c ls /bin\ncrash=pagefault\n";
+        let (opts, bad) = parse_all(text);
+        assert!(bad.is_empty(), "{bad:?}");
+        assert_eq!(opts.hz, 250);
+        assert_eq!(opts.tick, TickSource::Apic);
+        assert_eq!(opts.mode, Mode::SelfTest);
+        assert_eq!(opts.init, "/bin/sh");
+        assert_eq!(opts.init_args, "-c ls /bin");
+        assert_eq!(opts.crash, Some("pagefault"));
+    }
+
+    #[test]
+    fn bad_values_keep_defaults_and_are_reported() {
+        let (opts, bad) =
+            parse_all("hz=99\nhz=10001\nhz=fast\ntick=hpet\nbogus=1\nnoequals\ninit=bin/sh");
+        assert_eq!(opts, BootOptions::default());
+        let reasons: Vec<_> = bad.iter().map(|b| b.reason).collect();
+        assert_eq!(
+            reasons,
+            [
+                "hz must be between 100 and 10000",
+                "hz must be between 100 and 10000",
+                "hz is not a number",
+                "tick must be pit or apic",
+                "unknown option",
+                "expected key=value",
+                "init must be an absolute path",
+            ]
+        );
+    }
+
+    #[test]
+    fn hz_bounds_are_inclusive() {
+        assert_eq!(parse_all("hz=100").0.hz, 100);
+        assert_eq!(parse_all("hz=10000").0.hz, 10000);
+    }
+}

@@ -1,0 +1,9 @@
+//! Pure logic of the kernel, with no hardware access, so `cargo test` checks it
+//! on the host: boot options, the cpio archive format of the ramdisk, and (as
+//! the kernel grows) ELF parsing, profil bin arithmetic and gmon encoding.
+
+#![cfg_attr(not(test), no_std)]
+
+pub mod bootopts;
+pub mod cpio;
+pub mod frames;

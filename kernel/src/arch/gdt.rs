@@ -1,0 +1,97 @@
+//! Segments: the GDT and the TSS.
+//!
+//! Long mode ignores segment bases and limits, but the GDT still says which
+//! code runs in ring 0 and which in ring 3, and the TSS says which stack the
+//! CPU switches to on an interrupt: `rsp0` for interrupts from user mode (set
+//! to the running process's kernel stack on every switch), and separate IST
+//! stacks for a double fault and an NMI, so a kernel stack overflow still gets
+//! a report instead of a triple fault.
+//!
+//! The order of the entries is fixed by `syscall`/`sysret`: the STAR MSR
+//! expects kernel data right after kernel code, and user data right before
+//! user code.
+
+use spin::Once;
+use x86_64::VirtAddr;
+use x86_64::instructions::segmentation::{CS, DS, ES, SS, Segment};
+use x86_64::instructions::tables::load_tss;
+use x86_64::structures::gdt::{Descriptor, GlobalDescriptorTable, SegmentSelector};
+use x86_64::structures::tss::TaskStateSegment;
+
+pub const DOUBLE_FAULT_IST: u16 = 0;
+pub const NMI_IST: u16 = 1;
+const IST_STACK_SIZE: usize = 16 * 1024;
+
+/// The selectors a process and the syscall MSRs need.
+pub struct Selectors {
+    pub kernel_code: SegmentSelector,
+    pub kernel_data: SegmentSelector,
+    pub user_data: SegmentSelector,
+    pub user_code: SegmentSelector,
+    tss: SegmentSelector,
+}
+
+#[repr(align(16))]
+// Only ever used through its address, as a stack.
+#[allow(dead_code)]
+struct IstStack([u8; IST_STACK_SIZE]);
+
+static mut DOUBLE_FAULT_STACK: IstStack = IstStack([0; IST_STACK_SIZE]);
+static mut NMI_STACK: IstStack = IstStack([0; IST_STACK_SIZE]);
+static mut TSS: TaskStateSegment = TaskStateSegment::new();
+static GDT: Once<(GlobalDescriptorTable, Selectors)> = Once::new();
+
+fn stack_top(stack: *const IstStack) -> VirtAddr {
+    VirtAddr::from_ptr(stack) + IST_STACK_SIZE as u64
+}
+
+/// Loads the GDT and TSS. Called once, first thing at boot.
+pub fn init() {
+    // SAFETY: runs once on the only CPU before interrupts are enabled; the
+    // TSS is only written here and by `set_kernel_stack` afterwards.
+    let tss: &'static TaskStateSegment = unsafe {
+        let tss = &mut *core::ptr::addr_of_mut!(TSS);
+        tss.interrupt_stack_table[DOUBLE_FAULT_IST as usize] =
+            stack_top(core::ptr::addr_of!(DOUBLE_FAULT_STACK));
+        tss.interrupt_stack_table[NMI_IST as usize] = stack_top(core::ptr::addr_of!(NMI_STACK));
+        &*core::ptr::addr_of!(TSS)
+    };
+    let (gdt, sel) = GDT.call_once(|| {
+        let mut gdt = GlobalDescriptorTable::new();
+        let kernel_code = gdt.append(Descriptor::kernel_code_segment());
+        let kernel_data = gdt.append(Descriptor::kernel_data_segment());
+        let user_data = gdt.append(Descriptor::user_data_segment());
+        let user_code = gdt.append(Descriptor::user_code_segment());
+        let tss = gdt.append(Descriptor::tss_segment(tss));
+        (
+            gdt,
+            Selectors {
+                kernel_code,
+                kernel_data,
+                user_data,
+                user_code,
+                tss,
+            },
+        )
+    });
+    gdt.load();
+    // SAFETY: the selectors index the GDT just loaded.
+    unsafe {
+        CS::set_reg(sel.kernel_code);
+        SS::set_reg(sel.kernel_data);
+        DS::set_reg(SegmentSelector(0));
+        ES::set_reg(SegmentSelector(0));
+        load_tss(sel.tss);
+    }
+}
+
+pub fn selectors() -> &'static Selectors {
+    &GDT.get().expect("gdt::init not called").1
+}
+
+/// Sets the stack the CPU switches to when an interrupt arrives in user mode.
+pub fn set_kernel_stack(top: VirtAddr) {
+    // SAFETY: a single aligned 64-bit store, done with interrupts off by the
+    // scheduler; the CPU reads rsp0 only when entering the kernel.
+    unsafe { (*core::ptr::addr_of_mut!(TSS)).privilege_stack_table[0] = top };
+}

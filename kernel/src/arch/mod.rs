@@ -1,0 +1,20 @@
+//! Everything specific to the x86_64 processor and the PC around it.
+
+pub mod apic;
+pub mod gdt;
+pub mod pic;
+pub mod pit;
+pub mod power;
+pub mod rtc;
+pub mod trap;
+
+/// Reads the time-stamp counter.
+pub fn rdtsc() -> u64 {
+    // SAFETY: rdtsc has no side effects and is allowed in ring 0.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// Halts until the next interrupt, with interrupts enabled.
+pub fn wait_for_interrupt() {
+    x86_64::instructions::interrupts::enable_and_hlt();
+}

@@ -1,0 +1,314 @@
+//! Traps: every way into the kernel except `syscall` comes through here.
+//!
+//! Each of the 256 IDT vectors points at a 16-byte stub that pushes the vector
+//! number (and a zero where the CPU pushes no error code), so that every trap
+//! leaves the same `TrapFrame` on the stack: the general registers, vector,
+//! error code and the CPU's own interrupt frame. `alltraps` saves the
+//! registers and calls `trap_dispatch`, which decides what the trap means;
+//! `trap_return` restores whatever the frame holds then, which is how the
+//! kernel changes a process's registers (a system call's result, a signal
+//! handler, a fixed-up fault) and how a new process enters user mode.
+//!
+//! This is xv6's design, kept because a student can read the whole path from
+//! the CPU to Rust in one file.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use spin::Lazy;
+use x86_64::PrivilegeLevel;
+use x86_64::VirtAddr;
+use x86_64::registers::control::Cr2;
+use x86_64::structures::idt::InterruptDescriptorTable;
+
+use super::{gdt, power};
+
+pub const DIVIDE_ERROR: u64 = 0;
+pub const BREAKPOINT: u64 = 3;
+pub const INVALID_OPCODE: u64 = 6;
+pub const DOUBLE_FAULT: u64 = 8;
+pub const GENERAL_PROTECTION: u64 = 13;
+pub const PAGE_FAULT: u64 = 14;
+/// First vector of the remapped legacy PIC (IRQ 0 = the PIT).
+pub const PIC_BASE: u64 = 32;
+pub const IRQ_PIT: u64 = PIC_BASE;
+pub const IRQ_COM1: u64 = PIC_BASE + 4;
+pub const APIC_TIMER: u64 = 48;
+pub const APIC_SPURIOUS: u64 = 255;
+
+/// The registers of the interrupted code, as the stubs leave them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TrapFrame {
+    pub r15: u64,
+    pub r14: u64,
+    pub r13: u64,
+    pub r12: u64,
+    pub r11: u64,
+    pub r10: u64,
+    pub r9: u64,
+    pub r8: u64,
+    pub rbp: u64,
+    pub rdi: u64,
+    pub rsi: u64,
+    pub rdx: u64,
+    pub rcx: u64,
+    pub rbx: u64,
+    pub rax: u64,
+    pub vector: u64,
+    pub error_code: u64,
+    // Pushed by the CPU.
+    pub rip: u64,
+    pub cs: u64,
+    pub rflags: u64,
+    pub rsp: u64,
+    pub ss: u64,
+}
+
+impl TrapFrame {
+    /// Whether the trap interrupted user mode (ring 3).
+    pub fn is_from_user(&self) -> bool {
+        self.cs & 3 == 3
+    }
+}
+
+// The stubs, 16 bytes apart, then the common save/restore path.
+core::arch::global_asm!(
+    r#"
+    .section .text.traps, "ax"
+    .global trap_stubs
+    .p2align 4
+trap_stubs:
+    .set vec, 0
+    .rept 256
+    .p2align 4
+    .if vec == 8 || (vec >= 10 && vec <= 14) || vec == 17 || vec == 21 || vec == 29 || vec == 30
+    .else
+    pushq $0
+    .endif
+    pushq $vec
+    jmp alltraps
+    .set vec, vec + 1
+    .endr
+
+    .global alltraps
+alltraps:
+    pushq %rax
+    pushq %rbx
+    pushq %rcx
+    pushq %rdx
+    pushq %rsi
+    pushq %rdi
+    pushq %rbp
+    pushq %r8
+    pushq %r9
+    pushq %r10
+    pushq %r11
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, %rdi
+    cld
+    call trap_dispatch
+
+    .global trap_return
+trap_return:
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %r11
+    popq %r10
+    popq %r9
+    popq %r8
+    popq %rbp
+    popq %rdi
+    popq %rsi
+    popq %rdx
+    popq %rcx
+    popq %rbx
+    popq %rax
+    addq $16, %rsp
+    iretq
+    "#,
+    options(att_syntax)
+);
+
+unsafe extern "C" {
+    fn trap_stubs();
+    /// Restores a `TrapFrame` at `rsp` and returns from the trap.
+    pub fn trap_return();
+}
+
+static IDT: Lazy<InterruptDescriptorTable> = Lazy::new(|| {
+    let mut idt = InterruptDescriptorTable::new();
+    let stub = |vector: usize| VirtAddr::new(trap_stubs as *const () as u64 + 16 * vector as u64);
+    // SAFETY (all set_handler_addr calls): each stub is the entry of the
+    // common trap path for that vector, which saves everything it touches and
+    // returns with iretq.
+    unsafe {
+        idt.divide_error.set_handler_addr(stub(0));
+        idt.debug.set_handler_addr(stub(1));
+        idt.non_maskable_interrupt
+            .set_handler_addr(stub(2))
+            .set_stack_index(gdt::NMI_IST);
+        idt.breakpoint
+            .set_handler_addr(stub(3))
+            .set_privilege_level(PrivilegeLevel::Ring3);
+        idt.overflow.set_handler_addr(stub(4));
+        idt.bound_range_exceeded.set_handler_addr(stub(5));
+        idt.invalid_opcode.set_handler_addr(stub(6));
+        idt.device_not_available.set_handler_addr(stub(7));
+        idt.double_fault
+            .set_handler_addr(stub(8))
+            .set_stack_index(gdt::DOUBLE_FAULT_IST);
+        idt.invalid_tss.set_handler_addr(stub(10));
+        idt.segment_not_present.set_handler_addr(stub(11));
+        idt.stack_segment_fault.set_handler_addr(stub(12));
+        idt.general_protection_fault.set_handler_addr(stub(13));
+        idt.page_fault.set_handler_addr(stub(14));
+        idt.x87_floating_point.set_handler_addr(stub(16));
+        idt.alignment_check.set_handler_addr(stub(17));
+        idt.machine_check.set_handler_addr(stub(18));
+        idt.simd_floating_point.set_handler_addr(stub(19));
+        idt.virtualization.set_handler_addr(stub(20));
+        idt.cp_protection_exception.set_handler_addr(stub(21));
+        idt.hv_injection_exception.set_handler_addr(stub(28));
+        idt.vmm_communication_exception.set_handler_addr(stub(29));
+        idt.security_exception.set_handler_addr(stub(30));
+        for vector in 32..256 {
+            idt[vector as u8].set_handler_addr(stub(vector));
+        }
+    }
+    idt
+});
+
+/// Loads the IDT.
+pub fn init() {
+    IDT.load();
+}
+
+/// Breakpoints taken so far (`int3` returns; the self-test counts them).
+pub static BREAKPOINTS: AtomicU64 = AtomicU64::new(0);
+
+#[unsafe(no_mangle)]
+extern "C" fn trap_dispatch(tf: &mut TrapFrame) {
+    match tf.vector {
+        BREAKPOINT => {
+            BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
+        }
+        IRQ_PIT | APIC_TIMER => crate::clock::on_timer_interrupt(tf),
+        APIC_SPURIOUS => {}
+        v if v == PIC_BASE + 7 || v == PIC_BASE + 15 => super::pic::spurious(v),
+        v if v < 32 => exception(tf),
+        v if v < PIC_BASE + 16 => {
+            crate::warn!("trap: unexpected irq {}", v - PIC_BASE);
+            super::pic::end_of_interrupt(v);
+        }
+        v => crate::warn!("trap: unexpected vector {v}"),
+    }
+}
+
+/// A CPU exception the kernel did not expect: report and stop the machine.
+fn exception(tf: &TrapFrame) {
+    report(tf);
+    power::fail();
+}
+
+/// The name of exception `vector`.
+pub fn exception_name(vector: u64) -> &'static str {
+    const NAMES: [&str; 32] = [
+        "divide error (#DE)",
+        "debug (#DB)",
+        "non-maskable interrupt",
+        "breakpoint (#BP)",
+        "overflow (#OF)",
+        "bound range exceeded (#BR)",
+        "invalid opcode (#UD)",
+        "device not available (#NM)",
+        "double fault (#DF)",
+        "coprocessor segment overrun",
+        "invalid TSS (#TS)",
+        "segment not present (#NP)",
+        "stack-segment fault (#SS)",
+        "general protection fault (#GP)",
+        "page fault (#PF)",
+        "reserved",
+        "x87 floating-point error (#MF)",
+        "alignment check (#AC)",
+        "machine check (#MC)",
+        "SIMD floating-point error (#XM)",
+        "virtualization exception (#VE)",
+        "control protection (#CP)",
+        "reserved",
+        "reserved",
+        "reserved",
+        "reserved",
+        "reserved",
+        "reserved",
+        "hypervisor injection",
+        "VMM communication (#VC)",
+        "security exception (#SX)",
+        "reserved",
+    ];
+    NAMES.get(vector as usize).copied().unwrap_or("interrupt")
+}
+
+/// Prints a readable report of an exception: what, where, and the registers.
+pub fn report(tf: &TrapFrame) {
+    let mode = if tf.is_from_user() { "user" } else { "kernel" };
+    crate::log::emergency_write(format_args!(
+        "\n!!! EXCEPTION: {} (vector {}) in {} mode\n    error code {:#x}\n    rip {:#018x}  cs {:#x}  rflags {:#x}\n",
+        exception_name(tf.vector),
+        tf.vector,
+        mode,
+        tf.error_code,
+        tf.rip,
+        tf.cs,
+        tf.rflags,
+    ));
+    if tf.vector == PAGE_FAULT {
+        let e = tf.error_code;
+        crate::log::emergency_write(format_args!(
+            "    cr2 {:#018x} ({}, {}, {})\n",
+            Cr2::read_raw(),
+            if e & 1 != 0 {
+                "protection violation"
+            } else {
+                "page not present"
+            },
+            if e & 2 != 0 {
+                "write"
+            } else if e & 16 != 0 {
+                "instruction fetch"
+            } else {
+                "read"
+            },
+            if e & 4 != 0 { "user" } else { "supervisor" },
+        ));
+    }
+    let regs = [
+        ("rax", tf.rax),
+        ("rbx", tf.rbx),
+        ("rcx", tf.rcx),
+        ("rdx", tf.rdx),
+        ("rsi", tf.rsi),
+        ("rdi", tf.rdi),
+        ("rbp", tf.rbp),
+        ("rsp", tf.rsp),
+        ("r8", tf.r8),
+        ("r9", tf.r9),
+        ("r10", tf.r10),
+        ("r11", tf.r11),
+        ("r12", tf.r12),
+        ("r13", tf.r13),
+        ("r14", tf.r14),
+        ("r15", tf.r15),
+    ];
+    for row in regs.chunks(4) {
+        crate::log::emergency_write(format_args!("   "));
+        for (name, value) in row {
+            crate::log::emergency_write(format_args!(" {name:>3} {value:#018x}"));
+        }
+        crate::log::emergency_write(format_args!("\n"));
+    }
+}

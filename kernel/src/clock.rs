@@ -1,0 +1,75 @@
+//! The clock: the periodic tick that drives time, scheduling and profiling.
+//!
+//! One of two sources ticks, chosen at boot (`tick=pit|apic`): the PIT on
+//! IRQ 0 or the local APIC timer. Either way every tick arrives at
+//! `on_timer_interrupt`, which counts it and hands it on, so nothing above this
+//! file knows which chip is ticking. The TSC, calibrated against the PIT at
+//! boot, gives the finer time that `clock_gettime` and the benchmarks need.
+
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use kcore::bootopts::TickSource;
+
+use crate::arch::{self, apic, pic, pit, trap::TrapFrame};
+
+static TICKS: AtomicU64 = AtomicU64::new(0);
+static HZ: AtomicU32 = AtomicU32::new(0);
+static USING_APIC: AtomicBool = AtomicBool::new(false);
+static TSC_PER_SEC: AtomicU64 = AtomicU64::new(1);
+static TSC_AT_BOOT: AtomicU64 = AtomicU64::new(0);
+
+/// Calibrates the TSC and starts the tick at `hz` from `source`.
+pub fn init(hz: u32, source: TickSource) {
+    let start = arch::rdtsc();
+    pit::busy_wait_us(10_000);
+    TSC_PER_SEC.store((arch::rdtsc() - start) * 100, Ordering::Relaxed);
+    TSC_AT_BOOT.store(start, Ordering::Relaxed);
+    HZ.store(hz, Ordering::Relaxed);
+    match source {
+        TickSource::Pit => {
+            let exact = pit::start_periodic(hz);
+            pic::set_irq_enabled(0, true);
+            crate::info!("clock: PIT tick at {hz} Hz (exactly {exact} Hz)");
+        }
+        TickSource::Apic => {
+            pit::stop();
+            pic::set_irq_enabled(0, false);
+            USING_APIC.store(true, Ordering::Relaxed);
+            let rate = apic::start_timer(hz);
+            crate::info!(
+                "clock: local APIC tick at {hz} Hz (timer input {} kHz)",
+                rate / 1000
+            );
+        }
+    }
+    crate::info!("clock: TSC runs at {} MHz", tsc_per_sec() / 1_000_000);
+}
+
+/// Ticks since the clock started.
+pub fn ticks() -> u64 {
+    TICKS.load(Ordering::Relaxed)
+}
+
+/// Ticks per second.
+pub fn hz() -> u32 {
+    HZ.load(Ordering::Relaxed)
+}
+
+pub fn tsc_per_sec() -> u64 {
+    TSC_PER_SEC.load(Ordering::Relaxed)
+}
+
+/// Nanoseconds since the clock was calibrated, from the TSC.
+pub fn nanos_since_boot() -> u64 {
+    let cycles = arch::rdtsc().saturating_sub(TSC_AT_BOOT.load(Ordering::Relaxed));
+    (u128::from(cycles) * 1_000_000_000 / u128::from(tsc_per_sec())) as u64
+}
+
+/// The timer interrupt, from whichever source ticks.
+pub fn on_timer_interrupt(_tf: &mut TrapFrame) {
+    TICKS.fetch_add(1, Ordering::Relaxed);
+    if USING_APIC.load(Ordering::Relaxed) {
+        apic::end_of_interrupt();
+    } else {
+        pic::end_of_interrupt(arch::trap::IRQ_PIT);
+    }
+}

@@ -1,0 +1,118 @@
+//! The serial console (COM1) and the kernel log.
+//!
+//! Everything the kernel says goes to COM1, which QEMU connects to the
+//! terminal (`cargo xtask run`) or to the test runner. Each log line carries
+//! the tick count and a level, so a reader sees when and how serious:
+//!
+//!     [     1234] INFO  clock: pit at 1000 Hz
+//!
+//! The port is behind a spin lock taken with interrupts off, because the timer
+//! interrupt and exception handlers print too.
+
+use core::fmt::{self, Write};
+use spin::Mutex;
+use uart_16550::SerialPort;
+use x86_64::instructions::interrupts;
+
+static COM1: Mutex<Option<SerialPort>> = Mutex::new(None);
+
+/// Sets up COM1 at its standard I/O port.
+pub fn init() {
+    // SAFETY: 0x3f8 is COM1 on every PC and QEMU machine, and nothing else
+    // in the kernel drives it.
+    let mut port = unsafe { SerialPort::new(0x3f8) };
+    port.init();
+    *COM1.lock() = Some(port);
+}
+
+/// Writes formatted text to the console; used by the `print!` macros.
+pub fn write_fmt(args: fmt::Arguments) {
+    interrupts::without_interrupts(|| {
+        if let Some(port) = COM1.lock().as_mut() {
+            let _ = port.write_fmt(args);
+        }
+    });
+}
+
+/// Writes raw bytes (user `write` to the console goes through here).
+pub fn write_bytes(bytes: &[u8]) {
+    interrupts::without_interrupts(|| {
+        if let Some(port) = COM1.lock().as_mut() {
+            for &b in bytes {
+                if b == b'\n' {
+                    port.send(b'\r');
+                }
+                port.send(b);
+            }
+        }
+    });
+}
+
+/// Writes text even if the lock is held: for the last words of a panic or a
+/// fault report, when the holder will never run again.
+pub fn emergency_write(args: fmt::Arguments) {
+    // SAFETY: only called on the way to power-off, with interrupts off, so
+    // the machine will not resume whoever held the lock.
+    unsafe { COM1.force_unlock() };
+    write_fmt(args);
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+impl Level {
+    fn label(self) -> &'static str {
+        match self {
+            Level::Error => "ERROR",
+            Level::Warn => "WARN ",
+            Level::Info => "INFO ",
+            Level::Debug => "DEBUG",
+        }
+    }
+}
+
+/// Writes one log line at `level`.
+pub fn log(level: Level, args: fmt::Arguments) {
+    write_fmt(format_args!(
+        "[{:>9}] {} {}\n",
+        crate::clock::ticks(),
+        level.label(),
+        args
+    ));
+}
+
+#[macro_export]
+macro_rules! print {
+    ($($arg:tt)*) => { $crate::log::write_fmt(format_args!($($arg)*)) };
+}
+
+#[macro_export]
+macro_rules! println {
+    () => { $crate::print!("\n") };
+    ($($arg:tt)*) => { $crate::log::write_fmt(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+#[macro_export]
+macro_rules! info {
+    ($($arg:tt)*) => { $crate::log::log($crate::log::Level::Info, format_args!($($arg)*)) };
+}
+
+#[macro_export]
+macro_rules! warn {
+    ($($arg:tt)*) => { $crate::log::log($crate::log::Level::Warn, format_args!($($arg)*)) };
+}
+
+#[macro_export]
+macro_rules! error {
+    ($($arg:tt)*) => { $crate::log::log($crate::log::Level::Error, format_args!($($arg)*)) };
+}
+
+#[macro_export]
+macro_rules! debug {
+    ($($arg:tt)*) => { $crate::log::log($crate::log::Level::Debug, format_args!($($arg)*)) };
+}

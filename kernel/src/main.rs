@@ -1,0 +1,106 @@
+//! The kernel's entry point and boot sequence.
+//!
+//! The bootloader enters `kernel_main` in long mode with paging on, all of
+//! physical memory mapped (at an offset it chooses inside the range we give
+//! it), and the ramdisk loaded. From there the order matters and is spelled
+//! out below: console first (so everything after can report), then the CPU
+//! tables, memory, boot options, interrupts and the clock.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+mod arch;
+mod clock;
+mod log;
+mod mm;
+mod selftest;
+mod sync;
+
+use bootloader_api::config::{BootloaderConfig, Mapping};
+use bootloader_api::{BootInfo, entry_point};
+use kcore::bootopts::{BootOptions, Mode};
+
+pub static BOOTLOADER_CONFIG: BootloaderConfig = {
+    let mut config = BootloaderConfig::new_default();
+    config.mappings.physical_memory = Some(Mapping::Dynamic);
+    // Keep everything the bootloader maps in the kernel half; user space
+    // owns the lower half of every address space.
+    config.mappings.dynamic_range_start = Some(0xffff_8000_0000_0000);
+    config.mappings.dynamic_range_end = Some(0xffff_bfff_ffff_ffff);
+    config.kernel_stack_size = 256 * 1024;
+    config
+};
+
+entry_point!(kernel_main, config = &BOOTLOADER_CONFIG);
+
+const BANNER: &str = concat!(
+    "profkern ",
+    env!("CARGO_PKG_VERSION"),
+    ": a small Unix kernel for x86_64 with profil(2) in the clock interrupt"
+);
+
+fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
+    log::init();
+    println!("\n{BANNER}");
+    arch::gdt::init();
+    arch::trap::init();
+    mm::init(boot_info);
+    info!(
+        "memory: {} MiB usable, {} frames free",
+        (mm::frames::total_count() * 4096) >> 20,
+        mm::frames::free_count()
+    );
+
+    let ramdisk = ramdisk(boot_info);
+    let conf = kcore::cpio::find(ramdisk, "etc/boot.conf").unwrap_or_default();
+    let conf = core::str::from_utf8(conf).unwrap_or_else(|_| {
+        warn!("boot: etc/boot.conf is not UTF-8; using defaults");
+        ""
+    });
+    let opts = BootOptions::parse(conf, |bad| {
+        warn!("boot: ignoring '{}': {}", bad.line, bad.reason)
+    });
+    info!(
+        "boot: ramdisk {} KiB, options {:?}",
+        ramdisk.len() / 1024,
+        opts
+    );
+
+    arch::pic::init();
+    clock::init(opts.hz, opts.tick);
+    x86_64::instructions::interrupts::enable();
+
+    if let Some(kind) = opts.crash {
+        selftest::crash(kind);
+    }
+    match opts.mode {
+        Mode::SelfTest => selftest::run_all(),
+        Mode::Normal => {
+            info!("boot: up; no init program yet, idling (Ctrl-A X leaves QEMU)");
+            loop {
+                arch::wait_for_interrupt();
+            }
+        }
+    }
+}
+
+/// The ramdisk the bootloader loaded, or an empty slice.
+fn ramdisk(boot_info: &BootInfo) -> &'static [u8] {
+    match boot_info.ramdisk_addr.into_option() {
+        // SAFETY: the bootloader mapped `ramdisk_len` bytes at this address
+        // and nothing writes them.
+        Some(addr) => unsafe {
+            core::slice::from_raw_parts(addr as *const u8, boot_info.ramdisk_len as usize)
+        },
+        None => &[],
+    }
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    x86_64::instructions::interrupts::disable();
+    log::emergency_write(format_args!("\n!!! KERNEL PANIC: {info}\n"));
+    arch::power::fail()
+}

@@ -1,0 +1,105 @@
+//! The physical frame allocator.
+//!
+//! At boot the usable regions of the bootloader's memory map go into a
+//! `kcore::frames::FrameTable` (a free stack plus a reference count per
+//! frame), whose two arrays are carved out of the first usable region large
+//! enough to hold them. Frames are zeroed when allocated, so no process ever
+//! sees another's old data.
+
+use bootloader_api::info::{MemoryRegionKind, MemoryRegions};
+use kcore::frames::FrameTable;
+use x86_64::PhysAddr;
+use x86_64::structures::paging::{FrameAllocator, PhysFrame, Size4KiB};
+
+use super::{PAGE_SIZE, phys_to_virt};
+use crate::sync::IrqLock;
+
+static TABLE: IrqLock<Option<FrameTable<'static>>> = IrqLock::new(None);
+
+fn usable(regions: &MemoryRegions) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
+    regions
+        .iter()
+        .filter(|r| r.kind == MemoryRegionKind::Usable)
+        .map(|r| (r.start.div_ceil(PAGE_SIZE), r.end / PAGE_SIZE))
+}
+
+pub fn init(regions: &'static MemoryRegions) {
+    let frame_count = usable(regions).map(|(_, end)| end).max().unwrap_or(0) as usize;
+    let usable_count = usable(regions)
+        .map(|(s, e)| e.saturating_sub(s))
+        .sum::<u64>() as usize;
+    let pages = ((usable_count * 4 + frame_count * 2) as u64).div_ceil(PAGE_SIZE);
+    let (home, _) = usable(regions)
+        .find(|(s, e)| e - s >= pages)
+        .expect("no usable region can hold the frame table");
+    let base = phys_to_virt(home * PAGE_SIZE).as_mut_ptr::<u32>();
+    // SAFETY: [home, home + pages) is usable RAM that nothing else owns (it is
+    // left out of the table below) and the physical window maps it. The u32
+    // free stack starts page aligned; the u16 counts follow it, aligned too.
+    let mut table = unsafe {
+        let free = core::slice::from_raw_parts_mut(base, usable_count);
+        let counts =
+            core::slice::from_raw_parts_mut(base.add(usable_count).cast::<u16>(), frame_count);
+        FrameTable::new(counts, free)
+    };
+    // Pushed from the top down, so allocation hands out low frames first.
+    for (start, end) in usable(regions).rev() {
+        for frame in (start..end)
+            .rev()
+            .filter(|f| !(home..home + pages).contains(f))
+        {
+            table.add_free(frame).expect("usable frames are added once");
+        }
+    }
+    *TABLE.lock() = Some(table);
+}
+
+fn with_table<R>(f: impl FnOnce(&mut FrameTable<'static>) -> R) -> R {
+    f(TABLE.lock().as_mut().expect("frames::init not called"))
+}
+
+/// A zeroed frame, or None when memory is exhausted.
+pub fn alloc() -> Option<PhysFrame> {
+    let frame = with_table(|t| t.alloc())?;
+    let addr = PhysAddr::new(frame * PAGE_SIZE);
+    // SAFETY: the frame was just allocated, so nothing else uses it, and the
+    // physical window maps it writable.
+    unsafe { core::ptr::write_bytes(phys_to_virt(addr).as_mut_ptr::<u8>(), 0, PAGE_SIZE as usize) };
+    Some(PhysFrame::containing_address(addr))
+}
+
+/// Adds a user to `frame` (copy-on-write sharing).
+pub fn share(frame: PhysFrame) {
+    let n = frame.start_address().as_u64() / PAGE_SIZE;
+    with_table(|t| t.incref(n)).expect("sharing a frame that is not allocated");
+}
+
+/// Drops a user of `frame`; the last one frees it.
+pub fn release(frame: PhysFrame) {
+    let n = frame.start_address().as_u64() / PAGE_SIZE;
+    with_table(|t| t.decref(n)).expect("releasing a frame that is not allocated");
+}
+
+/// How many users `frame` has.
+pub fn users(frame: PhysFrame) -> u16 {
+    let n = frame.start_address().as_u64() / PAGE_SIZE;
+    with_table(|t| t.refcount(n)).unwrap_or(0)
+}
+
+pub fn free_count() -> usize {
+    with_table(|t| t.free_count())
+}
+
+pub fn total_count() -> usize {
+    with_table(|t| t.total())
+}
+
+/// The allocator the `x86_64` crate's page-table code asks for new tables.
+pub struct KernelFrames;
+
+// SAFETY: `alloc` returns frames that are unused and zeroed.
+unsafe impl FrameAllocator<Size4KiB> for KernelFrames {
+    fn allocate_frame(&mut self) -> Option<PhysFrame> {
+        alloc()
+    }
+}

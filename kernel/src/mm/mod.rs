@@ -1,0 +1,62 @@
+//! Memory: physical frames, page tables, the kernel heap.
+//!
+//! The kernel's virtual address space (the upper half, shared by every
+//! process) is laid out as:
+//!
+//!     0xffff_8000_0000_0000  bootloader mappings: all physical memory, boot
+//!                            info, ramdisk, the boot stack
+//!     0xffff_c000_0000_0000  kernel heap (grows on demand)
+//!     0xffff_d000_0000_0000  per-process kernel stacks, each under a guard page
+//!     0xffff_ffff_8000_0000  the kernel image
+//!
+//! The lower half, 0 .. 0x0000_8000_0000_0000, belongs to the user process.
+
+pub mod frames;
+pub mod heap;
+pub mod paging;
+
+use bootloader_api::BootInfo;
+use spin::Once;
+use x86_64::{PhysAddr, VirtAddr};
+
+pub const PAGE_SIZE: u64 = 4096;
+pub const HEAP_START: u64 = 0xffff_c000_0000_0000;
+pub const HEAP_MAX: u64 = 1 << 30;
+pub const KSTACKS_START: u64 = 0xffff_d000_0000_0000;
+/// First address above user space.
+pub const USER_TOP: u64 = 0x0000_8000_0000_0000;
+
+static PHYS_OFFSET: Once<u64> = Once::new();
+
+/// The kernel's virtual address for physical address `phys`.
+pub fn phys_to_virt(phys: impl Into<PhysAddrLike>) -> VirtAddr {
+    let offset = *PHYS_OFFSET.get().expect("mm::init not called");
+    VirtAddr::new(phys.into().0 + offset)
+}
+
+/// A physical address given as `PhysAddr` or a raw `u64`.
+pub struct PhysAddrLike(u64);
+
+impl From<u64> for PhysAddrLike {
+    fn from(a: u64) -> Self {
+        PhysAddrLike(a)
+    }
+}
+
+impl From<PhysAddr> for PhysAddrLike {
+    fn from(a: PhysAddr) -> Self {
+        PhysAddrLike(a.as_u64())
+    }
+}
+
+/// Sets up frames, paging and the heap from what the bootloader found.
+pub fn init(boot_info: &'static BootInfo) {
+    let offset = boot_info
+        .physical_memory_offset
+        .into_option()
+        .expect("the bootloader config asks for a physical memory mapping");
+    PHYS_OFFSET.call_once(|| offset);
+    frames::init(&boot_info.memory_regions);
+    paging::init();
+    heap::init();
+}

@@ -1,0 +1,230 @@
+//! In-kernel self-tests, run when the kernel boots with `mode=selftest`.
+//!
+//! They check the machinery that user programs cannot see directly: the frame
+//! allocator, page tables, the heap, the tick rate and exception return. Each
+//! prints one `selftest: ok NAME` or `selftest: FAIL NAME: why` line, which
+//! `cargo xtask test` counts; then the machine powers off with status 0 when
+//! all passed. `crash=KIND` boots check the other half of the promise: a
+//! kernel fault ends in a readable report and a failure status.
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
+use x86_64::VirtAddr;
+use x86_64::structures::paging::PageTableFlags as Flags;
+
+use crate::arch::{self, power, rtc, trap};
+use crate::clock;
+use crate::mm::{frames, heap, paging::AddressSpace, phys_to_virt};
+
+type TestResult = Result<(), String>;
+type Test = (&'static str, fn() -> TestResult);
+
+fn check(condition: bool, what: impl FnOnce() -> String) -> TestResult {
+    if condition { Ok(()) } else { Err(what()) }
+}
+
+const TESTS: &[Test] = &[
+    (
+        "frames_alloc_zeroed_distinct_and_returned",
+        frames_alloc_free,
+    ),
+    ("frames_shared_until_last_release", frames_share),
+    (
+        "paging_new_address_space_map_translate_drop",
+        paging_address_space,
+    ),
+    ("heap_alloc_free_and_grow", heap_grow),
+    ("breakpoint_returns", breakpoint_returns),
+    ("tick_rate_matches_hz", tick_rate),
+];
+
+/// Runs every test and powers off with the result.
+pub fn run_all() -> ! {
+    let mut failed = 0;
+    for (name, test) in TESTS {
+        match test() {
+            Ok(()) => crate::println!("selftest: ok {name}"),
+            Err(why) => {
+                failed += 1;
+                crate::println!("selftest: FAIL {name}: {why}");
+            }
+        }
+    }
+    crate::println!("selftest: {} passed, {failed} failed", TESTS.len() - failed);
+    power::exit(u8::from(failed > 0))
+}
+
+fn frames_alloc_free() -> TestResult {
+    let before = frames::free_count();
+    let mut got = Vec::new();
+    for i in 0..256u64 {
+        let frame = frames::alloc().ok_or("out of frames")?;
+        let page = phys_to_virt(frame.start_address()).as_mut_ptr::<u64>();
+        // SAFETY: the frame is ours and mapped by the physical window.
+        let first = unsafe { page.read() };
+        check(first == 0, || format!("frame {frame:?} not zeroed"))?;
+        // SAFETY: as above.
+        unsafe { page.write(i) };
+        got.push(frame);
+    }
+    check(frames::free_count() == before - 256, || {
+        "free count did not drop by 256".into()
+    })?;
+    let mut sorted: Vec<_> = got.iter().map(|f| f.start_address().as_u64()).collect();
+    sorted.sort();
+    sorted.dedup();
+    check(sorted.len() == 256, || {
+        "a frame was handed out twice".into()
+    })?;
+    for frame in got {
+        frames::release(frame);
+    }
+    check(frames::free_count() == before, || "frames lost".into())
+}
+
+fn frames_share() -> TestResult {
+    let before = frames::free_count();
+    let frame = frames::alloc().ok_or("out of frames")?;
+    frames::share(frame);
+    check(frames::users(frame) == 2, || "share did not count".into())?;
+    frames::release(frame);
+    check(frames::free_count() == before - 1, || {
+        "freed while still shared".into()
+    })?;
+    frames::release(frame);
+    check(frames::free_count() == before, || {
+        "not freed by the last user".into()
+    })
+}
+
+fn paging_address_space() -> TestResult {
+    let before = frames::free_count();
+    {
+        let mut space = AddressSpace::new().ok_or("out of memory")?;
+        let addr = VirtAddr::new(0x40_0000);
+        let frame = frames::alloc().ok_or("out of frames")?;
+        // SAFETY: fresh frame, mapped by the physical window.
+        unsafe {
+            phys_to_virt(frame.start_address())
+                .as_mut_ptr::<u64>()
+                .write(0x5eed)
+        };
+        let flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
+        space
+            .map(addr, frame, flags)
+            .map_err(|e| format!("map: {e:?}"))?;
+        check(space.map(addr, frame, flags).is_err(), || {
+            "mapped the same page twice".into()
+        })?;
+        let (phys, got) = space.translate(addr + 8).ok_or("translate failed")?;
+        check(phys == frame.start_address() + 8, || {
+            format!("translated to {phys:?}")
+        })?;
+        check(
+            got.contains(Flags::USER_ACCESSIBLE | Flags::WRITABLE),
+            || format!("flags {got:?}"),
+        )?;
+        check(space.translate(VirtAddr::new(0x80_0000)).is_none(), || {
+            "unmapped page translates".into()
+        })?;
+        space.activate();
+        // SAFETY: `addr` is mapped in the active address space (SMAP is not
+        // yet enabled, so the kernel may read a user page here).
+        let seen = unsafe { core::ptr::read_volatile(addr.as_ptr::<u64>()) };
+        crate::mm::paging::activate_kernel();
+        check(seen == 0x5eed, || {
+            format!("read {seen:#x} through the new mapping")
+        })?;
+        check(space.unmap(addr) == Some(frame), || {
+            "unmap returned another frame".into()
+        })?;
+        space
+            .map(addr, frame, flags)
+            .map_err(|e| format!("remap: {e:?}"))?;
+    }
+    check(frames::free_count() == before, || {
+        format!(
+            "dropping the address space lost {} frames",
+            before - frames::free_count()
+        )
+    })
+}
+
+fn heap_grow() -> TestResult {
+    let (_, size_before) = heap::usage();
+    let big: Vec<u8> = alloc::vec![0xa5; 8 << 20];
+    let (_, size_after) = heap::usage();
+    check(size_after > size_before, || {
+        "heap did not grow for 8 MiB".into()
+    })?;
+    check(big.iter().all(|&b| b == 0xa5), || {
+        "heap memory corrupted".into()
+    })?;
+    drop(big);
+    let boxes: Vec<Box<[u64; 16]>> = (0..1000).map(|i| Box::new([i; 16])).collect();
+    check(
+        boxes.iter().enumerate().all(|(i, b)| b[15] == i as u64),
+        || "boxes corrupted".into(),
+    )
+}
+
+fn breakpoint_returns() -> TestResult {
+    let before = trap::BREAKPOINTS.load(Ordering::Relaxed);
+    x86_64::instructions::interrupts::int3();
+    let after = trap::BREAKPOINTS.load(Ordering::Relaxed);
+    check(after == before + 1, || {
+        format!("breakpoint count {before} -> {after}")
+    })
+}
+
+/// Counts ticks over one second of the RTC, a clock the tick does not drive.
+/// The bounds are wide on purpose: a loaded host may slow the guest, but a
+/// dead or wildly wrong timer falls outside them.
+fn tick_rate() -> TestResult {
+    let hz = u64::from(clock::hz());
+    let limit = clock::tsc_per_sec() * 5;
+    let start = arch::rdtsc();
+    let timed_out = || arch::rdtsc() - start > limit;
+    let wait_for_next_second = || -> Result<(), String> {
+        let s = rtc::seconds();
+        while rtc::seconds() == s {
+            if timed_out() {
+                return Err("the RTC second did not change within 5 TSC seconds".into());
+            }
+            core::hint::spin_loop();
+        }
+        Ok(())
+    };
+    wait_for_next_second()?;
+    let t0 = clock::ticks();
+    wait_for_next_second()?;
+    let counted = clock::ticks() - t0;
+    crate::info!("selftest: {counted} ticks in one RTC second at hz={hz}");
+    check(counted >= hz / 10 && counted <= hz * 3, || {
+        format!("{counted} ticks in one second, expected about {hz}")
+    })
+}
+
+/// Crashes on purpose, so the test runner can check the report.
+pub fn crash(kind: &str) -> ! {
+    crate::info!("selftest: crashing on purpose: {kind}");
+    match kind {
+        "pagefault" => {
+            // SAFETY: not safe at all: this read faults by design.
+            let value = unsafe { core::ptr::read_volatile(0x0dea_dbee_f000 as *const u64) };
+            panic!("read {value:#x} from an unmapped address");
+        }
+        "stackoverflow" => {
+            #[allow(unconditional_recursion)]
+            fn recurse(depth: u64) -> u64 {
+                let buffer = core::hint::black_box([depth; 64]);
+                recurse(depth + 1) + buffer[0]
+            }
+            panic!("recursion returned {}", recurse(0));
+        }
+        _ => panic!("deliberate panic ({kind})"),
+    }
+}

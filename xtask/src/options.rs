@@ -1,0 +1,218 @@
+//! Command-line options of `cargo xtask`, parsed by hand so that every
+//! mistake is a one-line message.
+
+pub const USAGE: &str = "\
+usage: cargo xtask <command> [options] [-- PROGRAM ARGS...]
+
+commands:
+  run     build everything and boot the kernel in QEMU, serial console on this terminal
+          (with -- PROGRAM ARGS: run that one program, power off with its exit status)
+  test    run every test: host unit tests, then the in-QEMU suites; ends with 'N passed, M failed'
+  image   build the disk image and print its path
+  help    this text
+
+options:
+  --accel tcg|kvm    QEMU accelerator (default tcg: faster to boot under nested virtualization)
+  --hz N             clock tick rate, 100..=10000 (default 1000)
+  --tick pit|apic    tick source (default pit)
+  --uefi             boot with UEFI firmware (OVMF) instead of BIOS
+  --release          build the kernel optimised
+  --timeout SECONDS  power QEMU off after this long (default: none for run, 300 for test)
+";
+
+/// Options shared by every command that boots the kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub accel: Accel,
+    pub hz: u32,
+    pub tick: Tick,
+    pub uefi: bool,
+    pub release: bool,
+    pub timeout: Option<u64>,
+    /// The program (and its arguments) after `--`.
+    pub program: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accel {
+    Tcg,
+    Kvm,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tick {
+    Pit,
+    Apic,
+}
+
+impl Tick {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tick::Pit => "pit",
+            Tick::Apic => "apic",
+        }
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            accel: Accel::Tcg,
+            hz: 1000,
+            tick: Tick::Pit,
+            uefi: false,
+            release: false,
+            timeout: None,
+            program: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    Run(Options),
+    Image(Options),
+    Test(Options),
+}
+
+pub fn parse(args: &[String]) -> Result<Command, String> {
+    let Some((command, rest)) = args.split_first() else {
+        return Err("no command given; try `cargo xtask help`".into());
+    };
+    let make: fn(Options) -> Command = match command.as_str() {
+        "help" | "-h" | "--help" => return Ok(Command::Help),
+        "run" => Command::Run,
+        "image" => Command::Image,
+        "test" => Command::Test,
+        other => return Err(format!("unknown command '{other}'; try `cargo xtask help`")),
+    };
+    let opts = parse_options(rest)?;
+    if !opts.program.is_empty() && !matches!(make(Options::default()), Command::Run(_)) {
+        return Err(format!("'{command}' takes no program after --"));
+    }
+    Ok(make(opts))
+}
+
+fn parse_options(args: &[String]) -> Result<Options, String> {
+    let mut opts = Options::default();
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        let mut value = |name: &str| {
+            iter.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match arg.as_str() {
+            "--accel" => {
+                opts.accel = match value("--accel")?.as_str() {
+                    "tcg" => Accel::Tcg,
+                    "kvm" => Accel::Kvm,
+                    v => return Err(format!("--accel must be tcg or kvm, not '{v}'")),
+                }
+            }
+            "--hz" => {
+                let v = value("--hz")?;
+                opts.hz = v
+                    .parse()
+                    .ok()
+                    .filter(|hz| (100..=10_000).contains(hz))
+                    .ok_or_else(|| format!("--hz must be a number from 100 to 10000, not '{v}'"))?;
+            }
+            "--tick" => {
+                opts.tick = match value("--tick")?.as_str() {
+                    "pit" => Tick::Pit,
+                    "apic" => Tick::Apic,
+                    v => return Err(format!("--tick must be pit or apic, not '{v}'")),
+                }
+            }
+            "--timeout" => {
+                let v = value("--timeout")?;
+                opts.timeout = Some(v.parse().ok().filter(|&s| s > 0).ok_or_else(|| {
+                    format!("--timeout must be a positive number of seconds, not '{v}'")
+                })?);
+            }
+            "--uefi" => opts.uefi = true,
+            "--release" => opts.release = true,
+            "--" => {
+                opts.program = iter.cloned().collect();
+                if opts.program.is_empty() {
+                    return Err("-- must be followed by a program to run".into());
+                }
+                break;
+            }
+            other => return Err(format!("unknown option '{other}'; try `cargo xtask help`")),
+        }
+    }
+    Ok(opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_words(line: &str) -> Result<Command, String> {
+        parse(
+            &line
+                .split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    #[test]
+    fn defaults() {
+        assert_eq!(parse_words("run"), Ok(Command::Run(Options::default())));
+    }
+
+    #[test]
+    fn every_option() {
+        let Ok(Command::Run(o)) = parse_words(
+            "run --accel kvm --hz 250 --tick apic --uefi --release --timeout 9 -- /bin/echo hi",
+        ) else {
+            panic!("did not parse")
+        };
+        assert_eq!(o.accel, Accel::Kvm);
+        assert_eq!(
+            (o.hz, o.tick, o.uefi, o.release, o.timeout),
+            (250, Tick::Apic, true, true, Some(9))
+        );
+        assert_eq!(o.program, ["/bin/echo", "hi"]);
+    }
+
+    #[test]
+    fn mistakes_are_one_line_messages() {
+        for (line, want) in [
+            ("", "no command given; try `cargo xtask help`"),
+            (
+                "frobnicate",
+                "unknown command 'frobnicate'; try `cargo xtask help`",
+            ),
+            (
+                "run --bogus",
+                "unknown option '--bogus'; try `cargo xtask help`",
+            ),
+            ("run --hz", "--hz needs a value"),
+            (
+                "run --hz 50",
+                "--hz must be a number from 100 to 10000, not '50'",
+            ),
+            (
+                "run --hz fast",
+                "--hz must be a number from 100 to 10000, not 'fast'",
+            ),
+            ("run --accel hvf", "--accel must be tcg or kvm, not 'hvf'"),
+            ("run --tick hpet", "--tick must be pit or apic, not 'hpet'"),
+            (
+                "run --timeout 0",
+                "--timeout must be a positive number of seconds, not '0'",
+            ),
+            ("run --", "-- must be followed by a program to run"),
+            ("test -- /bin/ls", "'test' takes no program after --"),
+        ] {
+            let err = parse_words(line).unwrap_err();
+            assert_eq!(err, want);
+            assert!(!err.contains('\n'));
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! `cargo xtask test`: every test the project has, counted in one line.
+//!
+//! 1. Host unit tests (`cargo test` on the host crates).
+//! 2. QEMU boots. Each boot is a suite: the kernel self-tests under each tick
+//!    source and at the ends of the hz range, under BIOS and UEFI, and crash
+//!    boots that check a kernel fault ends in a readable report and a failure
+//!    status.
+//!
+//! Every check is one pass or fail; the last line is `N passed, M failed`,
+//! and the exit status is non-zero when anything failed.
+
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use crate::build::{self, Boot};
+use crate::options::{Options, Tick};
+use crate::qemu::{self, Ending, Outcome};
+use crate::setup;
+
+#[derive(Default)]
+struct Tally {
+    passed: usize,
+    failed: Vec<String>,
+}
+
+impl Tally {
+    fn record(&mut self, name: &str, ok: bool, why: &str) {
+        if ok {
+            self.passed += 1;
+            println!("test {name} ... ok");
+        } else {
+            println!("test {name} ... FAILED: {why}");
+            self.failed.push(format!("{name}: {why}"));
+        }
+    }
+}
+
+pub fn run(opts: &Options) -> Result<ExitCode, String> {
+    let mut tally = Tally::default();
+    host_tests(&mut tally)?;
+    setup::qemu()?;
+    for suite in suites() {
+        run_suite(opts, &suite, &mut tally)?;
+    }
+    if !tally.failed.is_empty() {
+        println!("\nfailures:");
+        for f in &tally.failed {
+            println!("    {f}");
+        }
+    }
+    println!("\n{} passed, {} failed", tally.passed, tally.failed.len());
+    Ok(if tally.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Runs `cargo test` on the host crates and adds up its result lines.
+fn host_tests(tally: &mut Tally) -> Result<(), String> {
+    println!("== host unit tests");
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(build::root())
+        .args(["test", "--quiet"])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run cargo test: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    print!("{text}");
+    let (mut passed, mut failed) = (0, 0);
+    for line in text.lines().filter(|l| l.starts_with("test result:")) {
+        let count = |word: &str| {
+            line.split(';')
+                .find_map(|part| {
+                    part.trim()
+                        .trim_start_matches("test result: ok.")
+                        .trim_start_matches("test result: FAILED.")
+                        .trim()
+                        .strip_suffix(word)
+                })
+                .and_then(|n| n.trim().parse::<usize>().ok())
+                .unwrap_or(0)
+        };
+        passed += count(" passed");
+        failed += count(" failed");
+    }
+    tally.passed += passed;
+    for i in 0..failed {
+        tally
+            .failed
+            .push(format!("host unit test #{i} (see cargo test output above)"));
+    }
+    if !out.status.success() && failed == 0 {
+        tally.record(
+            "host/cargo-test",
+            false,
+            "cargo test failed before running tests",
+        );
+    }
+    Ok(())
+}
+
+/// What one boot checks.
+enum Expect {
+    /// `mode=selftest`: every `selftest:` line counts, and the boot powers off
+    /// with status 0.
+    SelfTests,
+    /// A deliberate crash: a kernel failure whose console shows these texts.
+    Crash(&'static [&'static str]),
+}
+
+struct Suite {
+    name: &'static str,
+    hz: u32,
+    tick: Tick,
+    uefi: bool,
+    conf: &'static str,
+    expect: Expect,
+}
+
+fn suites() -> Vec<Suite> {
+    let selftest = |name, hz, tick, uefi| Suite {
+        name,
+        hz,
+        tick,
+        uefi,
+        conf: "mode=selftest\nbogus_option=1\n",
+        expect: Expect::SelfTests,
+    };
+    let crash = |name, conf, texts| Suite {
+        name,
+        hz: 1000,
+        tick: Tick::Pit,
+        uefi: false,
+        conf,
+        expect: Expect::Crash(texts),
+    };
+    vec![
+        selftest("selftest-pit-1000hz", 1000, Tick::Pit, false),
+        selftest("selftest-apic-1000hz", 1000, Tick::Apic, false),
+        selftest("selftest-pit-10000hz", 10_000, Tick::Pit, false),
+        selftest("selftest-apic-100hz", 100, Tick::Apic, false),
+        selftest("selftest-uefi", 1000, Tick::Pit, true),
+        crash(
+            "crash-pagefault",
+            "crash=pagefault\n",
+            &[
+                "EXCEPTION: page fault (#PF) (vector 14) in kernel mode",
+                "cr2 0x00000deadbeef000 (page not present, read, supervisor)",
+                "rip 0x",
+            ],
+        ),
+        crash(
+            "crash-stackoverflow",
+            "crash=stackoverflow\n",
+            &["EXCEPTION: double fault (#DF) (vector 8) in kernel mode"],
+        ),
+        crash(
+            "crash-panic",
+            "crash=panic\n",
+            &["KERNEL PANIC: ", "deliberate panic (panic)"],
+        ),
+    ]
+}
+
+fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), String> {
+    let mut boot_opts = opts.clone();
+    boot_opts.hz = suite.hz;
+    boot_opts.tick = suite.tick;
+    boot_opts.uefi = suite.uefi || opts.uefi;
+    let image = build::image(&boot_opts, &Boot::test(&boot_opts, suite.name, suite.conf))?;
+    println!(
+        "== {} (hz={}, tick={}, {})",
+        suite.name,
+        suite.hz,
+        suite.tick.name(),
+        if boot_opts.uefi { "uefi" } else { "bios" }
+    );
+    let timeout = Duration::from_secs(opts.timeout.unwrap_or(300));
+    let outcome = qemu::boot(&boot_opts, &image, timeout, false)?;
+    if let Some(t) = outcome.first_line_after {
+        println!(
+            "   kernel banner {:.2} s after QEMU started",
+            t.as_secs_f64()
+        );
+    }
+    match suite.expect {
+        Expect::SelfTests => check_selftests(suite.name, &outcome, tally),
+        Expect::Crash(texts) => check_crash(suite.name, &outcome, texts, tally),
+    }
+    Ok(())
+}
+
+fn show_console(outcome: &Outcome) {
+    println!("   --- console ---");
+    for line in &outcome.lines {
+        println!("   | {line}");
+    }
+    if !outcome.qemu_stderr.trim().is_empty() {
+        println!("   --- qemu stderr ---\n{}", outcome.qemu_stderr);
+    }
+}
+
+fn check_selftests(suite: &str, outcome: &Outcome, tally: &mut Tally) {
+    for line in &outcome.lines {
+        if let Some(name) = line.strip_prefix("selftest: ok ") {
+            tally.record(&format!("{suite}/{name}"), true, "");
+        } else if let Some(rest) = line.strip_prefix("selftest: FAIL ") {
+            let (name, why) = rest.split_once(": ").unwrap_or((rest, ""));
+            tally.record(&format!("{suite}/{name}"), false, why);
+        }
+    }
+    let reported = outcome
+        .lines
+        .iter()
+        .any(|l| l.contains("ignoring 'bogus_option=1': unknown option"));
+    tally.record(
+        &format!("{suite}/bad_boot_option_is_reported"),
+        reported,
+        "no warning for bogus_option=1",
+    );
+    let finished = outcome.ending == Ending::Exited(0);
+    if !finished {
+        show_console(outcome);
+    }
+    tally.record(
+        &format!("{suite}/powered_off_cleanly"),
+        finished,
+        &outcome.ending.describe(),
+    );
+}
+
+fn check_crash(suite: &str, outcome: &Outcome, texts: &[&str], tally: &mut Tally) {
+    let console = outcome.lines.join("\n");
+    let missing: Vec<_> = texts.iter().filter(|t| !console.contains(**t)).collect();
+    let ok = outcome.ending == Ending::KernelFailure && missing.is_empty();
+    if !ok {
+        show_console(outcome);
+    }
+    let why = format!("{}; missing {:?}", outcome.ending.describe(), missing);
+    tally.record(&format!("{suite}/report_and_failure_status"), ok, &why);
+}
