@@ -65,11 +65,12 @@ pub fn nanos_since_boot() -> u64 {
 }
 
 /// The timer interrupt, from whichever source ticks.
-pub fn on_timer_interrupt(_tf: &mut TrapFrame) {
+pub fn on_timer_interrupt(tf: &mut TrapFrame) {
     TICKS.fetch_add(1, Ordering::Relaxed);
     if USING_APIC.load(Ordering::Relaxed) {
         apic::end_of_interrupt();
     } else {
         pic::end_of_interrupt(arch::trap::IRQ_PIT);
     }
+    crate::proc::on_tick(tf.is_from_user());
 }

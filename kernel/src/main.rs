@@ -13,10 +13,13 @@ extern crate alloc;
 
 mod arch;
 mod clock;
+mod fs;
 mod log;
 mod mm;
+mod proc;
 mod selftest;
 mod sync;
+mod syscall;
 
 use bootloader_api::config::{BootloaderConfig, Mapping};
 use bootloader_api::{BootInfo, entry_point};
@@ -46,6 +49,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     println!("\n{BANNER}");
     arch::gdt::init();
     arch::trap::init();
+    arch::syscall::init();
     mm::init(boot_info);
     info!(
         "memory: {} MiB usable, {} frames free",
@@ -68,20 +72,36 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         opts
     );
 
+    match fs::ramfs::load_cpio(ramdisk) {
+        Ok(files) => info!("ramfs: {files} files from the ramdisk"),
+        Err(e) => warn!("ramfs: ramdisk archive damaged ({e:?}); continuing with what was read"),
+    }
+    fs::export::init(opts.export);
+
     arch::pic::init();
     clock::init(opts.hz, opts.tick);
+    fs::console::init();
     x86_64::instructions::interrupts::enable();
 
     if let Some(kind) = opts.crash {
         selftest::crash(kind);
     }
-    match opts.mode {
-        Mode::SelfTest => selftest::run_all(),
-        Mode::Normal => {
-            info!("boot: up; no init program yet, idling (Ctrl-A X leaves QEMU)");
-            loop {
-                arch::wait_for_interrupt();
-            }
+    if opts.mode == Mode::SelfTest {
+        selftest::run_all();
+    }
+    start_init(&opts);
+    proc::sched::run()
+}
+
+/// Starts the first user process; without one there is nothing to do.
+fn start_init(opts: &BootOptions) {
+    let args: alloc::vec::Vec<alloc::string::String> =
+        opts.init_args().map(alloc::string::String::from).collect();
+    match proc::lifecycle::spawn_init(opts.init, &args) {
+        Ok(()) => info!("boot: starting {} {:?}", opts.init, args),
+        Err(e) => {
+            error!("boot: cannot start {}: {}", opts.init, e.message());
+            arch::power::fail();
         }
     }
 }

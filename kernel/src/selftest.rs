@@ -38,6 +38,8 @@ const TESTS: &[Test] = &[
     ),
     ("heap_alloc_free_and_grow", heap_grow),
     ("breakpoint_returns", breakpoint_returns),
+    ("uaccess_fault_in_copy_is_recovered", uaccess_fixup),
+    ("uaccess_rejects_bad_ranges", uaccess_checks),
     ("tick_rate_matches_hz", tick_rate),
 ];
 
@@ -103,7 +105,7 @@ fn frames_share() -> TestResult {
 fn paging_address_space() -> TestResult {
     let before = frames::free_count();
     {
-        let mut space = AddressSpace::new().ok_or("out of memory")?;
+        let space = AddressSpace::new().ok_or("out of memory")?;
         let addr = VirtAddr::new(0x40_0000);
         let frame = frames::alloc().ok_or("out of frames")?;
         // SAFETY: fresh frame, mapped by the physical window.
@@ -177,6 +179,39 @@ fn breakpoint_returns() -> TestResult {
     let after = trap::BREAKPOINTS.load(Ordering::Relaxed);
     check(after == before + 1, || {
         format!("breakpoint count {before} -> {after}")
+    })
+}
+
+fn uaccess_fixup() -> TestResult {
+    let mut buf = [0u8; 64];
+    // 0x1000_0000 is an unmapped user address in the kernel's own table.
+    let left = crate::mm::uaccess::copy_relying_on_fixup(&mut buf, 0x1000_0000);
+    check(left == buf.len(), || {
+        format!("copy from an unmapped page left {left} of 64 bytes")
+    })
+}
+
+fn uaccess_checks() -> TestResult {
+    use crate::mm::uaccess::{check_range, copy_from_user};
+    let mut buf = [0u8; 8];
+    for (addr, len, what) in [
+        (0u64, 8usize, "NULL"),
+        (0xffff_8000_0000_0000, 8, "kernel half"),
+        (crate::mm::USER_TOP - 4, 8, "straddles the user top"),
+        (u64::MAX - 3, 8, "wraps around"),
+        (0x40_0000, 8, "unmapped"),
+    ] {
+        check(
+            check_range(addr, len, false) == Err(abi::Errno::EFAULT),
+            || format!("{what} accepted"),
+        )?;
+    }
+    check(
+        copy_from_user(&mut buf, 0) == Err(abi::Errno::EFAULT),
+        || "copy from NULL".into(),
+    )?;
+    check(check_range(0, 0, true).is_ok(), || {
+        "an empty range is always fine".into()
     })
 }
 

@@ -1,10 +1,12 @@
 //! Building: the kernel, the ramdisk, and the disk image that holds both.
 //!
-//! The kernel is a `x86_64-unknown-none` binary built by a nested cargo. The
-//! ramdisk is a newc cpio archive (written with `kcore::cpio`, the same code
-//! the kernel reads it with) holding `etc/boot.conf`, the boot options for
-//! this boot. The `boot` crate then wraps kernel and ramdisk into a BIOS or
-//! UEFI disk image under `target/images/`.
+//! The kernel and the user programs are `x86_64-unknown-none` binaries built
+//! by a nested cargo. The ramdisk is a newc cpio archive (written with
+//! `kcore::cpio`, the same code the kernel reads it with) holding every user
+//! program under `bin/` (debug info stripped: the host keeps the full ELF for
+//! gdb and gprof), files added with `--add`, and `etc/boot.conf`, the boot
+//! options for this boot. The `boot` crate then wraps kernel and ramdisk into
+//! a BIOS or UEFI disk image under `target/images/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,6 +63,76 @@ pub fn kernel(opts: &Options) -> Result<PathBuf, String> {
         .join("kernel"))
 }
 
+/// Builds the user programs; returns (name, ELF path) for each.
+pub fn user_programs(opts: &Options) -> Result<Vec<(String, PathBuf)>, String> {
+    let mut cmd = cargo();
+    cmd.args([
+        "build",
+        "--quiet",
+        "--package",
+        "user",
+        "--bins",
+        "--target",
+        TARGET,
+    ]);
+    if opts.release {
+        cmd.arg("--release");
+    }
+    run_checked(&mut cmd, "building the user programs")?;
+    let profile = if opts.release { "release" } else { "debug" };
+    let out = root().join("target").join(TARGET).join(profile);
+    let src = root().join("user/src/bin");
+    let mut names: Vec<String> = std::fs::read_dir(&src)
+        .map_err(|e| format!("cannot list {}: {e}", src.display()))?
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .to_str()?
+                .strip_suffix(".rs")
+                .map(String::from)
+        })
+        .collect();
+    names.sort();
+    Ok(names
+        .into_iter()
+        .map(|n| (n.clone(), out.join(n)))
+        .collect())
+}
+
+/// The ELF without its debug sections (smaller ramdisk); the original if the
+/// toolchain's llvm-objcopy is not there.
+fn stripped(elf: &Path) -> Result<Vec<u8>, String> {
+    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()));
+    let Some(objcopy) = llvm_tool("llvm-objcopy") else {
+        return read(elf);
+    };
+    let out = root().join("target/images").join(format!(
+        "{}.stripped",
+        elf.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    let ok = Command::new(objcopy)
+        .arg("--strip-debug")
+        .arg(elf)
+        .arg(&out)
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok { read(&out) } else { read(elf) }
+}
+
+/// A tool from the pinned toolchain's `llvm-tools` component.
+pub fn llvm_tool(name: &str) -> Option<PathBuf> {
+    let out = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .current_dir(root())
+        .output()
+        .ok()?;
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let path = sysroot
+        .join("lib/rustlib/x86_64-unknown-linux-gnu/bin")
+        .join(name);
+    path.exists().then_some(path)
+}
+
 /// What one boot should do: its boot options, and a name for its files.
 #[derive(Clone, Debug)]
 pub struct Boot {
@@ -71,8 +143,11 @@ pub struct Boot {
 impl Boot {
     fn with(opts: &Options, name: &str, extra: &str) -> Boot {
         let mut conf = format!("hz={}\ntick={}\n", opts.hz, opts.tick.name());
-        if let Some((program, args)) = opts.program.split_first() {
-            conf += &format!("init={program}\ninit_args={}\n", args.join(" "));
+        for arg in &opts.program {
+            conf += &format!("init_arg={arg}\n");
+        }
+        if !opts.export.is_empty() {
+            conf += &format!("export={}\n", opts.export.join(","));
         }
         conf += extra;
         Boot {
@@ -92,29 +167,53 @@ impl Boot {
     }
 }
 
-/// The ramdisk archive for `boot`.
-pub fn ramdisk(boot: &Boot) -> Vec<u8> {
+/// The ramdisk archive: programs, added files, and the boot options.
+pub fn ramdisk(opts: &Options, boot: &Boot) -> Result<Vec<u8>, String> {
     use kcore::cpio::{S_IFDIR, S_IFREG, write_entry, write_trailer};
     let mut out = Vec::new();
-    write_entry(&mut out, 1, "etc", S_IFDIR | 0o755, &[]);
-    write_entry(
+    let mut ino = 0;
+    let mut entry = |out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8]| {
+        ino += 1;
+        write_entry(out, ino, name, mode, data);
+    };
+    entry(&mut out, "bin", S_IFDIR | 0o755, &[]);
+    entry(&mut out, "etc", S_IFDIR | 0o755, &[]);
+    for (name, elf) in user_programs(opts)? {
+        entry(
+            &mut out,
+            &format!("bin/{name}"),
+            S_IFREG | 0o755,
+            &stripped(&elf)?,
+        );
+    }
+    for (host, guest) in &opts.add {
+        let data = std::fs::read(host).map_err(|e| format!("--add {host}: {e}"))?;
+        entry(
+            &mut out,
+            guest.trim_start_matches('/'),
+            S_IFREG | 0o755,
+            &data,
+        );
+    }
+    entry(
         &mut out,
-        2,
         "etc/boot.conf",
         S_IFREG | 0o644,
         boot.conf.as_bytes(),
     );
     write_trailer(&mut out);
-    out
+    Ok(out)
 }
 
 /// Builds kernel, ramdisk and disk image for `boot`; returns the image path.
 pub fn image(opts: &Options, boot: &Boot) -> Result<PathBuf, String> {
     let kernel = kernel(opts)?;
+    let images = root().join("target").join("images");
+    std::fs::create_dir_all(&images)
+        .map_err(|e| format!("cannot create {}: {e}", images.display()))?;
     let dir = root().join("target").join("images");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let ramdisk_path = dir.join(format!("{}.cpio", boot.name));
-    std::fs::write(&ramdisk_path, ramdisk(boot))
+    std::fs::write(&ramdisk_path, ramdisk(opts, boot)?)
         .map_err(|e| format!("cannot write {}: {e}", ramdisk_path.display()))?;
     let (firmware, suffix) = if opts.uefi {
         (boot::Firmware::Uefi, "uefi")
@@ -122,6 +221,11 @@ pub fn image(opts: &Options, boot: &Boot) -> Result<PathBuf, String> {
         (boot::Firmware::Bios, "bios")
     };
     let image = dir.join(format!("{}-{suffix}.img", boot.name));
-    boot::build_image(firmware, &kernel, &ramdisk_path, &image)?;
+    // The image gets the kernel without debug info (the bootloader reads it
+    // through real-mode BIOS calls, so size is boot time); gdb uses the full ELF.
+    let kernel_for_image = dir.join("kernel.stripped");
+    std::fs::write(&kernel_for_image, stripped(&kernel)?)
+        .map_err(|e| format!("cannot write {}: {e}", kernel_for_image.display()))?;
+    boot::build_image(firmware, &kernel_for_image, &ramdisk_path, &image)?;
     Ok(image)
 }

@@ -18,6 +18,8 @@ options:
   --uefi             boot with UEFI firmware (OVMF) instead of BIOS
   --release          build the kernel optimised
   --timeout SECONDS  power QEMU off after this long (default: none for run, 300 for test)
+  --add HOST[:GUEST] put a host file into the ramdisk (default guest path /bin/NAME)
+  --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
 ";
 
 /// Options shared by every command that boots the kernel.
@@ -31,6 +33,10 @@ pub struct Options {
     pub timeout: Option<u64>,
     /// The program (and its arguments) after `--`.
     pub program: Vec<String>,
+    /// Host files to add to the ramdisk, with their guest paths.
+    pub add: Vec<(String, String)>,
+    /// Guest files to bring home at power-off.
+    pub export: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +70,8 @@ impl Default for Options {
             release: false,
             timeout: None,
             program: Vec::new(),
+            add: Vec::new(),
+            export: Vec::new(),
         }
     }
 }
@@ -132,6 +140,32 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
                     format!("--timeout must be a positive number of seconds, not '{v}'")
                 })?);
             }
+            "--add" => {
+                let v = value("--add")?;
+                let (host, guest) = match v.split_once(':') {
+                    Some((host, guest)) => (host.to_string(), guest.to_string()),
+                    None => {
+                        let name = std::path::Path::new(&v)
+                            .file_name()
+                            .and_then(|n| n.to_str())
+                            .unwrap_or("");
+                        (v.clone(), format!("/bin/{name}"))
+                    }
+                };
+                if host.is_empty() || !guest.starts_with('/') || guest.ends_with('/') {
+                    return Err(format!("--add needs HOST[:/GUEST/PATH], not '{v}'"));
+                }
+                opts.add.push((host, guest));
+            }
+            "--export" => {
+                let v = value("--export")?;
+                if !v.starts_with('/') || v.contains(',') {
+                    return Err(format!(
+                        "--export needs an absolute guest path without commas, not '{v}'"
+                    ));
+                }
+                opts.export.push(v);
+            }
             "--uefi" => opts.uefi = true,
             "--release" => opts.release = true,
             "--" => {
@@ -168,7 +202,8 @@ mod tests {
     #[test]
     fn every_option() {
         let Ok(Command::Run(o)) = parse_words(
-            "run --accel kvm --hz 250 --tick apic --uefi --release --timeout 9 -- /bin/echo hi",
+            "run --accel kvm --hz 250 --tick apic --uefi --release --timeout 9 \
+             --add a/b.out --add x:/y/z --export /gmon.out -- /bin/echo hi",
         ) else {
             panic!("did not parse")
         };
@@ -178,6 +213,14 @@ mod tests {
             (250, Tick::Apic, true, true, Some(9))
         );
         assert_eq!(o.program, ["/bin/echo", "hi"]);
+        assert_eq!(
+            o.add,
+            [
+                ("a/b.out".to_string(), "/bin/b.out".to_string()),
+                ("x".to_string(), "/y/z".to_string())
+            ]
+        );
+        assert_eq!(o.export, ["/gmon.out"]);
     }
 
     #[test]
@@ -209,6 +252,14 @@ mod tests {
             ),
             ("run --", "-- must be followed by a program to run"),
             ("test -- /bin/ls", "'test' takes no program after --"),
+            (
+                "run --add x:relative",
+                "--add needs HOST[:/GUEST/PATH], not 'x:relative'",
+            ),
+            (
+                "run --export gmon.out",
+                "--export needs an absolute guest path without commas, not 'gmon.out'",
+            ),
         ] {
             let err = parse_words(line).unwrap_err();
             assert_eq!(err, want);

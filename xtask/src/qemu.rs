@@ -68,6 +68,11 @@ pub struct Outcome {
     pub qemu_stderr: String,
 }
 
+/// Where COM2 (the export stream) goes during a boot.
+fn export_stream() -> std::path::PathBuf {
+    build::root().join("target/guest-out/.com2")
+}
+
 fn command(opts: &Options, image: &Path, interactive: bool) -> Result<Command, String> {
     let mut cmd = Command::new(setup::qemu()?);
     cmd.arg("-drive")
@@ -83,6 +88,14 @@ fn command(opts: &Options, image: &Path, interactive: bool) -> Result<Command, S
         "max",
     ]);
     cmd.args(["-serial", if interactive { "mon:stdio" } else { "stdio" }]);
+    if !opts.export.is_empty() {
+        let stream = export_stream();
+        let dir = stream.parent().expect("has a parent");
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let _ = std::fs::remove_file(&stream);
+        cmd.arg("-serial").arg(format!("file:{}", stream.display()));
+    }
     cmd.args([
         "-accel",
         if opts.accel == Accel::Kvm {
@@ -177,6 +190,7 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
             .map_err(|e| format!("cannot start QEMU: {e}"))?;
         let ending = Ending::from_qemu(status.code());
         eprintln!("xtask: {}", ending.describe());
+        unpack_exports(opts)?;
         return Ok(exit_code(ending));
     }
     let timeout = Duration::from_secs(opts.timeout.unwrap_or(600));
@@ -185,7 +199,64 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
         eprint!("{}", outcome.qemu_stderr);
     }
     eprintln!("xtask: {}", outcome.ending.describe());
+    unpack_exports(opts)?;
     Ok(exit_code(outcome.ending))
+}
+
+/// Unpacks the COM2 stream (see kernel/src/fs/export.rs) into
+/// `target/guest-out/`; returns the files written.
+pub fn unpack_exports(opts: &Options) -> Result<Vec<std::path::PathBuf>, String> {
+    if opts.export.is_empty() {
+        return Ok(Vec::new());
+    }
+    let stream = std::fs::read(export_stream()).unwrap_or_default();
+    let files = parse_exports(&stream);
+    let dir = build::root().join("target/guest-out");
+    let mut written = Vec::new();
+    for want in &opts.export {
+        match files.iter().find(|(path, _)| path == want) {
+            Some((_, Some(data))) => {
+                let name = want.trim_start_matches('/').replace('/', "_");
+                let out = dir.join(name);
+                std::fs::write(&out, data)
+                    .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+                eprintln!(
+                    "xtask: exported {want} ({} bytes) -> {}",
+                    data.len(),
+                    out.display()
+                );
+                written.push(out);
+            }
+            Some((_, None)) => eprintln!("xtask: export: {want} did not exist in the guest"),
+            None => eprintln!(
+                "xtask: export: {want} was not sent (the guest did not power off cleanly?)"
+            ),
+        }
+    }
+    Ok(written)
+}
+
+/// Decodes `EXPORT <path> <len>\n<bytes>` / `MISSING <path>\n` records up to `END`.
+fn parse_exports(mut stream: &[u8]) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut files = Vec::new();
+    while let Some(nl) = stream.iter().position(|&b| b == b'\n') {
+        let header = String::from_utf8_lossy(&stream[..nl]).to_string();
+        stream = &stream[nl + 1..];
+        let words: Vec<&str> = header.split(' ').collect();
+        match words.as_slice() {
+            ["EXPORT", path, len] => {
+                let Ok(len) = len.parse::<usize>() else { break };
+                if stream.len() < len {
+                    break;
+                }
+                files.push((path.to_string(), Some(stream[..len].to_vec())));
+                stream = &stream[len..];
+            }
+            ["MISSING", path] => files.push((path.to_string(), None)),
+            _ => break,
+        }
+    }
+    files
 }
 
 fn exit_code(ending: Ending) -> ExitCode {
@@ -199,6 +270,24 @@ fn exit_code(ending: Ending) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn export_stream_round_trip() {
+        let stream = b"EXPORT /gmon.out 3\nab\nMISSING /x\nEXPORT /y 0\nEND\n";
+        let files = parse_exports(stream);
+        assert_eq!(
+            files,
+            vec![
+                ("/gmon.out".to_string(), Some(b"ab\n".to_vec())),
+                ("/x".to_string(), None),
+                ("/y".to_string(), Some(Vec::new())),
+            ]
+        );
+        assert!(
+            parse_exports(b"EXPORT /a 10\nshort").is_empty(),
+            "a truncated file is not returned"
+        );
+    }
 
     #[test]
     fn qemu_exit_codes_map_back_to_guest_status() {

@@ -2,9 +2,10 @@
 //!
 //! 1. Host unit tests (`cargo test` on the host crates).
 //! 2. QEMU boots. Each boot is a suite: the kernel self-tests under each tick
-//!    source and at the ends of the hz range, under BIOS and UEFI, and crash
+//!    source and at the ends of the hz range, under BIOS and UEFI; crash
 //!    boots that check a kernel fault ends in a readable report and a failure
-//!    status.
+//!    status; `/bin/usertests` (the kernel checked from user space) under both
+//!    tick sources; and a shell script whose output must match.
 //!
 //! Every check is one pass or fail; the last line is `N passed, M failed`,
 //! and the exit status is non-zero when anything failed.
@@ -107,6 +108,12 @@ enum Expect {
     SelfTests,
     /// A deliberate crash: a kernel failure whose console shows these texts.
     Crash(&'static [&'static str]),
+    /// A user program whose `PREFIX ok NAME` / `PREFIX FAIL NAME: why` lines
+    /// count, and which exits 0.
+    UserSuite(&'static str),
+    /// A program run by init: the console must show these lines, in order,
+    /// and the machine must power off with this status.
+    Output(&'static [&'static str], u8),
 }
 
 struct Suite {
@@ -115,8 +122,13 @@ struct Suite {
     tick: Tick,
     uefi: bool,
     conf: &'static str,
+    /// The program init runs (`cargo xtask run -- ...`); empty for none.
+    program: &'static [&'static str],
     expect: Expect,
 }
+
+const SHELL_SCRIPT: &str = "echo hello world | cat; mkdir /d; cd /d; echo one > f; echo two >> f; cat < f | cat; \
+     cd /; rm /d/f; rm -d /d; ls /d; fault null; false; exit 3";
 
 fn suites() -> Vec<Suite> {
     let selftest = |name, hz, tick, uefi| Suite {
@@ -125,6 +137,7 @@ fn suites() -> Vec<Suite> {
         tick,
         uefi,
         conf: "mode=selftest\nbogus_option=1\n",
+        program: &[],
         expect: Expect::SelfTests,
     };
     let crash = |name, conf, texts| Suite {
@@ -133,7 +146,17 @@ fn suites() -> Vec<Suite> {
         tick: Tick::Pit,
         uefi: false,
         conf,
+        program: &[],
         expect: Expect::Crash(texts),
+    };
+    let usertests = |name, tick| Suite {
+        name,
+        hz: 1000,
+        tick,
+        uefi: false,
+        conf: "",
+        program: &["/bin/usertests"],
+        expect: Expect::UserSuite("usertest:"),
     };
     vec![
         selftest("selftest-pit-1000hz", 1000, Tick::Pit, false),
@@ -160,6 +183,29 @@ fn suites() -> Vec<Suite> {
             "crash=panic\n",
             &["KERNEL PANIC: ", "deliberate panic (panic)"],
         ),
+        usertests("usertests-pit", Tick::Pit),
+        usertests("usertests-apic", Tick::Apic),
+        Suite {
+            name: "shell",
+            hz: 1000,
+            tick: Tick::Pit,
+            uefi: false,
+            conf: "",
+            program: &["/bin/sh", "-c", SHELL_SCRIPT],
+            expect: Expect::Output(
+                &[
+                    "hello world",
+                    "one",
+                    "two",
+                    "ls: /d: No such file or directory",
+                    "[ls: exit 1]",
+                    "pid * (fault): segmentation fault at rip 0x*, address 0x0",
+                    "[fault: killed by SIGSEGV]",
+                    "[false: exit 1]",
+                ],
+                3,
+            ),
+        },
     ]
 }
 
@@ -168,6 +214,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     boot_opts.hz = suite.hz;
     boot_opts.tick = suite.tick;
     boot_opts.uefi = suite.uefi || opts.uefi;
+    boot_opts.program = suite.program.iter().map(|s| s.to_string()).collect();
     let image = build::image(&boot_opts, &Boot::test(&boot_opts, suite.name, suite.conf))?;
     println!(
         "== {} (hz={}, tick={}, {})",
@@ -187,6 +234,8 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     match suite.expect {
         Expect::SelfTests => check_selftests(suite.name, &outcome, tally),
         Expect::Crash(texts) => check_crash(suite.name, &outcome, texts, tally),
+        Expect::UserSuite(prefix) => check_user_suite(suite.name, prefix, &outcome, tally),
+        Expect::Output(lines, status) => check_output(suite.name, &outcome, lines, status, tally),
     }
     Ok(())
 }
@@ -239,4 +288,85 @@ fn check_crash(suite: &str, outcome: &Outcome, texts: &[&str], tally: &mut Tally
     }
     let why = format!("{}; missing {:?}", outcome.ending.describe(), missing);
     tally.record(&format!("{suite}/report_and_failure_status"), ok, &why);
+}
+
+fn check_user_suite(suite: &str, prefix: &str, outcome: &Outcome, tally: &mut Tally) {
+    let mut seen = 0;
+    for line in &outcome.lines {
+        let Some(rest) = line.strip_prefix(prefix).map(str::trim_start) else {
+            continue;
+        };
+        seen += 1;
+        if let Some(name) = rest.strip_prefix("ok ") {
+            tally.record(&format!("{suite}/{name}"), true, "");
+        } else if let Some(rest) = rest.strip_prefix("FAIL ") {
+            let (name, why) = rest.split_once(": ").unwrap_or((rest, ""));
+            tally.record(&format!("{suite}/{name}"), false, why);
+        }
+    }
+    let finished = outcome.ending == Ending::Exited(0);
+    if !finished || seen == 0 {
+        show_console(outcome);
+    }
+    tally.record(
+        &format!("{suite}/ran_and_exited_0"),
+        finished && seen > 0,
+        &outcome.ending.describe(),
+    );
+}
+
+/// Whether `line` matches `pattern`, where `*` stands for any text.
+fn matches_pattern(line: &str, pattern: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = line.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    for (i, part) in parts.iter().enumerate() {
+        if i + 1 == parts.len() {
+            return rest.ends_with(part);
+        }
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.is_empty()
+}
+
+fn check_output(suite: &str, outcome: &Outcome, want: &[&str], status: u8, tally: &mut Tally) {
+    let mut lines = outcome.lines.iter();
+    let missing: Vec<&str> = want
+        .iter()
+        .copied()
+        .filter(|w| !lines.any(|l| matches_pattern(l, w)))
+        .collect();
+    let ok = missing.is_empty() && outcome.ending == Ending::Exited(status);
+    if !ok {
+        show_console(outcome);
+    }
+    let why = format!(
+        "{}; missing (in order) {missing:?}",
+        outcome.ending.describe()
+    );
+    tally.record(&format!("{suite}/output_and_status_{status}"), ok, &why);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::matches_pattern;
+
+    #[test]
+    fn patterns() {
+        assert!(matches_pattern("hello", "hello"));
+        assert!(!matches_pattern("hello!", "hello"));
+        assert!(matches_pattern(
+            "pid 17 (fault): x at 0x4020eb",
+            "pid * (fault): x at 0x*"
+        ));
+        assert!(!matches_pattern("pid 17 (sh): x", "pid * (fault): x"));
+        assert!(matches_pattern("abc", "*"));
+        assert!(matches_pattern("a-b-c", "a*c"));
+    }
 }

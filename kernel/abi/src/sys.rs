@@ -74,3 +74,6 @@ pub const PROFIL: usize = 1000;
 pub const KINFO: usize = 1001;
 /// `poweroff(status)`: ends the machine (init only), exit status through isa-debug-exit.
 pub const POWEROFF: usize = 1002;
+/// `proclist(struct procinfo *buf, size_t count)`: fills up to `count`
+/// entries, returns how many processes exist (for `ps`).
+pub const PROCLIST: usize = 1003;

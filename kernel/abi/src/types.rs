@@ -1,4 +1,5 @@
-//! Structure layouts shared by the kernel and user space (`#[repr(C)]`).
+//! Structure layouts and flag values shared by the kernel and user space.
+//! Where Linux x86_64 defines one, the layout and values are Linux's.
 
 /// What `kinfo()` reports: the machine as a test or `free`/`uptime` sees it.
 #[repr(C)]
@@ -12,4 +13,179 @@ pub struct KInfo {
     pub free_frames: u64,
     /// Physical frames the allocator manages in all.
     pub total_frames: u64,
+    /// Frames the kernel heap has mapped (it grows, never shrinks), so a
+    /// leak check can tell heap growth from lost frames.
+    pub heap_frames: u64,
+    /// Frames of kernel-half page tables made after boot (kept for reuse).
+    pub kernel_table_frames: u64,
+    /// TSC cycles per second, as calibrated at boot.
+    pub tsc_per_sec: u64,
+    /// Processes in the table (any state).
+    pub processes: u64,
 }
+
+/// Process states as `proclist` reports them.
+pub const PROC_RUNNABLE: u32 = 0;
+pub const PROC_RUNNING: u32 = 1;
+pub const PROC_SLEEPING: u32 = 2;
+pub const PROC_ZOMBIE: u32 = 3;
+
+/// One row of `proclist` (what `ps` prints).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcInfo {
+    pub pid: u32,
+    pub ppid: u32,
+    pub state: u32,
+    /// Nonzero if profil is on for this process.
+    pub profiling: u32,
+    pub user_ticks: u64,
+    pub system_ticks: u64,
+    /// Program name, NUL-padded.
+    pub name: [u8; 32],
+}
+
+/// Linux's `struct stat` on x86_64.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stat {
+    pub st_dev: u64,
+    pub st_ino: u64,
+    pub st_nlink: u64,
+    pub st_mode: u32,
+    pub st_uid: u32,
+    pub st_gid: u32,
+    pub pad0: u32,
+    pub st_rdev: u64,
+    pub st_size: i64,
+    pub st_blksize: i64,
+    pub st_blocks: i64,
+    pub st_atime: i64,
+    pub st_atime_nsec: i64,
+    pub st_mtime: i64,
+    pub st_mtime_nsec: i64,
+    pub st_ctime: i64,
+    pub st_ctime_nsec: i64,
+    pub unused: [i64; 3],
+}
+
+pub const S_IFMT: u32 = 0o170000;
+pub const S_IFDIR: u32 = 0o040000;
+pub const S_IFREG: u32 = 0o100000;
+pub const S_IFCHR: u32 = 0o020000;
+pub const S_IFIFO: u32 = 0o010000;
+
+/// Header of one `getdents64` record (`struct linux_dirent64`); the
+/// NUL-terminated name follows, and records are 8-byte aligned.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dirent64Header {
+    pub d_ino: u64,
+    pub d_off: i64,
+    pub d_reclen: u16,
+    pub d_type: u8,
+}
+pub const DIRENT64_NAME_OFFSET: usize = 19;
+pub const DT_CHR: u8 = 2;
+pub const DT_DIR: u8 = 4;
+pub const DT_REG: u8 = 8;
+pub const DT_FIFO: u8 = 1;
+
+/// `struct timespec`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timespec {
+    pub tv_sec: i64,
+    pub tv_nsec: i64,
+}
+
+/// `struct utsname`: six 65-byte fields.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Utsname {
+    pub sysname: [u8; 65],
+    pub nodename: [u8; 65],
+    pub release: [u8; 65],
+    pub version: [u8; 65],
+    pub machine: [u8; 65],
+    pub domainname: [u8; 65],
+}
+
+// open(2) flags.
+pub const O_RDONLY: u32 = 0;
+pub const O_WRONLY: u32 = 1;
+pub const O_RDWR: u32 = 2;
+pub const O_ACCMODE: u32 = 3;
+pub const O_CREAT: u32 = 0o100;
+pub const O_EXCL: u32 = 0o200;
+pub const O_TRUNC: u32 = 0o1000;
+pub const O_APPEND: u32 = 0o2000;
+pub const O_NONBLOCK: u32 = 0o4000;
+pub const O_DIRECTORY: u32 = 0o200000;
+pub const O_CLOEXEC: u32 = 0o2000000;
+/// `openat`'s "relative to the current directory".
+pub const AT_FDCWD: i32 = -100;
+pub const AT_REMOVEDIR: u32 = 0x200;
+
+pub const SEEK_SET: u32 = 0;
+pub const SEEK_CUR: u32 = 1;
+pub const SEEK_END: u32 = 2;
+
+// mmap(2).
+pub const PROT_READ: u32 = 1;
+pub const PROT_WRITE: u32 = 2;
+pub const PROT_EXEC: u32 = 4;
+pub const MAP_SHARED: u32 = 0x01;
+pub const MAP_PRIVATE: u32 = 0x02;
+pub const MAP_FIXED: u32 = 0x10;
+pub const MAP_ANONYMOUS: u32 = 0x20;
+
+// wait4(2).
+pub const WNOHANG: u32 = 1;
+
+// Signal numbers (Linux x86_64).
+pub const SIGHUP: u32 = 1;
+pub const SIGINT: u32 = 2;
+pub const SIGQUIT: u32 = 3;
+pub const SIGILL: u32 = 4;
+pub const SIGTRAP: u32 = 5;
+pub const SIGABRT: u32 = 6;
+pub const SIGBUS: u32 = 7;
+pub const SIGFPE: u32 = 8;
+pub const SIGKILL: u32 = 9;
+pub const SIGUSR1: u32 = 10;
+pub const SIGSEGV: u32 = 11;
+pub const SIGUSR2: u32 = 12;
+pub const SIGPIPE: u32 = 13;
+pub const SIGALRM: u32 = 14;
+pub const SIGTERM: u32 = 15;
+pub const SIGCHLD: u32 = 17;
+pub const NSIG: u32 = 65;
+
+/// Wait status of a process that exited with `code`.
+pub const fn wait_status_exited(code: u8) -> i32 {
+    (code as i32) << 8
+}
+
+/// Wait status of a process killed by `signal`.
+pub const fn wait_status_signaled(signal: u32) -> i32 {
+    (signal & 0x7f) as i32
+}
+
+// Aux vector keys.
+pub const AT_NULL: u64 = 0;
+pub const AT_PHDR: u64 = 3;
+pub const AT_PHENT: u64 = 4;
+pub const AT_PHNUM: u64 = 5;
+pub const AT_PAGESZ: u64 = 6;
+pub const AT_BASE: u64 = 7;
+pub const AT_FLAGS: u64 = 8;
+pub const AT_ENTRY: u64 = 9;
+pub const AT_UID: u64 = 11;
+pub const AT_EUID: u64 = 12;
+pub const AT_GID: u64 = 13;
+pub const AT_EGID: u64 = 14;
+pub const AT_CLKTCK: u64 = 17;
+pub const AT_SECURE: u64 = 23;
+pub const AT_RANDOM: u64 = 25;
+pub const AT_EXECFN: u64 = 31;

@@ -34,10 +34,12 @@ pub struct BootOptions<'a> {
     pub mode: Mode,
     /// Path of the first user program.
     pub init: &'a str,
-    /// Arguments for init, space-separated (`xtask run -- PROGRAM ARGS`).
-    pub init_args: &'a str,
+    /// The text the options came from, for the repeated `init_arg` lines.
+    text: &'a str,
     /// A deliberate crash to check the exception reports (`crash=pagefault`).
     pub crash: Option<&'a str>,
+    /// Files to send to the host at power-off, comma-separated.
+    pub export: &'a str,
 }
 
 impl Default for BootOptions<'_> {
@@ -47,8 +49,9 @@ impl Default for BootOptions<'_> {
             tick: TickSource::Pit,
             mode: Mode::Normal,
             init: "/bin/init",
-            init_args: "",
+            text: "",
             crash: None,
+            export: "",
         }
     }
 }
@@ -63,7 +66,10 @@ pub struct BadOption<'a> {
 impl<'a> BootOptions<'a> {
     /// Parses `text`, calling `report` for each line it cannot use.
     pub fn parse(text: &'a str, mut report: impl FnMut(BadOption<'a>)) -> Self {
-        let mut opts = BootOptions::default();
+        let mut opts = BootOptions {
+            text,
+            ..BootOptions::default()
+        };
         for raw in text.lines() {
             let line = raw.split('#').next().unwrap_or("").trim();
             if line.is_empty() {
@@ -103,11 +109,23 @@ impl<'a> BootOptions<'a> {
             }
             "init" if value.starts_with('/') => self.init = value,
             "init" => return Err("init must be an absolute path"),
-            "init_args" => self.init_args = value,
+            "init_arg" => {} // read by init_args(), one argument per line
+
             "crash" => self.crash = Some(value),
+            "export" => self.export = value,
             _ => return Err("unknown option"),
         }
         Ok(())
+    }
+}
+
+impl<'a> BootOptions<'a> {
+    /// Arguments for init, one `init_arg=` line each, in order, kept
+    /// verbatim (spaces and quotes included): `cargo xtask run -- PROGRAM ARGS`.
+    pub fn init_args(&self) -> impl Iterator<Item = &'a str> + 'a {
+        self.text
+            .lines()
+            .filter_map(|line| line.strip_prefix("init_arg="))
     }
 }
 
@@ -127,26 +145,37 @@ mod tests {
         assert_eq!(opts, BootOptions::default());
         assert!(bad.is_empty());
         assert_eq!(opts.hz, 1000);
+        assert_eq!(opts.init_args().count(), 0);
     }
 
     #[test]
     fn reads_every_key_and_skips_comments() {
-        let text = "# boot\nhz = 250\ntick=apic  # the other source\nmode=selftest\ninit=/bin/sh\ninit_args=-c ls /bin\ncrash=pagefault\n";
+        let text = "# boot\nhz = 250\ntick=apic  # the other source\nmode=selftest\ninit=/bin/sh\ninit_arg=-c\ninit_arg=ls /bin | cat\ncrash=pagefault\nexport=/gmon.out,/x\n";
         let (opts, bad) = parse_all(text);
         assert!(bad.is_empty(), "{bad:?}");
         assert_eq!(opts.hz, 250);
         assert_eq!(opts.tick, TickSource::Apic);
         assert_eq!(opts.mode, Mode::SelfTest);
         assert_eq!(opts.init, "/bin/sh");
-        assert_eq!(opts.init_args, "-c ls /bin");
+        assert_eq!(
+            opts.init_args().collect::<Vec<_>>(),
+            ["-c", "ls /bin | cat"]
+        );
         assert_eq!(opts.crash, Some("pagefault"));
+        assert_eq!(opts.export, "/gmon.out,/x");
     }
 
     #[test]
     fn bad_values_keep_defaults_and_are_reported() {
-        let (opts, bad) =
-            parse_all("hz=99\nhz=10001\nhz=fast\ntick=hpet\nbogus=1\nnoequals\ninit=bin/sh");
-        assert_eq!(opts, BootOptions::default());
+        let text = "hz=99\nhz=10001\nhz=fast\ntick=hpet\nbogus=1\nnoequals\ninit=bin/sh";
+        let (opts, bad) = parse_all(text);
+        assert_eq!(
+            opts,
+            BootOptions {
+                text,
+                ..BootOptions::default()
+            }
+        );
         let reasons: Vec<_> = bad.iter().map(|b| b.reason).collect();
         assert_eq!(
             reasons,

@@ -6,4 +6,7 @@
 
 pub mod bootopts;
 pub mod cpio;
+pub mod elf;
 pub mod frames;
+pub mod path;
+pub mod time;

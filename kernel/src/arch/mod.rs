@@ -6,6 +6,8 @@ pub mod pic;
 pub mod pit;
 pub mod power;
 pub mod rtc;
+pub mod switch;
+pub mod syscall;
 pub mod trap;
 
 /// Reads the time-stamp counter.

@@ -193,18 +193,32 @@ pub static BREAKPOINTS: AtomicU64 = AtomicU64::new(0);
 #[unsafe(no_mangle)]
 extern "C" fn trap_dispatch(tf: &mut TrapFrame) {
     match tf.vector {
-        BREAKPOINT => {
+        super::syscall::SYSCALL_VECTOR => {
+            x86_64::instructions::interrupts::enable();
+            crate::syscall::dispatch(tf);
+            x86_64::instructions::interrupts::disable();
+        }
+        BREAKPOINT if !tf.is_from_user() => {
             BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
         }
         IRQ_PIT | APIC_TIMER => crate::clock::on_timer_interrupt(tf),
+        IRQ_COM1 => crate::fs::console::on_interrupt(),
         APIC_SPURIOUS => {}
         v if v == PIC_BASE + 7 || v == PIC_BASE + 15 => super::pic::spurious(v),
+        PAGE_FAULT if !tf.is_from_user() => match crate::mm::uaccess::fixup_for(tf.rip) {
+            Some(resume) => tf.rip = resume,
+            None => exception(tf),
+        },
+        v if v < 32 && tf.is_from_user() => crate::proc::fault::user_fault(tf),
         v if v < 32 => exception(tf),
         v if v < PIC_BASE + 16 => {
             crate::warn!("trap: unexpected irq {}", v - PIC_BASE);
             super::pic::end_of_interrupt(v);
         }
         v => crate::warn!("trap: unexpected vector {v}"),
+    }
+    if tf.is_from_user() {
+        crate::proc::return_to_user();
     }
 }
 

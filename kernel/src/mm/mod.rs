@@ -13,7 +13,9 @@
 
 pub mod frames;
 pub mod heap;
+pub mod kstack;
 pub mod paging;
+pub mod uaccess;
 
 use bootloader_api::BootInfo;
 use spin::Once;

@@ -10,11 +10,13 @@
 //! Page-table entries are edited with the `x86_64` crate's `OffsetPageTable`,
 //! which reaches tables through the bootloader's physical-memory window.
 
+use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Once;
 use x86_64::registers::control::{Cr3, Cr3Flags};
 use x86_64::structures::paging::mapper::{MapToError, Translate, TranslateResult};
 use x86_64::structures::paging::{
-    Mapper, OffsetPageTable, Page, PageTable, PageTableFlags as Flags, PhysFrame, Size4KiB,
+    FrameAllocator, Mapper, OffsetPageTable, Page, PageTable, PageTableFlags as Flags, PhysFrame,
+    Size4KiB, page_table::PageTableEntry,
 };
 use x86_64::{PhysAddr, VirtAddr};
 
@@ -23,11 +25,33 @@ use super::phys_to_virt;
 
 static KERNEL_L4: Once<PhysFrame> = Once::new();
 
+/// Frames holding kernel-half page tables made after boot (for heap growth
+/// and new kernel-stack slots). They are kept for reuse, never freed, so
+/// leak checks must count them apart from lost frames.
+static KERNEL_TABLE_FRAMES: AtomicU64 = AtomicU64::new(0);
+
+pub fn kernel_table_frames() -> u64 {
+    KERNEL_TABLE_FRAMES.load(Ordering::Relaxed)
+}
+
+/// The frame allocator for kernel-half mappings, counting the tables it makes.
+struct KernelTableFrames;
+
+// SAFETY: hands out frames from the allocator, unused and zeroed.
+unsafe impl FrameAllocator<Size4KiB> for KernelTableFrames {
+    fn allocate_frame(&mut self) -> Option<PhysFrame> {
+        let frame = frames::alloc()?;
+        KERNEL_TABLE_FRAMES.fetch_add(1, Ordering::Relaxed);
+        Some(frame)
+    }
+}
+
 /// Why a mapping could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MapError {
     OutOfMemory,
     AlreadyMapped,
+    NotMapped,
 }
 
 /// A page table reached through the physical window.
@@ -45,7 +69,13 @@ fn mapper_for(l4: PhysFrame) -> OffsetPageTable<'static> {
     unsafe { OffsetPageTable::new(table(l4), offset) }
 }
 
-fn map_in(l4: PhysFrame, page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), MapError> {
+fn map_in(
+    l4: PhysFrame,
+    page: VirtAddr,
+    frame: PhysFrame,
+    flags: Flags,
+    tables: &mut impl FrameAllocator<Size4KiB>,
+) -> Result<(), MapError> {
     let page = Page::<Size4KiB>::containing_address(page);
     let parent_flags = Flags::PRESENT | Flags::WRITABLE | (flags & Flags::USER_ACCESSIBLE);
     // SAFETY: the caller owns `frame`; mapping it cannot alias kernel data
@@ -56,7 +86,7 @@ fn map_in(l4: PhysFrame, page: VirtAddr, frame: PhysFrame, flags: Flags) -> Resu
             frame,
             flags | Flags::PRESENT,
             parent_flags,
-            &mut KernelFrames,
+            tables,
         )
     };
     match result {
@@ -89,7 +119,7 @@ fn kernel_l4() -> PhysFrame {
 /// Maps a kernel page (upper half), seen by every address space.
 pub fn map_kernel(page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), MapError> {
     debug_assert!(page.as_u64() >= super::USER_TOP);
-    map_in(kernel_l4(), page, frame, flags)
+    map_in(kernel_l4(), page, frame, flags, &mut KernelTableFrames)
 }
 
 /// Removes a kernel mapping and returns the frame it mapped.
@@ -107,33 +137,40 @@ pub fn activate_kernel() {
     unsafe { Cr3::write(kernel_l4(), Cr3Flags::empty()) };
 }
 
-/// A process's address space.
-pub struct AddressSpace {
+/// Marks a user page shared copy-on-write (an available PTE bit): it is
+/// mapped read-only, and a write fault gives the writer its own copy.
+pub const COW: Flags = Flags::BIT_9;
+
+/// A handle on a level-4 table: the operations on an address space, without
+/// owning it. `Space::current()` is whatever CR3 holds (the running process's
+/// address space), which is what the user-memory path works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Space {
     l4: PhysFrame,
 }
 
-impl AddressSpace {
-    /// An empty user half over the shared kernel half; None when out of memory.
-    pub fn new() -> Option<AddressSpace> {
-        let l4 = frames::alloc()?;
-        let kernel = table(kernel_l4());
-        let new = table(l4);
-        for i in 256..512 {
-            new[i] = kernel[i].clone();
-        }
-        Some(AddressSpace { l4 })
+impl Space {
+    /// The address space the CPU is using now.
+    pub fn current() -> Space {
+        Space { l4: Cr3::read().0 }
     }
 
     /// Maps user page `page` to `frame`. The frame's reference now belongs to
     /// this address space, which releases it when unmapped or dropped.
-    pub fn map(&mut self, page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), MapError> {
+    pub fn map(&self, page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), MapError> {
         debug_assert!(page.as_u64() < super::USER_TOP);
-        map_in(self.l4, page, frame, flags | Flags::USER_ACCESSIBLE)
+        map_in(
+            self.l4,
+            page,
+            frame,
+            flags | Flags::USER_ACCESSIBLE,
+            &mut KernelFrames,
+        )
     }
 
     /// Removes the mapping of `page`, giving the frame's reference back to
     /// the caller.
-    pub fn unmap(&mut self, page: VirtAddr) -> Option<PhysFrame> {
+    pub fn unmap(&self, page: VirtAddr) -> Option<PhysFrame> {
         let (frame, flush) = mapper_for(self.l4)
             .unmap(Page::<Size4KiB>::containing_address(page))
             .ok()?;
@@ -141,7 +178,23 @@ impl AddressSpace {
         Some(frame)
     }
 
-    /// The frame and flags mapping `addr`, if it is mapped by a 4 KiB page.
+    /// Replaces the flags of the mapped page `page`.
+    pub fn set_flags(&self, page: VirtAddr, flags: Flags) -> bool {
+        let page = Page::<Size4KiB>::containing_address(page);
+        // SAFETY: only user pages reach here, and the caller keeps their
+        // frames' reference counts consistent with the new flags.
+        match unsafe {
+            mapper_for(self.l4).update_flags(page, flags | Flags::PRESENT | Flags::USER_ACCESSIBLE)
+        } {
+            Ok(flush) => {
+                flush.flush();
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The physical address and flags mapping `addr`, if a 4 KiB page maps it.
     pub fn translate(&self, addr: VirtAddr) -> Option<(PhysAddr, Flags)> {
         match mapper_for(self.l4).translate(addr) {
             TranslateResult::Mapped {
@@ -155,12 +208,134 @@ impl AddressSpace {
 
     /// Makes this the address space the CPU uses.
     pub fn activate(&self) {
-        // SAFETY: the upper half is the kernel's, so the kernel keeps running.
-        unsafe { Cr3::write(self.l4, Cr3Flags::empty()) };
+        if Cr3::read().0 != self.l4 {
+            // SAFETY: the upper half is the kernel's, so the kernel keeps running.
+            unsafe { Cr3::write(self.l4, Cr3Flags::empty()) };
+        }
     }
 
     pub fn is_active(&self) -> bool {
         Cr3::read().0 == self.l4
+    }
+
+    /// Visits every mapped user page as (address, entry).
+    fn for_each_user_page(&self, mut visit: impl FnMut(VirtAddr, &mut PageTableEntry)) {
+        for (i4, e4) in table(self.l4).iter().take(256).enumerate() {
+            if !e4.flags().contains(Flags::PRESENT) {
+                continue;
+            }
+            for (i3, e3) in table(PhysFrame::containing_address(e4.addr()))
+                .iter()
+                .enumerate()
+            {
+                if !e3.flags().contains(Flags::PRESENT) {
+                    continue;
+                }
+                for (i2, e2) in table(PhysFrame::containing_address(e3.addr()))
+                    .iter()
+                    .enumerate()
+                {
+                    if !e2.flags().contains(Flags::PRESENT) {
+                        continue;
+                    }
+                    for (i1, e1) in table(PhysFrame::containing_address(e2.addr()))
+                        .iter_mut()
+                        .enumerate()
+                    {
+                        if e1.flags().contains(Flags::PRESENT) {
+                            let addr = (i4 << 39) | (i3 << 30) | (i2 << 21) | (i1 << 12);
+                            visit(VirtAddr::new(addr as u64), e1);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A copy-on-write copy of this address space's user half: every
+    /// writable page becomes read-only + COW in both, and each frame gains a
+    /// user. None when out of memory (the partial copy is freed).
+    pub fn fork_cow(&self) -> Option<AddressSpace> {
+        let child = AddressSpace::new()?;
+        let mut failed = false;
+        self.for_each_user_page(|addr, entry| {
+            if failed {
+                return;
+            }
+            let mut flags = entry.flags();
+            if flags.contains(Flags::WRITABLE) {
+                flags = (flags - Flags::WRITABLE) | COW;
+                entry.set_flags(flags);
+            }
+            let frame = PhysFrame::containing_address(entry.addr());
+            frames::share(frame);
+            if child.map(addr, frame, flags).is_err() {
+                frames::release(frame);
+                failed = true;
+            }
+        });
+        if self.is_active() {
+            x86_64::instructions::tlb::flush_all();
+        }
+        if failed { None } else { Some(child) }
+    }
+
+    /// Copies `bytes` to user address `addr` of this (possibly inactive)
+    /// address space through the physical window; used by exec to fill a new
+    /// image. Fails if a page is not mapped.
+    pub fn write_bytes(&self, addr: u64, bytes: &[u8]) -> Result<(), MapError> {
+        let mut done = 0;
+        while done < bytes.len() {
+            let at = addr + done as u64;
+            let (phys, _) = self
+                .translate(VirtAddr::new(at))
+                .ok_or(MapError::NotMapped)?;
+            let room = (super::PAGE_SIZE - at % super::PAGE_SIZE) as usize;
+            let n = room.min(bytes.len() - done);
+            // SAFETY: `phys` is a frame of this address space, reached
+            // through the physical window, and `n` stays within its page.
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    bytes[done..].as_ptr(),
+                    phys_to_virt(phys).as_mut_ptr::<u8>(),
+                    n,
+                )
+            };
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+/// A process's address space: a `Space` that owns its user half and frees it
+/// when dropped.
+pub struct AddressSpace {
+    space: Space,
+}
+
+impl AddressSpace {
+    /// An empty user half over the shared kernel half; None when out of memory.
+    pub fn new() -> Option<AddressSpace> {
+        let l4 = frames::alloc()?;
+        let kernel = table(kernel_l4());
+        let new = table(l4);
+        for i in 256..512 {
+            new[i] = kernel[i].clone();
+        }
+        Some(AddressSpace {
+            space: Space { l4 },
+        })
+    }
+
+    pub fn space(&self) -> Space {
+        self.space
+    }
+}
+
+impl core::ops::Deref for AddressSpace {
+    type Target = Space;
+    fn deref(&self) -> &Space {
+        &self.space
     }
 }
 
@@ -185,11 +360,11 @@ impl Drop for AddressSpace {
         if self.is_active() {
             activate_kernel();
         }
-        for entry in table(self.l4).iter().take(256) {
+        for entry in table(self.space.l4).iter().take(256) {
             if entry.flags().contains(Flags::PRESENT) {
                 free_table(PhysFrame::containing_address(entry.addr()), 3);
             }
         }
-        frames::release(self.l4);
+        frames::release(self.space.l4);
     }
 }

@@ -1,0 +1,117 @@
+//! The console: the serial port as a terminal.
+//!
+//! Output goes straight to COM1. Input arrives by interrupt (IRQ 4), one byte
+//! at a time, and is edited here into lines as a terminal's canonical mode
+//! does: characters are echoed, backspace erases, Enter completes the line,
+//! Ctrl-D at the start of a line is end of file, Ctrl-U erases the line.
+//! Readers sleep until a whole line is ready.
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+use x86_64::instructions::port::Port;
+
+use crate::proc::sched::{self, Chan};
+use crate::sync::IrqLock;
+
+const COM1_DATA: u16 = 0x3f8;
+const COM1_LINE_STATUS: u16 = 0x3fd;
+const MAX_LINE: usize = 1024;
+
+struct Input {
+    editing: Vec<u8>,
+    ready: VecDeque<u8>,
+    /// Ctrl-D on an empty line: the next read returns 0.
+    eof: bool,
+}
+
+static INPUT: IrqLock<Input> = IrqLock::new(Input {
+    editing: Vec::new(),
+    ready: VecDeque::new(),
+    eof: false,
+});
+
+/// Lets the serial port's receive interrupt through.
+pub fn init() {
+    // SAFETY: IER bit 0 enables the "data received" interrupt of COM1, which
+    // log.rs has initialised; nothing else uses IER.
+    unsafe { Port::<u8>::new(COM1_DATA + 1).write(0x01) };
+    crate::arch::pic::set_irq_enabled(4, true);
+}
+
+/// IRQ 4: take every byte the UART has.
+pub fn on_interrupt() {
+    loop {
+        // SAFETY: reading the line status and data registers of COM1 only
+        // consumes received bytes, which is what this handler is for.
+        let byte = unsafe {
+            if Port::<u8>::new(COM1_LINE_STATUS).read() & 1 == 0 {
+                break;
+            }
+            Port::<u8>::new(COM1_DATA).read()
+        };
+        receive(byte);
+    }
+    crate::arch::pic::end_of_interrupt(crate::arch::trap::IRQ_COM1);
+}
+
+fn receive(byte: u8) {
+    let mut input = INPUT.lock();
+    match byte {
+        b'\r' | b'\n' => {
+            crate::log::write_bytes(b"\n");
+            let line = core::mem::take(&mut input.editing);
+            input.ready.extend(line);
+            input.ready.push_back(b'\n');
+            sched::wakeup(Chan::Console);
+        }
+        0x7f | 0x08 => {
+            if input.editing.pop().is_some() {
+                crate::log::write_bytes(b"\x08 \x08");
+            }
+        }
+        0x15 => {
+            for _ in 0..input.editing.len() {
+                crate::log::write_bytes(b"\x08 \x08");
+            }
+            input.editing.clear();
+        }
+        0x04 => {
+            if input.editing.is_empty() {
+                input.eof = true;
+            } else {
+                let line = core::mem::take(&mut input.editing);
+                input.ready.extend(line);
+            }
+            sched::wakeup(Chan::Console);
+        }
+        b if (b >= 0x20 || b == b'\t') && input.editing.len() < MAX_LINE => {
+            input.editing.push(b);
+            crate::log::write_bytes(&[b]);
+        }
+        _ => {}
+    }
+}
+
+/// Reads up to `buf.len()` bytes of complete lines, sleeping until there are some.
+pub fn read(buf: &mut [u8]) -> Result<usize, abi::Errno> {
+    sched::wait_event(Chan::Console, || {
+        let mut input = INPUT.lock();
+        if !input.ready.is_empty() {
+            let n = buf.len().min(input.ready.len());
+            for (dst, src) in buf.iter_mut().zip(input.ready.drain(..n)) {
+                *dst = src;
+            }
+            Some(n)
+        } else if input.eof {
+            input.eof = false;
+            Some(0)
+        } else {
+            None
+        }
+    })
+}
+
+pub fn write(buf: &[u8]) -> usize {
+    crate::log::write_bytes(buf);
+    buf.len()
+}

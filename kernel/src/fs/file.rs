@@ -1,0 +1,320 @@
+//! Open files and file-descriptor tables.
+//!
+//! An `OpenFile` is what `open` or `pipe` creates: the thing read from and
+//! written to, its access mode and its offset. Descriptors are `Arc`s to open
+//! files, so `dup` and `fork` share one offset, as on Unix. A process's
+//! `FdTable` maps small integers to them, with a close-on-exec flag each.
+
+use abi::Errno;
+use abi::types::{
+    O_ACCMODE, O_APPEND, O_NONBLOCK, O_RDONLY, O_WRONLY, S_IFIFO, SEEK_CUR, SEEK_END, SEEK_SET,
+    Stat,
+};
+use alloc::sync::Arc;
+use spin::Mutex;
+
+use super::console;
+use super::pipe::Pipe;
+use super::ramfs::{Content, NodeRef};
+
+/// Descriptors per process.
+pub const MAX_FDS: usize = 64;
+
+pub enum Kind {
+    Node(NodeRef),
+    PipeRead(Arc<Pipe>),
+    PipeWrite(Arc<Pipe>),
+}
+
+pub struct OpenFile {
+    pub kind: Kind,
+    /// `O_ACCMODE`, `O_APPEND` and `O_NONBLOCK` bits of the open flags.
+    pub flags: Mutex<u32>,
+    offset: Mutex<u64>,
+}
+
+impl OpenFile {
+    pub fn new(kind: Kind, flags: u32) -> Arc<OpenFile> {
+        Arc::new(OpenFile {
+            kind,
+            flags: Mutex::new(flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)),
+            offset: Mutex::new(0),
+        })
+    }
+
+    fn readable(&self) -> bool {
+        *self.flags.lock() & O_ACCMODE != O_WRONLY
+    }
+
+    fn writable(&self) -> bool {
+        *self.flags.lock() & O_ACCMODE != O_RDONLY
+    }
+
+    fn nonblock(&self) -> bool {
+        *self.flags.lock() & O_NONBLOCK != 0
+    }
+
+    pub fn read(&self, buf: &mut [u8]) -> Result<usize, Errno> {
+        if !self.readable() {
+            return Err(Errno::EBADF);
+        }
+        match &self.kind {
+            Kind::PipeRead(pipe) => pipe.read(buf, self.nonblock()),
+            Kind::PipeWrite(_) => Err(Errno::EBADF),
+            Kind::Node(node) => {
+                let is_console = matches!(node.lock().content, Content::Console);
+                if is_console {
+                    return console::read(buf); // sleeps, so no node lock held
+                }
+                let node = node.lock();
+                let mut offset = self.offset.lock();
+                match &node.content {
+                    Content::File(data) => {
+                        let start = (*offset).min(data.len() as u64) as usize;
+                        let n = buf.len().min(data.len() - start);
+                        buf[..n].copy_from_slice(&data[start..start + n]);
+                        *offset += n as u64;
+                        Ok(n)
+                    }
+                    Content::Dir(_) => Err(Errno::EISDIR),
+                    Content::Console => unreachable!("handled above"),
+                }
+            }
+        }
+    }
+
+    pub fn write(&self, buf: &[u8]) -> Result<usize, Errno> {
+        if !self.writable() {
+            return Err(Errno::EBADF);
+        }
+        match &self.kind {
+            Kind::PipeWrite(pipe) => pipe.write(buf, self.nonblock()),
+            Kind::PipeRead(_) => Err(Errno::EBADF),
+            Kind::Node(node) => {
+                let mut node = node.lock();
+                let append = *self.flags.lock() & O_APPEND != 0;
+                let mut offset = self.offset.lock();
+                match &mut node.content {
+                    Content::Console => Ok(console::write(buf)),
+                    Content::Dir(_) => Err(Errno::EISDIR),
+                    Content::File(data) => {
+                        if append {
+                            *offset = data.len() as u64;
+                        }
+                        let start = usize::try_from(*offset).map_err(|_| Errno::EFBIG)?;
+                        let end = start.checked_add(buf.len()).ok_or(Errno::EFBIG)?;
+                        if end > data.len() {
+                            data.try_reserve(end - data.len())
+                                .map_err(|_| Errno::ENOSPC)?;
+                            data.resize(end, 0);
+                        }
+                        data[start..end].copy_from_slice(buf);
+                        *offset = end as u64;
+                        Ok(buf.len())
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn seek(&self, offset: i64, whence: u32) -> Result<u64, Errno> {
+        let Kind::Node(node) = &self.kind else {
+            return Err(Errno::ESPIPE);
+        };
+        let node = node.lock();
+        if let Content::Console = node.content {
+            return Err(Errno::ESPIPE);
+        }
+        let mut current = self.offset.lock();
+        let base = match whence {
+            SEEK_SET => 0,
+            SEEK_CUR => *current as i64,
+            SEEK_END => node.size() as i64,
+            _ => return Err(Errno::EINVAL),
+        };
+        let new = base
+            .checked_add(offset)
+            .filter(|&n| n >= 0)
+            .ok_or(Errno::EINVAL)?;
+        *current = new as u64;
+        Ok(new as u64)
+    }
+
+    /// Sets the directory-listing position (getdents64 keeps it in the offset).
+    pub fn offset(&self) -> u64 {
+        *self.offset.lock()
+    }
+
+    pub fn set_offset(&self, at: u64) {
+        *self.offset.lock() = at;
+    }
+
+    pub fn truncate(&self, len: u64) -> Result<(), Errno> {
+        if !self.writable() {
+            return Err(Errno::EINVAL);
+        }
+        match &self.kind {
+            Kind::Node(node) => truncate_node(node, len),
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
+    pub fn stat(&self) -> Stat {
+        match &self.kind {
+            Kind::Node(node) => stat_node(node),
+            Kind::PipeRead(p) | Kind::PipeWrite(p) => Stat {
+                st_mode: S_IFIFO | 0o600,
+                st_nlink: 1,
+                st_size: p.buffered() as i64,
+                st_blksize: 4096,
+                ..Stat::default()
+            },
+        }
+    }
+}
+
+pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
+    match &mut node.lock().content {
+        Content::File(data) => {
+            let len = usize::try_from(len).map_err(|_| Errno::EFBIG)?;
+            if len > data.len() {
+                data.try_reserve(len - data.len())
+                    .map_err(|_| Errno::ENOSPC)?;
+            }
+            data.resize(len, 0);
+            Ok(())
+        }
+        Content::Dir(_) => Err(Errno::EISDIR),
+        Content::Console => Err(Errno::EINVAL),
+    }
+}
+
+pub fn stat_node(node: &NodeRef) -> Stat {
+    let node = node.lock();
+    let size = node.size() as i64;
+    Stat {
+        st_dev: 1,
+        st_ino: node.ino,
+        st_nlink: if node.is_dir() { 2 } else { 1 },
+        st_mode: node.mode(),
+        st_size: size,
+        st_blksize: 4096,
+        st_blocks: (size + 511) / 512,
+        ..Stat::default()
+    }
+}
+
+impl Drop for OpenFile {
+    fn drop(&mut self) {
+        match &self.kind {
+            Kind::PipeRead(p) => p.close_reader(),
+            Kind::PipeWrite(p) => p.close_writer(),
+            Kind::Node(_) => {}
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Slot {
+    file: Arc<OpenFile>,
+    cloexec: bool,
+}
+
+/// A process's descriptors.
+#[derive(Clone)]
+pub struct FdTable {
+    slots: [Option<Slot>; MAX_FDS],
+}
+
+impl Default for FdTable {
+    fn default() -> Self {
+        FdTable {
+            slots: [const { None }; MAX_FDS],
+        }
+    }
+}
+
+impl FdTable {
+    pub fn get(&self, fd: i32) -> Result<Arc<OpenFile>, Errno> {
+        let slot = usize::try_from(fd)
+            .ok()
+            .and_then(|i| self.slots.get(i))
+            .ok_or(Errno::EBADF)?;
+        slot.as_ref().map(|s| s.file.clone()).ok_or(Errno::EBADF)
+    }
+
+    /// Installs `file` at the lowest free descriptor at or above `from`.
+    pub fn install_from(
+        &mut self,
+        from: usize,
+        file: Arc<OpenFile>,
+        cloexec: bool,
+    ) -> Result<i32, Errno> {
+        let fd = (from..MAX_FDS)
+            .find(|&i| self.slots[i].is_none())
+            .ok_or(Errno::EMFILE)?;
+        self.slots[fd] = Some(Slot { file, cloexec });
+        Ok(fd as i32)
+    }
+
+    pub fn install(&mut self, file: Arc<OpenFile>, cloexec: bool) -> Result<i32, Errno> {
+        self.install_from(0, file, cloexec)
+    }
+
+    /// Puts `file` at exactly `fd`, returning what was there (to be dropped
+    /// by the caller, outside any lock).
+    pub fn replace(
+        &mut self,
+        fd: i32,
+        file: Arc<OpenFile>,
+        cloexec: bool,
+    ) -> Result<Option<Arc<OpenFile>>, Errno> {
+        let slot = usize::try_from(fd)
+            .ok()
+            .and_then(|i| self.slots.get_mut(i))
+            .ok_or(Errno::EBADF)?;
+        Ok(slot.replace(Slot { file, cloexec }).map(|s| s.file))
+    }
+
+    /// Removes `fd`, returning the file (to be dropped outside any lock).
+    pub fn remove(&mut self, fd: i32) -> Result<Arc<OpenFile>, Errno> {
+        let slot = usize::try_from(fd)
+            .ok()
+            .and_then(|i| self.slots.get_mut(i))
+            .ok_or(Errno::EBADF)?;
+        slot.take().map(|s| s.file).ok_or(Errno::EBADF)
+    }
+
+    pub fn cloexec(&self, fd: i32) -> Result<bool, Errno> {
+        let slot = usize::try_from(fd)
+            .ok()
+            .and_then(|i| self.slots.get(i))
+            .ok_or(Errno::EBADF)?;
+        slot.as_ref().map(|s| s.cloexec).ok_or(Errno::EBADF)
+    }
+
+    pub fn set_cloexec(&mut self, fd: i32, on: bool) -> Result<(), Errno> {
+        let slot = usize::try_from(fd)
+            .ok()
+            .and_then(|i| self.slots.get_mut(i))
+            .ok_or(Errno::EBADF)?;
+        slot.as_mut().map(|s| s.cloexec = on).ok_or(Errno::EBADF)
+    }
+
+    /// Takes every close-on-exec descriptor out (exec drops them).
+    pub fn take_cloexec(&mut self) -> alloc::vec::Vec<Arc<OpenFile>> {
+        self.slots
+            .iter_mut()
+            .filter(|s| s.as_ref().is_some_and(|s| s.cloexec))
+            .filter_map(|s| s.take().map(|s| s.file))
+            .collect()
+    }
+
+    /// Takes every descriptor out (exit drops them).
+    pub fn take_all(&mut self) -> alloc::vec::Vec<Arc<OpenFile>> {
+        self.slots
+            .iter_mut()
+            .filter_map(|s| s.take().map(|s| s.file))
+            .collect()
+    }
+}

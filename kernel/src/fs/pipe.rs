@@ -1,0 +1,120 @@
+//! Pipes: a bounded byte queue between a reading and a writing end.
+//!
+//! A reader sleeps while the pipe is empty and a writer remains; it reads 0
+//! (end of file) once every writer has closed. A writer sleeps while the pipe
+//! is full, and gets `EPIPE` once every reader has closed. Each side wakes the
+//! other through the pipe's wait channel. The ends count themselves: dropping
+//! the last `OpenFile` of an end (close, exit) closes it.
+
+use abi::Errno;
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+
+use crate::proc::sched::{self, Chan};
+use crate::sync::IrqLock;
+
+/// Bytes a pipe holds before writers wait (Linux's minimum pipe size).
+pub const CAPACITY: usize = 4096;
+
+pub struct Pipe {
+    state: IrqLock<State>,
+}
+
+struct State {
+    bytes: VecDeque<u8>,
+    readers: usize,
+    writers: usize,
+}
+
+impl Pipe {
+    /// A pipe with one reader and one writer.
+    pub fn new() -> Arc<Pipe> {
+        Arc::new(Pipe {
+            state: IrqLock::new(State {
+                bytes: VecDeque::with_capacity(CAPACITY),
+                readers: 1,
+                writers: 1,
+            }),
+        })
+    }
+
+    fn chan(&self) -> Chan {
+        Chan::Pipe(self as *const Pipe as usize)
+    }
+
+    pub fn read(&self, buf: &mut [u8], nonblock: bool) -> Result<usize, Errno> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let n = sched::wait_event(self.chan(), || {
+            let mut s = self.state.lock();
+            if !s.bytes.is_empty() {
+                let n = buf.len().min(s.bytes.len());
+                for (dst, src) in buf.iter_mut().zip(s.bytes.drain(..n)) {
+                    *dst = src;
+                }
+                Some(Ok(n))
+            } else if s.writers == 0 {
+                Some(Ok(0))
+            } else if nonblock {
+                Some(Err(Errno::EAGAIN))
+            } else {
+                None
+            }
+        })??;
+        sched::wakeup(self.chan());
+        Ok(n)
+    }
+
+    /// Writes all of `buf` (sleeping as needed) unless the readers go away.
+    pub fn write(&self, buf: &[u8], nonblock: bool) -> Result<usize, Errno> {
+        let mut done = 0;
+        while done < buf.len() {
+            let step = sched::wait_event(self.chan(), || {
+                let mut s = self.state.lock();
+                if s.readers == 0 {
+                    Some(Err(Errno::EPIPE))
+                } else if s.bytes.len() < CAPACITY {
+                    let n = (CAPACITY - s.bytes.len()).min(buf.len() - done);
+                    s.bytes.extend(&buf[done..done + n]);
+                    Some(Ok(n))
+                } else if nonblock {
+                    Some(Err(Errno::EAGAIN))
+                } else {
+                    None
+                }
+            });
+            match step {
+                Ok(Ok(n)) => {
+                    done += n;
+                    sched::wakeup(self.chan());
+                }
+                Ok(Err(e)) | Err(e) if done == 0 => return Err(e),
+                _ => break,
+            }
+        }
+        Ok(done)
+    }
+
+    pub fn buffered(&self) -> usize {
+        self.state.lock().bytes.len()
+    }
+
+    pub fn add_reader(&self) {
+        self.state.lock().readers += 1;
+    }
+
+    pub fn add_writer(&self) {
+        self.state.lock().writers += 1;
+    }
+
+    pub fn close_reader(&self) {
+        self.state.lock().readers -= 1;
+        sched::wakeup(self.chan());
+    }
+
+    pub fn close_writer(&self) {
+        self.state.lock().writers -= 1;
+        sched::wakeup(self.chan());
+    }
+}

@@ -1,0 +1,229 @@
+//! The ramfs: a tree of directories and files kept in kernel memory.
+//!
+//! Every node is an `Arc<Mutex<Node>>`; a directory maps names to child nodes,
+//! a file owns its bytes. Open files hold an `Arc` to their node, so a file
+//! unlinked while open lives on until the last close, as on Unix. The tree is
+//! filled at boot from the ramdisk's cpio archive (`load_cpio`) and changed at
+//! run time by the file system calls. Paths reaching this file are absolute
+//! and normal (`kcore::path::resolve`).
+
+use abi::Errno;
+use abi::types::{S_IFCHR, S_IFDIR, S_IFMT, S_IFREG};
+use alloc::collections::BTreeMap;
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+use kcore::path::split_last;
+use spin::{Mutex, Once};
+
+pub type NodeRef = Arc<Mutex<Node>>;
+
+pub enum Content {
+    File(Vec<u8>),
+    Dir(BTreeMap<String, NodeRef>),
+    /// The serial console (`/dev/console`).
+    Console,
+}
+
+pub struct Node {
+    pub ino: u64,
+    /// Permission bits (the type bits come from `content`).
+    pub perm: u32,
+    pub content: Content,
+}
+
+impl Node {
+    pub fn mode(&self) -> u32 {
+        let kind = match self.content {
+            Content::File(_) => S_IFREG,
+            Content::Dir(_) => S_IFDIR,
+            Content::Console => S_IFCHR,
+        };
+        kind | (self.perm & 0o7777)
+    }
+
+    pub fn is_dir(&self) -> bool {
+        matches!(self.content, Content::Dir(_))
+    }
+
+    pub fn size(&self) -> u64 {
+        match &self.content {
+            Content::File(data) => data.len() as u64,
+            Content::Dir(entries) => entries.len() as u64,
+            Content::Console => 0,
+        }
+    }
+}
+
+static NEXT_INO: AtomicU64 = AtomicU64::new(1);
+static ROOT: Once<NodeRef> = Once::new();
+
+fn new_node(perm: u32, content: Content) -> NodeRef {
+    Arc::new(Mutex::new(Node {
+        ino: NEXT_INO.fetch_add(1, Ordering::Relaxed),
+        perm,
+        content,
+    }))
+}
+
+fn root() -> &'static NodeRef {
+    ROOT.call_once(|| new_node(0o755, Content::Dir(BTreeMap::new())))
+}
+
+/// The node at `path`.
+pub fn lookup(path: &str) -> Result<NodeRef, Errno> {
+    let mut node = root().clone();
+    for name in path.split('/').filter(|n| !n.is_empty()) {
+        let next = match &node.lock().content {
+            Content::Dir(entries) => entries.get(name).cloned().ok_or(Errno::ENOENT)?,
+            _ => return Err(Errno::ENOTDIR),
+        };
+        node = next;
+    }
+    Ok(node)
+}
+
+/// The directory that would hold `path`, and the last name.
+fn parent_of(path: &str) -> Result<(NodeRef, &str), Errno> {
+    let (dir, name) = split_last(path).ok_or(Errno::EEXIST)?;
+    let parent = lookup(dir)?;
+    if !parent.lock().is_dir() {
+        return Err(Errno::ENOTDIR);
+    }
+    Ok((parent, name))
+}
+
+fn with_entries<R>(
+    dir: &NodeRef,
+    f: impl FnOnce(&mut BTreeMap<String, NodeRef>) -> R,
+) -> Result<R, Errno> {
+    match &mut dir.lock().content {
+        Content::Dir(entries) => Ok(f(entries)),
+        _ => Err(Errno::ENOTDIR),
+    }
+}
+
+/// Opens or creates the regular file `path` (O_CREAT semantics); with
+/// `exclusive`, an existing file is EEXIST.
+pub fn create(path: &str, perm: u32, exclusive: bool) -> Result<NodeRef, Errno> {
+    let (parent, name) =
+        parent_of(path).map_err(|e| if e == Errno::EEXIST { Errno::EISDIR } else { e })?;
+    with_entries(&parent, |entries| match entries.get(name) {
+        Some(_) if exclusive => Err(Errno::EEXIST),
+        Some(node) => Ok(node.clone()),
+        None => {
+            let node = new_node(perm, Content::File(Vec::new()));
+            entries.insert(name.to_string(), node.clone());
+            Ok(node)
+        }
+    })?
+}
+
+pub fn mkdir(path: &str, perm: u32) -> Result<(), Errno> {
+    let (parent, name) = parent_of(path)?;
+    with_entries(&parent, |entries| {
+        if entries.contains_key(name) {
+            return Err(Errno::EEXIST);
+        }
+        entries.insert(
+            name.to_string(),
+            new_node(perm, Content::Dir(BTreeMap::new())),
+        );
+        Ok(())
+    })?
+}
+
+/// Removes a file (`unlink`) or an empty directory (`rmdir`).
+pub fn remove(path: &str, want_dir: bool) -> Result<(), Errno> {
+    let (parent, name) =
+        parent_of(path).map_err(|e| if e == Errno::EEXIST { Errno::EBUSY } else { e })?;
+    with_entries(&parent, |entries| {
+        let node = entries.get(name).ok_or(Errno::ENOENT)?;
+        {
+            let node = node.lock();
+            match (&node.content, want_dir) {
+                (Content::Dir(_), false) => return Err(Errno::EISDIR),
+                (Content::Dir(children), true) if !children.is_empty() => {
+                    return Err(Errno::ENOTEMPTY);
+                }
+                (Content::Dir(_), true) => {}
+                (_, true) => return Err(Errno::ENOTDIR),
+                (_, false) => {}
+            }
+        }
+        entries.remove(name);
+        Ok(())
+    })?
+}
+
+/// Renames `from` to `to`, replacing a file (or empty directory) at `to`.
+pub fn rename(from: &str, to: &str) -> Result<(), Errno> {
+    if from == to {
+        return lookup(from).map(|_| ());
+    }
+    if to.starts_with(from) && to.as_bytes().get(from.len()) == Some(&b'/') {
+        return Err(Errno::EINVAL); // a directory into itself
+    }
+    let (from_dir, from_name) =
+        parent_of(from).map_err(|e| if e == Errno::EEXIST { Errno::EBUSY } else { e })?;
+    let (to_dir, to_name) =
+        parent_of(to).map_err(|e| if e == Errno::EEXIST { Errno::EBUSY } else { e })?;
+    let node = with_entries(&from_dir, |e| e.get(from_name).cloned())?.ok_or(Errno::ENOENT)?;
+    let moving_dir = node.lock().is_dir();
+    if let Some(existing) = with_entries(&to_dir, |e| e.get(to_name).cloned())? {
+        let existing = existing.lock();
+        match (&existing.content, moving_dir) {
+            (Content::Dir(c), true) if !c.is_empty() => return Err(Errno::ENOTEMPTY),
+            (Content::Dir(_), false) => return Err(Errno::EISDIR),
+            (_, true) if !existing.is_dir() => return Err(Errno::ENOTDIR),
+            _ => {}
+        }
+    }
+    with_entries(&from_dir, |e| e.remove(from_name))?;
+    with_entries(&to_dir, |e| e.insert(to_name.to_string(), node))?;
+    Ok(())
+}
+
+/// Names and nodes of the directory `dir`, in name order.
+pub fn list(dir: &NodeRef) -> Result<Vec<(String, NodeRef)>, Errno> {
+    with_entries(dir, |e| {
+        e.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    })
+}
+
+/// Fills the tree from a newc cpio archive; returns the number of files.
+pub fn load_cpio(archive: &[u8]) -> Result<usize, kcore::cpio::CpioError> {
+    mkdir("/dev", 0o755).ok();
+    with_entries(&lookup("/dev").expect("just made"), |e| {
+        e.insert("console".to_string(), new_node(0o620, Content::Console));
+    })
+    .expect("/dev is a directory");
+    let mut files = 0;
+    for entry in kcore::cpio::Reader::new(archive) {
+        let entry = entry?;
+        let path = alloc::format!("/{}", entry.name);
+        if path == "/" || path == "/." {
+            continue;
+        }
+        ensure_parents(&path);
+        let perm = entry.mode & !S_IFMT;
+        if entry.is_dir() {
+            mkdir(&path, perm).ok();
+        } else if entry.is_file() {
+            if let Ok(node) = create(&path, perm, false) {
+                node.lock().content = Content::File(entry.data.to_vec());
+                files += 1;
+            }
+        }
+    }
+    Ok(files)
+}
+
+fn ensure_parents(path: &str) {
+    let mut at = 0;
+    while let Some(next) = path[at + 1..].find('/') {
+        at += next + 1;
+        mkdir(&path[..at], 0o755).ok();
+    }
+}

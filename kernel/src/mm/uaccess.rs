@@ -1,0 +1,197 @@
+//! The one checked path between user memory and the kernel.
+//!
+//! No other kernel code dereferences a user pointer. Every copy first checks
+//! the whole range against the running process's page tables: below
+//! `USER_TOP`, no wrap-around, every page present and user-accessible, and
+//! writable for writes (a copy-on-write page is first given its own frame, as
+//! a write fault would). Only then are the bytes copied, by one `rep movsb`
+//! whose fault, should a page still vanish, is caught: `trap.rs` sends a kernel
+//! fault at `uaccess_copy_insn` to `uaccess_copy_done` (an exception-table
+//! fixup, as in Linux and the BSDs), and the copy reports `EFAULT`.
+
+use abi::Errno;
+use alloc::string::String;
+use alloc::vec::Vec;
+use x86_64::VirtAddr;
+use x86_64::structures::paging::PageTableFlags as Flags;
+
+use super::paging::{COW, Space};
+use super::{PAGE_SIZE, USER_TOP};
+
+core::arch::global_asm!(
+    r#"
+    .section .text.uaccess, "ax"
+    .global uaccess_copy
+    .global uaccess_copy_insn
+    .global uaccess_copy_done
+uaccess_copy:
+    movq %rdx, %rcx
+uaccess_copy_insn:
+    rep movsb
+uaccess_copy_done:
+    movq %rcx, %rax
+    ret
+    "#,
+    options(att_syntax)
+);
+
+unsafe extern "C" {
+    /// Copies `len` bytes; returns how many were NOT copied (0 on success).
+    fn uaccess_copy(dst: *mut u8, src: *const u8, len: usize) -> usize;
+    fn uaccess_copy_insn();
+    fn uaccess_copy_done();
+}
+
+/// Where a fault at `rip` should resume, if `rip` is the user-copy instruction.
+pub fn fixup_for(rip: u64) -> Option<u64> {
+    (rip == uaccess_copy_insn as *const () as u64).then_some(uaccess_copy_done as *const () as u64)
+}
+
+/// Copies from `src` with no page-table check, relying on the fault fixup
+/// alone; returns the bytes not copied. Only the self-test uses this, to show
+/// that a fault inside the copy is recovered.
+pub fn copy_relying_on_fixup(dst: &mut [u8], src: u64) -> usize {
+    // SAFETY: a fault while reading `src` is caught by the fixup; `dst` is a
+    // valid kernel buffer.
+    unsafe { uaccess_copy(dst.as_mut_ptr(), src as *const u8, dst.len()) }
+}
+
+/// Checks that `[addr, addr + len)` is user memory the process may read (or
+/// write), breaking copy-on-write sharing for writes.
+pub fn check_range(addr: u64, len: usize, write: bool) -> Result<(), Errno> {
+    if len == 0 {
+        return Ok(());
+    }
+    let end = addr.checked_add(len as u64).ok_or(Errno::EFAULT)?;
+    if end > USER_TOP {
+        return Err(Errno::EFAULT);
+    }
+    let space = Space::current();
+    let mut page = addr & !(PAGE_SIZE - 1);
+    while page < end {
+        let (_, flags) = space.translate(VirtAddr::new(page)).ok_or(Errno::EFAULT)?;
+        if !flags.contains(Flags::USER_ACCESSIBLE) {
+            return Err(Errno::EFAULT);
+        }
+        if write && !flags.contains(Flags::WRITABLE) {
+            if !flags.contains(COW) {
+                return Err(Errno::EFAULT);
+            }
+            crate::proc::vm::break_cow(space, page).map_err(|_| Errno::EFAULT)?;
+        }
+        page += PAGE_SIZE;
+    }
+    Ok(())
+}
+
+/// Copies user memory at `src` into `dst`.
+pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
+    check_range(src, dst.len(), false)?;
+    // SAFETY: the source range was checked to be mapped user memory; a fault
+    // anyway is recovered by the fixup and reported below.
+    let left = unsafe { uaccess_copy(dst.as_mut_ptr(), src as *const u8, dst.len()) };
+    if left == 0 {
+        Ok(())
+    } else {
+        Err(Errno::EFAULT)
+    }
+}
+
+/// Copies `src` to user memory at `dst`.
+pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Errno> {
+    check_range(dst, src.len(), true)?;
+    // SAFETY: as in copy_from_user, with the range checked writable.
+    let left = unsafe { uaccess_copy(dst as *mut u8, src.as_ptr(), src.len()) };
+    if left == 0 {
+        Ok(())
+    } else {
+        Err(Errno::EFAULT)
+    }
+}
+
+/// Plain-data types that may be copied to and from user memory byte for byte.
+///
+/// # Safety
+/// Every bit pattern must be a valid value and the type must have no padding
+/// that could leak kernel bytes (or the padding must be zeroed by the caller).
+pub unsafe trait Pod: Copy {}
+
+// SAFETY: integers and these repr(C) structs of integers accept every bit
+// pattern; their padding (Stat, Dirent64Header) is written as zero fields.
+unsafe impl Pod for u8 {}
+unsafe impl Pod for u16 {}
+unsafe impl Pod for u32 {}
+unsafe impl Pod for u64 {}
+unsafe impl Pod for i32 {}
+unsafe impl Pod for i64 {}
+unsafe impl Pod for abi::types::KInfo {}
+unsafe impl Pod for abi::types::ProcInfo {}
+unsafe impl Pod for abi::types::Stat {}
+unsafe impl Pod for abi::types::Timespec {}
+unsafe impl Pod for abi::types::Utsname {}
+unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
+
+/// Reads one `T` from user memory.
+pub fn read<T: Pod>(addr: u64) -> Result<T, Errno> {
+    let mut value = core::mem::MaybeUninit::<T>::zeroed();
+    // SAFETY: the slice covers exactly the (zeroed) value's bytes.
+    let bytes =
+        unsafe { core::slice::from_raw_parts_mut(value.as_mut_ptr().cast::<u8>(), size_of::<T>()) };
+    copy_from_user(bytes, addr)?;
+    // SAFETY: T is Pod, so any bytes make a valid value.
+    Ok(unsafe { value.assume_init() })
+}
+
+/// Writes one `T` to user memory.
+pub fn write<T: Pod>(addr: u64, value: &T) -> Result<(), Errno> {
+    // SAFETY: a Pod value's bytes can be viewed as a byte slice.
+    let bytes =
+        unsafe { core::slice::from_raw_parts((value as *const T).cast::<u8>(), size_of::<T>()) };
+    copy_to_user(addr, bytes)
+}
+
+/// Reads a NUL-terminated string of at most `max` bytes (not counting the NUL).
+pub fn read_cstr(addr: u64, max: usize) -> Result<String, Errno> {
+    let mut out = Vec::new();
+    let mut at = addr;
+    loop {
+        let chunk = (PAGE_SIZE - at % PAGE_SIZE) as usize;
+        let mut buf = [0u8; PAGE_SIZE as usize];
+        copy_from_user(&mut buf[..chunk], at)?;
+        if let Some(nul) = buf[..chunk].iter().position(|&b| b == 0) {
+            out.extend_from_slice(&buf[..nul]);
+            break;
+        }
+        out.extend_from_slice(&buf[..chunk]);
+        if out.len() > max {
+            return Err(Errno::ENAMETOOLONG);
+        }
+        at = at.checked_add(chunk as u64).ok_or(Errno::EFAULT)?;
+    }
+    if out.len() > max {
+        return Err(Errno::ENAMETOOLONG);
+    }
+    String::from_utf8(out).map_err(|_| Errno::EINVAL)
+}
+
+/// Reads a NULL-terminated array of pointers (argv, envp): at most `max`
+/// entries, else `E2BIG`. A null `addr` is an empty array.
+pub fn read_ptr_array(addr: u64, max: usize) -> Result<Vec<u64>, Errno> {
+    let mut out = Vec::new();
+    if addr == 0 {
+        return Ok(out);
+    }
+    loop {
+        let at = addr
+            .checked_add(8 * out.len() as u64)
+            .ok_or(Errno::EFAULT)?;
+        let ptr: u64 = read(at)?;
+        if ptr == 0 {
+            return Ok(out);
+        }
+        if out.len() == max {
+            return Err(Errno::E2BIG);
+        }
+        out.push(ptr);
+    }
+}

@@ -1,0 +1,246 @@
+//! execve: replacing a process's program.
+//!
+//! The new image is built completely in a fresh address space (segments from
+//! the ELF file, a stack holding argc, argv, envp and the aux vector exactly as
+//! Linux lays them out) before anything of the caller changes. Only when all
+//! of that succeeded does the process switch to it, drop the old memory and
+//! its close-on-exec descriptors, and have its trap frame rewritten so the
+//! return to user mode lands at the new entry point. A failed exec therefore
+//! returns an error to an unchanged caller.
+
+use abi::Errno;
+use abi::types::*;
+use alloc::string::String;
+use alloc::vec::Vec;
+use kcore::elf::{self, Executable, PF_W, PF_X};
+use x86_64::VirtAddr;
+use x86_64::structures::paging::PageTableFlags as Flags;
+
+use super::current;
+use super::vm::{STACK_SIZE, STACK_TOP, UserMemory, alloc_user_frame, page_down, page_up};
+use crate::arch::trap::TrapFrame;
+use crate::fs::ramfs::{self, Content};
+use crate::mm::paging::AddressSpace;
+use crate::mm::{USER_TOP, uaccess};
+
+/// Most argv + envp strings, in bytes (Linux allows more; we keep it small).
+pub const ARG_MAX: usize = 128 * 1024;
+const MAX_ARGS: usize = 4096;
+
+/// A loaded program, ready to run.
+pub struct Image {
+    pub mem: UserMemory,
+    pub entry: u64,
+    pub stack_pointer: u64,
+}
+
+/// execve(2) with user pointers.
+pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usize, Errno> {
+    let path = uaccess::read_cstr(path, kcore::path::PATH_MAX)?;
+    let argv = read_strings(argv)?;
+    let envp = read_strings(envp)?;
+    if argv.iter().chain(&envp).map(|s| s.len() + 1).sum::<usize>() > ARG_MAX {
+        return Err(Errno::E2BIG);
+    }
+    let full = kcore::path::resolve(&current(|p| p.cwd.clone()), &path)?;
+    let image = load(&full, &argv, &envp)?;
+    let name = program_name(&full);
+    let (old, closed) = current(|p| {
+        p.name = name;
+        p.fs_base = 0;
+        (p.mem.replace(image.mem), p.files.take_cloexec())
+    });
+    current(|p| p.mem.as_ref().expect("just set").space.activate());
+    x86_64::registers::model_specific::FsBase::write(VirtAddr::zero());
+    drop(old);
+    drop(closed);
+    *tf = user_entry_frame(image.entry, image.stack_pointer);
+    Ok(0)
+}
+
+/// The trap frame that starts a program: entry point, stack, interrupts on.
+pub fn user_entry_frame(entry: u64, stack_pointer: u64) -> TrapFrame {
+    let sel = crate::arch::gdt::selectors();
+    TrapFrame {
+        rip: entry,
+        rsp: stack_pointer,
+        rflags: 0x202,
+        cs: u64::from(sel.user_code.0),
+        ss: u64::from(sel.user_data.0),
+        ..TrapFrame::default()
+    }
+}
+
+pub fn program_name(path: &str) -> String {
+    String::from(path.rsplit('/').next().unwrap_or(path))
+}
+
+fn read_strings(array: u64) -> Result<Vec<String>, Errno> {
+    let ptrs = uaccess::read_ptr_array(array, MAX_ARGS)?;
+    let mut total = 0;
+    let mut out = Vec::with_capacity(ptrs.len());
+    for ptr in ptrs {
+        let s = uaccess::read_cstr(ptr, ARG_MAX).map_err(|e| {
+            if e == Errno::ENAMETOOLONG {
+                Errno::E2BIG
+            } else {
+                e
+            }
+        })?;
+        total += s.len() + 1;
+        if total > ARG_MAX {
+            return Err(Errno::E2BIG);
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
+/// Loads the program at absolute `path` into a new address space.
+pub fn load(path: &str, argv: &[String], envp: &[String]) -> Result<Image, Errno> {
+    let node = ramfs::lookup(path)?;
+    let data = match &node.lock().content {
+        Content::File(bytes) => bytes.clone(),
+        _ => return Err(Errno::EACCES),
+    };
+    let exe = elf::parse(&data, USER_TOP)?;
+    let image_end = exe
+        .segments
+        .iter()
+        .map(|s| s.vaddr + s.mem_size)
+        .max()
+        .unwrap_or(0);
+    let mem = UserMemory::new(
+        AddressSpace::new().ok_or(Errno::ENOMEM)?,
+        page_up(image_end),
+    );
+    load_segments(&mem, &exe, &data)?;
+    let stack_flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
+    mem.map_zeroed(STACK_TOP - STACK_SIZE, STACK_TOP, stack_flags)?;
+    let stack_pointer = build_stack(&mem, &exe, path, argv, envp)?;
+    Ok(Image {
+        mem,
+        entry: exe.entry,
+        stack_pointer,
+    })
+}
+
+fn load_segments(mem: &UserMemory, exe: &Executable, data: &[u8]) -> Result<(), Errno> {
+    for seg in exe.segments.iter() {
+        let mut flags = Flags::PRESENT;
+        if seg.flags & PF_W != 0 {
+            flags |= Flags::WRITABLE;
+        }
+        if seg.flags & PF_X == 0 {
+            flags |= Flags::NO_EXECUTE;
+        }
+        for page in (page_down(seg.vaddr)..page_up(seg.vaddr + seg.mem_size)).step_by(4096) {
+            let page = VirtAddr::new(page);
+            match mem.space.translate(page) {
+                // Two segments share this page: it gets the union of rights.
+                Some((_, old)) => {
+                    let mut merged = old | (flags & Flags::WRITABLE);
+                    if !flags.contains(Flags::NO_EXECUTE) {
+                        merged -= Flags::NO_EXECUTE;
+                    }
+                    mem.space.set_flags(page, merged);
+                }
+                None => {
+                    let frame = alloc_user_frame()?;
+                    mem.space
+                        .map(page, frame, flags)
+                        .map_err(|_| Errno::ENOMEM)?;
+                }
+            }
+        }
+        let bytes = &data[seg.offset as usize..(seg.offset + seg.file_size) as usize];
+        mem.space
+            .write_bytes(seg.vaddr, bytes)
+            .map_err(|_| Errno::ENOMEM)?;
+    }
+    Ok(())
+}
+
+/// 16 bytes for AT_RANDOM: not cryptographic, just different every exec.
+fn random_bytes() -> [u8; 16] {
+    let mut x = crate::arch::rdtsc() | 1;
+    let mut out = [0u8; 16];
+    for chunk in out.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes());
+    }
+    out
+}
+
+/// Lays out the initial stack as the Linux x86_64 ABI does; returns rsp.
+fn build_stack(
+    mem: &UserMemory,
+    exe: &Executable,
+    path: &str,
+    argv: &[String],
+    envp: &[String],
+) -> Result<u64, Errno> {
+    let space = &mem.space;
+    let mut sp = STACK_TOP;
+    let mut push = |bytes: &[u8]| -> Result<u64, Errno> {
+        sp -= bytes.len() as u64;
+        space.write_bytes(sp, bytes).map_err(|_| Errno::E2BIG)?;
+        Ok(sp)
+    };
+    let mut cstr = |s: &str| -> Result<u64, Errno> {
+        let mut bytes = Vec::with_capacity(s.len() + 1);
+        bytes.extend_from_slice(s.as_bytes());
+        bytes.push(0);
+        push(&bytes)
+    };
+    let execfn = cstr(path)?;
+    let env_ptrs: Vec<u64> = envp
+        .iter()
+        .rev()
+        .map(|s| cstr(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let arg_ptrs: Vec<u64> = argv
+        .iter()
+        .rev()
+        .map(|s| cstr(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let random = push(&random_bytes())?;
+    let auxv = [
+        (AT_PHDR, exe.phdr_vaddr),
+        (AT_PHENT, 56),
+        (AT_PHNUM, u64::from(exe.phnum)),
+        (AT_PAGESZ, 4096),
+        (AT_BASE, 0),
+        (AT_FLAGS, 0),
+        (AT_ENTRY, exe.entry),
+        (AT_UID, 0),
+        (AT_EUID, 0),
+        (AT_GID, 0),
+        (AT_EGID, 0),
+        (AT_SECURE, 0),
+        (AT_CLKTCK, u64::from(crate::clock::hz())),
+        (AT_RANDOM, random),
+        (AT_EXECFN, execfn),
+        (AT_NULL, 0),
+    ];
+    let mut words: Vec<u64> = Vec::new();
+    words.push(argv.len() as u64);
+    words.extend(arg_ptrs.iter().rev());
+    words.push(0);
+    words.extend(env_ptrs.iter().rev());
+    words.push(0);
+    for (key, value) in auxv {
+        words.push(key);
+        words.push(value);
+    }
+    let mut sp = (random & !15) - (words.len() as u64 * 8);
+    sp &= !15;
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    if sp < STACK_TOP - STACK_SIZE {
+        return Err(Errno::E2BIG);
+    }
+    space.write_bytes(sp, &bytes).map_err(|_| Errno::E2BIG)?;
+    Ok(sp)
+}

@@ -1,0 +1,229 @@
+//! Birth and death: the first process, fork, exit, wait4, kill.
+//!
+//! fork copies the parent's address space copy-on-write, shares its open
+//! files, and gives the child a kernel stack whose saved trap frame is the
+//! parent's with rax = 0, so both return from the same fork, each with its
+//! own answer. exit frees what it can at once (memory, files), hands children
+//! to init, and leaves a zombie holding the wait status and the kernel stack,
+//! which the parent's wait4 frees. When init itself exits the machine powers
+//! off with init's status, which is how `cargo xtask run -- PROGRAM` ends.
+
+use abi::Errno;
+use abi::types::{NSIG, SIGCHLD, WNOHANG};
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use x86_64::instructions::interrupts;
+
+use super::sched::{self, Chan};
+use super::{INIT_PID, MAX_PROCS, Pid, Process, State, TABLE, current, exec};
+use crate::arch::switch::prepare_new_stack;
+use crate::arch::trap::TrapFrame;
+use crate::fs::file::{FdTable, Kind, OpenFile};
+use crate::mm::kstack::KernelStack;
+use crate::mm::uaccess;
+
+/// Creates process 1 running `path` with `args`, its stdin, stdout and stderr
+/// on the console.
+pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
+    let mut argv = Vec::from([String::from(path)]);
+    argv.extend_from_slice(args);
+    let envp = [String::from("PATH=/bin"), String::from("HOME=/")];
+    let image = exec::load(path, &argv, &envp)?;
+    let console = crate::fs::ramfs::lookup("/dev/console")?;
+    let mut files = FdTable::default();
+    for _ in 0..3 {
+        files.install(
+            OpenFile::new(Kind::Node(console.clone()), abi::types::O_RDWR),
+            false,
+        )?;
+    }
+    let kstack = KernelStack::new().ok_or(Errno::ENOMEM)?;
+    let frame = exec::user_entry_frame(image.entry, image.stack_pointer);
+    // SAFETY: the stack was just mapped and nothing runs on it yet.
+    let saved_rsp = unsafe { prepare_new_stack(kstack.top(), &frame) };
+    let mut table = TABLE.lock();
+    let pid = table.alloc_pid();
+    assert_eq!(pid, INIT_PID, "init is the first process");
+    table.procs.insert(
+        pid,
+        Box::new(new_process(
+            pid,
+            0,
+            exec::program_name(path),
+            image.mem,
+            kstack,
+            saved_rsp,
+            files,
+            String::from("/"),
+        )),
+    );
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn new_process(
+    pid: Pid,
+    ppid: Pid,
+    name: String,
+    mem: super::vm::UserMemory,
+    kstack: KernelStack,
+    saved_rsp: u64,
+    files: FdTable,
+    cwd: String,
+) -> Process {
+    Process {
+        pid,
+        ppid,
+        name,
+        state: State::Runnable,
+        mem: Some(mem),
+        kstack,
+        saved_rsp,
+        files,
+        cwd,
+        user_ticks: 0,
+        system_ticks: 0,
+        slice_left: 0,
+        killed: None,
+        wake_at: 0,
+        fs_base: 0,
+    }
+}
+
+/// fork(2): the child returns 0 from the same call.
+pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
+    if TABLE.lock().procs.len() >= MAX_PROCS {
+        return Err(Errno::EAGAIN);
+    }
+    let (ppid, mem, files, cwd, name, fs_base) = current(|p| {
+        let mem = p.mem.as_ref().expect("a running process has memory").fork();
+        (
+            p.pid,
+            mem,
+            p.files.clone(),
+            p.cwd.clone(),
+            p.name.clone(),
+            p.fs_base,
+        )
+    });
+    let mem = mem?;
+    let kstack = KernelStack::new().ok_or(Errno::ENOMEM)?;
+    let mut child_frame = *tf;
+    child_frame.rax = 0;
+    // SAFETY: the stack was just mapped and nothing runs on it yet.
+    let saved_rsp = unsafe { prepare_new_stack(kstack.top(), &child_frame) };
+    let mut table = TABLE.lock();
+    if table.procs.len() >= MAX_PROCS {
+        return Err(Errno::EAGAIN);
+    }
+    let pid = table.alloc_pid();
+    let mut child = new_process(pid, ppid, name, mem, kstack, saved_rsp, files, cwd);
+    child.fs_base = fs_base;
+    table.procs.insert(pid, Box::new(child));
+    Ok(pid as usize)
+}
+
+/// Ends the current process with wait status `status`.
+pub fn exit(status: i32) -> ! {
+    let (pid, files, mem) = current(|p| (p.pid, p.files.take_all(), p.mem.take()));
+    drop(files);
+    drop(mem);
+    if pid == INIT_PID {
+        power_off_after_init(status);
+    }
+    interrupts::disable();
+    {
+        let mut table = TABLE.lock();
+        let ppid = table.procs[&pid].ppid;
+        let mut zombie_orphans = false;
+        for p in table.procs.values_mut().filter(|p| p.ppid == pid) {
+            p.ppid = INIT_PID;
+            zombie_orphans |= matches!(p.state, State::Zombie { .. });
+        }
+        table
+            .procs
+            .get_mut(&pid)
+            .expect("current is in the table")
+            .state = State::Zombie { status };
+        drop(table);
+        sched::wakeup(Chan::Child(ppid));
+        if zombie_orphans {
+            sched::wakeup(Chan::Child(INIT_PID));
+        }
+    }
+    sched::switch_to_scheduler();
+    unreachable!("a zombie was scheduled");
+}
+
+fn power_off_after_init(status: i32) -> ! {
+    let code = if status & 0x7f == 0 {
+        (status >> 8) & 0xff
+    } else {
+        128 + (status & 0x7f)
+    };
+    crate::info!("init exited with status {code}; powering off");
+    crate::fs::export::export_all();
+    crate::arch::power::exit(code.min(126) as u8)
+}
+
+/// wait4(2), without rusage.
+pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
+    const KNOWN: u32 = WNOHANG | 2 /* WUNTRACED */ | 8 /* WCONTINUED */ | 0x4000_0000 /* __WALL */;
+    if options & !KNOWN != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if status_ptr != 0 {
+        // Checked before reaping, so a bad pointer loses no child.
+        uaccess::check_range(status_ptr, 4, true)?;
+    }
+    let me = current(|p| p.pid);
+    let is_wanted = |p: &Process| p.ppid == me && (want <= 0 || want as Pid == p.pid);
+    let reaped = sched::wait_event(Chan::Child(me), || {
+        let mut table = TABLE.lock();
+        if !table.procs.values().any(|p| is_wanted(p)) {
+            return Some(Err(Errno::ECHILD));
+        }
+        let zombie = table
+            .procs
+            .values()
+            .find(|p| is_wanted(p) && matches!(p.state, State::Zombie { .. }));
+        if let Some(pid) = zombie.map(|p| p.pid) {
+            return Some(Ok(table.procs.remove(&pid)));
+        }
+        if options & WNOHANG != 0 {
+            Some(Ok(None))
+        } else {
+            None
+        }
+    })??;
+    let Some(child) = reaped else { return Ok(0) };
+    let State::Zombie { status } = child.state else {
+        unreachable!("reaped a zombie")
+    };
+    if status_ptr != 0 {
+        uaccess::write(status_ptr, &status)?;
+    }
+    Ok(child.pid as usize) // dropping `child` frees its kernel stack
+}
+
+/// kill(2) for one process. Without signal handlers (yet) every signal but
+/// SIGCHLD ends the target, at its next return to user mode.
+pub fn kill(pid: i32, signal: u32) -> Result<usize, Errno> {
+    if signal >= NSIG {
+        return Err(Errno::EINVAL);
+    }
+    if pid <= 0 {
+        return Err(Errno::EINVAL); // process groups and broadcast are not supported
+    }
+    let mut table = TABLE.lock();
+    let p = table.procs.get_mut(&(pid as Pid)).ok_or(Errno::ESRCH)?;
+    if signal == 0 || signal == SIGCHLD || matches!(p.state, State::Zombie { .. }) {
+        return Ok(0);
+    }
+    p.killed.get_or_insert(signal);
+    if let State::Sleeping(_) = p.state {
+        p.state = State::Runnable;
+    }
+    Ok(0)
+}

@@ -1,0 +1,159 @@
+//! Processes: the table, the current process, and what happens on the way
+//! back to user mode.
+//!
+//! Every process is a `Box<Process>` in one table behind an `IrqLock` (the
+//! timer interrupt reads it to charge ticks). Code running for the current
+//! process reaches it with `current(|p| ...)`; nothing may sleep or switch
+//! while inside that closure, so files, address spaces and the like are cloned
+//! or taken out before blocking work.
+//!
+//! Files in this directory: `sched.rs` (switching, sleeping, waking),
+//! `vm.rs` (user memory: brk, mmap, copy-on-write), `exec.rs` (loading ELF
+//! programs), `lifecycle.rs` (fork, exit, wait, kill), `fault.rs` (user faults).
+
+pub mod exec;
+pub mod fault;
+pub mod lifecycle;
+pub mod sched;
+pub mod vm;
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+
+use crate::fs::file::FdTable;
+use crate::mm::kstack::KernelStack;
+use crate::sync::IrqLock;
+use sched::Chan;
+use vm::UserMemory;
+
+pub type Pid = u32;
+
+/// The process the kernel starts first and that adopts orphans.
+pub const INIT_PID: Pid = 1;
+/// Most processes at once; fork beyond this is EAGAIN.
+pub const MAX_PROCS: usize = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Runnable,
+    Running,
+    Sleeping(Chan),
+    /// Exited; `status` is the wait status, kept until the parent reaps it.
+    Zombie {
+        status: i32,
+    },
+}
+
+pub struct Process {
+    pub pid: Pid,
+    pub ppid: Pid,
+    pub name: String,
+    pub state: State,
+    /// None once the process has exited.
+    pub mem: Option<UserMemory>,
+    pub kstack: KernelStack,
+    /// Saved kernel rsp while switched out (see arch/switch.rs).
+    pub saved_rsp: u64,
+    pub files: FdTable,
+    pub cwd: String,
+    pub user_ticks: u64,
+    pub system_ticks: u64,
+    /// Ticks left in the current time slice.
+    pub slice_left: u32,
+    /// A fatal signal to die of on the way back to user mode.
+    pub killed: Option<u32>,
+    /// Tick at which a nanosleep ends.
+    pub wake_at: u64,
+    /// The user's FS base (thread pointer), set by arch_prctl.
+    pub fs_base: u64,
+}
+
+impl Process {
+    /// The user registers, saved at the top of the kernel stack on every entry.
+    pub fn trap_frame(&self) -> *mut crate::arch::trap::TrapFrame {
+        (self.kstack.top() - size_of::<crate::arch::trap::TrapFrame>() as u64) as *mut _
+    }
+}
+
+pub struct Table {
+    pub procs: BTreeMap<Pid, Box<Process>>,
+    pub current: Option<Pid>,
+    next_pid: Pid,
+}
+
+impl Table {
+    pub fn alloc_pid(&mut self) -> Pid {
+        loop {
+            let pid = self.next_pid;
+            self.next_pid = if self.next_pid >= 32767 {
+                2
+            } else {
+                self.next_pid + 1
+            };
+            if !self.procs.contains_key(&pid) {
+                return pid;
+            }
+        }
+    }
+
+    pub fn current_mut(&mut self) -> Option<&mut Process> {
+        let pid = self.current?;
+        self.procs.get_mut(&pid).map(|p| &mut **p)
+    }
+}
+
+pub static TABLE: IrqLock<Table> = IrqLock::new(Table {
+    procs: BTreeMap::new(),
+    current: None,
+    next_pid: 1,
+});
+
+/// Runs `f` on the current process. Panics if there is none: only code
+/// running on behalf of a process calls this.
+pub fn current<R>(f: impl FnOnce(&mut Process) -> R) -> R {
+    let mut table = TABLE.lock();
+    f(table.current_mut().expect("no current process"))
+}
+
+pub fn current_pid() -> Option<Pid> {
+    TABLE.lock().current
+}
+
+/// Work due before a return to user mode: dying of a signal, giving up the
+/// CPU at the end of a time slice.
+pub fn return_to_user() {
+    let (killed, resched) = {
+        let mut table = TABLE.lock();
+        match table.current_mut() {
+            Some(p) => (p.killed, p.slice_left == 0),
+            None => return,
+        }
+    };
+    if let Some(signal) = killed {
+        lifecycle::exit(abi::types::wait_status_signaled(signal));
+    }
+    if resched {
+        sched::yield_now();
+    }
+}
+
+/// Called on every tick: charge it to the running process and wake sleepers
+/// whose time has come.
+pub fn on_tick(from_user: bool) {
+    let now = crate::clock::ticks();
+    let mut table = TABLE.lock();
+    if let Some(p) = table.current_mut() {
+        if from_user {
+            p.user_ticks += 1;
+        } else {
+            p.system_ticks += 1;
+        }
+        p.slice_left = p.slice_left.saturating_sub(1);
+    }
+    for p in table.procs.values_mut() {
+        if p.state == State::Sleeping(Chan::Timer) && p.wake_at <= now {
+            p.state = State::Runnable;
+        }
+    }
+}

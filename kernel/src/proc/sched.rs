@@ -1,0 +1,150 @@
+//! The scheduler: round-robin over runnable processes, xv6 style.
+//!
+//! The boot stack becomes the scheduler's own thread (`run`): it picks the
+//! next runnable process after the last one, switches to its kernel stack and
+//! address space, and gets control back when that process gives up the CPU:
+//! because its time slice ran out (preemption, on the way back to user mode),
+//! it went to sleep on a wait channel, or it exited. With nothing runnable the
+//! scheduler halts until the next interrupt.
+//!
+//! Sleeping is `wait_event(chan, poll)`: with interrupts off, `poll` checks
+//! the condition and, if it does not hold, the process sleeps on `chan` until
+//! someone calls `wakeup(chan)`. Checking and sleeping with interrupts off is
+//! what keeps a wakeup from an interrupt handler from being lost in between.
+
+use abi::Errno;
+use x86_64::instructions::interrupts;
+use x86_64::registers::model_specific::FsBase;
+
+use super::{Pid, State, TABLE, current};
+use crate::arch::{gdt, switch::switch_stacks, syscall};
+
+/// What a sleeping process waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chan {
+    /// A child of this pid to change state (wait4).
+    Child(Pid),
+    /// Data or room in the pipe at this address.
+    Pipe(usize),
+    /// A line of console input.
+    Console,
+    /// The tick at `Process::wake_at` (nanosleep).
+    Timer,
+}
+
+/// The scheduler thread's saved rsp while a process runs.
+static mut SCHEDULER_RSP: u64 = 0;
+
+/// Ticks in a time slice: 10 ms, at least one tick.
+pub fn time_slice() -> u32 {
+    (crate::clock::hz() / 100).max(1)
+}
+
+/// The scheduler loop; never returns.
+pub fn run() -> ! {
+    let mut last: Pid = 0;
+    loop {
+        interrupts::disable();
+        let next = {
+            let mut table = TABLE.lock();
+            let runnable =
+                |(_, p): &(&Pid, &alloc::boxed::Box<super::Process>)| p.state == State::Runnable;
+            let pick = table
+                .procs
+                .range(last + 1..)
+                .find(runnable)
+                .or_else(|| table.procs.range(..=last).find(runnable))
+                .map(|(pid, _)| *pid);
+            pick.map(|pid| {
+                table.current = Some(pid);
+                let p = table.procs.get_mut(&pid).expect("picked from the table");
+                p.state = State::Running;
+                p.slice_left = time_slice();
+                (
+                    pid,
+                    p.saved_rsp,
+                    p.kstack.top(),
+                    p.mem.as_ref().map(|m| m.space.space()),
+                    p.fs_base,
+                )
+            })
+        };
+        match next {
+            Some((pid, rsp, stack_top, space, fs_base)) => {
+                last = pid;
+                gdt::set_kernel_stack(x86_64::VirtAddr::new(stack_top));
+                syscall::set_kernel_stack(stack_top);
+                if let Some(space) = space {
+                    space.activate();
+                }
+                FsBase::write(x86_64::VirtAddr::new_truncate(fs_base));
+                // SAFETY: `rsp` is the saved context of a process whose
+                // kernel stack is mapped; it switches back here when it
+                // gives up the CPU.
+                unsafe { switch_stacks(core::ptr::addr_of_mut!(SCHEDULER_RSP), rsp) };
+                TABLE.lock().current = None;
+            }
+            None => interrupts::enable_and_hlt(),
+        }
+    }
+}
+
+/// Switches from the current process to the scheduler. Interrupts must be
+/// off and the process's state already changed from Running.
+pub fn switch_to_scheduler() {
+    debug_assert!(!interrupts::are_enabled());
+    let save = current(|p| core::ptr::addr_of_mut!(p.saved_rsp));
+    // SAFETY: `save` points into the current process's boxed entry, which
+    // stays put while it is switched out; SCHEDULER_RSP was saved by `run`.
+    unsafe { switch_stacks(save, SCHEDULER_RSP) };
+}
+
+/// Gives up the CPU but stays runnable.
+pub fn yield_now() {
+    let were_enabled = interrupts::are_enabled();
+    interrupts::disable();
+    current(|p| p.state = State::Runnable);
+    switch_to_scheduler();
+    if were_enabled {
+        interrupts::enable();
+    }
+}
+
+/// Sleeps on `chan` until `poll` returns Some. A kill ends the wait with
+/// `EINTR`.
+pub fn wait_event<R>(chan: Chan, mut poll: impl FnMut() -> Option<R>) -> Result<R, Errno> {
+    let were_enabled = interrupts::are_enabled();
+    let result = loop {
+        interrupts::disable();
+        if let Some(r) = poll() {
+            break Ok(r);
+        }
+        if current(|p| p.killed.is_some()) {
+            break Err(Errno::EINTR);
+        }
+        current(|p| p.state = State::Sleeping(chan));
+        switch_to_scheduler();
+    };
+    if were_enabled {
+        interrupts::enable();
+    }
+    result
+}
+
+/// Makes every process sleeping on `chan` runnable.
+pub fn wakeup(chan: Chan) {
+    for p in TABLE.lock().procs.values_mut() {
+        if p.state == State::Sleeping(chan) {
+            p.state = State::Runnable;
+        }
+    }
+}
+
+/// Sleeps for `ticks` clock ticks.
+pub fn sleep_ticks(ticks: u64) -> Result<(), Errno> {
+    let deadline = crate::clock::ticks() + ticks;
+    current(|p| p.wake_at = deadline);
+    wait_event(Chan::Timer, || {
+        (crate::clock::ticks() >= deadline).then_some(())
+    })
+}

@@ -1,0 +1,250 @@
+//! A process's user memory: program image, heap (brk), mmap areas, stack.
+//!
+//! Layout of the lower half:
+//!
+//!     0x0000_0000_0040_0000  program text and data (where the ELF says)
+//!     brk_start ..  brk      the heap, grown by brk(2) right after the image
+//!          ...               free
+//!     .. MMAP_TOP            anonymous mmap areas, handed out downwards
+//!          ...               free, one unmapped guard page
+//!     STACK_TOP - STACK_SIZE .. STACK_TOP   the user stack
+//!
+//! Memory is mapped eagerly (frames are zeroed when allocated) except that
+//! fork shares every page copy-on-write: `break_cow` gives a writer its own
+//! copy, or just makes the page writable when no one else shares it. User
+//! allocations leave `KERNEL_RESERVE` frames free, so a process that eats all
+//! memory gets ENOMEM while the kernel can still grow its heap.
+
+use abi::Errno;
+use abi::types::{
+    MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, PROT_EXEC, PROT_READ, PROT_WRITE,
+};
+use x86_64::VirtAddr;
+use x86_64::structures::paging::{PageTableFlags as Flags, PhysFrame};
+
+use crate::mm::paging::{AddressSpace, COW, Space};
+use crate::mm::{PAGE_SIZE, USER_TOP, frames, phys_to_virt};
+
+pub const STACK_TOP: u64 = 0x0000_7fff_ffff_f000;
+pub const STACK_SIZE: u64 = 256 * 1024;
+pub const MMAP_TOP: u64 = 0x0000_7f00_0000_0000;
+/// Most the heap may grow past its start.
+pub const BRK_MAX: u64 = 1 << 32;
+/// Frames user allocations leave for the kernel.
+pub const KERNEL_RESERVE: usize = 2048;
+
+pub const fn page_down(a: u64) -> u64 {
+    a & !(PAGE_SIZE - 1)
+}
+
+pub const fn page_up(a: u64) -> u64 {
+    (a + PAGE_SIZE - 1) & !(PAGE_SIZE - 1)
+}
+
+/// A zeroed frame for user memory, or ENOMEM past the kernel's reserve.
+pub fn alloc_user_frame() -> Result<PhysFrame, Errno> {
+    if frames::free_count() <= KERNEL_RESERVE {
+        return Err(Errno::ENOMEM);
+    }
+    frames::alloc().ok_or(Errno::ENOMEM)
+}
+
+/// Page flags for mmap-style `prot` bits.
+pub fn prot_flags(prot: u32) -> Flags {
+    let mut flags = Flags::PRESENT;
+    if prot & PROT_WRITE != 0 {
+        flags |= Flags::WRITABLE;
+    }
+    if prot & PROT_EXEC == 0 {
+        flags |= Flags::NO_EXECUTE;
+    }
+    flags
+}
+
+/// Resolves a write to the copy-on-write page at `page` in `space`.
+pub fn break_cow(space: Space, page: u64) -> Result<(), Errno> {
+    let page = VirtAddr::new(page_down(page));
+    let (phys, flags) = space.translate(page).ok_or(Errno::EFAULT)?;
+    if !flags.contains(COW) {
+        return Err(Errno::EFAULT);
+    }
+    let writable = (flags - COW) | Flags::WRITABLE;
+    let old = PhysFrame::containing_address(phys);
+    if frames::users(old) == 1 {
+        space.set_flags(page, writable);
+        return Ok(());
+    }
+    let new = alloc_user_frame()?;
+    // SAFETY: both frames are mapped by the physical window; `new` is ours
+    // alone and `old` stays alive (shared) during the copy.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            phys_to_virt(old.start_address()).as_ptr::<u8>(),
+            phys_to_virt(new.start_address()).as_mut_ptr::<u8>(),
+            PAGE_SIZE as usize,
+        )
+    };
+    space.unmap(page);
+    frames::release(old);
+    space.map(page, new, writable).map_err(|_| Errno::ENOMEM)
+}
+
+pub struct UserMemory {
+    pub space: AddressSpace,
+    pub brk_start: u64,
+    pub brk: u64,
+    mmap_next: u64,
+}
+
+impl UserMemory {
+    pub fn new(space: AddressSpace, brk_start: u64) -> UserMemory {
+        UserMemory {
+            space,
+            brk_start,
+            brk: brk_start,
+            mmap_next: MMAP_TOP,
+        }
+    }
+
+    /// Maps zeroed pages over `[start, end)`; on failure maps nothing.
+    pub fn map_zeroed(&self, start: u64, end: u64, flags: Flags) -> Result<(), Errno> {
+        for page in (start..end).step_by(PAGE_SIZE as usize) {
+            let mapped = alloc_user_frame().and_then(|frame| {
+                self.space
+                    .map(VirtAddr::new(page), frame, flags)
+                    .map_err(|_| {
+                        frames::release(frame);
+                        Errno::ENOMEM
+                    })
+            });
+            if let Err(e) = mapped {
+                self.unmap_range(start, page);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Unmaps every mapped page in `[start, end)`.
+    pub fn unmap_range(&self, start: u64, end: u64) {
+        for page in (start..end).step_by(PAGE_SIZE as usize) {
+            if let Some(frame) = self.space.unmap(VirtAddr::new(page)) {
+                frames::release(frame);
+            }
+        }
+    }
+
+    /// brk(2): moves the break to `new` if it can; returns the break.
+    pub fn set_brk(&mut self, new: u64) -> u64 {
+        if new < self.brk_start || new > self.brk_start + BRK_MAX {
+            return self.brk;
+        }
+        let (old_end, new_end) = (page_up(self.brk), page_up(new));
+        if new_end > old_end {
+            let flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
+            if self.map_zeroed(old_end, new_end, flags).is_err() {
+                return self.brk;
+            }
+        } else {
+            self.unmap_range(new_end, old_end);
+        }
+        self.brk = new;
+        self.brk
+    }
+
+    /// mmap(2) for private anonymous memory.
+    pub fn mmap(
+        &mut self,
+        addr: u64,
+        len: u64,
+        prot: u32,
+        flags: u32,
+        fd: i64,
+    ) -> Result<u64, Errno> {
+        if len == 0 || flags & (MAP_PRIVATE | MAP_SHARED) == 0 {
+            return Err(Errno::EINVAL);
+        }
+        if flags & MAP_ANONYMOUS == 0 || fd != -1 && fd as i32 != -1 {
+            return Err(Errno::ENODEV); // no file-backed mappings
+        }
+        if prot & !(PROT_READ | PROT_WRITE | PROT_EXEC) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if len > MMAP_TOP {
+            return Err(Errno::ENOMEM);
+        }
+        let len = page_up(len);
+        let start = if flags & MAP_FIXED != 0 {
+            if addr % PAGE_SIZE != 0
+                || addr.checked_add(len).is_none_or(|end| end > USER_TOP)
+                || addr == 0
+            {
+                return Err(Errno::EINVAL);
+            }
+            self.unmap_range(addr, addr + len);
+            addr
+        } else {
+            self.mmap_next
+                .checked_sub(len)
+                .filter(|&s| s > self.brk_start + BRK_MAX)
+                .ok_or(Errno::ENOMEM)?
+        };
+        if prot != 0 {
+            self.map_zeroed(start, start + len, prot_flags(prot))?;
+        }
+        if flags & MAP_FIXED == 0 {
+            self.mmap_next = start;
+        }
+        Ok(start)
+    }
+
+    pub fn munmap(&mut self, addr: u64, len: u64) -> Result<(), Errno> {
+        let end = addr
+            .checked_add(page_up(len))
+            .filter(|&e| e <= USER_TOP)
+            .ok_or(Errno::EINVAL)?;
+        if addr % PAGE_SIZE != 0 || len == 0 {
+            return Err(Errno::EINVAL);
+        }
+        self.unmap_range(addr, end);
+        Ok(())
+    }
+
+    pub fn mprotect(&mut self, addr: u64, len: u64, prot: u32) -> Result<(), Errno> {
+        let end = addr
+            .checked_add(page_up(len))
+            .filter(|&e| e <= USER_TOP)
+            .ok_or(Errno::ENOMEM)?;
+        if addr % PAGE_SIZE != 0 {
+            return Err(Errno::EINVAL);
+        }
+        for page in (addr..end).step_by(PAGE_SIZE as usize) {
+            if self.space.translate(VirtAddr::new(page)).is_none() {
+                return Err(Errno::ENOMEM);
+            }
+        }
+        for page in (addr..end).step_by(PAGE_SIZE as usize) {
+            let (_, old) = self
+                .space
+                .translate(VirtAddr::new(page))
+                .expect("checked above");
+            let mut flags = prot_flags(prot);
+            if flags.contains(Flags::WRITABLE) && old.contains(COW) {
+                flags = (flags - Flags::WRITABLE) | COW; // stays shared until written
+            }
+            self.space.set_flags(VirtAddr::new(page), flags);
+        }
+        Ok(())
+    }
+
+    /// A copy-on-write copy for a forked child.
+    pub fn fork(&self) -> Result<UserMemory, Errno> {
+        let space = self.space.fork_cow().ok_or(Errno::ENOMEM)?;
+        Ok(UserMemory {
+            space,
+            brk_start: self.brk_start,
+            brk: self.brk,
+            mmap_next: self.mmap_next,
+        })
+    }
+}

@@ -1,0 +1,357 @@
+//! File system calls: argument parsing over `fs/`.
+//!
+//! Data moves through kernel buffers of at most `CHUNK` bytes. A user buffer
+//! is checked in full before anything is consumed, so a bad pointer on `read`
+//! is `EFAULT` without losing pipe or console data.
+
+use abi::Errno;
+use abi::types::*;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::SysResult;
+use crate::fs::file::{self, Kind, OpenFile};
+use crate::fs::pipe::Pipe;
+use crate::fs::ramfs::{self, Content};
+use crate::mm::uaccess;
+use crate::proc::current;
+
+const CHUNK: usize = 64 * 1024;
+
+fn fd_file(fd: i32) -> Result<Arc<OpenFile>, Errno> {
+    current(|p| p.files.get(fd))
+}
+
+/// Reads a path argument and resolves it against the current directory.
+/// `dirfd` other than AT_FDCWD is supported only for absolute paths.
+fn user_path(dirfd: i32, ptr: u64) -> Result<String, Errno> {
+    let path = uaccess::read_cstr(ptr, kcore::path::PATH_MAX)?;
+    if dirfd != AT_FDCWD && !path.starts_with('/') {
+        fd_file(dirfd)?;
+        return Err(Errno::EINVAL);
+    }
+    kcore::path::resolve(&current(|p| p.cwd.clone()), &path)
+}
+
+pub fn read(fd: i32, buf: u64, count: u64) -> SysResult {
+    let file = fd_file(fd)?;
+    let count = (count as usize).min(CHUNK);
+    uaccess::check_range(buf, count, true)?;
+    let mut kbuf = vec![0u8; count];
+    let n = file.read(&mut kbuf)?;
+    uaccess::copy_to_user(buf, &kbuf[..n])?;
+    Ok(n)
+}
+
+pub fn write(fd: i32, buf: u64, count: u64) -> SysResult {
+    let file = fd_file(fd)?;
+    uaccess::check_range(buf, count as usize, false)?;
+    let mut done = 0usize;
+    while done < count as usize {
+        let n = (count as usize - done).min(CHUNK);
+        let mut kbuf = vec![0u8; n];
+        uaccess::copy_from_user(&mut kbuf, buf + done as u64)?;
+        match file.write(&kbuf) {
+            Ok(written) => done += written,
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break,
+        }
+    }
+    Ok(done)
+}
+
+fn iovecs(iov: u64, count: u64) -> Result<Vec<(u64, u64)>, Errno> {
+    if count > 1024 {
+        return Err(Errno::EINVAL);
+    }
+    (0..count)
+        .map(|i| {
+            Ok((
+                uaccess::read::<u64>(iov + 16 * i)?,
+                uaccess::read::<u64>(iov + 16 * i + 8)?,
+            ))
+        })
+        .collect()
+}
+
+pub fn readv(fd: i32, iov: u64, count: u64) -> SysResult {
+    let mut total = 0;
+    for (base, len) in iovecs(iov, count)? {
+        let n = read(fd, base, len)?;
+        total += n;
+        if n < len as usize {
+            break;
+        }
+    }
+    Ok(total)
+}
+
+pub fn writev(fd: i32, iov: u64, count: u64) -> SysResult {
+    let mut total = 0;
+    for (base, len) in iovecs(iov, count)? {
+        total += write(fd, base, len)?;
+    }
+    Ok(total)
+}
+
+pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
+    let path = user_path(dirfd, path)?;
+    let node = if flags & O_CREAT != 0 {
+        ramfs::create(&path, mode & 0o7777, flags & O_EXCL != 0)?
+    } else {
+        ramfs::lookup(&path)?
+    };
+    let is_dir = node.lock().is_dir();
+    if flags & O_DIRECTORY != 0 && !is_dir {
+        return Err(Errno::ENOTDIR);
+    }
+    if is_dir && flags & O_ACCMODE != O_RDONLY {
+        return Err(Errno::EISDIR);
+    }
+    if flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY && !is_dir {
+        file::truncate_node(&node, 0)?;
+    }
+    let file = OpenFile::new(Kind::Node(node), flags);
+    current(|p| p.files.install(file, flags & O_CLOEXEC != 0)).map(|fd| fd as usize)
+}
+
+pub fn close(fd: i32) -> SysResult {
+    let file = current(|p| p.files.remove(fd))?;
+    drop(file); // outside the table lock: closing a pipe end wakes its peer
+    Ok(0)
+}
+
+pub fn lseek(fd: i32, offset: i64, whence: u32) -> SysResult {
+    fd_file(fd)?.seek(offset, whence).map(|o| o as usize)
+}
+
+pub fn stat(dirfd: i32, path: u64, buf: u64, flags: u32) -> SysResult {
+    const AT_EMPTY_PATH: u32 = 0x1000;
+    if flags & AT_EMPTY_PATH != 0 && uaccess::read::<u8>(path)? == 0 {
+        return fstat(dirfd, buf);
+    }
+    let node = ramfs::lookup(&user_path(dirfd, path)?)?;
+    uaccess::write(buf, &file::stat_node(&node))?;
+    Ok(0)
+}
+
+pub fn fstat(fd: i32, buf: u64) -> SysResult {
+    let st = fd_file(fd)?.stat();
+    uaccess::write(buf, &st)?;
+    Ok(0)
+}
+
+/// Entries are numbered 0 ".", 1 "..", then the directory's names in order;
+/// the file offset is the number of the next entry.
+pub fn getdents64(fd: i32, buf: u64, count: u64) -> SysResult {
+    let file = fd_file(fd)?;
+    let Kind::Node(node) = &file.kind else {
+        return Err(Errno::ENOTDIR);
+    };
+    let ino = node.lock().ino;
+    let entries = ramfs::list(node)?;
+    let mut out: Vec<u8> = Vec::new();
+    let mut index = file.offset() as usize;
+    while index < entries.len() + 2 {
+        let (name, d_ino, d_type) = match index {
+            0 => (".", ino, DT_DIR),
+            1 => ("..", ino, DT_DIR),
+            i => {
+                let (name, child) = &entries[i - 2];
+                let child = child.lock();
+                let kind = match child.content {
+                    Content::Dir(_) => DT_DIR,
+                    Content::File(_) => DT_REG,
+                    Content::Console => DT_CHR,
+                };
+                (name.as_str(), child.ino, kind)
+            }
+        };
+        let reclen = (DIRENT64_NAME_OFFSET + name.len() + 1).next_multiple_of(8);
+        if out.len() + reclen > count as usize {
+            break;
+        }
+        let start = out.len();
+        out.resize(start + reclen, 0);
+        let rec = &mut out[start..];
+        rec[0..8].copy_from_slice(&d_ino.to_le_bytes());
+        rec[8..16].copy_from_slice(&((index + 1) as i64).to_le_bytes());
+        rec[16..18].copy_from_slice(&(reclen as u16).to_le_bytes());
+        rec[18] = d_type;
+        rec[DIRENT64_NAME_OFFSET..DIRENT64_NAME_OFFSET + name.len()]
+            .copy_from_slice(name.as_bytes());
+        index += 1;
+    }
+    if out.is_empty() && index < entries.len() + 2 {
+        return Err(Errno::EINVAL); // buffer too small for one entry
+    }
+    uaccess::copy_to_user(buf, &out)?;
+    file.set_offset(index as u64);
+    Ok(out.len())
+}
+
+pub fn mkdirat(dirfd: i32, path: u64, mode: u32) -> SysResult {
+    ramfs::mkdir(&user_path(dirfd, path)?, mode & 0o7777).map(|()| 0)
+}
+
+pub fn unlinkat(dirfd: i32, path: u64, flags: u32) -> SysResult {
+    if flags & !AT_REMOVEDIR != 0 {
+        return Err(Errno::EINVAL);
+    }
+    ramfs::remove(&user_path(dirfd, path)?, flags & AT_REMOVEDIR != 0).map(|()| 0)
+}
+
+pub fn rename(from: u64, to: u64) -> SysResult {
+    let from = user_path(AT_FDCWD, from)?;
+    let to = user_path(AT_FDCWD, to)?;
+    ramfs::rename(&from, &to).map(|()| 0)
+}
+
+pub fn dup(fd: i32) -> SysResult {
+    current(|p| {
+        let file = p.files.get(fd)?;
+        p.files.install(file, false)
+    })
+    .map(|fd| fd as usize)
+}
+
+pub fn dup2(old: i32, new: i32) -> SysResult {
+    if old == new {
+        return fd_file(old).map(|_| new as usize);
+    }
+    dup3(old, new, 0)
+}
+
+pub fn dup3(old: i32, new: i32, flags: u32) -> SysResult {
+    if old == new || flags & !O_CLOEXEC != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let replaced = current(|p| {
+        let file = p.files.get(old)?;
+        p.files.replace(new, file, flags & O_CLOEXEC != 0)
+    })?;
+    drop(replaced);
+    Ok(new as usize)
+}
+
+pub fn pipe2(fds: u64, flags: u32) -> SysResult {
+    if flags & !(O_CLOEXEC | O_NONBLOCK) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    uaccess::check_range(fds, 8, true)?;
+    let pipe = Pipe::new();
+    let reader = OpenFile::new(
+        Kind::PipeRead(pipe.clone()),
+        O_RDONLY | (flags & O_NONBLOCK),
+    );
+    let writer = OpenFile::new(Kind::PipeWrite(pipe), O_WRONLY | (flags & O_NONBLOCK));
+    let cloexec = flags & O_CLOEXEC != 0;
+    let pair = current(|p| {
+        let r = p.files.install(reader, cloexec)?;
+        match p.files.install(writer, cloexec) {
+            Ok(w) => Ok([r, w]),
+            Err(e) => {
+                let _ = p.files.remove(r);
+                Err(e)
+            }
+        }
+    })?;
+    if let Err(e) = uaccess::write(fds, &pair) {
+        let files: Vec<_> = current(|p| {
+            pair.iter()
+                .filter_map(|&fd| p.files.remove(fd).ok())
+                .collect()
+        });
+        drop(files);
+        return Err(e);
+    }
+    Ok(0)
+}
+
+pub fn getcwd(buf: u64, size: u64) -> SysResult {
+    let cwd = current(|p| p.cwd.clone());
+    if (size as usize) < cwd.len() + 1 {
+        return Err(Errno::ERANGE);
+    }
+    let mut bytes = cwd.into_bytes();
+    bytes.push(0);
+    uaccess::copy_to_user(buf, &bytes)?;
+    Ok(bytes.len())
+}
+
+pub fn chdir(path: u64) -> SysResult {
+    let path = user_path(AT_FDCWD, path)?;
+    if !ramfs::lookup(&path)?.lock().is_dir() {
+        return Err(Errno::ENOTDIR);
+    }
+    current(|p| p.cwd = path);
+    Ok(0)
+}
+
+pub fn ftruncate(fd: i32, len: i64) -> SysResult {
+    if len < 0 {
+        return Err(Errno::EINVAL);
+    }
+    fd_file(fd)?.truncate(len as u64).map(|()| 0)
+}
+
+pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
+    const F_DUPFD: u32 = 0;
+    const F_GETFD: u32 = 1;
+    const F_SETFD: u32 = 2;
+    const F_GETFL: u32 = 3;
+    const F_SETFL: u32 = 4;
+    const F_DUPFD_CLOEXEC: u32 = 1030;
+    const FD_CLOEXEC: u64 = 1;
+    match cmd {
+        F_DUPFD | F_DUPFD_CLOEXEC => current(|p| {
+            let file = p.files.get(fd)?;
+            let from = usize::try_from(arg).map_err(|_| Errno::EINVAL)?;
+            p.files
+                .install_from(from.min(file::MAX_FDS), file, cmd == F_DUPFD_CLOEXEC)
+        })
+        .map(|fd| fd as usize),
+        F_GETFD => current(|p| p.files.cloexec(fd)).map(usize::from),
+        F_SETFD => current(|p| p.files.set_cloexec(fd, arg & FD_CLOEXEC != 0)).map(|()| 0),
+        F_GETFL => Ok(*fd_file(fd)?.flags.lock() as usize),
+        F_SETFL => {
+            let file = fd_file(fd)?;
+            let mut flags = file.flags.lock();
+            *flags = (*flags & !(O_APPEND | O_NONBLOCK)) | (arg as u32 & (O_APPEND | O_NONBLOCK));
+            Ok(0)
+        }
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
+    const TCGETS: u32 = 0x5401;
+    const TIOCGWINSZ: u32 = 0x5413;
+    let file = fd_file(fd)?;
+    let is_console =
+        matches!(&file.kind, Kind::Node(n) if matches!(n.lock().content, Content::Console));
+    if !is_console {
+        return Err(Errno::ENOTTY);
+    }
+    match request {
+        TCGETS => {
+            // A canonical-mode, echoing terminal: c_lflag = ICANON | ECHO | ISIG.
+            let mut termios = [0u8; 60];
+            termios[12..16].copy_from_slice(&(0o2 | 0o10 | 0o1u32).to_le_bytes());
+            uaccess::copy_to_user(arg, &termios)?;
+            Ok(0)
+        }
+        TIOCGWINSZ => {
+            let winsize: [u16; 4] = [24, 80, 0, 0];
+            uaccess::write(arg, &winsize)?;
+            Ok(0)
+        }
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+pub fn access(dirfd: i32, path: u64) -> SysResult {
+    ramfs::lookup(&user_path(dirfd, path)?).map(|_| 0)
+}

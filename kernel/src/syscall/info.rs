@@ -1,0 +1,147 @@
+//! Time, identity and introspection calls.
+
+use abi::Errno;
+use abi::types::{
+    KInfo, PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_ZOMBIE, ProcInfo, Timespec, Utsname,
+};
+use core::sync::atomic::{AtomicU64, Ordering};
+use spin::Once;
+
+use super::SysResult;
+use crate::mm::uaccess;
+use crate::proc::{State, TABLE, current};
+use crate::{clock, mm};
+
+static BOOT_UNIX_TIME: Once<u64> = Once::new();
+
+fn realtime_nanos() -> u64 {
+    let boot = *BOOT_UNIX_TIME.call_once(crate::arch::rtc::unix_time);
+    boot * 1_000_000_000 + clock::nanos_since_boot()
+}
+
+pub fn clock_gettime(clock_id: u32, ts: u64) -> SysResult {
+    let nanos = match clock_id {
+        0 | 5 | 11 => realtime_nanos(),             // REALTIME, _COARSE, TAI
+        1 | 4 | 6 | 7 => clock::nanos_since_boot(), // MONOTONIC, _RAW, _COARSE, BOOTTIME
+        2 | 3 => {
+            // PROCESS_/THREAD_CPUTIME_ID, at the tick's resolution
+            let ticks = current(|p| p.user_ticks + p.system_ticks);
+            ticks * 1_000_000_000 / u64::from(clock::hz())
+        }
+        _ => return Err(Errno::EINVAL),
+    };
+    let value = Timespec {
+        tv_sec: (nanos / 1_000_000_000) as i64,
+        tv_nsec: (nanos % 1_000_000_000) as i64,
+    };
+    uaccess::write(ts, &value)?;
+    Ok(0)
+}
+
+pub fn gettimeofday(tv: u64) -> SysResult {
+    if tv != 0 {
+        let nanos = realtime_nanos();
+        uaccess::write(
+            tv,
+            &[
+                (nanos / 1_000_000_000) as i64,
+                ((nanos % 1_000_000_000) / 1000) as i64,
+            ],
+        )?;
+    }
+    Ok(0)
+}
+
+fn field(text: &str) -> [u8; 65] {
+    let mut out = [0u8; 65];
+    out[..text.len()].copy_from_slice(text.as_bytes());
+    out
+}
+
+pub fn uname(buf: u64) -> SysResult {
+    let name = Utsname {
+        sysname: field("profkern"),
+        nodename: field("profkern"),
+        release: field(env!("CARGO_PKG_VERSION")),
+        version: field("#1 teaching kernel with native profil(2)"),
+        machine: field("x86_64"),
+        domainname: field("(none)"),
+    };
+    uaccess::write(buf, &name)?;
+    Ok(0)
+}
+
+static RANDOM_STATE: AtomicU64 = AtomicU64::new(0);
+
+/// Not cryptographic: xorshift seeded from the TSC. Enough for AT_RANDOM-style
+/// uses in a teaching kernel; documented in docs/syscalls.md.
+pub fn getrandom(buf: u64, len: u64) -> SysResult {
+    let len = (len as usize).min(256);
+    let mut bytes = alloc::vec![0u8; len];
+    let mut x = RANDOM_STATE.load(Ordering::Relaxed) ^ crate::arch::rdtsc() | 1;
+    for chunk in bytes.chunks_mut(8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+    }
+    RANDOM_STATE.store(x, Ordering::Relaxed);
+    uaccess::copy_to_user(buf, &bytes)?;
+    Ok(len)
+}
+
+pub fn kinfo(buf: u64) -> SysResult {
+    let (_, heap_bytes) = mm::heap::usage();
+    let info = KInfo {
+        ticks: clock::ticks(),
+        hz: u64::from(clock::hz()),
+        free_frames: mm::frames::free_count() as u64,
+        total_frames: mm::frames::total_count() as u64,
+        heap_frames: heap_bytes as u64 / mm::PAGE_SIZE,
+        kernel_table_frames: mm::paging::kernel_table_frames(),
+        tsc_per_sec: clock::tsc_per_sec(),
+        processes: TABLE.lock().procs.len() as u64,
+    };
+    uaccess::write(buf, &info)?;
+    Ok(0)
+}
+
+pub fn proclist(buf: u64, count: u64) -> SysResult {
+    let rows: alloc::vec::Vec<ProcInfo> = TABLE
+        .lock()
+        .procs
+        .values()
+        .map(|p| {
+            let mut name = [0u8; 32];
+            let n = p.name.len().min(31);
+            name[..n].copy_from_slice(&p.name.as_bytes()[..n]);
+            ProcInfo {
+                pid: p.pid,
+                ppid: p.ppid,
+                state: match p.state {
+                    State::Runnable => PROC_RUNNABLE,
+                    State::Running => PROC_RUNNING,
+                    State::Sleeping(_) => PROC_SLEEPING,
+                    State::Zombie { .. } => PROC_ZOMBIE,
+                },
+                profiling: 0,
+                user_ticks: p.user_ticks,
+                system_ticks: p.system_ticks,
+                name,
+            }
+        })
+        .collect();
+    for (i, row) in rows.iter().take(count as usize).enumerate() {
+        uaccess::write(buf + (i * size_of::<ProcInfo>()) as u64, row)?;
+    }
+    Ok(rows.len())
+}
+
+/// Only init may power the machine off (its exit does so too).
+pub fn poweroff(status: u64) -> SysResult {
+    if current(|p| p.pid) != crate::proc::INIT_PID {
+        return Err(Errno::EPERM);
+    }
+    crate::fs::export::export_all();
+    crate::arch::power::exit(status.min(126) as u8)
+}

@@ -1,0 +1,26 @@
+//! Memory calls: brk, mmap, munmap, mprotect on the current process.
+
+use super::SysResult;
+use crate::proc::current;
+use crate::proc::vm::UserMemory;
+
+fn with_memory<R>(f: impl FnOnce(&mut UserMemory) -> R) -> R {
+    current(|p| f(p.mem.as_mut().expect("a running process has memory")))
+}
+
+/// Linux's brk returns the (possibly unchanged) break, never an error.
+pub fn brk(addr: u64) -> SysResult {
+    Ok(with_memory(|m| m.set_brk(addr)) as usize)
+}
+
+pub fn mmap(addr: u64, len: u64, prot: u32, flags: u32, fd: i64) -> SysResult {
+    with_memory(|m| m.mmap(addr, len, prot, flags, fd)).map(|a| a as usize)
+}
+
+pub fn munmap(addr: u64, len: u64) -> SysResult {
+    with_memory(|m| m.munmap(addr, len)).map(|()| 0)
+}
+
+pub fn mprotect(addr: u64, len: u64, prot: u32) -> SysResult {
+    with_memory(|m| m.mprotect(addr, len, prot)).map(|()| 0)
+}

@@ -1,0 +1,102 @@
+//! System calls: one table from number to handler.
+//!
+//! Arguments arrive in rdi, rsi, rdx, r10, r8, r9 (Linux's order) and the
+//! result goes back in rax, `-errno` on failure. The numbers are the ones in
+//! `abi::sys` (Linux's, plus ours from 1000). Handlers take plain integers and
+//! reach user memory only through `mm::uaccess`. An unknown number is
+//! `ENOSYS`, logged once per number.
+
+mod fs;
+mod info;
+mod mem;
+mod process;
+
+use abi::{Errno, sys};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::arch::trap::TrapFrame;
+
+pub type SysResult = Result<usize, Errno>;
+
+pub fn dispatch(tf: &mut TrapFrame) {
+    let a = [tf.rdi, tf.rsi, tf.rdx, tf.r10, tf.r8, tf.r9];
+    let result = match tf.rax as usize {
+        sys::READ => fs::read(a[0] as i32, a[1], a[2]),
+        sys::WRITE => fs::write(a[0] as i32, a[1], a[2]),
+        sys::READV => fs::readv(a[0] as i32, a[1], a[2]),
+        sys::WRITEV => fs::writev(a[0] as i32, a[1], a[2]),
+        sys::OPEN => fs::openat(abi::types::AT_FDCWD, a[0], a[1] as u32, a[2] as u32),
+        sys::OPENAT => fs::openat(a[0] as i32, a[1], a[2] as u32, a[3] as u32),
+        sys::CLOSE => fs::close(a[0] as i32),
+        sys::LSEEK => fs::lseek(a[0] as i32, a[1] as i64, a[2] as u32),
+        sys::STAT | sys::LSTAT => fs::stat(abi::types::AT_FDCWD, a[0], a[1], 0),
+        sys::NEWFSTATAT => fs::stat(a[0] as i32, a[1], a[2], a[3] as u32),
+        sys::FSTAT => fs::fstat(a[0] as i32, a[1]),
+        sys::GETDENTS64 => fs::getdents64(a[0] as i32, a[1], a[2]),
+        sys::MKDIR => fs::mkdirat(abi::types::AT_FDCWD, a[0], a[1] as u32),
+        sys::MKDIRAT => fs::mkdirat(a[0] as i32, a[1], a[2] as u32),
+        sys::RMDIR => fs::unlinkat(abi::types::AT_FDCWD, a[0], abi::types::AT_REMOVEDIR),
+        sys::UNLINK => fs::unlinkat(abi::types::AT_FDCWD, a[0], 0),
+        sys::UNLINKAT => fs::unlinkat(a[0] as i32, a[1], a[2] as u32),
+        sys::RENAME => fs::rename(a[0], a[1]),
+        sys::DUP => fs::dup(a[0] as i32),
+        sys::DUP2 => fs::dup2(a[0] as i32, a[1] as i32),
+        sys::DUP3 => fs::dup3(a[0] as i32, a[1] as i32, a[2] as u32),
+        sys::PIPE => fs::pipe2(a[0], 0),
+        sys::PIPE2 => fs::pipe2(a[0], a[1] as u32),
+        sys::GETCWD => fs::getcwd(a[0], a[1]),
+        sys::CHDIR => fs::chdir(a[0]),
+        sys::FTRUNCATE => fs::ftruncate(a[0] as i32, a[1] as i64),
+        sys::FCNTL => fs::fcntl(a[0] as i32, a[1] as u32, a[2]),
+        sys::IOCTL => fs::ioctl(a[0] as i32, a[1] as u32, a[2]),
+        sys::ACCESS => fs::access(abi::types::AT_FDCWD, a[0]),
+        sys::BRK => mem::brk(a[0]),
+        sys::MMAP => mem::mmap(a[0], a[1], a[2] as u32, a[3] as u32, a[4] as i64),
+        sys::MUNMAP => mem::munmap(a[0], a[1]),
+        sys::MPROTECT => mem::mprotect(a[0], a[1], a[2] as u32),
+        sys::MADVISE => Ok(0),
+        sys::FORK | sys::VFORK => crate::proc::lifecycle::fork(tf),
+        sys::EXECVE => crate::proc::exec::execve(tf, a[0], a[1], a[2]),
+        sys::EXIT | sys::EXIT_GROUP => process::exit(a[0] as i32),
+        sys::WAIT4 => crate::proc::lifecycle::wait4(a[0] as i32, a[1], a[2] as u32),
+        sys::KILL => crate::proc::lifecycle::kill(a[0] as i32, a[1] as u32),
+        sys::GETPID | sys::GETTID | sys::SET_TID_ADDRESS => {
+            Ok(crate::proc::current(|p| p.pid) as usize)
+        }
+        sys::GETPPID => Ok(crate::proc::current(|p| p.ppid) as usize),
+        sys::GETUID | sys::GETGID | sys::GETEUID | sys::GETEGID => Ok(0),
+        sys::SCHED_YIELD => {
+            crate::proc::sched::yield_now();
+            Ok(0)
+        }
+        sys::NANOSLEEP => process::nanosleep(a[0], a[1]),
+        sys::ARCH_PRCTL => process::arch_prctl(a[0] as u32, a[1]),
+        sys::CLOCK_GETTIME => info::clock_gettime(a[0] as u32, a[1]),
+        sys::GETTIMEOFDAY => info::gettimeofday(a[0]),
+        sys::UNAME => info::uname(a[0]),
+        sys::GETRANDOM => info::getrandom(a[0], a[1]),
+        sys::KINFO => info::kinfo(a[0]),
+        sys::PROCLIST => info::proclist(a[0], a[1]),
+        sys::POWEROFF => info::poweroff(a[0]),
+        nr => unknown(nr),
+    };
+    tf.rax = match result {
+        Ok(value) => value as u64,
+        Err(e) => e.as_return() as u64,
+    };
+}
+
+/// Numbers below 512 already reported as unknown (one bit each).
+static REPORTED: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
+
+fn unknown(nr: usize) -> SysResult {
+    let first_time = match REPORTED.get(nr / 64) {
+        Some(word) => word.fetch_or(1 << (nr % 64), Ordering::Relaxed) & (1 << (nr % 64)) == 0,
+        None => true,
+    };
+    if first_time {
+        let (pid, name) = crate::proc::current(|p| (p.pid, p.name.clone()));
+        crate::warn!("pid {pid} ({name}): unknown system call {nr}, returning ENOSYS");
+    }
+    Err(Errno::ENOSYS)
+}

@@ -1,0 +1,262 @@
+//! System call wrappers for Rust programs: `Result<_, Errno>` instead of
+//! -1 and errno, `&str` paths instead of C strings.
+
+extern crate alloc;
+
+use abi::Errno;
+use abi::sys::*;
+use abi::types::{KInfo, ProcInfo, Stat, Timespec, Utsname};
+use alloc::vec::Vec;
+
+use crate::syscall::syscall;
+
+pub type Result<T> = core::result::Result<T, Errno>;
+
+fn check(ret: isize) -> Result<usize> {
+    Errno::from_return(ret)
+}
+
+/// Calls `f` with `s` as a NUL-terminated C string.
+pub fn with_cstr<R>(s: &str, f: impl FnOnce(*const u8) -> R) -> Result<R> {
+    let mut buf = [0u8; 4096];
+    if s.len() >= buf.len() || s.as_bytes().contains(&0) {
+        return Err(Errno::ENAMETOOLONG);
+    }
+    buf[..s.len()].copy_from_slice(s.as_bytes());
+    Ok(f(buf.as_ptr()))
+}
+
+macro_rules! call {
+    ($nr:expr $(, $arg:expr)*) => {
+        // SAFETY: each wrapper passes pointers to live buffers of the sizes it
+        // states, as the call's contract requires.
+        check(unsafe { syscall($nr, &[$($arg as usize),*]) })
+    };
+}
+
+pub fn read(fd: i32, buf: &mut [u8]) -> Result<usize> {
+    call!(READ, fd, buf.as_mut_ptr(), buf.len())
+}
+
+pub fn write(fd: i32, buf: &[u8]) -> Result<usize> {
+    call!(WRITE, fd, buf.as_ptr(), buf.len())
+}
+
+/// Writes all of `buf`, retrying short writes.
+pub fn write_all(fd: i32, mut buf: &[u8]) -> Result<()> {
+    while !buf.is_empty() {
+        let n = write(fd, buf)?;
+        buf = &buf[n..];
+    }
+    Ok(())
+}
+
+pub fn open(path: &str, flags: u32, mode: u32) -> Result<i32> {
+    with_cstr(path, |p| call!(OPEN, p, flags, mode))?.map(|fd| fd as i32)
+}
+
+pub fn close(fd: i32) -> Result<()> {
+    call!(CLOSE, fd).map(drop)
+}
+
+pub fn lseek(fd: i32, offset: i64, whence: u32) -> Result<u64> {
+    call!(LSEEK, fd, offset, whence).map(|o| o as u64)
+}
+
+pub fn stat(path: &str) -> Result<Stat> {
+    let mut st = Stat::default();
+    with_cstr(path, |p| call!(STAT, p, &mut st as *mut Stat))??;
+    Ok(st)
+}
+
+pub fn fstat(fd: i32) -> Result<Stat> {
+    let mut st = Stat::default();
+    call!(FSTAT, fd, &mut st as *mut Stat)?;
+    Ok(st)
+}
+
+pub fn getdents64(fd: i32, buf: &mut [u8]) -> Result<usize> {
+    call!(GETDENTS64, fd, buf.as_mut_ptr(), buf.len())
+}
+
+pub fn mkdir(path: &str, mode: u32) -> Result<()> {
+    with_cstr(path, |p| call!(MKDIR, p, mode))?.map(drop)
+}
+
+pub fn rmdir(path: &str) -> Result<()> {
+    with_cstr(path, |p| call!(RMDIR, p))?.map(drop)
+}
+
+pub fn unlink(path: &str) -> Result<()> {
+    with_cstr(path, |p| call!(UNLINK, p))?.map(drop)
+}
+
+pub fn rename(from: &str, to: &str) -> Result<()> {
+    with_cstr(from, |f| with_cstr(to, |t| call!(RENAME, f, t)))??.map(drop)
+}
+
+pub fn dup(fd: i32) -> Result<i32> {
+    call!(DUP, fd).map(|fd| fd as i32)
+}
+
+pub fn dup2(old: i32, new: i32) -> Result<i32> {
+    call!(DUP2, old, new).map(|fd| fd as i32)
+}
+
+/// Returns (read end, write end).
+pub fn pipe() -> Result<(i32, i32)> {
+    let mut fds = [0i32; 2];
+    call!(PIPE, fds.as_mut_ptr())?;
+    Ok((fds[0], fds[1]))
+}
+
+pub fn getcwd(buf: &mut [u8]) -> Result<&str> {
+    let n = call!(GETCWD, buf.as_mut_ptr(), buf.len())?;
+    core::str::from_utf8(&buf[..n.saturating_sub(1)]).map_err(|_| Errno::EINVAL)
+}
+
+pub fn chdir(path: &str) -> Result<()> {
+    with_cstr(path, |p| call!(CHDIR, p))?.map(drop)
+}
+
+pub fn ftruncate(fd: i32, len: u64) -> Result<()> {
+    call!(FTRUNCATE, fd, len).map(drop)
+}
+
+pub fn brk(addr: usize) -> usize {
+    call!(BRK, addr).unwrap_or(0)
+}
+
+pub fn mmap_anon(len: usize, prot: u32) -> Result<*mut u8> {
+    use abi::types::{MAP_ANONYMOUS, MAP_PRIVATE};
+    call!(MMAP, 0, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1i64, 0).map(|a| a as *mut u8)
+}
+
+pub fn munmap(addr: *mut u8, len: usize) -> Result<()> {
+    call!(MUNMAP, addr, len).map(drop)
+}
+
+pub fn mprotect(addr: *mut u8, len: usize, prot: u32) -> Result<()> {
+    call!(MPROTECT, addr, len, prot).map(drop)
+}
+
+pub fn fork() -> Result<u32> {
+    call!(FORK).map(|pid| pid as u32)
+}
+
+/// Runs `path` with `args` (argv[0] included) and the given environment;
+/// returns only on failure.
+pub fn execve(path: &str, args: &[&str], env: &[&str]) -> Errno {
+    fn terminated(strings: &[&str]) -> (Vec<Vec<u8>>, Vec<*const u8>) {
+        let owned: Vec<Vec<u8>> = strings
+            .iter()
+            .map(|s| s.bytes().chain(Some(0)).collect())
+            .collect();
+        let mut ptrs: Vec<*const u8> = owned.iter().map(|s| s.as_ptr()).collect();
+        ptrs.push(core::ptr::null());
+        (owned, ptrs)
+    }
+    let (_argv_owned, argv) = terminated(args);
+    let (_env_owned, envp) = terminated(env);
+    match with_cstr(path, |p| call!(EXECVE, p, argv.as_ptr(), envp.as_ptr())) {
+        Ok(Err(e)) | Err(e) => e,
+        Ok(Ok(_)) => Errno::EINVAL, // execve does not return on success
+    }
+}
+
+pub fn exit(status: i32) -> ! {
+    // SAFETY: exit takes no pointers.
+    unsafe { syscall(EXIT_GROUP, &[status as usize]) };
+    unreachable!("exit returned")
+}
+
+/// Waits for a child (`pid` -1 for any); returns (pid, wait status).
+pub fn wait4(pid: i32, options: u32) -> Result<(u32, i32)> {
+    let mut status = 0i32;
+    let got = call!(WAIT4, pid, &mut status as *mut i32, options, 0)?;
+    Ok((got as u32, status))
+}
+
+pub fn waitpid(pid: i32) -> Result<i32> {
+    wait4(pid, 0).map(|(_, status)| status)
+}
+
+pub fn kill(pid: i32, signal: u32) -> Result<()> {
+    call!(KILL, pid, signal).map(drop)
+}
+
+pub fn getpid() -> u32 {
+    call!(GETPID).unwrap_or(0) as u32
+}
+
+pub fn getppid() -> u32 {
+    call!(GETPPID).unwrap_or(0) as u32
+}
+
+pub fn sched_yield() {
+    let _ = call!(SCHED_YIELD);
+}
+
+pub fn nanosleep(nanos: u64) -> Result<()> {
+    let ts = Timespec {
+        tv_sec: (nanos / 1_000_000_000) as i64,
+        tv_nsec: (nanos % 1_000_000_000) as i64,
+    };
+    call!(NANOSLEEP, &ts as *const Timespec, 0).map(drop)
+}
+
+pub fn clock_gettime(clock: u32) -> Result<Timespec> {
+    let mut ts = Timespec::default();
+    call!(CLOCK_GETTIME, clock, &mut ts as *mut Timespec)?;
+    Ok(ts)
+}
+
+/// Monotonic nanoseconds.
+pub fn monotonic_nanos() -> u64 {
+    clock_gettime(1).map_or(0, |t| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)
+}
+
+pub fn uname() -> Result<Utsname> {
+    let mut u = Utsname {
+        sysname: [0; 65],
+        nodename: [0; 65],
+        release: [0; 65],
+        version: [0; 65],
+        machine: [0; 65],
+        domainname: [0; 65],
+    };
+    call!(UNAME, &mut u as *mut Utsname)?;
+    Ok(u)
+}
+
+pub fn kinfo() -> Result<KInfo> {
+    let mut info = KInfo::default();
+    call!(KINFO, &mut info as *mut KInfo)?;
+    Ok(info)
+}
+
+/// Fills `buf`; returns how many processes exist (may exceed `buf.len()`).
+pub fn proclist(buf: &mut [ProcInfo]) -> Result<usize> {
+    call!(PROCLIST, buf.as_mut_ptr(), buf.len())
+}
+
+pub fn poweroff(status: i32) -> Result<()> {
+    call!(POWEROFF, status).map(drop)
+}
+
+/// Exit code of a wait status, if the process exited normally.
+pub fn exited(status: i32) -> Option<i32> {
+    (status & 0x7f == 0).then_some((status >> 8) & 0xff)
+}
+
+/// Signal of a wait status, if the process was killed by one.
+pub fn signaled(status: i32) -> Option<u32> {
+    let sig = (status & 0x7f) as u32;
+    (sig != 0 && sig != 0x7f).then_some(sig)
+}
+
+/// Reads the time-stamp counter.
+pub fn rdtsc() -> u64 {
+    // SAFETY: rdtsc is allowed in user mode (CR4.TSD is clear).
+    unsafe { core::arch::x86_64::_rdtsc() }
+}

@@ -1,0 +1,354 @@
+//! /bin/sh: a small Unix shell.
+//!
+//! Runs programs with arguments, pipelines (`a | b | c`), redirections
+//! (`< in`, `> out`, `>> out`), sequences (`a ; b`), single and double
+//! quotes, and the built-ins `cd`, `exit` and `help`. A command that fails or
+//! is killed gets its status printed. `sh -c 'COMMANDS'` runs one line;
+//! `sh FILE` runs a script.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use abi::types::{O_APPEND, O_CREAT, O_RDONLY, O_TRUNC, O_WRONLY};
+use alloc::string::String;
+use alloc::vec::Vec;
+use libc_lite::{Errno, eprintln, print, println, sys};
+
+libc_lite::entry!(run);
+
+#[derive(Debug, PartialEq)]
+enum Token {
+    Word(String),
+    Pipe,
+    Semi,
+    In,
+    Out,
+    Append,
+}
+
+fn tokenize(line: &str) -> Result<Vec<Token>, &'static str> {
+    let mut tokens = Vec::new();
+    let mut chars = line.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        match c {
+            ' ' | '\t' => {
+                chars.next();
+            }
+            '#' => break,
+            '|' | ';' | '<' => {
+                chars.next();
+                tokens.push(match c {
+                    '|' => Token::Pipe,
+                    ';' => Token::Semi,
+                    _ => Token::In,
+                });
+            }
+            '>' => {
+                chars.next();
+                if chars.peek() == Some(&'>') {
+                    chars.next();
+                    tokens.push(Token::Append);
+                } else {
+                    tokens.push(Token::Out);
+                }
+            }
+            _ => {
+                let mut word = String::new();
+                while let Some(&c) = chars.peek() {
+                    match c {
+                        ' ' | '\t' | '|' | ';' | '<' | '>' => break,
+                        '\'' | '"' => {
+                            chars.next();
+                            loop {
+                                match chars.next() {
+                                    Some(q) if q == c => break,
+                                    Some(ch) => word.push(ch),
+                                    None => return Err("unterminated quote"),
+                                }
+                            }
+                        }
+                        _ => {
+                            word.push(c);
+                            chars.next();
+                        }
+                    }
+                }
+                tokens.push(Token::Word(word));
+            }
+        }
+    }
+    Ok(tokens)
+}
+
+#[derive(Default, Debug)]
+struct Command {
+    argv: Vec<String>,
+    input: Option<String>,
+    output: Option<(String, bool)>,
+}
+
+/// Splits tokens into pipelines (separated by `;`) of commands.
+fn parse(tokens: Vec<Token>) -> Result<Vec<Vec<Command>>, &'static str> {
+    let mut pipelines = Vec::new();
+    let mut pipeline = Vec::new();
+    let mut cmd = Command::default();
+    let mut iter = tokens.into_iter();
+    while let Some(token) = iter.next() {
+        match token {
+            Token::Word(w) => cmd.argv.push(w),
+            Token::In | Token::Out | Token::Append => {
+                let Some(Token::Word(file)) = iter.next() else {
+                    return Err("redirection needs a file name");
+                };
+                match token {
+                    Token::In => cmd.input = Some(file),
+                    _ => cmd.output = Some((file, token == Token::Append)),
+                }
+            }
+            Token::Pipe => {
+                if cmd.argv.is_empty() {
+                    return Err("empty command in pipeline");
+                }
+                pipeline.push(core::mem::take(&mut cmd));
+            }
+            Token::Semi => {
+                if !cmd.argv.is_empty() {
+                    pipeline.push(core::mem::take(&mut cmd));
+                } else if !pipeline.is_empty() {
+                    return Err("empty command in pipeline");
+                }
+                if !pipeline.is_empty() {
+                    pipelines.push(core::mem::take(&mut pipeline));
+                }
+            }
+        }
+    }
+    if !cmd.argv.is_empty() {
+        pipeline.push(cmd);
+    } else if !pipeline.is_empty() {
+        return Err("empty command in pipeline");
+    }
+    if !pipeline.is_empty() {
+        pipelines.push(pipeline);
+    }
+    Ok(pipelines)
+}
+
+fn program_path(name: &str) -> String {
+    if name.contains('/') {
+        String::from(name)
+    } else {
+        alloc::format!("/bin/{name}")
+    }
+}
+
+/// In a forked child: set up descriptors and exec; never returns.
+fn exec_child(cmd: &Command, stdin: Option<i32>, stdout: Option<i32>, pipes: &[(i32, i32)]) -> ! {
+    let fail = |what: &str, e: Errno| -> ! {
+        eprintln!("sh: {what}: {}", e.message());
+        sys::exit(127)
+    };
+    if let Some(fd) = stdin {
+        sys::dup2(fd, 0).unwrap_or_else(|e| fail("dup2", e));
+    }
+    if let Some(fd) = stdout {
+        sys::dup2(fd, 1).unwrap_or_else(|e| fail("dup2", e));
+    }
+    for &(r, w) in pipes {
+        let _ = sys::close(r);
+        let _ = sys::close(w);
+    }
+    if let Some(file) = &cmd.input {
+        let fd = sys::open(file, O_RDONLY, 0).unwrap_or_else(|e| fail(file, e));
+        sys::dup2(fd, 0).unwrap_or_else(|e| fail("dup2", e));
+        let _ = sys::close(fd);
+    }
+    if let Some((file, append)) = &cmd.output {
+        let mode = if *append { O_APPEND } else { O_TRUNC };
+        let fd =
+            sys::open(file, O_WRONLY | O_CREAT | mode, 0o644).unwrap_or_else(|e| fail(file, e));
+        sys::dup2(fd, 1).unwrap_or_else(|e| fail("dup2", e));
+        let _ = sys::close(fd);
+    }
+    let args: Vec<&str> = cmd.argv.iter().map(String::as_str).collect();
+    let e = sys::execve(&program_path(&cmd.argv[0]), &args, &["PATH=/bin", "HOME=/"]);
+    eprintln!("sh: {}: {}", cmd.argv[0], e.message());
+    sys::exit(if e == Errno::ENOENT { 127 } else { 126 })
+}
+
+/// Runs one pipeline; returns the exit code of its last command.
+fn run_pipeline(pipeline: &[Command], last_status: &mut i32) -> Option<i32> {
+    if let [cmd] = pipeline {
+        match cmd.argv[0].as_str() {
+            "cd" => {
+                let dir = cmd.argv.get(1).map_or("/", String::as_str);
+                *last_status = match sys::chdir(dir) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        eprintln!("cd: {dir}: {}", e.message());
+                        1
+                    }
+                };
+                return None;
+            }
+            "exit" => {
+                return Some(
+                    cmd.argv
+                        .get(1)
+                        .and_then(|s| s.parse().ok())
+                        .unwrap_or(*last_status),
+                );
+            }
+            "help" => {
+                println!("built-ins: cd [DIR], exit [STATUS], help");
+                println!(
+                    "syntax: CMD ARGS, a | b, < in, > out, >> out, a ; b, 'quotes', # comments"
+                );
+                println!("programs: ls /bin");
+                *last_status = 0;
+                return None;
+            }
+            _ => {}
+        }
+    }
+    let mut pipes = Vec::new();
+    for _ in 1..pipeline.len() {
+        match sys::pipe() {
+            Ok(p) => pipes.push(p),
+            Err(e) => {
+                eprintln!("sh: pipe: {}", e.message());
+                for (r, w) in pipes {
+                    let _ = sys::close(r);
+                    let _ = sys::close(w);
+                }
+                *last_status = 1;
+                return None;
+            }
+        }
+    }
+    let mut children = Vec::new();
+    for (i, cmd) in pipeline.iter().enumerate() {
+        let stdin = (i > 0).then(|| pipes[i - 1].0);
+        let stdout = (i + 1 < pipeline.len()).then(|| pipes[i].1);
+        match sys::fork() {
+            Ok(0) => exec_child(cmd, stdin, stdout, &pipes),
+            Ok(pid) => children.push(pid),
+            Err(e) => eprintln!("sh: fork: {}", e.message()),
+        }
+    }
+    for (r, w) in pipes {
+        let _ = sys::close(r);
+        let _ = sys::close(w);
+    }
+    let last = children.last().copied();
+    for pid in children {
+        let status = sys::waitpid(pid as i32).unwrap_or(0);
+        if Some(pid) == last {
+            *last_status = report(&pipeline[pipeline.len() - 1].argv[0], status);
+        }
+    }
+    None
+}
+
+/// Prints a failed or killed command's status; returns its exit code.
+fn report(name: &str, status: i32) -> i32 {
+    match (sys::exited(status), sys::signaled(status)) {
+        (Some(0), _) => 0,
+        (Some(code), _) => {
+            eprintln!("[{name}: exit {code}]");
+            code
+        }
+        (_, Some(sig)) => {
+            eprintln!("[{name}: killed by {}]", user::signal_name(sig));
+            128 + sig as i32
+        }
+        _ => 1,
+    }
+}
+
+/// Runs one input line; Some(code) if it was `exit`.
+fn run_line(line: &str, status: &mut i32) -> Option<i32> {
+    let pipelines = match tokenize(line).and_then(parse) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("sh: {e}");
+            *status = 2;
+            return None;
+        }
+    };
+    for pipeline in &pipelines {
+        if let Some(code) = run_pipeline(pipeline, status) {
+            return Some(code);
+        }
+    }
+    None
+}
+
+fn run_fd(fd: i32, interactive: bool) -> i32 {
+    let mut status = 0;
+    let mut pending: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 512];
+    loop {
+        if interactive && !pending.contains(&b'\n') {
+            let mut cwd = [0u8; 256];
+            print!("{} $ ", sys::getcwd(&mut cwd).unwrap_or("?"));
+        }
+        while let Some(nl) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=nl).collect();
+            let text = core::str::from_utf8(&line[..nl]).unwrap_or("");
+            if let Some(code) = run_line(text, &mut status) {
+                return code;
+            }
+            if interactive && !pending.contains(&b'\n') {
+                let mut cwd = [0u8; 256];
+                print!("{} $ ", sys::getcwd(&mut cwd).unwrap_or("?"));
+            }
+        }
+        match sys::read(fd, &mut buf) {
+            Ok(0) => {
+                if !pending.is_empty() {
+                    let text = String::from_utf8_lossy(&pending).into_owned();
+                    pending.clear();
+                    if let Some(code) = run_line(&text, &mut status) {
+                        return code;
+                    }
+                }
+                if interactive {
+                    println!();
+                }
+                return status;
+            }
+            Ok(n) => pending.extend_from_slice(&buf[..n]),
+            Err(Errno::EINTR) => {}
+            Err(e) => {
+                eprintln!("sh: read: {}", e.message());
+                return 1;
+            }
+        }
+    }
+}
+
+fn run() -> i32 {
+    let args: Vec<&str> = libc_lite::env::args().collect();
+    match args.as_slice() {
+        [_, "-c", line, ..] => {
+            let mut status = 0;
+            run_line(line, &mut status).unwrap_or(status)
+        }
+        [_, script, ..] => match sys::open(script, O_RDONLY, 0) {
+            Ok(fd) => run_fd(fd, false),
+            Err(e) => {
+                eprintln!("sh: {script}: {}", e.message());
+                127
+            }
+        },
+        _ => {
+            println!(
+                "profkern shell: type 'help' for help, 'ls /bin' for programs, 'exit' to power off"
+            );
+            run_fd(0, true)
+        }
+    }
+}

@@ -1,0 +1,801 @@
+//! /bin/usertests: the kernel checked from the outside, as xv6's usertests.
+//!
+//! Every test runs in its own child process, so a test that crashes fails
+//! alone. Each prints one line, `usertest: ok NAME` or `usertest: FAIL NAME:
+//! why`, which `cargo xtask test` counts. The last test compares free
+//! physical frames (plus what the kernel heap holds) with the count before
+//! the first: every frame a test used must have come back.
+//!
+//! `usertests NAME...` runs only the named tests.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use abi::sys as nr;
+use abi::types::*;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use libc_lite::{Errno, eprintln, println, sys};
+
+libc_lite::entry!(run);
+
+type Outcome = Result<(), String>;
+
+macro_rules! ensure {
+    ($cond:expr, $($why:tt)*) => {
+        if !$cond {
+            return Err(format!($($why)*));
+        }
+    };
+}
+
+/// A system call with raw arguments, for handing the kernel bad pointers.
+fn raw(number: usize, args: &[usize]) -> Result<usize, Errno> {
+    // SAFETY: these calls pass deliberately bad pointers; the kernel must
+    // refuse them, which is what the tests check.
+    Errno::from_return(unsafe { libc_lite::syscall::syscall(number, args) })
+}
+
+fn expect_err<T: core::fmt::Debug>(what: &str, got: Result<T, Errno>, want: Errno) -> Outcome {
+    match got {
+        Err(e) if e == want => Ok(()),
+        other => Err(format!("{what}: expected {}, got {other:?}", want.name())),
+    }
+}
+
+fn child_status(f: impl FnOnce() -> i32) -> Result<i32, String> {
+    match sys::fork().map_err(|e| format!("fork: {}", e.message()))? {
+        0 => sys::exit(f()),
+        pid => sys::waitpid(pid as i32).map_err(|e| format!("wait: {}", e.message())),
+    }
+}
+
+fn fork_exec_wait() -> Outcome {
+    let ok = user::run("/bin/true", &["true"]).map_err(|e| e.message())?;
+    ensure!(sys::exited(ok) == Some(0), "true gave status {ok:#x}");
+    let bad = user::run("/bin/false", &["false"]).map_err(|e| e.message())?;
+    ensure!(sys::exited(bad) == Some(1), "false gave status {bad:#x}");
+    let echo = user::run("/bin/echo", &["echo", "-n", ""]).map_err(|e| e.message())?;
+    ensure!(sys::exited(echo) == Some(0), "echo gave status {echo:#x}");
+    Ok(())
+}
+
+fn exit_status_encoding() -> Outcome {
+    let status = child_status(|| 42)?;
+    ensure!(
+        status == 42 << 8,
+        "raw status {status:#x}, want {:#x}",
+        42 << 8
+    );
+    ensure!(sys::exited(status) == Some(42), "exit code");
+    let status = child_status(|| 256 + 7)?;
+    ensure!(
+        sys::exited(status) == Some(7),
+        "exit code is taken modulo 256, got {status:#x}"
+    );
+    Ok(())
+}
+
+fn wait_nohang_and_echild() -> Outcome {
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        let _ = sys::close(w);
+        let mut b = [0u8; 1];
+        let _ = sys::read(r, &mut b);
+        sys::exit(3);
+    }
+    let _ = sys::close(r);
+    let got = sys::wait4(pid as i32, WNOHANG).map_err(|e| e.message())?;
+    ensure!(
+        got.0 == 0,
+        "WNOHANG returned {got:?} while the child was blocked"
+    );
+    let _ = sys::close(w);
+    let status = sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    ensure!(sys::exited(status) == Some(3), "status {status:#x}");
+    expect_err("wait with no children", sys::wait4(-1, 0), Errno::ECHILD)?;
+    expect_err("wait for a stranger", sys::wait4(1, 0), Errno::ECHILD)
+}
+
+fn orphan_reparented_to_init() -> Outcome {
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let status = child_status(|| {
+        if sys::fork() == Ok(0) {
+            for _ in 0..200 {
+                if sys::getppid() == 1 {
+                    let _ = sys::write(w, b"1");
+                    sys::exit(0);
+                }
+                let _ = sys::nanosleep(10_000_000);
+            }
+            let _ = sys::write(w, b"0");
+            sys::exit(1);
+        }
+        0
+    })?;
+    ensure!(
+        sys::exited(status) == Some(0),
+        "middle child status {status:#x}"
+    );
+    let _ = sys::close(w);
+    let mut b = [0u8; 1];
+    let n = sys::read(r, &mut b).map_err(|e| e.message())?;
+    let _ = sys::close(r);
+    ensure!(
+        n == 1 && b[0] == b'1',
+        "grandchild never saw init (pid 1) as its parent"
+    );
+    Ok(())
+}
+
+static mut GLOBAL: u64 = 1;
+
+fn cow_isolation() -> Outcome {
+    let mut heap = vec![7u8; 3 * 4096];
+    let mut stack = [5u64; 64];
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        // The child writes everything, then tells the parent to look.
+        // SAFETY: single-threaded; this is the child's own copy.
+        unsafe { GLOBAL = 99 };
+        heap.fill(9);
+        stack[10] = 77;
+        // SAFETY: as above.
+        let ok = unsafe { GLOBAL } == 99 && heap.iter().all(|&b| b == 9) && stack[10] == 77;
+        let _ = sys::write(w, b"x");
+        sys::exit(if ok { 0 } else { 1 });
+    }
+    let mut b = [0u8; 1];
+    let _ = sys::read(r, &mut b);
+    let status = sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    let _ = sys::close(r);
+    let _ = sys::close(w);
+    ensure!(
+        sys::exited(status) == Some(0),
+        "child did not see its own writes"
+    );
+    // SAFETY: single-threaded read of our copy.
+    let global = unsafe { GLOBAL };
+    ensure!(
+        global == 1,
+        "child's write to a global leaked into the parent ({global})"
+    );
+    ensure!(
+        heap.iter().all(|&b| b == 7),
+        "child's heap writes leaked into the parent"
+    );
+    ensure!(stack[10] == 5, "child's stack write leaked into the parent");
+    // And the other way: the parent writes after fork, the child must not see it.
+    let status = child_status(|| {
+        let _ = sys::nanosleep(20_000_000);
+        // SAFETY: single-threaded read.
+        if unsafe { GLOBAL } == 1 { 0 } else { 1 }
+    });
+    // SAFETY: single-threaded write (the child has its own copy by now).
+    unsafe { GLOBAL = 2 };
+    ensure!(
+        sys::exited(status?) == Some(0),
+        "parent's write after fork leaked into the child"
+    );
+    Ok(())
+}
+
+fn pipe_transfers_data_and_eof() -> Outcome {
+    const LEN: usize = 100 * 1024;
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        let _ = sys::close(r);
+        let data: Vec<u8> = (0..LEN).map(|i| (i * 7 % 251) as u8).collect();
+        let ok = sys::write_all(w, &data).is_ok();
+        sys::exit(if ok { 0 } else { 1 });
+    }
+    let _ = sys::close(w);
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1000];
+    loop {
+        match sys::read(r, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) => return Err(format!("read: {}", e.message())),
+        }
+    }
+    let _ = sys::close(r);
+    let status = sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    ensure!(sys::exited(status) == Some(0), "writer failed");
+    ensure!(got.len() == LEN, "read {} bytes, want {LEN}", got.len());
+    ensure!(
+        got.iter()
+            .enumerate()
+            .all(|(i, &b)| b == (i * 7 % 251) as u8),
+        "data corrupted"
+    );
+    Ok(())
+}
+
+fn pipe_without_readers_is_epipe() -> Outcome {
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let _ = sys::close(r);
+    let result = expect_err(
+        "write to a pipe with no reader",
+        sys::write(w, b"x"),
+        Errno::EPIPE,
+    );
+    let _ = sys::close(w);
+    result?;
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    expect_err("lseek on a pipe", sys::lseek(r, 0, SEEK_SET), Errno::ESPIPE)?;
+    expect_err("write to a read end", sys::write(r, b"x"), Errno::EBADF)?;
+    let _ = sys::close(r);
+    let _ = sys::close(w);
+    Ok(())
+}
+
+fn files_create_write_read_rename_unlink() -> Outcome {
+    let _ = sys::mkdir("/ut", 0o755);
+    let fd = sys::open("/ut/a", O_CREAT | O_RDWR | O_TRUNC, 0o644).map_err(|e| e.message())?;
+    sys::write_all(fd, b"hello").map_err(|e| e.message())?;
+    ensure!(sys::lseek(fd, 0, SEEK_SET) == Ok(0), "lseek");
+    let mut buf = [0u8; 16];
+    let n = sys::read(fd, &mut buf).map_err(|e| e.message())?;
+    ensure!(&buf[..n] == b"hello", "read back {:?}", &buf[..n]);
+    ensure!(sys::fstat(fd).map(|s| s.st_size) == Ok(5), "fstat size");
+    ensure!(sys::lseek(fd, 10, SEEK_SET) == Ok(10), "lseek past end");
+    sys::write_all(fd, b"!").map_err(|e| e.message())?;
+    ensure!(
+        sys::fstat(fd).map(|s| s.st_size) == Ok(11),
+        "a write past the end extends the file"
+    );
+    sys::ftruncate(fd, 2).map_err(|e| e.message())?;
+    ensure!(sys::stat("/ut/a").map(|s| s.st_size) == Ok(2), "ftruncate");
+    let _ = sys::close(fd);
+    let fd = sys::open("/ut/a", O_WRONLY | O_APPEND, 0).map_err(|e| e.message())?;
+    sys::write_all(fd, b"yz").map_err(|e| e.message())?;
+    let _ = sys::close(fd);
+    let fd = sys::open("/ut/a", O_RDONLY, 0).map_err(|e| e.message())?;
+    let n = sys::read(fd, &mut buf).map_err(|e| e.message())?;
+    let _ = sys::close(fd);
+    ensure!(&buf[..n] == b"heyz", "O_APPEND: read {:?}", &buf[..n]);
+    sys::rename("/ut/a", "/ut/b").map_err(|e| e.message())?;
+    expect_err("stat after rename", sys::stat("/ut/a"), Errno::ENOENT)?;
+    ensure!(sys::stat("/ut/b").is_ok(), "renamed file missing");
+    sys::unlink("/ut/b").map_err(|e| e.message())?;
+    expect_err("stat after unlink", sys::stat("/ut/b"), Errno::ENOENT)?;
+    sys::rmdir("/ut").map_err(|e| e.message().into())
+}
+
+fn file_errors_match_linux() -> Outcome {
+    expect_err(
+        "open a missing file",
+        sys::open("/no/such", O_RDONLY, 0),
+        Errno::ENOENT,
+    )?;
+    expect_err(
+        "mkdir an existing dir",
+        sys::mkdir("/bin", 0o755),
+        Errno::EEXIST,
+    )?;
+    expect_err(
+        "O_CREAT|O_EXCL on an existing file",
+        sys::open("/bin/true", O_CREAT | O_EXCL | O_WRONLY, 0),
+        Errno::EEXIST,
+    )?;
+    expect_err(
+        "a file used as a directory",
+        sys::open("/bin/true/x", O_RDONLY, 0),
+        Errno::ENOTDIR,
+    )?;
+    expect_err(
+        "open a directory for writing",
+        sys::open("/bin", O_WRONLY, 0),
+        Errno::EISDIR,
+    )?;
+    expect_err("unlink a directory", sys::unlink("/bin"), Errno::EISDIR)?;
+    expect_err(
+        "rmdir a non-empty directory",
+        sys::rmdir("/bin"),
+        Errno::ENOTEMPTY,
+    )?;
+    expect_err("rmdir a file", sys::rmdir("/bin/true"), Errno::ENOTDIR)?;
+    expect_err("close a bad fd", sys::close(99), Errno::EBADF)?;
+    expect_err(
+        "read a negative fd",
+        sys::read(-1, &mut [0u8; 1]),
+        Errno::EBADF,
+    )?;
+    expect_err("empty path", sys::open("", O_RDONLY, 0), Errno::ENOENT)?;
+    let long = "x".repeat(300);
+    expect_err(
+        "name too long",
+        sys::open(&long, O_RDONLY, 0),
+        Errno::ENAMETOOLONG,
+    )?;
+    let fd = sys::open("/bin/true", O_RDONLY, 0).map_err(|e| e.message())?;
+    let result = expect_err("write a read-only fd", sys::write(fd, b"x"), Errno::EBADF);
+    let _ = sys::close(fd);
+    result
+}
+
+fn getdents_lists_a_directory() -> Outcome {
+    let _ = sys::mkdir("/utd", 0o755);
+    for name in ["one", "two", "three"] {
+        let fd = sys::open(&format!("/utd/{name}"), O_CREAT | O_WRONLY, 0o644)
+            .map_err(|e| e.message())?;
+        let _ = sys::close(fd);
+    }
+    let fd = sys::open("/utd", O_RDONLY | O_DIRECTORY, 0).map_err(|e| e.message())?;
+    let mut names = Vec::new();
+    let mut buf = [0u8; 64]; // small on purpose: several calls needed
+    loop {
+        let n = sys::getdents64(fd, &mut buf).map_err(|e| e.message())?;
+        if n == 0 {
+            break;
+        }
+        let mut at = 0;
+        while at < n {
+            let reclen = u16::from_le_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            let name = &buf[at + DIRENT64_NAME_OFFSET..at + reclen];
+            let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            names.push(String::from_utf8_lossy(&name[..len]).into_owned());
+            at += reclen;
+        }
+    }
+    let _ = sys::close(fd);
+    for name in ["one", "two", "three"] {
+        let _ = sys::unlink(&format!("/utd/{name}"));
+    }
+    let _ = sys::rmdir("/utd");
+    names.sort();
+    ensure!(
+        names == [".", "..", "one", "three", "two"],
+        "listed {names:?}"
+    );
+    Ok(())
+}
+
+fn cwd_and_chdir() -> Outcome {
+    sys::chdir("/bin").map_err(|e| e.message())?;
+    let mut buf = [0u8; 64];
+    ensure!(
+        sys::getcwd(&mut buf) == Ok("/bin"),
+        "getcwd after chdir /bin"
+    );
+    let fd =
+        sys::open("true", O_RDONLY, 0).map_err(|e| format!("relative open: {}", e.message()))?;
+    let _ = sys::close(fd);
+    sys::chdir("..").map_err(|e| e.message())?;
+    ensure!(sys::getcwd(&mut buf) == Ok("/"), "getcwd after chdir ..");
+    expect_err("chdir to a file", sys::chdir("/bin/true"), Errno::ENOTDIR)?;
+    expect_err(
+        "getcwd into 1 byte",
+        sys::getcwd(&mut [0u8; 1]).map(|_| ()),
+        Errno::ERANGE,
+    )
+}
+
+/// Addresses no call may touch: NULL, the kernel half, unmapped user
+/// memory, and a range running past the top of user space.
+const BAD: [(usize, &str); 5] = [
+    (0, "NULL"),
+    (0xffff_8000_0000_0000, "kernel half"),
+    (0xffff_ffff_8000_0000, "kernel text"),
+    (0x0000_1000_0000_0000, "unmapped"),
+    (0x0000_7fff_ffff_fff0, "wraps past user top"),
+];
+
+fn bad_pointers_are_efault() -> Outcome {
+    let text = bad_pointers_are_efault as *const () as usize;
+    let file = sys::open("/bin/true", O_RDONLY, 0).map_err(|e| e.message())?;
+    let path = b"/bin/true\0".as_ptr() as usize;
+    let mut checks: Vec<(String, Result<usize, Errno>)> = Vec::new();
+    for (bad, what) in BAD {
+        let mut check = |call: &str, r| checks.push((format!("{call}({what})"), r));
+        check("read", raw(nr::READ, &[file as usize, bad, 64]));
+        check("write", raw(nr::WRITE, &[1, bad, 64]));
+        check("open", raw(nr::OPEN, &[bad, 0, 0]));
+        check("stat path", raw(nr::STAT, &[bad, 0]));
+        check("stat buf", raw(nr::STAT, &[path, bad]));
+        check("fstat", raw(nr::FSTAT, &[file as usize, bad]));
+        check("pipe", raw(nr::PIPE, &[bad]));
+        check("execve", raw(nr::EXECVE, &[bad, 0, 0]));
+        check("execve argv", raw(nr::EXECVE, &[path, bad, 0]));
+        check("uname", raw(nr::UNAME, &[bad]));
+        check("clock_gettime", raw(nr::CLOCK_GETTIME, &[1, bad]));
+        check("nanosleep", raw(nr::NANOSLEEP, &[bad, 0]));
+        check("getcwd", raw(nr::GETCWD, &[bad, 64]));
+        check("mkdir", raw(nr::MKDIR, &[bad, 0]));
+        check("chdir", raw(nr::CHDIR, &[bad]));
+        check("kinfo", raw(nr::KINFO, &[bad]));
+        check("proclist", raw(nr::PROCLIST, &[bad, 4]));
+    }
+    // Read into read-only memory (our own text) is EFAULT too.
+    checks.push((
+        "read(text)".into(),
+        raw(nr::READ, &[file as usize, text, 16]),
+    ));
+    let _ = sys::close(file);
+    for (what, result) in checks {
+        ensure!(
+            result == Err(Errno::EFAULT),
+            "{what} gave {result:?}, want EFAULT"
+        );
+    }
+    // A bad status pointer on wait4 must not lose the child.
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        sys::exit(5);
+    }
+    expect_err(
+        "wait4(bad status)",
+        raw(nr::WAIT4, &[pid as usize, 0xffff_8000_0000_0000, 0, 0]),
+        Errno::EFAULT,
+    )?;
+    let status = sys::waitpid(pid as i32)
+        .map_err(|e| format!("child lost after EFAULT: {}", e.message()))?;
+    ensure!(sys::exited(status) == Some(5), "status {status:#x}");
+    // A pipe's data survives a read into a bad buffer.
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    sys::write_all(w, b"kept").map_err(|e| e.message())?;
+    expect_err(
+        "read(pipe, bad)",
+        raw(nr::READ, &[r as usize, 0, 4]),
+        Errno::EFAULT,
+    )?;
+    let mut b = [0u8; 4];
+    let n = sys::read(r, &mut b).map_err(|e| e.message())?;
+    let _ = sys::close(r);
+    let _ = sys::close(w);
+    ensure!(&b[..n] == b"kept", "pipe data lost after EFAULT");
+    Ok(())
+}
+
+fn fd_exhaustion_is_emfile() -> Outcome {
+    let mut fds = Vec::new();
+    let result = loop {
+        match sys::dup(0) {
+            Ok(fd) => fds.push(fd),
+            Err(e) => break e,
+        }
+    };
+    for fd in &fds {
+        let _ = sys::close(*fd);
+    }
+    ensure!(result == Errno::EMFILE, "dup ended with {}", result.name());
+    ensure!(fds.len() >= 32, "only {} descriptors", fds.len());
+    Ok(())
+}
+
+fn fork_until_eagain() -> Outcome {
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let mut children = Vec::new();
+    let end = loop {
+        match sys::fork() {
+            Ok(0) => {
+                let _ = sys::close(w);
+                let mut b = [0u8; 1];
+                let _ = sys::read(r, &mut b);
+                sys::exit(0);
+            }
+            Ok(pid) => children.push(pid),
+            Err(e) => break e,
+        }
+        if children.len() > 1000 {
+            break Errno::EINVAL;
+        }
+    };
+    let _ = sys::close(w);
+    let _ = sys::close(r);
+    for pid in &children {
+        let _ = sys::waitpid(*pid as i32);
+    }
+    ensure!(
+        end == Errno::EAGAIN,
+        "fork ended with {} after {} children",
+        end.name(),
+        children.len()
+    );
+    ensure!(children.len() >= 20, "only {} children", children.len());
+    Ok(())
+}
+
+fn brk_until_enomem() -> Outcome {
+    let start = sys::brk(0);
+    let step = 16 << 20;
+    let mut top = start;
+    loop {
+        let want = top + step;
+        let got = sys::brk(want);
+        if got != want {
+            ensure!(got == top, "a failed brk moved the break to {got:#x}");
+            break;
+        }
+        // SAFETY: [top, want) was just given to us by brk.
+        unsafe { core::ptr::write_volatile((want - 8) as *mut u64, 1) };
+        top = want;
+    }
+    ensure!(
+        top - start >= 64 << 20,
+        "brk stopped after only {} MiB",
+        (top - start) >> 20
+    );
+    ensure!(sys::brk(start) == start, "shrinking the break back");
+    Ok(())
+}
+
+fn mmap_munmap_mprotect() -> Outcome {
+    let len = 1 << 20;
+    let p = sys::mmap_anon(len, PROT_READ | PROT_WRITE).map_err(|e| e.message())?;
+    // SAFETY: p..p+len is our fresh mapping.
+    unsafe {
+        for i in (0..len).step_by(4096) {
+            ensure!(*p.add(i) == 0, "mmap memory not zeroed");
+            *p.add(i) = i as u8 | 1;
+        }
+        ensure!(*p.add(4096) == 1, "read back");
+    }
+    sys::munmap(p, len).map_err(|e| e.message())?;
+    let status = child_status(|| {
+        // SAFETY: none: the page is gone and this must fault.
+        unsafe { core::ptr::read_volatile(p) as i32 }
+    })?;
+    ensure!(
+        sys::signaled(status) == Some(SIGSEGV),
+        "touching unmapped memory gave {status:#x}"
+    );
+    let q = sys::mmap_anon(8192, PROT_READ | PROT_WRITE).map_err(|e| e.message())?;
+    sys::mprotect(q, 8192, PROT_READ).map_err(|e| e.message())?;
+    let status = child_status(|| {
+        // SAFETY: none: the page is read-only and this must fault.
+        unsafe { core::ptr::write_volatile(q, 1) };
+        0
+    })?;
+    ensure!(
+        sys::signaled(status) == Some(SIGSEGV),
+        "writing read-only memory gave {status:#x}"
+    );
+    let _ = sys::munmap(q, 8192);
+    expect_err(
+        "mmap of length 0",
+        sys::mmap_anon(0, PROT_READ),
+        Errno::EINVAL,
+    )?;
+    expect_err(
+        "munmap unaligned",
+        sys::munmap(1 as *mut u8, 4096),
+        Errno::EINVAL,
+    )
+}
+
+fn faults_kill_only_the_process() -> Outcome {
+    for (kind, signal) in [
+        ("null", SIGSEGV),
+        ("kernel", SIGSEGV),
+        ("divide", SIGFPE),
+        ("opcode", SIGILL),
+        ("privileged", SIGSEGV),
+        ("write-text", SIGSEGV),
+        ("stack-overflow", SIGSEGV),
+    ] {
+        let status = user::run("/bin/fault", &["fault", kind]).map_err(|e| e.message())?;
+        ensure!(
+            sys::signaled(status) == Some(signal),
+            "fault {kind}: status {status:#x}, want {}",
+            user::signal_name(signal)
+        );
+    }
+    Ok(())
+}
+
+fn failed_exec_leaves_the_caller() -> Outcome {
+    expect_err(
+        "exec a missing file",
+        Err::<(), _>(sys::execve("/nope", &["nope"], &[])),
+        Errno::ENOENT,
+    )?;
+    expect_err(
+        "exec a text file",
+        Err::<(), _>(sys::execve("/etc/boot.conf", &["x"], &[])),
+        Errno::ENOEXEC,
+    )?;
+    expect_err(
+        "exec a directory",
+        Err::<(), _>(sys::execve("/bin", &["x"], &[])),
+        Errno::EACCES,
+    )?;
+    let huge = "y".repeat(200 * 1024);
+    expect_err(
+        "exec with 200 KiB of arguments",
+        Err::<(), _>(sys::execve("/bin/true", &["true", &huge], &[])),
+        Errno::E2BIG,
+    )?;
+    // Still here, and still able to work.
+    let status = user::run("/bin/true", &["true"]).map_err(|e| e.message())?;
+    ensure!(sys::exited(status) == Some(0), "after failed execs");
+    Ok(())
+}
+
+fn kill_ends_a_blocked_child() -> Outcome {
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        let mut b = [0u8; 1];
+        let _ = sys::read(r, &mut b);
+        sys::exit(0);
+    }
+    let _ = sys::nanosleep(10_000_000);
+    ensure!(sys::kill(pid as i32, 0).is_ok(), "kill 0 on a live child");
+    sys::kill(pid as i32, SIGTERM).map_err(|e| e.message())?;
+    let status = sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    let _ = sys::close(r);
+    let _ = sys::close(w);
+    ensure!(sys::signaled(status) == Some(SIGTERM), "status {status:#x}");
+    expect_err(
+        "kill a missing pid",
+        sys::kill(30000, SIGTERM),
+        Errno::ESRCH,
+    )?;
+    expect_err(
+        "kill with a bad signal",
+        sys::kill(sys::getpid() as i32, 99),
+        Errno::EINVAL,
+    )
+}
+
+fn nanosleep_sleeps() -> Outcome {
+    let t0 = sys::monotonic_nanos();
+    sys::nanosleep(50_000_000).map_err(|e| e.message())?;
+    let slept = sys::monotonic_nanos() - t0;
+    ensure!(slept >= 45_000_000, "slept only {slept} ns of 50 ms");
+    let bad = Timespec {
+        tv_sec: 0,
+        tv_nsec: 2_000_000_000,
+    };
+    expect_err(
+        "nanosleep with tv_nsec >= 1e9",
+        raw(nr::NANOSLEEP, &[&bad as *const Timespec as usize, 0]),
+        Errno::EINVAL,
+    )
+}
+
+fn preemption_lets_others_run() -> Outcome {
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        loop {
+            core::hint::spin_loop();
+        }
+    }
+    // Without preemption the spinning child would never give the CPU back.
+    let t0 = sys::monotonic_nanos();
+    let mut x = 0u64;
+    while sys::monotonic_nanos() - t0 < 100_000_000 {
+        x = core::hint::black_box(x + 1);
+    }
+    let mut rows = [ProcInfo::default(); 64];
+    let n = sys::proclist(&mut rows).map_err(|e| e.message())?.min(64);
+    let child_ticks = rows[..n]
+        .iter()
+        .find(|p| p.pid == pid)
+        .map_or(0, |p| p.user_ticks);
+    sys::kill(pid as i32, SIGKILL).map_err(|e| e.message())?;
+    let status = sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    ensure!(sys::signaled(status) == Some(SIGKILL), "status {status:#x}");
+    ensure!(
+        child_ticks > 0,
+        "the spinning child was never charged a user tick"
+    );
+    Ok(())
+}
+
+fn identity_and_time() -> Outcome {
+    let u = sys::uname().map_err(|e| e.message())?;
+    ensure!(u.sysname.starts_with(b"profkern\0"), "sysname");
+    ensure!(u.machine.starts_with(b"x86_64\0"), "machine");
+    ensure!(sys::getppid() >= 1, "getppid");
+    let now = sys::clock_gettime(0).map_err(|e| e.message())?;
+    ensure!(
+        now.tv_sec > 1_600_000_000,
+        "CLOCK_REALTIME says {}",
+        now.tv_sec
+    );
+    expect_err(
+        "clock_gettime(bad clock)",
+        sys::clock_gettime(99),
+        Errno::EINVAL,
+    )?;
+    sys::sched_yield();
+    Ok(())
+}
+
+const TESTS: &[(&str, fn() -> Outcome)] = &[
+    ("fork_exec_wait", fork_exec_wait),
+    ("exit_status_encoding", exit_status_encoding),
+    ("wait_nohang_and_echild", wait_nohang_and_echild),
+    ("orphan_reparented_to_init", orphan_reparented_to_init),
+    ("cow_isolation", cow_isolation),
+    ("pipe_transfers_data_and_eof", pipe_transfers_data_and_eof),
+    (
+        "pipe_without_readers_is_epipe",
+        pipe_without_readers_is_epipe,
+    ),
+    (
+        "files_create_write_read_rename_unlink",
+        files_create_write_read_rename_unlink,
+    ),
+    ("file_errors_match_linux", file_errors_match_linux),
+    ("getdents_lists_a_directory", getdents_lists_a_directory),
+    ("cwd_and_chdir", cwd_and_chdir),
+    ("bad_pointers_are_efault", bad_pointers_are_efault),
+    ("fd_exhaustion_is_emfile", fd_exhaustion_is_emfile),
+    ("fork_until_eagain", fork_until_eagain),
+    ("brk_until_enomem", brk_until_enomem),
+    ("mmap_munmap_mprotect", mmap_munmap_mprotect),
+    ("faults_kill_only_the_process", faults_kill_only_the_process),
+    (
+        "failed_exec_leaves_the_caller",
+        failed_exec_leaves_the_caller,
+    ),
+    ("kill_ends_a_blocked_child", kill_ends_a_blocked_child),
+    ("nanosleep_sleeps", nanosleep_sleeps),
+    ("preemption_lets_others_run", preemption_lets_others_run),
+    ("identity_and_time", identity_and_time),
+];
+
+/// Frames in use by processes: everything but free frames and what the
+/// kernel keeps for itself once grown (its heap and kernel page tables).
+fn frames_in_use() -> u64 {
+    sys::kinfo().map_or(0, |k| {
+        k.total_frames - k.free_frames - k.heap_frames - k.kernel_table_frames
+    })
+}
+
+fn run() -> i32 {
+    let only: Vec<&str> = libc_lite::env::args().skip(1).collect();
+    let before = frames_in_use();
+    let (mut passed, mut failed) = (0, 0);
+    for (name, test) in TESTS
+        .iter()
+        .filter(|(n, _)| only.is_empty() || only.contains(n))
+    {
+        let status = child_status(|| match test() {
+            Ok(()) => 0,
+            Err(why) => {
+                eprintln!("usertests: {name}: {why}");
+                1
+            }
+        });
+        match status {
+            Ok(0) => {
+                passed += 1;
+                println!("usertest: ok {name}");
+            }
+            Ok(s) => {
+                failed += 1;
+                let why = match (sys::exited(s), sys::signaled(s)) {
+                    (_, Some(sig)) => format!("killed by {}", user::signal_name(sig)),
+                    _ => String::from("see the line above"),
+                };
+                println!("usertest: FAIL {name}: {why}");
+            }
+            Err(why) => {
+                failed += 1;
+                println!("usertest: FAIL {name}: {why}");
+            }
+        }
+    }
+    let after = frames_in_use();
+    if after == before {
+        passed += 1;
+        println!("usertest: ok no_frames_lost");
+    } else {
+        failed += 1;
+        println!("usertest: FAIL no_frames_lost: {before} frames in use before, {after} after");
+    }
+    println!("usertests: {passed} passed, {failed} failed");
+    i32::from(failed > 0)
+}
