@@ -62,7 +62,6 @@ pub enum Level {
     Error,
     Warn,
     Info,
-    Debug,
 }
 
 impl Level {
@@ -71,7 +70,6 @@ impl Level {
             Level::Error => "ERROR",
             Level::Warn => "WARN ",
             Level::Info => "INFO ",
-            Level::Debug => "DEBUG",
         }
     }
 }
@@ -110,9 +108,4 @@ macro_rules! warn {
 #[macro_export]
 macro_rules! error {
     ($($arg:tt)*) => { $crate::log::log($crate::log::Level::Error, format_args!($($arg)*)) };
-}
-
-#[macro_export]
-macro_rules! debug {
-    ($($arg:tt)*) => { $crate::log::log($crate::log::Level::Debug, format_args!($($arg)*)) };
 }

@@ -78,15 +78,16 @@ fn command(opts: &Options, image: &Path, interactive: bool) -> Result<Command, S
     cmd.arg("-drive")
         .arg(format!("format=raw,file={}", image.display()));
     cmd.args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
-    cmd.args([
-        "-m",
-        "512M",
-        "-no-reboot",
-        "-display",
-        "none",
-        "-cpu",
-        "max",
-    ]);
+    cmd.args(["-m", "512M", "-no-reboot", "-display", "none"]);
+    // `max` gives TCG every feature it emulates. Under nested KVM, `max` and
+    // `host` make QEMU set IA32_ARCH_CAPABILITIES, which the outer hypervisor
+    // refuses (QEMU aborts), so KVM gets the host model without that MSR.
+    let cpu = if opts.accel == Accel::Kvm {
+        "host,-arch-capabilities"
+    } else {
+        "max"
+    };
+    cmd.args(["-cpu", cpu]);
     cmd.args(["-serial", if interactive { "mon:stdio" } else { "stdio" }]);
     if !opts.export.is_empty() {
         let stream = export_stream();

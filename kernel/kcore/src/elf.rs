@@ -36,48 +36,40 @@ pub struct Executable {
     /// Where the program headers are in memory (for AT_PHDR).
     pub phdr_vaddr: u64,
     pub phnum: u16,
-    pub segments: heapless_segments::Segments,
+    pub segments: Segments,
 }
 
-/// A fixed-capacity list, so parsing needs no allocator.
-pub mod heapless_segments {
-    use super::Segment;
+/// Most loadable segments an executable may have.
+pub const MAX_SEGMENTS: usize = 16;
 
-    pub const MAX: usize = 16;
+/// A fixed-capacity list of segments, so parsing needs no allocator.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Segments {
+    items: [Option<Segment>; MAX_SEGMENTS],
+    len: usize,
+}
 
-    #[derive(Clone, Debug, PartialEq, Eq)]
-    pub struct Segments {
-        items: [Option<Segment>; MAX],
-        len: usize,
+impl Segments {
+    /// Adds a segment; false when the list is full.
+    fn push(&mut self, s: Segment) -> bool {
+        let Some(slot) = self.items.get_mut(self.len) else {
+            return false;
+        };
+        *slot = Some(s);
+        self.len += 1;
+        true
     }
 
-    impl Segments {
-        pub const fn new() -> Self {
-            Segments {
-                items: [None; MAX],
-                len: 0,
-            }
-        }
-        pub fn push(&mut self, s: Segment) -> Result<(), ()> {
-            *self.items.get_mut(self.len).ok_or(())? = Some(s);
-            self.len += 1;
-            Ok(())
-        }
-        pub fn iter(&self) -> impl Iterator<Item = &Segment> {
-            self.items[..self.len].iter().flatten()
-        }
-        pub fn len(&self) -> usize {
-            self.len
-        }
-        pub fn is_empty(&self) -> bool {
-            self.len == 0
-        }
+    pub fn iter(&self) -> impl Iterator<Item = &Segment> {
+        self.items[..self.len].iter().flatten()
     }
 
-    impl Default for Segments {
-        fn default() -> Self {
-            Self::new()
-        }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 }
 
@@ -112,7 +104,7 @@ pub fn parse(file: &[u8], user_top: u64) -> Result<Executable, Errno> {
     if table_end > file.len() {
         return Err(bad);
     }
-    let mut segments = heapless_segments::Segments::new();
+    let mut segments = Segments::default();
     let mut phdr_vaddr = None;
     let mut first_load = None;
     for i in 0..phnum as usize {
@@ -143,7 +135,9 @@ pub fn parse(file: &[u8], user_top: u64) -> Result<Executable, Errno> {
                 if first_load.is_none() {
                     first_load = Some(seg);
                 }
-                segments.push(seg).map_err(|_| bad)?;
+                if !segments.push(seg) {
+                    return Err(bad);
+                }
             }
             _ => {}
         }
@@ -212,7 +206,8 @@ mod tests {
     #[test]
     fn rejects_every_kind_of_damage() {
         let good = tiny_elf();
-        let damage: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>)> = vec![
+        type Damage = (&'static str, Box<dyn Fn(&mut Vec<u8>)>);
+        let damage: Vec<Damage> = vec![
             ("magic", Box::new(|f| f[1] = b'X')),
             ("32-bit", Box::new(|f| f[4] = 1)),
             ("big-endian", Box::new(|f| f[5] = 2)),

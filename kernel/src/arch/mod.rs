@@ -15,8 +15,3 @@ pub fn rdtsc() -> u64 {
     // SAFETY: rdtsc has no side effects and is allowed in ring 0.
     unsafe { core::arch::x86_64::_rdtsc() }
 }
-
-/// Halts until the next interrupt, with interrupts enabled.
-pub fn wait_for_interrupt() {
-    x86_64::instructions::interrupts::enable_and_hlt();
-}

@@ -24,7 +24,6 @@ use super::{gdt, power};
 pub const DIVIDE_ERROR: u64 = 0;
 pub const BREAKPOINT: u64 = 3;
 pub const INVALID_OPCODE: u64 = 6;
-pub const DOUBLE_FAULT: u64 = 8;
 pub const GENERAL_PROTECTION: u64 = 13;
 pub const PAGE_FAULT: u64 = 14;
 /// First vector of the remapped legacy PIC (IRQ 0 = the PIT).

@@ -100,14 +100,6 @@ impl Pipe {
         self.state.lock().bytes.len()
     }
 
-    pub fn add_reader(&self) {
-        self.state.lock().readers += 1;
-    }
-
-    pub fn add_writer(&self) {
-        self.state.lock().writers += 1;
-    }
-
     pub fn close_reader(&self) {
         self.state.lock().readers -= 1;
         sched::wakeup(self.chan());

@@ -210,11 +210,11 @@ pub fn load_cpio(archive: &[u8]) -> Result<usize, kcore::cpio::CpioError> {
         let perm = entry.mode & !S_IFMT;
         if entry.is_dir() {
             mkdir(&path, perm).ok();
-        } else if entry.is_file() {
-            if let Ok(node) = create(&path, perm, false) {
-                node.lock().content = Content::File(entry.data.to_vec());
-                files += 1;
-            }
+        } else if entry.is_file()
+            && let Ok(node) = create(&path, perm, false)
+        {
+            node.lock().content = Content::File(entry.data.to_vec());
+            files += 1;
         }
     }
     Ok(files)

@@ -35,8 +35,10 @@ pub fn user_fault(tf: &TrapFrame) {
     let (pid, name) = current(|p| (p.pid, p.name.clone()));
     if tf.vector == trap::PAGE_FAULT {
         crate::println!(
-            "pid {pid} ({name}): {what} at rip {:#x}, address {addr:#x}",
-            tf.rip
+            "pid {pid} ({name}): {what} at rip {:#x}, address {addr:#x} (error {:#x}, cs {:#x})",
+            tf.rip,
+            tf.error_code,
+            tf.cs
         );
     } else {
         crate::println!("pid {pid} ({name}): {what} at rip {:#x}", tf.rip);

@@ -69,13 +69,6 @@ pub struct Process {
     pub fs_base: u64,
 }
 
-impl Process {
-    /// The user registers, saved at the top of the kernel stack on every entry.
-    pub fn trap_frame(&self) -> *mut crate::arch::trap::TrapFrame {
-        (self.kstack.top() - size_of::<crate::arch::trap::TrapFrame>() as u64) as *mut _
-    }
-}
-
 pub struct Table {
     pub procs: BTreeMap<Pid, Box<Process>>,
     pub current: Option<Pid>,
@@ -114,10 +107,6 @@ pub static TABLE: IrqLock<Table> = IrqLock::new(Table {
 pub fn current<R>(f: impl FnOnce(&mut Process) -> R) -> R {
     let mut table = TABLE.lock();
     f(table.current_mut().expect("no current process"))
-}
-
-pub fn current_pid() -> Option<Pid> {
-    TABLE.lock().current
 }
 
 /// Work due before a return to user mode: dying of a signal, giving up the

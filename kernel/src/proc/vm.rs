@@ -175,7 +175,7 @@ impl UserMemory {
         }
         let len = page_up(len);
         let start = if flags & MAP_FIXED != 0 {
-            if addr % PAGE_SIZE != 0
+            if !addr.is_multiple_of(PAGE_SIZE)
                 || addr.checked_add(len).is_none_or(|end| end > USER_TOP)
                 || addr == 0
             {
@@ -203,7 +203,7 @@ impl UserMemory {
             .checked_add(page_up(len))
             .filter(|&e| e <= USER_TOP)
             .ok_or(Errno::EINVAL)?;
-        if addr % PAGE_SIZE != 0 || len == 0 {
+        if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
             return Err(Errno::EINVAL);
         }
         self.unmap_range(addr, end);
@@ -215,7 +215,7 @@ impl UserMemory {
             .checked_add(page_up(len))
             .filter(|&e| e <= USER_TOP)
             .ok_or(Errno::ENOMEM)?;
-        if addr % PAGE_SIZE != 0 {
+        if !addr.is_multiple_of(PAGE_SIZE) {
             return Err(Errno::EINVAL);
         }
         for page in (addr..end).step_by(PAGE_SIZE as usize) {

@@ -392,7 +392,7 @@ const BAD: [(usize, &str); 5] = [
 fn bad_pointers_are_efault() -> Outcome {
     let text = bad_pointers_are_efault as *const () as usize;
     let file = sys::open("/bin/true", O_RDONLY, 0).map_err(|e| e.message())?;
-    let path = b"/bin/true\0".as_ptr() as usize;
+    let path = c"/bin/true".as_ptr() as usize;
     let mut checks: Vec<(String, Result<usize, Errno>)> = Vec::new();
     for (bad, what) in BAD {
         let mut check = |call: &str, r| checks.push((format!("{call}({what})"), r));
@@ -567,7 +567,7 @@ fn mmap_munmap_mprotect() -> Outcome {
     )?;
     expect_err(
         "munmap unaligned",
-        sys::munmap(1 as *mut u8, 4096),
+        sys::munmap(0x1001 as *mut u8, 4096),
         Errno::EINVAL,
     )
 }
@@ -712,7 +712,9 @@ fn identity_and_time() -> Outcome {
     Ok(())
 }
 
-const TESTS: &[(&str, fn() -> Outcome)] = &[
+type Test = (&'static str, fn() -> Outcome);
+
+const TESTS: &[Test] = &[
     ("fork_exec_wait", fork_exec_wait),
     ("exit_status_encoding", exit_status_encoding),
     ("wait_nohang_and_echild", wait_nohang_and_echild),
