@@ -72,5 +72,5 @@ pub fn on_timer_interrupt(tf: &mut TrapFrame) {
     } else {
         pic::end_of_interrupt(arch::trap::IRQ_PIT);
     }
-    crate::proc::on_tick(tf.is_from_user());
+    crate::proc::on_tick(tf);
 }

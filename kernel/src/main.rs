@@ -17,6 +17,7 @@ mod fs;
 mod log;
 mod mm;
 mod proc;
+mod profil;
 mod selftest;
 mod sync;
 mod syscall;
@@ -67,9 +68,12 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         warn!("boot: ignoring '{}': {}", bad.line, bad.reason)
     });
     info!(
-        "boot: ramdisk {} KiB, options {:?}",
+        "boot: ramdisk {} KiB; hz={} tick={:?} mode={:?} init={}",
         ramdisk.len() / 1024,
-        opts
+        opts.hz,
+        opts.tick,
+        opts.mode,
+        opts.init
     );
 
     match fs::ramfs::load_cpio(ramdisk) {

@@ -40,6 +40,10 @@ const TESTS: &[Test] = &[
     ("breakpoint_returns", breakpoint_returns),
     ("uaccess_fault_in_copy_is_recovered", uaccess_fixup),
     ("uaccess_rejects_bad_ranges", uaccess_checks),
+    (
+        "profil_update_never_writes_kernel_memory",
+        profil_kernel_buffer,
+    ),
     ("tick_rate_matches_hz", tick_rate),
 ];
 
@@ -212,6 +216,20 @@ fn uaccess_checks() -> TestResult {
     )?;
     check(check_range(0, 0, true).is_ok(), || {
         "an empty range is always fine".into()
+    })
+}
+
+/// Even if a kernel address reached a profile, the deferred update goes
+/// through uaccess and must refuse it, leaving the kernel's bytes alone.
+fn profil_kernel_buffer() -> TestResult {
+    let target = Box::new([0x1234u16; 4]);
+    let addr = target.as_ptr() as u64;
+    let result = crate::profil::add_to_bin(addr + 2, 5);
+    check(result == Err(abi::Errno::EFAULT), || {
+        format!("update of a kernel address gave {result:?}")
+    })?;
+    check(*target == [0x1234; 4], || {
+        format!("kernel memory changed: {:x?}", *target)
     })
 }
 

@@ -260,3 +260,55 @@ pub fn rdtsc() -> u64 {
     // SAFETY: rdtsc is allowed in user mode (CR4.TSD is clear).
     unsafe { core::arch::x86_64::_rdtsc() }
 }
+
+/// profil(2): `samples` gets the histogram; scale 0 turns profiling off.
+pub fn profil(samples: &mut [u16], offset: u64, scale: u32) -> Result<()> {
+    call!(
+        PROFIL,
+        samples.as_mut_ptr(),
+        samples.len() * 2,
+        offset,
+        scale
+    )
+    .map(drop)
+}
+
+/// profil(2) with a raw buffer (any address, any size in bytes).
+pub fn profil_raw(samples: usize, size: usize, offset: u64, scale: u32) -> Result<()> {
+    call!(PROFIL, samples, size, offset, scale).map(drop)
+}
+
+/// The AIX multi-region form; `regions` must end with an entry whose
+/// `p_high` is 0.
+pub fn profil_regions(regions: &[abi::types::Prof]) -> Result<()> {
+    call!(PROFIL, regions.as_ptr(), abi::types::PROFIL_MULTI, 0, 0).map(drop)
+}
+
+/// Profiling state and counters of `pid` (0 = this process).
+pub fn profstat(pid: i32) -> Result<abi::types::ProfStat> {
+    let mut stat = abi::types::ProfStat::default();
+    call!(PROFSTAT, pid, &mut stat as *mut abi::types::ProfStat)?;
+    Ok(stat)
+}
+
+/// What the kernel's profil path costs, in TSC cycles.
+pub fn profcost() -> Result<abi::types::ProfCost> {
+    let mut cost = abi::types::ProfCost::default();
+    call!(PROFCOST, &mut cost as *mut abi::types::ProfCost)?;
+    Ok(cost)
+}
+
+/// Anonymous memory at exactly `addr` (MAP_FIXED).
+pub fn mmap_fixed(addr: usize, len: usize, prot: u32) -> Result<*mut u8> {
+    use abi::types::{MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE};
+    call!(
+        MMAP,
+        addr,
+        len,
+        prot,
+        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+        -1i64,
+        0
+    )
+    .map(|a| a as *mut u8)
+}

@@ -186,6 +186,26 @@ fn suites() -> Vec<Suite> {
         usertests("usertests-pit", Tick::Pit),
         usertests("usertests-apic", Tick::Apic),
         Suite {
+            program: &["/bin/proftests"],
+            expect: Expect::UserSuite("proftest:"),
+            ..usertests("proftests-pit", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/proftests"],
+            expect: Expect::UserSuite("proftest:"),
+            ..usertests("proftests-apic", Tick::Apic)
+        },
+        Suite {
+            program: &[
+                "/bin/proftests",
+                "bin_relation_is_exact",
+                "time_shares_show_in_the_histogram",
+            ],
+            expect: Expect::UserSuite("proftest:"),
+            hz: 100,
+            ..usertests("proftests-100hz", Tick::Pit)
+        },
+        Suite {
             name: "shell",
             hz: 1000,
             tick: Tick::Pit,
@@ -199,7 +219,7 @@ fn suites() -> Vec<Suite> {
                     "two",
                     "ls: /d: No such file or directory",
                     "[ls: exit 1]",
-                    "pid * (fault): segmentation fault at rip 0x*, address 0x0",
+                    "pid * (fault): segmentation fault at rip 0x*, address 0x0 (error 0x4, cs 0x23)",
                     "[fault: killed by SIGSEGV]",
                     "[false: exit 1]",
                 ],

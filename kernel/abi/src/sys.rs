@@ -77,3 +77,8 @@ pub const POWEROFF: usize = 1002;
 /// `proclist(struct procinfo *buf, size_t count)`: fills up to `count`
 /// entries, returns how many processes exist (for `ps`).
 pub const PROCLIST: usize = 1003;
+/// `profstat(pid, struct profstat *)`: profiling state and counters of a
+/// process (0 = the caller).
+pub const PROFSTAT: usize = 1004;
+/// `profcost(struct profcost *)`: cycles the profil path costs.
+pub const PROFCOST: usize = 1005;

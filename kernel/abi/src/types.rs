@@ -189,3 +189,63 @@ pub const AT_CLKTCK: u64 = 17;
 pub const AT_SECURE: u64 = 23;
 pub const AT_RANDOM: u64 = 25;
 pub const AT_EXECFN: u64 = 31;
+
+/// One region of the AIX multi-region form of profil: `profil((char *)array,
+/// (size_t)-1, 0, 0)` with an array ended by an entry whose `p_high` is 0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Prof {
+    pub p_low: u64,
+    pub p_high: u64,
+    pub p_buff: u64,
+    pub p_bufsize: i32,
+    /// `u32::MAX`: let the kernel compute the scale that maps the range onto the buffer.
+    pub p_scale: u32,
+}
+
+/// `profil`'s size argument that selects the multi-region form.
+pub const PROFIL_MULTI: usize = usize::MAX;
+/// `p_scale` meaning "compute it".
+pub const PROF_SCALE_AUTO: u32 = u32::MAX;
+
+/// Why profiling last stopped for a process (`ProfStat::stopped_by`).
+pub const PROF_NEVER_STARTED: u32 = 0;
+pub const PROF_RUNNING: u32 = 1;
+pub const PROF_STOPPED_BY_CALL: u32 = 2;
+pub const PROF_STOPPED_BY_EXEC: u32 = 3;
+pub const PROF_STOPPED_BY_FAULT: u32 = 4;
+pub const PROF_STOPPED_BY_BAD_CALL: u32 = 5;
+pub const PROF_STOPPED_BY_EXIT: u32 = 6;
+
+/// What `profstat(pid, &stat)` reports about one process's profiling.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProfStat {
+    /// Nonzero while profiling is on.
+    pub on: u32,
+    /// One of the `PROF_*` reasons above.
+    pub stopped_by: u32,
+    /// Ticks that fell into a bin since profiling was last turned on.
+    pub samples: u64,
+    /// Ticks dropped: pc below the offset, or past the last bin (or region).
+    pub dropped: u64,
+    /// Bin updates written to user memory.
+    pub applied: u64,
+    /// Regions in use (1 for the classic form).
+    pub regions: u32,
+    pub pad: u32,
+}
+
+/// Costs of the profiling path, in TSC cycles, over the recent ticks.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProfCost {
+    /// Timer-interrupt side: computing the bin and recording the pending tick.
+    pub tick_samples: u64,
+    pub tick_median: u64,
+    pub tick_p99: u64,
+    /// Return-to-user side: the checked read-modify-write of the bin.
+    pub apply_samples: u64,
+    pub apply_median: u64,
+    pub apply_p99: u64,
+}

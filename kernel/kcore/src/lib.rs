@@ -9,4 +9,5 @@ pub mod cpio;
 pub mod elf;
 pub mod frames;
 pub mod path;
+pub mod profil;
 pub mod time;

@@ -129,6 +129,9 @@ unsafe impl Pod for abi::types::ProcInfo {}
 unsafe impl Pod for abi::types::Stat {}
 unsafe impl Pod for abi::types::Timespec {}
 unsafe impl Pod for abi::types::Utsname {}
+unsafe impl Pod for abi::types::Prof {}
+unsafe impl Pod for abi::types::ProfStat {}
+unsafe impl Pod for abi::types::ProfCost {}
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 /// Reads one `T` from user memory.

@@ -88,6 +88,7 @@ fn new_process(
         killed: None,
         wake_at: 0,
         fs_base: 0,
+        prof: crate::profil::State::default(),
     }
 }
 
@@ -96,15 +97,17 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
     if TABLE.lock().procs.len() >= MAX_PROCS {
         return Err(Errno::EAGAIN);
     }
-    let (ppid, mem, files, cwd, name, fs_base) = current(|p| {
+    let (ppid, mem, files, cwd, name, fs_base, prof) = current(|p| {
         let mem = p.mem.as_ref().expect("a running process has memory").fork();
+        let files = p.files.clone();
         (
             p.pid,
             mem,
-            p.files.clone(),
+            files,
             p.cwd.clone(),
             p.name.clone(),
             p.fs_base,
+            p.prof.inherited(),
         )
     });
     let mem = mem?;
@@ -120,13 +123,17 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
     let pid = table.alloc_pid();
     let mut child = new_process(pid, ppid, name, mem, kstack, saved_rsp, files, cwd);
     child.fs_base = fs_base;
+    child.prof = prof;
     table.procs.insert(pid, Box::new(child));
     Ok(pid as usize)
 }
 
 /// Ends the current process with wait status `status`.
 pub fn exit(status: i32) -> ! {
-    let (pid, files, mem) = current(|p| (p.pid, p.files.take_all(), p.mem.take()));
+    let (pid, files, mem) = current(|p| {
+        p.prof.stop(abi::types::PROF_STOPPED_BY_EXIT);
+        (p.pid, p.files.take_all(), p.mem.take())
+    });
     drop(files);
     drop(mem);
     if pid == INIT_PID {

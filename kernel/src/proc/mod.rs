@@ -67,6 +67,20 @@ pub struct Process {
     pub wake_at: u64,
     /// The user's FS base (thread pointer), set by arch_prctl.
     pub fs_base: u64,
+    /// profil(2) state: regions, pending ticks, counters.
+    pub prof: crate::profil::State,
+}
+
+impl Process {
+    /// The user pc at which the process last entered the kernel: the trap
+    /// frame every entry from user mode leaves at the top of its kernel stack.
+    pub fn user_pc_at_entry(&self) -> u64 {
+        let frame = self.kstack.top() - size_of::<crate::arch::trap::TrapFrame>() as u64;
+        // SAFETY: the top of a live process's kernel stack is mapped and holds
+        // the TrapFrame of its latest entry from user mode (or the one its
+        // first switch will return through); this reads kernel memory only.
+        unsafe { (*(frame as *const crate::arch::trap::TrapFrame)).rip }
+    }
 }
 
 pub struct Table {
@@ -112,6 +126,7 @@ pub fn current<R>(f: impl FnOnce(&mut Process) -> R) -> R {
 /// Work due before a return to user mode: dying of a signal, giving up the
 /// CPU at the end of a time slice.
 pub fn return_to_user() {
+    crate::profil::apply_pending();
     let (killed, resched) = {
         let mut table = TABLE.lock();
         match table.current_mut() {
@@ -127,17 +142,21 @@ pub fn return_to_user() {
     }
 }
 
-/// Called on every tick: charge it to the running process and wake sleepers
-/// whose time has come.
-pub fn on_tick(from_user: bool) {
+/// Called on every tick: charge it to the running process (its user or
+/// system time, and its profile at the user pc the tick belongs to) and wake
+/// sleepers whose time has come.
+pub fn on_tick(tf: &crate::arch::trap::TrapFrame) {
     let now = crate::clock::ticks();
     let mut table = TABLE.lock();
     if let Some(p) = table.current_mut() {
-        if from_user {
+        let pc = if tf.is_from_user() {
             p.user_ticks += 1;
+            tf.rip
         } else {
             p.system_ticks += 1;
-        }
+            p.user_pc_at_entry()
+        };
+        p.prof.on_tick(pc);
         p.slice_left = p.slice_left.saturating_sub(1);
     }
     for p in table.procs.values_mut() {

@@ -124,7 +124,7 @@ pub fn proclist(buf: u64, count: u64) -> SysResult {
                     State::Sleeping(_) => PROC_SLEEPING,
                     State::Zombie { .. } => PROC_ZOMBIE,
                 },
-                profiling: 0,
+                profiling: u32::from(p.prof.is_on()),
                 user_ticks: p.user_ticks,
                 system_ticks: p.system_ticks,
                 name,
@@ -135,6 +135,30 @@ pub fn proclist(buf: u64, count: u64) -> SysResult {
         uaccess::write(buf + (i * size_of::<ProcInfo>()) as u64, row)?;
     }
     Ok(rows.len())
+}
+
+/// profstat(pid, buf): pid 0 is the caller.
+pub fn profstat(pid: i32, buf: u64) -> SysResult {
+    let stat = {
+        let mut table = TABLE.lock();
+        let p = match pid {
+            0 => table.current_mut().ok_or(Errno::ESRCH)?,
+            pid if pid > 0 => table
+                .procs
+                .get_mut(&(pid as u32))
+                .map(|p| &mut **p)
+                .ok_or(Errno::ESRCH)?,
+            _ => return Err(Errno::EINVAL),
+        };
+        p.prof.stat()
+    };
+    uaccess::write(buf, &stat)?;
+    Ok(0)
+}
+
+pub fn profcost(buf: u64) -> SysResult {
+    uaccess::write(buf, &crate::profil::costs())?;
+    Ok(0)
 }
 
 /// Only init may power the machine off (its exit does so too).

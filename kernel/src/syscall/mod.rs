@@ -78,6 +78,9 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::KINFO => info::kinfo(a[0]),
         sys::PROCLIST => info::proclist(a[0], a[1]),
         sys::POWEROFF => info::poweroff(a[0]),
+        sys::PROFIL => crate::profil::profil(a[0], a[1], a[2], a[3]),
+        sys::PROFSTAT => info::profstat(a[0] as i32, a[1]),
+        sys::PROFCOST => info::profcost(a[0]),
         nr => unknown(nr),
     };
     tf.rax = match result {

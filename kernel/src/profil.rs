@@ -1,0 +1,277 @@
+//! profil(2): the clock interrupt builds each process's execution histogram.
+//!
+//! The path of one sample (the contract is `../shared/spec/profil.md`):
+//!
+//!     timer interrupt -> clock::on_timer_interrupt -> proc::on_tick
+//!         -> State::on_tick(pc)      computes the bin, records a pending tick;
+//!                                    never touches user memory
+//!     return to user mode -> proc::return_to_user
+//!         -> apply_pending()         read-modify-write of the 16-bit bin
+//!                                    through mm::uaccess, saturating at 65535
+//!     that copy fails        -> State::stop(FAULT): silently off, the
+//!                                    process runs on
+//!     fork / exec / exit     -> State::inherited / stop(EXEC) / stop(EXIT)
+//!
+//! This is the BSD design (`addupc_intr` records, `addupc_task` applies at
+//! the AST): an interrupt handler cannot take a page fault on a user buffer,
+//! but the return to user mode runs in the process's own context, where the
+//! checked copy path can. A tick that lands while the process is in the
+//! kernel on its own behalf is charged to the user pc at which it entered
+//! (proc::on_tick reads it from the trap frame at the top of its kernel stack).
+
+use abi::Errno;
+use abi::types::*;
+use alloc::vec::Vec;
+use kcore::profil::{MAX_REGIONS, Region, regions_from, saturating_count};
+
+use crate::mm::uaccess;
+use crate::proc::current;
+use crate::sync::IrqLock;
+
+/// Distinct bins a process can have pending between two returns to user
+/// mode. One is the usual case (a long system call adds its ticks to the same
+/// bin); a tick for a further distinct bin is counted as dropped.
+const MAX_PENDING: usize = 4;
+
+#[derive(Clone, Default)]
+pub struct State {
+    /// Empty when profiling is off.
+    regions: Vec<Region>,
+    /// (user address of the bin, ticks) waiting for the return to user mode.
+    pending: [(u64, u64); MAX_PENDING],
+    pending_len: usize,
+    samples: u64,
+    dropped: u64,
+    applied: u64,
+    stopped_by: u32,
+}
+
+impl State {
+    pub fn is_on(&self) -> bool {
+        !self.regions.is_empty()
+    }
+
+    /// Turns profiling on with `regions`, replacing any earlier ones.
+    pub fn start(&mut self, regions: Vec<Region>) {
+        *self = State {
+            regions,
+            stopped_by: PROF_RUNNING,
+            ..State::default()
+        };
+    }
+
+    /// Turns profiling off; pending ticks are dropped.
+    pub fn stop(&mut self, reason: u32) {
+        if self.is_on() || reason == PROF_STOPPED_BY_CALL || reason == PROF_STOPPED_BY_BAD_CALL {
+            self.regions.clear();
+            self.pending_len = 0;
+            self.stopped_by = reason;
+        }
+    }
+
+    /// A forked child's state: the same buffers (in its own copy of memory),
+    /// fresh counters, nothing pending.
+    pub fn inherited(&self) -> State {
+        State {
+            regions: self.regions.clone(),
+            stopped_by: self.stopped_by,
+            ..State::default()
+        }
+    }
+
+    /// Called by the timer interrupt with the pc to charge.
+    pub fn on_tick(&mut self, pc: u64) {
+        if !self.is_on() {
+            return;
+        }
+        let start = crate::arch::rdtsc();
+        let hit = match self.regions.as_slice() {
+            [single] if single.high == u64::MAX => single.bin(pc).map(|bin| (single, bin)),
+            regions => regions
+                .iter()
+                .find(|r| r.contains(pc))
+                .and_then(|r| r.bin(pc).map(|bin| (r, bin))),
+        };
+        match hit {
+            Some((region, bin)) => {
+                self.samples += 1;
+                self.add_pending(region.buffer.wrapping_add(2 * bin));
+            }
+            None => self.dropped += 1,
+        }
+        TICK_COSTS.lock().record(crate::arch::rdtsc() - start);
+    }
+
+    fn add_pending(&mut self, addr: u64) {
+        if let Some(slot) = self.pending[..self.pending_len]
+            .iter_mut()
+            .find(|(a, _)| *a == addr)
+        {
+            slot.1 += 1;
+        } else if self.pending_len < MAX_PENDING {
+            self.pending[self.pending_len] = (addr, 1);
+            self.pending_len += 1;
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    fn take_pending(&mut self) -> ([(u64, u64); MAX_PENDING], usize) {
+        let taken = (self.pending, self.pending_len);
+        self.pending_len = 0;
+        taken
+    }
+
+    pub fn stat(&self) -> ProfStat {
+        ProfStat {
+            on: u32::from(self.is_on()),
+            stopped_by: self.stopped_by,
+            samples: self.samples,
+            dropped: self.dropped,
+            applied: self.applied,
+            regions: self.regions.len() as u32,
+            pad: 0,
+        }
+    }
+}
+
+/// On the way back to user mode: add the pending ticks to their bins.
+pub fn apply_pending() {
+    let (pending, len) = current(|p| p.prof.take_pending());
+    for &(addr, ticks) in &pending[..len] {
+        let start = crate::arch::rdtsc();
+        let updated = add_to_bin(addr, ticks);
+        APPLY_COSTS.lock().record(crate::arch::rdtsc() - start);
+        if updated.is_err() {
+            current(|p| p.prof.stop(PROF_STOPPED_BY_FAULT));
+            return;
+        }
+        current(|p| p.prof.applied += 1);
+    }
+}
+
+/// Adds `ticks` to the 16-bit bin at user address `addr`, saturating: the
+/// one place a profile touches user memory, and only through uaccess.
+pub fn add_to_bin(addr: u64, ticks: u64) -> Result<(), Errno> {
+    let old: u16 = uaccess::read(addr)?;
+    uaccess::write(addr, &saturating_count(old, ticks))
+}
+
+/// profil(2).
+pub fn profil(samples: u64, size: u64, offset: u64, scale: u64) -> Result<usize, Errno> {
+    if size as usize == PROFIL_MULTI {
+        return profil_regions(samples);
+    }
+    let scale = scale as u32; // `unsigned int` in C: the upper half is not ours
+    if scale == 0 {
+        current(|p| p.prof.stop(PROF_STOPPED_BY_CALL));
+        return Ok(0);
+    }
+    if scale > kcore::profil::SCALE_ONE {
+        return Err(Errno::EINVAL); // previous state unchanged
+    }
+    if let Err(e) = uaccess::check_range(samples, size as usize, true) {
+        current(|p| p.prof.stop(PROF_STOPPED_BY_BAD_CALL));
+        return Err(e);
+    }
+    let region = Region {
+        buffer: samples,
+        size,
+        offset,
+        scale,
+        high: u64::MAX,
+    };
+    current(|p| p.prof.start(alloc::vec![region]));
+    Ok(0)
+}
+
+/// The AIX form: an array of `struct prof` ended by `p_high == 0`.
+fn profil_regions(array: u64) -> Result<usize, Errno> {
+    let fault = |e: Errno| {
+        current(|p| p.prof.stop(PROF_STOPPED_BY_BAD_CALL));
+        Err(e)
+    };
+    let mut entries = Vec::new();
+    loop {
+        let at = array.wrapping_add((entries.len() * size_of::<Prof>()) as u64);
+        let entry: Prof = match uaccess::read(at) {
+            Ok(entry) => entry,
+            Err(e) => return fault(e),
+        };
+        if entry.p_high == 0 {
+            break;
+        }
+        if entries.len() == MAX_REGIONS {
+            return Err(Errno::EINVAL);
+        }
+        entries.push(entry);
+    }
+    let mut regions = [None; MAX_REGIONS];
+    let n = regions_from(&entries, &mut regions)?;
+    let regions: Vec<Region> = regions[..n].iter().flatten().copied().collect();
+    for r in &regions {
+        if let Err(e) = uaccess::check_range(r.buffer, r.size as usize, true) {
+            return fault(e);
+        }
+    }
+    if regions.is_empty() {
+        current(|p| p.prof.stop(PROF_STOPPED_BY_CALL));
+    } else {
+        current(|p| p.prof.start(regions));
+    }
+    Ok(0)
+}
+
+/// Recent costs of one side of the path, in TSC cycles.
+struct Costs {
+    samples: [u32; 1024],
+    next: usize,
+    total: u64,
+}
+
+impl Costs {
+    const fn new() -> Self {
+        Costs {
+            samples: [0; 1024],
+            next: 0,
+            total: 0,
+        }
+    }
+
+    fn record(&mut self, cycles: u64) {
+        self.samples[self.next] = cycles.min(u64::from(u32::MAX)) as u32;
+        self.next = (self.next + 1) % self.samples.len();
+        self.total += 1;
+    }
+
+    /// (samples seen, median, 99th percentile) of the recent ones.
+    fn summary(&self) -> (u64, u64, u64) {
+        let n = (self.total as usize).min(self.samples.len());
+        if n == 0 {
+            return (0, 0, 0);
+        }
+        let mut sorted: Vec<u32> = self.samples[..n].to_vec();
+        sorted.sort_unstable();
+        (
+            self.total,
+            u64::from(sorted[n / 2]),
+            u64::from(sorted[(n * 99 / 100).min(n - 1)]),
+        )
+    }
+}
+
+static TICK_COSTS: IrqLock<Costs> = IrqLock::new(Costs::new());
+static APPLY_COSTS: IrqLock<Costs> = IrqLock::new(Costs::new());
+
+pub fn costs() -> ProfCost {
+    let (tick_samples, tick_median, tick_p99) = TICK_COSTS.lock().summary();
+    let (apply_samples, apply_median, apply_p99) = APPLY_COSTS.lock().summary();
+    ProfCost {
+        tick_samples,
+        tick_median,
+        tick_p99,
+        apply_samples,
+        apply_median,
+        apply_p99,
+    }
+}

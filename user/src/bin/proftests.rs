@@ -1,0 +1,619 @@
+//! /bin/proftests: the profil(2) contract (`../shared/spec/profil.md`),
+//! checked from user space, one test per sentence of the spec.
+//!
+//! Each test runs in its own child process and prints `proftest: ok NAME`
+//! or `proftest: FAIL NAME: why`. The relation is checked against the
+//! formula written out here, independently of the kernel's code.
+//! `proftests NAME...` runs only the named tests.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use abi::types::*;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use libc_lite::{Errno, eprintln, println, sys};
+use user::spin::{self, cycles_per_tick, loop_a, loop_b};
+
+libc_lite::entry!(run);
+
+type Outcome = Result<(), String>;
+
+macro_rules! ensure {
+    ($cond:expr, $($why:tt)*) => {
+        if !$cond {
+            return Err(format!($($why)*));
+        }
+    };
+}
+
+/// BSD's relation, written out: floor(floor((pc - offset) / 2) * scale / 65536).
+fn expected_bin(pc: u64, offset: u64, scale: u32) -> Option<u64> {
+    if pc < offset {
+        return None;
+    }
+    Some(((((pc - offset) / 2) as u128) * scale as u128 / 65536) as u64)
+}
+
+fn stat() -> ProfStat {
+    sys::profstat(0).unwrap_or_default()
+}
+
+fn off() {
+    let _ = sys::profil_raw(0, 0, 0, 0);
+}
+
+fn total(buf: &[u16]) -> u64 {
+    buf.iter().map(|&c| u64::from(c)).sum()
+}
+
+/// Spins in loop A for about `ticks` clock ticks.
+fn spin_a(ticks: u64) -> (u64, u64) {
+    loop_a(ticks * cycles_per_tick())
+}
+
+fn check_relation(scale: u32, below_start: u64) -> Outcome {
+    let (start, end) = spin::range_a();
+    let offset = start - below_start;
+    let first = expected_bin(start, offset, scale).unwrap();
+    let last = expected_bin(end - 1, offset, scale).unwrap();
+    // Room for the loop's bins and a margin of empty bins on either side.
+    let mut buf = vec![0u16; (last + 16) as usize];
+    sys::profil(&mut buf, offset, scale).map_err(|e| format!("profil: {}", e.name()))?;
+    spin_a(40);
+    off();
+    let counted = total(&buf);
+    ensure!(
+        counted >= 20,
+        "only {counted} samples in 40 ticks (scale {scale:#x}, offset start-{below_start})"
+    );
+    for (bin, &count) in buf.iter().enumerate() {
+        let bin = bin as u64;
+        ensure!(
+            count == 0 || (first..=last).contains(&bin),
+            "scale {scale:#x}, offset start-{below_start}: {count} counts in bin {bin}, but the loop's pcs map to bins {first}..={last}"
+        );
+    }
+    Ok(())
+}
+
+fn bin_relation_is_exact() -> Outcome {
+    for scale in [65536, 32768, 16384, 0x4000 + 0x321, 0x1235, 1] {
+        for below in [0, 1, 1000, 0x2_0001] {
+            check_relation(scale, below)?;
+        }
+    }
+    Ok(())
+}
+
+fn pc_below_offset_is_dropped() -> Outcome {
+    let (_, end) = spin::range_a();
+    let mut buf = vec![0u16; 64];
+    sys::profil(&mut buf, end + 2, 65536).map_err(|e| e.name())?;
+    spin_a(30);
+    let s = stat();
+    off();
+    ensure!(
+        total(&buf[..4]) == 0,
+        "samples below the offset were counted: {:?}",
+        &buf[..4]
+    );
+    ensure!(
+        s.dropped >= 15,
+        "only {} of ~30 ticks counted as dropped",
+        s.dropped
+    );
+    Ok(())
+}
+
+fn bin_past_the_buffer_is_dropped() -> Outcome {
+    let (start, _) = spin::range_a();
+    let mut big = vec![0u16; 200];
+    let (head, _) = big.split_at_mut(50); // the loop's bins (100..) are past these 50
+    sys::profil(head, start - 200, 65536).map_err(|e| e.name())?;
+    spin_a(30);
+    let s = stat();
+    off();
+    ensure!(
+        big.iter().all(|&c| c == 0),
+        "a count landed past size/2 or in the buffer: {}",
+        total(&big)
+    );
+    ensure!(
+        s.dropped >= 15,
+        "only {} ticks counted as dropped",
+        s.dropped
+    );
+    Ok(())
+}
+
+fn scale_0_turns_profiling_off() -> Outcome {
+    let (start, _) = spin::range_a();
+    let mut buf = vec![0u16; 64];
+    sys::profil(&mut buf, start, 65536).map_err(|e| e.name())?;
+    spin_a(20);
+    sys::profil_raw(0, 0, 0, 0).map_err(|e| format!("scale 0: {}", e.name()))?;
+    let before = total(&buf);
+    spin_a(20);
+    ensure!(before > 0, "no counts while on");
+    ensure!(total(&buf) == before, "counts kept arriving after scale 0");
+    let s = stat();
+    ensure!(
+        s.on == 0 && s.stopped_by == PROF_STOPPED_BY_CALL,
+        "profstat {s:?}"
+    );
+    Ok(())
+}
+
+fn scale_above_65536_is_einval_and_keeps_the_old_state() -> Outcome {
+    let (start, _) = spin::range_a();
+    let mut buf = vec![0u16; 64];
+    let mut other = vec![0u16; 64];
+    sys::profil(&mut buf, start, 65536).map_err(|e| e.name())?;
+    let r = sys::profil(&mut other, start, 65537);
+    ensure!(r == Err(Errno::EINVAL), "scale 65537 gave {r:?}");
+    let r = sys::profil_raw(other.as_mut_ptr() as usize, 128, start, u32::MAX);
+    ensure!(r == Err(Errno::EINVAL), "scale 0xffffffff gave {r:?}");
+    spin_a(20);
+    off();
+    ensure!(total(&buf) > 0, "the earlier profile stopped counting");
+    ensure!(total(&other) == 0, "the refused buffer was used");
+    Ok(())
+}
+
+fn a_bad_buffer_is_efault_and_leaves_profiling_off() -> Outcome {
+    let (start, _) = spin::range_a();
+    let text = bin_relation_is_exact as *const () as usize;
+    for (addr, size, what) in [
+        (0usize, 64usize, "NULL"),
+        (0xffff_8000_0000_0000, 64, "kernel half"),
+        (0xffff_ffff_8000_0000, 64, "kernel text"),
+        (0x1000_0000_0000, 64, "unmapped"),
+        (text, 64, "read-only text"),
+        (0x7fff_ffff_ff00, 0x1000, "past the user top"),
+        (usize::MAX - 15, 64, "wraps around"),
+    ] {
+        let mut good = vec![0u16; 64];
+        sys::profil(&mut good, start, 65536).map_err(|e| e.name())?;
+        let r = sys::profil_raw(addr, size, start, 65536);
+        ensure!(r == Err(Errno::EFAULT), "{what}: {r:?}");
+        let s = stat();
+        ensure!(
+            s.on == 0 && s.stopped_by == PROF_STOPPED_BY_BAD_CALL,
+            "{what}: still on ({s:?})"
+        );
+        spin_a(5);
+        ensure!(
+            total(&good) == 0,
+            "{what}: the earlier buffer kept counting"
+        );
+    }
+    Ok(())
+}
+
+fn size_0_and_1_are_accepted_and_count_nothing() -> Outcome {
+    let (start, _) = spin::range_a();
+    let mut buf = vec![0u16; 4];
+    for size in [0usize, 1] {
+        sys::profil_raw(buf.as_mut_ptr() as usize, size, start, 65536)
+            .map_err(|e| format!("size {size}: {}", e.name()))?;
+        ensure!(stat().on == 1, "size {size}: not on");
+        spin_a(10);
+        off();
+        ensure!(
+            total(&buf) == 0,
+            "size {size}: counted into a buffer with no bins"
+        );
+    }
+    Ok(())
+}
+
+fn a_fault_at_tick_time_turns_profiling_off_silently() -> Outcome {
+    let (start, _) = spin::range_a();
+    for how in ["munmap", "mprotect"] {
+        let base = 0x5000_0000usize;
+        let p = sys::mmap_fixed(base, 8192, PROT_READ | PROT_WRITE).map_err(|e| e.name())?;
+        sys::profil_raw(p as usize, 8192, start, 65536).map_err(|e| e.name())?;
+        spin_a(10);
+        ensure!(
+            stat().applied > 0,
+            "{how}: nothing applied before the fault"
+        );
+        match how {
+            "munmap" => sys::munmap(p, 8192).map_err(|e| e.name())?,
+            _ => sys::mprotect(p, 8192, PROT_READ).map_err(|e| e.name())?,
+        }
+        spin_a(10);
+        let s = stat();
+        ensure!(
+            s.on == 0 && s.stopped_by == PROF_STOPPED_BY_FAULT,
+            "{how}: profstat {s:?}"
+        );
+        // Fresh memory at the same address gets no count.
+        let _ = sys::munmap(p, 8192);
+        let q = sys::mmap_fixed(base, 8192, PROT_READ | PROT_WRITE).map_err(|e| e.name())?;
+        spin_a(10);
+        // SAFETY: q..q+8192 is our fresh mapping.
+        let fresh = unsafe { core::slice::from_raw_parts(q, 8192) };
+        ensure!(
+            fresh.iter().all(|&b| b == 0),
+            "{how}: a count arrived after the fault"
+        );
+        let _ = sys::munmap(q, 8192);
+    }
+    Ok(()) // and we are still running: no signal
+}
+
+fn fork_child_inherits_and_counts_into_its_own_copy() -> Outcome {
+    let (start, _) = spin::range_a();
+    let mut buf = vec![0u16; 64];
+    sys::profil(&mut buf, start, 65536).map_err(|e| e.name())?;
+    let pid = sys::fork().map_err(|e| e.name())?;
+    if pid == 0 {
+        let before = total(&buf);
+        let s = stat();
+        spin_a(30);
+        let ok = s.on == 1 && total(&buf) > before + 10;
+        sys::exit(if ok { 0 } else { 1 });
+    }
+    spin_a(20);
+    ensure!(stat().on == 1, "parent stopped profiling at fork");
+    off();
+    let snapshot = buf.clone();
+    let status = sys::waitpid(pid as i32).map_err(|e| e.name())?;
+    ensure!(
+        sys::exited(status) == Some(0),
+        "child was not profiling into its own buffer"
+    );
+    ensure!(
+        buf == snapshot,
+        "the child's counts landed in the parent's buffer"
+    );
+    ensure!(total(&buf) > 0, "the parent did not count after fork");
+    Ok(())
+}
+
+const EXEC_BUF: usize = 0x6000_0000;
+
+fn exec_turns_profiling_off() -> Outcome {
+    let status = {
+        let pid = sys::fork().map_err(|e| e.name())?;
+        if pid == 0 {
+            let p = sys::mmap_fixed(EXEC_BUF, 65536, PROT_READ | PROT_WRITE).expect("mmap");
+            // Every pc of the program's text maps into this buffer.
+            let _ = sys::profil_raw(p as usize, 65536, 0x40_0000, 4096);
+            let e = sys::execve("/bin/profcheck", &["profcheck"], &[]);
+            eprintln!("exec: {}", e.message());
+            sys::exit(2);
+        }
+        sys::waitpid(pid as i32).map_err(|e| e.name())?
+    };
+    ensure!(
+        sys::exited(status) == Some(0),
+        "profcheck found itself profiled (status {status:#x})"
+    );
+    Ok(())
+}
+
+fn a_failed_exec_keeps_profiling_on() -> Outcome {
+    let (start, _) = spin::range_a();
+    let mut buf = vec![0u16; 64];
+    sys::profil(&mut buf, start, 65536).map_err(|e| e.name())?;
+    let e = sys::execve("/no/such/program", &["x"], &[]);
+    ensure!(e == Errno::ENOENT, "exec gave {}", e.name());
+    spin_a(10);
+    off();
+    ensure!(total(&buf) > 0, "profiling stopped after a failed exec");
+    Ok(())
+}
+
+fn bins_saturate_at_65535() -> Outcome {
+    let (start, end) = spin::range_a();
+    // One bin (size 2) that every pc of the loop maps to, preset near the top.
+    let scale = 1;
+    ensure!(
+        expected_bin(end - 1, start, scale) == Some(0),
+        "loop spans two bins at scale 1"
+    );
+    let mut buf = vec![65530u16; 1];
+    sys::profil(&mut buf, start, scale).map_err(|e| e.name())?;
+    spin_a(30);
+    off();
+    ensure!(
+        buf[0] == 65535,
+        "bin is {} after 30 ticks from 65530 (wrapped or lost)",
+        buf[0]
+    );
+    Ok(())
+}
+
+/// A slow system call (a 4 MiB write to a ramfs file) issued from a known
+/// address: returns the user pc the kernel sees for it (after `syscall`).
+/// Never inlined, so every call issues the same `syscall` instruction.
+#[inline(never)]
+fn slow_write(fd: i32, data: &[u8]) -> u64 {
+    let site: u64;
+    // SAFETY: write(fd, data, len) with a valid buffer.
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            "2:",
+            "lea {site}, [rip + 2b]",
+            site = out(reg) site,
+            inlateout("rax") abi::sys::WRITE => _,
+            in("rdi") fd, in("rsi") data.as_ptr(), in("rdx") data.len(),
+            lateout("rcx") _, lateout("r11") _,
+        );
+    }
+    site
+}
+
+fn system_time_is_charged_to_the_syscall_site() -> Outcome {
+    let data = vec![0x5au8; 4 << 20];
+    let fd = sys::open("/slow", O_CREAT | O_RDWR | O_TRUNC, 0o644).map_err(|e| e.name())?;
+    let site = slow_write(fd, &data[..1]);
+    let offset = site - 64;
+    let mut buf = vec![0u16; 128];
+    sys::profil(&mut buf, offset, 65536).map_err(|e| e.name())?;
+    let t0 = sys::monotonic_nanos();
+    while sys::monotonic_nanos() - t0 < 150_000_000 {
+        let _ = sys::lseek(fd, 0, SEEK_SET);
+        slow_write(fd, &data);
+    }
+    let s = stat();
+    off();
+    let _ = sys::close(fd);
+    let _ = sys::unlink("/slow");
+    let at_site = u64::from(buf[expected_bin(site, offset, 65536).unwrap() as usize]);
+    let all = total(&buf);
+    ensure!(
+        at_site >= 20,
+        "only {at_site} samples at the syscall site {site:#x} ({all} near it; {s:?})"
+    );
+    ensure!(
+        at_site * 10 >= all * 8,
+        "{at_site} of {all} nearby samples at the syscall site"
+    );
+    Ok(())
+}
+
+fn multi_region_form() -> Outcome {
+    let (a0, a1) = spin::range_a();
+    let (b0, b1) = spin::range_b();
+    type Spin = fn(u64) -> (u64, u64);
+    let (a, b): ((u64, u64, Spin), (u64, u64, Spin)) = ((a0, a1, loop_a), (b0, b1, loop_b));
+    let ((lo0, lo1, lo_spin), (hi0, hi1, hi_spin)) = if a0 < b0 { (a, b) } else { (b, a) };
+    let mut low_buf = vec![0u16; 64];
+    let mut high_buf = vec![0u16; 64];
+    let region = |low: u64, high: u64, buf: &mut Vec<u16>, scale: u32| Prof {
+        p_low: low,
+        p_high: high,
+        p_buff: buf.as_mut_ptr() as u64,
+        p_bufsize: (buf.len() * 2) as i32,
+        p_scale: scale,
+    };
+    let end = Prof::default();
+    let regions = [
+        region(lo0, lo1, &mut low_buf, 65536),
+        region(hi0, hi1, &mut high_buf, PROF_SCALE_AUTO),
+        end,
+    ];
+    sys::profil_regions(&regions).map_err(|e| format!("two regions: {}", e.name()))?;
+    ensure!(
+        stat().regions == 2,
+        "profstat says {} regions",
+        stat().regions
+    );
+    let per = cycles_per_tick();
+    lo_spin(20 * per);
+    hi_spin(20 * per);
+    off();
+    ensure!(
+        total(&low_buf) >= 8 && total(&high_buf) >= 8,
+        "counts {} and {}",
+        total(&low_buf),
+        total(&high_buf)
+    );
+    let auto = kcore_scale(hi0, hi1, 128);
+    for (bin, &c) in high_buf.iter().enumerate() {
+        let first = expected_bin(hi0, hi0, auto).unwrap();
+        let last = expected_bin(hi1 - 1, hi0, auto).unwrap();
+        ensure!(
+            c == 0 || (first..=last).contains(&(bin as u64)),
+            "computed scale: count in bin {bin}, want {first}..={last}"
+        );
+    }
+    // The first region containing the pc wins: an outer region over both.
+    let mut outer = vec![0u16; 4096];
+    let mut inner = vec![0u16; 64];
+    let regions = [
+        region(lo0, lo1, &mut inner, 65536),
+        region(lo0 - 2, hi1, &mut outer, PROF_SCALE_AUTO),
+        end,
+    ];
+    sys::profil_regions(&regions).map_err(|e| format!("overlapping: {}", e.name()))?;
+    lo_spin(20 * per);
+    off();
+    ensure!(total(&inner) >= 8, "inner region got {}", total(&inner));
+    ensure!(
+        total(&outer) <= 2,
+        "outer region got {} of the inner region's samples",
+        total(&outer)
+    );
+    // Not ascending, or low >= high: EINVAL, and the old state stays.
+    let mut keep = vec![0u16; 64];
+    sys::profil(&mut keep, lo0, 65536).map_err(|e| e.name())?;
+    let bad = [
+        region(hi0, hi1, &mut high_buf, 1),
+        region(lo0, lo1, &mut low_buf, 1),
+        end,
+    ];
+    ensure!(
+        sys::profil_regions(&bad) == Err(Errno::EINVAL),
+        "descending highs accepted"
+    );
+    let bad = [region(lo1, lo0, &mut low_buf, 1), end];
+    ensure!(
+        sys::profil_regions(&bad) == Err(Errno::EINVAL),
+        "low > high accepted"
+    );
+    ensure!(
+        stat().on == 1 && stat().regions == 1,
+        "EINVAL changed the state"
+    );
+    let bad_buf = [
+        Prof {
+            p_low: lo0,
+            p_high: lo1,
+            p_buff: 0,
+            p_bufsize: 64,
+            p_scale: 1,
+        },
+        end,
+    ];
+    ensure!(
+        sys::profil_regions(&bad_buf) == Err(Errno::EFAULT),
+        "NULL region buffer accepted"
+    );
+    ensure!(stat().on == 0, "EFAULT left profiling on");
+    Ok(())
+}
+
+/// The AIX computed scale, written out: bufsize * 65536 / (high - low), in 1..=65536.
+fn kcore_scale(low: u64, high: u64, bufsize: u64) -> u32 {
+    ((bufsize as u128 * 65536) / (high - low).max(1) as u128).clamp(1, 65536) as u32
+}
+
+fn time_shares_show_in_the_histogram() -> Outcome {
+    let (a0, a1) = spin::range_a();
+    let (b0, b1) = spin::range_b();
+    let low = a0.min(b0);
+    let high = a1.max(b1);
+    let mut buf = vec![0u16; ((high - low) / 2 + 2) as usize];
+    sys::profil(&mut buf, low, 65536).map_err(|e| e.name())?;
+    let per = cycles_per_tick();
+    // 3/4 of the time in A, 1/4 in B, interleaved in 6- and 2-tick slices.
+    for _ in 0..250 {
+        loop_a(6 * per);
+        loop_b(2 * per);
+    }
+    off();
+    let sum = |s: u64, e: u64| -> u64 {
+        buf[((s - low) / 2) as usize..=((e - 1 - low) / 2) as usize]
+            .iter()
+            .map(|&c| u64::from(c))
+            .sum()
+    };
+    let (in_a, in_b) = (sum(a0, a1), sum(b0, b1));
+    let share = in_a as f64 / (in_a + in_b).max(1) as f64 * 100.0;
+    println!(
+        "proftest: time shares: {in_a} samples in A, {in_b} in B: A has {share:.1}% (want 75%)"
+    );
+    ensure!(
+        in_a + in_b >= 1500,
+        "only {} samples in 2000 ticks",
+        in_a + in_b
+    );
+    ensure!(
+        (70.0..=80.0).contains(&share),
+        "A got {share:.1}% of the samples, want 75 +- 5"
+    );
+    Ok(())
+}
+
+type Test = (&'static str, fn() -> Outcome);
+
+const TESTS: &[Test] = &[
+    ("bin_relation_is_exact", bin_relation_is_exact),
+    ("pc_below_offset_is_dropped", pc_below_offset_is_dropped),
+    (
+        "bin_past_the_buffer_is_dropped",
+        bin_past_the_buffer_is_dropped,
+    ),
+    ("scale_0_turns_profiling_off", scale_0_turns_profiling_off),
+    (
+        "scale_above_65536_is_einval_and_keeps_the_old_state",
+        scale_above_65536_is_einval_and_keeps_the_old_state,
+    ),
+    (
+        "a_bad_buffer_is_efault_and_leaves_profiling_off",
+        a_bad_buffer_is_efault_and_leaves_profiling_off,
+    ),
+    (
+        "size_0_and_1_are_accepted_and_count_nothing",
+        size_0_and_1_are_accepted_and_count_nothing,
+    ),
+    (
+        "a_fault_at_tick_time_turns_profiling_off_silently",
+        a_fault_at_tick_time_turns_profiling_off_silently,
+    ),
+    (
+        "fork_child_inherits_and_counts_into_its_own_copy",
+        fork_child_inherits_and_counts_into_its_own_copy,
+    ),
+    ("exec_turns_profiling_off", exec_turns_profiling_off),
+    (
+        "a_failed_exec_keeps_profiling_on",
+        a_failed_exec_keeps_profiling_on,
+    ),
+    ("bins_saturate_at_65535", bins_saturate_at_65535),
+    (
+        "system_time_is_charged_to_the_syscall_site",
+        system_time_is_charged_to_the_syscall_site,
+    ),
+    ("multi_region_form", multi_region_form),
+    (
+        "time_shares_show_in_the_histogram",
+        time_shares_show_in_the_histogram,
+    ),
+];
+
+fn run() -> i32 {
+    let only: Vec<&str> = libc_lite::env::args().skip(1).collect();
+    let (mut passed, mut failed) = (0, 0);
+    for (name, test) in TESTS
+        .iter()
+        .filter(|(n, _)| only.is_empty() || only.contains(n))
+    {
+        let result = match sys::fork() {
+            Ok(0) => sys::exit(match test() {
+                Ok(()) => 0,
+                Err(why) => {
+                    eprintln!("proftests: {name}: {why}");
+                    1
+                }
+            }),
+            Ok(pid) => sys::waitpid(pid as i32).map_err(|e| String::from(e.message())),
+            Err(e) => Err(String::from(e.message())),
+        };
+        match result {
+            Ok(0) => {
+                passed += 1;
+                println!("proftest: ok {name}");
+            }
+            Ok(s) => {
+                failed += 1;
+                let why = sys::signaled(s).map_or(String::from("see the line above"), |sig| {
+                    format!("killed by {}", user::signal_name(sig))
+                });
+                println!("proftest: FAIL {name}: {why}");
+            }
+            Err(why) => {
+                failed += 1;
+                println!("proftest: FAIL {name}: {why}");
+            }
+        }
+    }
+    if let Ok(c) = sys::profcost() {
+        println!(
+            "proftests: profil cost in TSC cycles: tick median {} p99 {} ({} samples); update median {} p99 {} ({} samples)",
+            c.tick_median, c.tick_p99, c.tick_samples, c.apply_median, c.apply_p99, c.apply_samples
+        );
+    }
+    println!("proftests: {passed} passed, {failed} failed");
+    i32::from(failed > 0)
+}
