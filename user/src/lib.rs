@@ -109,3 +109,94 @@ pub mod spin {
         k.tsc_per_sec / k.hz.max(1)
     }
 }
+
+/// The test harness shared by `usertests` and `proftests`: each test runs in
+/// a child process, so one that crashes fails alone, and prints one verdict
+/// line, `PREFIX: ok NAME` or `PREFIX: FAIL NAME: why`, that `cargo xtask test`
+/// counts.
+pub mod harness {
+    extern crate alloc;
+    use alloc::format;
+    use alloc::string::String;
+    use libc_lite::{Errno, eprintln, println, sys};
+
+    /// What a test returns: Err says why it failed.
+    pub type Outcome = Result<(), String>;
+    pub type Test = (&'static str, fn() -> Outcome);
+
+    /// Fails the test with a formatted reason unless `cond` holds.
+    #[macro_export]
+    macro_rules! ensure {
+        ($cond:expr, $($why:tt)*) => {
+            if !$cond {
+                return Err(alloc::format!($($why)*));
+            }
+        };
+    }
+
+    /// Checks that `got` is the error `want`.
+    pub fn expect_err<T: core::fmt::Debug>(
+        what: &str,
+        got: Result<T, Errno>,
+        want: Errno,
+    ) -> Outcome {
+        match got {
+            Err(e) if e == want => Ok(()),
+            other => Err(format!("{what}: expected {}, got {other:?}", want.name())),
+        }
+    }
+
+    /// Runs `f` in a child process and returns its wait status.
+    pub fn child_status(f: impl FnOnce() -> i32) -> Result<i32, String> {
+        match sys::fork().map_err(|e| format!("fork: {}", e.message()))? {
+            0 => sys::exit(f()),
+            pid => sys::waitpid(pid as i32).map_err(|e| format!("wait: {}", e.message())),
+        }
+    }
+
+    /// Prints one verdict line.
+    pub fn verdict(prefix: &str, name: &str, outcome: Outcome) {
+        match outcome {
+            Ok(()) => println!("{prefix}: ok {name}"),
+            Err(why) => println!("{prefix}: FAIL {name}: {why}"),
+        }
+    }
+
+    /// Runs the tests named on the command line (all without arguments),
+    /// each in its own child; returns (passed, failed).
+    pub fn run(prefix: &str, tests: &[Test]) -> (usize, usize) {
+        let only: alloc::vec::Vec<&str> = libc_lite::env::args().skip(1).collect();
+        let (mut passed, mut failed) = (0, 0);
+        for unknown in only.iter().filter(|n| !tests.iter().any(|(t, _)| t == *n)) {
+            failed += 1;
+            verdict(prefix, unknown, Err(String::from("no test of that name")));
+        }
+        for (name, test) in tests
+            .iter()
+            .filter(|(n, _)| only.is_empty() || only.contains(n))
+        {
+            let status = child_status(|| match test() {
+                Ok(()) => 0,
+                Err(why) => {
+                    eprintln!("{prefix}s: {name}: {why}");
+                    1
+                }
+            });
+            let outcome = match status {
+                Ok(0) => Ok(()),
+                Ok(s) => Err(match sys::signaled(s) {
+                    Some(sig) => format!("killed by {}", crate::signal_name(sig)),
+                    None => String::from("see the line above"),
+                }),
+                Err(why) => Err(why),
+            };
+            if outcome.is_ok() {
+                passed += 1;
+            } else {
+                failed += 1;
+            }
+            verdict(prefix, name, outcome);
+        }
+        (passed, failed)
+    }
+}

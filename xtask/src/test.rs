@@ -200,6 +200,7 @@ fn suites() -> Vec<Suite> {
                 "/bin/proftests",
                 "bin_relation_is_exact",
                 "time_shares_show_in_the_histogram",
+                "the_tick_rate_is_reported",
             ],
             expect: Expect::UserSuite("proftest:"),
             hz: 100,

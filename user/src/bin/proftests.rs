@@ -13,7 +13,6 @@ extern crate alloc;
 
 use abi::types::*;
 use alloc::format;
-use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use libc_lite::{Errno, eprintln, println, sys};
@@ -21,15 +20,8 @@ use user::spin::{self, cycles_per_tick, loop_a, loop_b};
 
 libc_lite::entry!(run);
 
-type Outcome = Result<(), String>;
-
-macro_rules! ensure {
-    ($cond:expr, $($why:tt)*) => {
-        if !$cond {
-            return Err(format!($($why)*));
-        }
-    };
-}
+use user::ensure;
+use user::harness::{Outcome, Test};
 
 /// BSD's relation, written out: floor(floor((pc - offset) / 2) * scale / 65536).
 fn expected_bin(pc: u64, offset: u64, scale: u32) -> Option<u64> {
@@ -525,7 +517,17 @@ fn time_shares_show_in_the_histogram() -> Outcome {
     Ok(())
 }
 
-type Test = (&'static str, fn() -> Outcome);
+fn the_tick_rate_is_reported() -> Outcome {
+    let hz = sys::kinfo().map_err(|e| e.name())?.hz;
+    let clktck = libc_lite::env::auxv(AT_CLKTCK);
+    ensure!(
+        clktck == Some(hz),
+        "AT_CLKTCK is {clktck:?}, kinfo says {hz} Hz"
+    );
+    ensure!((100..=10_000).contains(&hz), "hz {hz} outside 100..=10000");
+    println!("proftest: tick rate {hz} Hz (AT_CLKTCK and kinfo agree)");
+    Ok(())
+}
 
 const TESTS: &[Test] = &[
     ("bin_relation_is_exact", bin_relation_is_exact),
@@ -570,44 +572,11 @@ const TESTS: &[Test] = &[
         "time_shares_show_in_the_histogram",
         time_shares_show_in_the_histogram,
     ),
+    ("the_tick_rate_is_reported", the_tick_rate_is_reported),
 ];
 
 fn run() -> i32 {
-    let only: Vec<&str> = libc_lite::env::args().skip(1).collect();
-    let (mut passed, mut failed) = (0, 0);
-    for (name, test) in TESTS
-        .iter()
-        .filter(|(n, _)| only.is_empty() || only.contains(n))
-    {
-        let result = match sys::fork() {
-            Ok(0) => sys::exit(match test() {
-                Ok(()) => 0,
-                Err(why) => {
-                    eprintln!("proftests: {name}: {why}");
-                    1
-                }
-            }),
-            Ok(pid) => sys::waitpid(pid as i32).map_err(|e| String::from(e.message())),
-            Err(e) => Err(String::from(e.message())),
-        };
-        match result {
-            Ok(0) => {
-                passed += 1;
-                println!("proftest: ok {name}");
-            }
-            Ok(s) => {
-                failed += 1;
-                let why = sys::signaled(s).map_or(String::from("see the line above"), |sig| {
-                    format!("killed by {}", user::signal_name(sig))
-                });
-                println!("proftest: FAIL {name}: {why}");
-            }
-            Err(why) => {
-                failed += 1;
-                println!("proftest: FAIL {name}: {why}");
-            }
-        }
-    }
+    let (passed, failed) = user::harness::run("proftest", TESTS);
     if let Ok(c) = sys::profcost() {
         println!(
             "proftests: profil cost in TSC cycles: tick median {} p99 {} ({} samples); update median {} p99 {} ({} samples)",

@@ -19,39 +19,18 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
-use libc_lite::{Errno, eprintln, println, sys};
+use libc_lite::{Errno, println, sys};
 
 libc_lite::entry!(run);
 
-type Outcome = Result<(), String>;
-
-macro_rules! ensure {
-    ($cond:expr, $($why:tt)*) => {
-        if !$cond {
-            return Err(format!($($why)*));
-        }
-    };
-}
+use user::ensure;
+use user::harness::{Outcome, Test, child_status, expect_err};
 
 /// A system call with raw arguments, for handing the kernel bad pointers.
 fn raw(number: usize, args: &[usize]) -> Result<usize, Errno> {
     // SAFETY: these calls pass deliberately bad pointers; the kernel must
     // refuse them, which is what the tests check.
     Errno::from_return(unsafe { libc_lite::syscall::syscall(number, args) })
-}
-
-fn expect_err<T: core::fmt::Debug>(what: &str, got: Result<T, Errno>, want: Errno) -> Outcome {
-    match got {
-        Err(e) if e == want => Ok(()),
-        other => Err(format!("{what}: expected {}, got {other:?}", want.name())),
-    }
-}
-
-fn child_status(f: impl FnOnce() -> i32) -> Result<i32, String> {
-    match sys::fork().map_err(|e| format!("fork: {}", e.message()))? {
-        0 => sys::exit(f()),
-        pid => sys::waitpid(pid as i32).map_err(|e| format!("wait: {}", e.message())),
-    }
 }
 
 fn fork_exec_wait() -> Outcome {
@@ -712,8 +691,6 @@ fn identity_and_time() -> Outcome {
     Ok(())
 }
 
-type Test = (&'static str, fn() -> Outcome);
-
 const TESTS: &[Test] = &[
     ("fork_exec_wait", fork_exec_wait),
     ("exit_status_encoding", exit_status_encoding),
@@ -757,47 +734,20 @@ fn frames_in_use() -> u64 {
 }
 
 fn run() -> i32 {
-    let only: Vec<&str> = libc_lite::env::args().skip(1).collect();
     let before = frames_in_use();
-    let (mut passed, mut failed) = (0, 0);
-    for (name, test) in TESTS
-        .iter()
-        .filter(|(n, _)| only.is_empty() || only.contains(n))
-    {
-        let status = child_status(|| match test() {
-            Ok(()) => 0,
-            Err(why) => {
-                eprintln!("usertests: {name}: {why}");
-                1
-            }
-        });
-        match status {
-            Ok(0) => {
-                passed += 1;
-                println!("usertest: ok {name}");
-            }
-            Ok(s) => {
-                failed += 1;
-                let why = match (sys::exited(s), sys::signaled(s)) {
-                    (_, Some(sig)) => format!("killed by {}", user::signal_name(sig)),
-                    _ => String::from("see the line above"),
-                };
-                println!("usertest: FAIL {name}: {why}");
-            }
-            Err(why) => {
-                failed += 1;
-                println!("usertest: FAIL {name}: {why}");
-            }
-        }
-    }
+    let (mut passed, mut failed) = user::harness::run("usertest", TESTS);
     let after = frames_in_use();
-    if after == before {
+    let kept = if after == before {
+        Ok(())
+    } else {
+        Err(format!("{before} frames in use before, {after} after"))
+    };
+    if kept.is_ok() {
         passed += 1;
-        println!("usertest: ok no_frames_lost");
     } else {
         failed += 1;
-        println!("usertest: FAIL no_frames_lost: {before} frames in use before, {after} after");
     }
+    user::harness::verdict("usertest", "no_frames_lost", kept);
     println!("usertests: {passed} passed, {failed} failed");
     i32::from(failed > 0)
 }
