@@ -124,10 +124,13 @@ struct Suite {
     conf: &'static str,
     /// The program init runs (`cargo xtask run -- ...`); empty for none.
     program: &'static [&'static str],
+    /// Guest files to export at power-off, with the content they must have.
+    exports: &'static [(&'static str, &'static str)],
     expect: Expect,
 }
 
 const SHELL_SCRIPT: &str = "echo hello world | cat; mkdir /d; cd /d; echo one > f; echo two >> f; cat < f | cat; \
+     cat f > /out.txt; \
      cd /; rm /d/f; rm -d /d; ls /d; fault null; false; exit 3";
 
 fn suites() -> Vec<Suite> {
@@ -138,6 +141,7 @@ fn suites() -> Vec<Suite> {
         uefi,
         conf: "mode=selftest\nbogus_option=1\n",
         program: &[],
+        exports: &[],
         expect: Expect::SelfTests,
     };
     let crash = |name, conf, texts| Suite {
@@ -147,6 +151,7 @@ fn suites() -> Vec<Suite> {
         uefi: false,
         conf,
         program: &[],
+        exports: &[],
         expect: Expect::Crash(texts),
     };
     let usertests = |name, tick| Suite {
@@ -156,6 +161,7 @@ fn suites() -> Vec<Suite> {
         uefi: false,
         conf: "",
         program: &["/bin/usertests"],
+        exports: &[],
         expect: Expect::UserSuite("usertest:"),
     };
     vec![
@@ -213,6 +219,7 @@ fn suites() -> Vec<Suite> {
             uefi: false,
             conf: "",
             program: &["/bin/sh", "-c", SHELL_SCRIPT],
+            exports: &[("/out.txt", "one\ntwo\n"), ("/missing", "")],
             expect: Expect::Output(
                 &[
                     "hello world",
@@ -236,6 +243,11 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     boot_opts.tick = suite.tick;
     boot_opts.uefi = suite.uefi || opts.uefi;
     boot_opts.program = suite.program.iter().map(|s| s.to_string()).collect();
+    boot_opts.export = suite
+        .exports
+        .iter()
+        .map(|(path, _)| path.to_string())
+        .collect();
     let image = build::image(&boot_opts, &Boot::test(&boot_opts, suite.name, suite.conf))?;
     println!(
         "== {} (hz={}, tick={}, {})",
@@ -258,6 +270,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         Expect::UserSuite(prefix) => check_user_suite(suite.name, prefix, &outcome, tally),
         Expect::Output(lines, status) => check_output(suite.name, &outcome, lines, status, tally),
     }
+    check_exports(suite, &boot_opts, tally)?;
     Ok(())
 }
 
@@ -372,6 +385,41 @@ fn check_output(suite: &str, outcome: &Outcome, want: &[&str], status: u8, tally
         outcome.ending.describe()
     );
     tally.record(&format!("{suite}/output_and_status_{status}"), ok, &why);
+}
+
+/// Checks the files the suite exported (over COM2) arrived with the right
+/// bytes; a path whose expected content is empty must not exist in the guest.
+fn check_exports(suite: &Suite, opts: &Options, tally: &mut Tally) -> Result<(), String> {
+    if suite.exports.is_empty() {
+        return Ok(());
+    }
+    let written = qemu::unpack_exports(opts)?;
+    for (path, want) in suite.exports {
+        let name = path.trim_start_matches('/').replace('/', "_");
+        let file = written
+            .iter()
+            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == name));
+        let got = file.and_then(|f| std::fs::read_to_string(f).ok());
+        let ok = if want.is_empty() {
+            got.is_none()
+        } else {
+            got.as_deref() == Some(*want)
+        };
+        let why = format!(
+            "{path}: got {got:?}, want {}",
+            if want.is_empty() {
+                "no file".into()
+            } else {
+                format!("{want:?}")
+            }
+        );
+        tally.record(
+            &format!("{}/export{}", suite.name, path.replace('/', "_")),
+            ok,
+            &why,
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -18,6 +18,12 @@ const ET_EXEC: u16 = 2;
 const ET_DYN: u16 = 3;
 const EM_X86_64: u16 = 62;
 const PHDR_SIZE: usize = 56;
+/// Where a position-independent (`ET_DYN`) program is loaded, as Linux does
+/// for static PIE: its addresses start at 0, which must stay unmapped.
+pub const DYN_BASE: u64 = 0x0000_5555_5555_4000;
+/// Lowest address a segment may use (Linux's default `vm.mmap_min_addr`), so
+/// that a NULL pointer always faults.
+pub const MIN_ADDR: u64 = 0x1_0000;
 
 /// A `PT_LOAD` segment: `file_size` bytes from `offset` in the file go to
 /// `vaddr`; the rest up to `mem_size` is zero (bss).
@@ -93,7 +99,8 @@ pub fn parse(file: &[u8], user_top: u64) -> Result<Executable, Errno> {
     if !(kind == ET_EXEC || kind == ET_DYN) || u16_at(file, 18) != Some(EM_X86_64) {
         return Err(bad);
     }
-    let entry = u64_at(file, 24).ok_or(bad)?;
+    let bias = if kind == ET_DYN { DYN_BASE } else { 0 };
+    let entry = u64_at(file, 24).ok_or(bad)?.checked_add(bias).ok_or(bad)?;
     let phoff = u64_at(file, 32).ok_or(bad)? as usize;
     let phentsize = u16_at(file, 54).ok_or(bad)? as usize;
     let phnum = u16_at(file, 56).ok_or(bad)?;
@@ -113,7 +120,7 @@ pub fn parse(file: &[u8], user_top: u64) -> Result<Executable, Errno> {
         let seg = Segment {
             flags: u32_at(ph, 4).ok_or(bad)?,
             offset: u64_at(ph, 8).ok_or(bad)?,
-            vaddr: u64_at(ph, 16).ok_or(bad)?,
+            vaddr: u64_at(ph, 16).ok_or(bad)?.checked_add(bias).ok_or(bad)?,
             file_size: u64_at(ph, 32).ok_or(bad)?,
             mem_size: u64_at(ph, 40).ok_or(bad)?,
         };
@@ -126,6 +133,7 @@ pub fn parse(file: &[u8], user_top: u64) -> Result<Executable, Errno> {
                 if seg.file_size > seg.mem_size
                     || file_end > file.len() as u64
                     || mem_end > user_top
+                    || seg.vaddr < MIN_ADDR
                 {
                     return Err(bad);
                 }
@@ -204,6 +212,18 @@ mod tests {
     }
 
     #[test]
+    fn position_independent_programs_load_at_dyn_base() {
+        let mut f = tiny_elf();
+        f[16..18].copy_from_slice(&ET_DYN.to_le_bytes());
+        f[24..32].copy_from_slice(&0x78u64.to_le_bytes()); // entry
+        f[64 + 16..64 + 24].copy_from_slice(&0u64.to_le_bytes()); // vaddr 0
+        let exe = parse(&f, 1 << 47).unwrap();
+        assert_eq!(exe.entry, DYN_BASE + 0x78);
+        assert_eq!(exe.segments.iter().next().unwrap().vaddr, DYN_BASE);
+        assert_eq!(exe.phdr_vaddr, DYN_BASE + 0x40);
+    }
+
+    #[test]
     fn rejects_every_kind_of_damage() {
         let good = tiny_elf();
         type Damage = (&'static str, Box<dyn Fn(&mut Vec<u8>)>);
@@ -218,6 +238,13 @@ mod tests {
             ("segment past file", Box::new(|f| f[64 + 32] = 0x81)),
             ("filesz > memsz", Box::new(|f| f[64 + 41] = 0)),
             ("kernel half", Box::new(|f| f[64 + 23] = 0xff)),
+            (
+                "maps page 0",
+                Box::new(|f| {
+                    f[64 + 16..64 + 24].copy_from_slice(&0u64.to_le_bytes());
+                    f[24..32].copy_from_slice(&0x78u64.to_le_bytes()); // entry still inside
+                }),
+            ),
             (
                 "vaddr wraps",
                 Box::new(|f| f[64 + 16..64 + 24].copy_from_slice(&u64::MAX.to_le_bytes())),

@@ -48,26 +48,42 @@ fn spin_a(ticks: u64) -> (u64, u64) {
     loop_a(ticks * cycles_per_tick())
 }
 
+/// Profiles loop A at `scale` with the offset `below_start` bytes under the
+/// loop. At least 95% of the samples must land exactly in the bins the
+/// formula gives for the loop's pcs; the rest may only be in bins of the spin
+/// function's own entry and exit code (a tick can catch the CPU there), never
+/// anywhere else.
 fn check_relation(scale: u32, below_start: u64) -> Outcome {
     let (start, end) = spin::range_a();
+    let function = loop_a as *const () as u64;
     let offset = start - below_start;
     let first = expected_bin(start, offset, scale).unwrap();
     let last = expected_bin(end - 1, offset, scale).unwrap();
-    // Room for the loop's bins and a margin of empty bins on either side.
-    let mut buf = vec![0u16; (last + 16) as usize];
+    let near_first = expected_bin(function.max(offset), offset, scale).unwrap();
+    let near_last = expected_bin(end + 32, offset, scale).unwrap();
+    let mut buf = vec![0u16; (near_last + 16) as usize];
     sys::profil(&mut buf, offset, scale).map_err(|e| format!("profil: {}", e.name()))?;
     spin_a(40);
     off();
     let counted = total(&buf);
+    let context = format!("scale {scale:#x}, offset start-{below_start}");
     ensure!(
         counted >= 20,
-        "only {counted} samples in 40 ticks (scale {scale:#x}, offset start-{below_start})"
+        "{context}: only {counted} samples in 40 ticks"
+    );
+    let in_loop: u64 = buf[first as usize..=last as usize]
+        .iter()
+        .map(|&c| u64::from(c))
+        .sum();
+    ensure!(
+        in_loop * 100 >= counted * 95,
+        "{context}: {in_loop} of {counted} samples in bins {first}..={last}"
     );
     for (bin, &count) in buf.iter().enumerate() {
         let bin = bin as u64;
         ensure!(
-            count == 0 || (first..=last).contains(&bin),
-            "scale {scale:#x}, offset start-{below_start}: {count} counts in bin {bin}, but the loop's pcs map to bins {first}..={last}"
+            count == 0 || (near_first..=near_last).contains(&bin),
+            "{context}: {count} counts in bin {bin}, but the spin function's pcs map to bins {near_first}..={near_last} (the loop to {first}..={last})"
         );
     }
     Ok(())
@@ -85,7 +101,8 @@ fn bin_relation_is_exact() -> Outcome {
 fn pc_below_offset_is_dropped() -> Outcome {
     let (_, end) = spin::range_a();
     let mut buf = vec![0u16; 64];
-    sys::profil(&mut buf, end + 2, 65536).map_err(|e| e.name())?;
+    // Past the loop and its function's exit code: nothing runs at or above this.
+    sys::profil(&mut buf, end + 64, 65536).map_err(|e| e.name())?;
     spin_a(30);
     let s = stat();
     off();
@@ -300,6 +317,32 @@ fn a_failed_exec_keeps_profiling_on() -> Outcome {
     spin_a(10);
     off();
     ensure!(total(&buf) > 0, "profiling stopped after a failed exec");
+    Ok(())
+}
+
+fn exit_turns_profiling_off() -> Outcome {
+    let (start, _) = spin::range_a();
+    let (r, w) = sys::pipe().map_err(|e| e.name())?;
+    let pid = sys::fork().map_err(|e| e.name())?;
+    if pid == 0 {
+        let _ = sys::close(r);
+        let mut buf = vec![0u16; 64];
+        let _ = sys::profil(&mut buf, start, 65536);
+        spin_a(5);
+        sys::exit(0); // exit closes `w` after stopping the profile
+    }
+    let _ = sys::close(w);
+    let mut b = [0u8; 1];
+    let _ = sys::read(r, &mut b); // end of file: the child is exiting or a zombie
+    let _ = sys::close(r);
+    let s = sys::profstat(pid as i32);
+    let status = sys::waitpid(pid as i32).map_err(|e| e.name())?;
+    ensure!(sys::exited(status) == Some(0), "child status {status:#x}");
+    let s = s.map_err(|e| format!("profstat of the exited child: {}", e.name()))?;
+    ensure!(
+        s.on == 0 && s.stopped_by == PROF_STOPPED_BY_EXIT,
+        "exited child's profile: {s:?}"
+    );
     Ok(())
 }
 
@@ -562,6 +605,7 @@ const TESTS: &[Test] = &[
         "a_failed_exec_keeps_profiling_on",
         a_failed_exec_keeps_profiling_on,
     ),
+    ("exit_turns_profiling_off", exit_turns_profiling_off),
     ("bins_saturate_at_65535", bins_saturate_at_65535),
     (
         "system_time_is_charged_to_the_syscall_site",
