@@ -9,6 +9,8 @@
 #![no_std]
 
 pub mod env;
+pub mod exit;
+pub mod gmon;
 pub mod io;
 pub mod malloc;
 pub mod start;

@@ -17,6 +17,21 @@ unsafe extern "C" {
     fn main(argc: i32, argv: *const *const u8, envp: *const *const u8) -> i32;
 }
 
+/// The profiled start-up (BSD's gcrt0.o): profile the whole text before main
+/// and write gmon.out when the program exits.
+#[cfg(feature = "gprof")]
+fn gcrt0() {
+    unsafe extern "C" {
+        /// The start of the program image (defined by the linker).
+        static __ehdr_start: u8;
+        /// The end of the text (defined by the linker).
+        static etext: u8;
+    }
+    let (low, high) = (&raw const __ehdr_start as usize, &raw const etext as usize);
+    crate::gmon::monstartup(low, high);
+    crate::exit::atexit(crate::gmon::_mcleanup);
+}
+
 /// The entry point: rbp = 0 ends frame-pointer walks here.
 ///
 /// # Safety
@@ -49,7 +64,9 @@ unsafe extern "C" fn start_main(stack: *const usize) -> ! {
         ARGV.store(argv, Ordering::Relaxed);
         ENVP.store(envp, Ordering::Relaxed);
         AUXV.store(end.add(1) as *mut u64, Ordering::Relaxed);
+        #[cfg(feature = "gprof")]
+        gcrt0();
         let status = main(argc as i32, argv, envp);
-        crate::sys::exit(status)
+        crate::exit::exit(status)
     }
 }

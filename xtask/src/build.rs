@@ -63,8 +63,29 @@ pub fn kernel(opts: &Options) -> Result<PathBuf, String> {
         .join("kernel"))
 }
 
-/// Builds the user programs; returns (name, ELF path) for each.
+/// The bins of a package: the `*.rs` files in its `src/bin`.
+fn bin_names(package_dir: &str) -> Result<Vec<String>, String> {
+    let src = root().join(package_dir).join("src/bin");
+    let mut names: Vec<String> = std::fs::read_dir(&src)
+        .map_err(|e| format!("cannot list {}: {e}", src.display()))?
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .to_str()?
+                .strip_suffix(".rs")
+                .map(String::from)
+        })
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Builds the user programs; returns (name, ELF path) for each. The programs
+/// in `user/profiled` are built apart, in `target/profiled`, with
+/// `-Z instrument-mcount` (every function calls mcount) and libc-lite's gprof
+/// start-up, so no other program pays for profiling.
 pub fn user_programs(opts: &Options) -> Result<Vec<(String, PathBuf)>, String> {
+    let profile = if opts.release { "release" } else { "debug" };
     let mut cmd = cargo();
     cmd.args([
         "build",
@@ -79,25 +100,42 @@ pub fn user_programs(opts: &Options) -> Result<Vec<(String, PathBuf)>, String> {
         cmd.arg("--release");
     }
     run_checked(&mut cmd, "building the user programs")?;
-    let profile = if opts.release { "release" } else { "debug" };
-    let out = root().join("target").join(TARGET).join(profile);
-    let src = root().join("user/src/bin");
-    let mut names: Vec<String> = std::fs::read_dir(&src)
-        .map_err(|e| format!("cannot list {}: {e}", src.display()))?
-        .filter_map(|e| {
-            e.ok()?
-                .file_name()
-                .to_str()?
-                .strip_suffix(".rs")
-                .map(String::from)
-        })
-        .collect();
-    names.sort();
-    Ok(names
+    let plain = root().join("target").join(TARGET).join(profile);
+    let mut programs: Vec<(String, PathBuf)> = bin_names("user")?
         .into_iter()
-        .map(|n| (n.clone(), out.join(n)))
-        .collect())
+        .map(|n| (n.clone(), plain.join(n)))
+        .collect();
+
+    let mut cmd = cargo();
+    cmd.args([
+        "build",
+        "--quiet",
+        "--package",
+        "profiled",
+        "--bins",
+        "--target",
+        TARGET,
+        "--target-dir",
+        "target/profiled",
+    ]);
+    cmd.env("RUSTFLAGS", PROFILED_RUSTFLAGS);
+    if opts.release {
+        cmd.arg("--release");
+    }
+    run_checked(&mut cmd, "building the profiled example programs")?;
+    let profiled = root().join("target/profiled").join(TARGET).join(profile);
+    programs.extend(
+        bin_names("user/profiled")?
+            .into_iter()
+            .map(|n| (n.clone(), profiled.join(n))),
+    );
+    Ok(programs)
 }
+
+/// RUSTFLAGS of the profiled build: the workspace's target flags (from
+/// .cargo/config.toml, which RUSTFLAGS replaces) plus mcount calls.
+const PROFILED_RUSTFLAGS: &str =
+    "-C relocation-model=static -C force-frame-pointers=yes -Z instrument-mcount";
 
 /// The ELF without its debug sections (smaller ramdisk); the original if the
 /// toolchain's llvm-objcopy is not there.

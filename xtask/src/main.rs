@@ -3,6 +3,7 @@
 //!     cargo xtask run  [OPTIONS] [-- PROGRAM ARGS...]   boot in QEMU
 //!     cargo xtask test [OPTIONS]                        every test, host and QEMU
 //!     cargo xtask image [OPTIONS]                       just build the disk image
+//!     cargo xtask prof [OPTIONS] PROGRAM [ARGS...]      run a profiled program, gprof it
 //!
 //! Argument parsing is kept apart from what the commands do (`options.rs`),
 //! and every failure is one line on stderr and a non-zero exit: a bad flag or a
@@ -10,6 +11,7 @@
 
 mod build;
 mod options;
+mod prof;
 mod qemu;
 mod setup;
 mod test;
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
             })
         }
         options::Command::Test(opts) => test::run(&opts),
+        options::Command::Prof(opts) => prof::run(&opts),
     });
     match result {
         Ok(code) => code,

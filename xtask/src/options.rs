@@ -9,6 +9,8 @@ commands:
           (with -- PROGRAM ARGS: run that one program, power off with its exit status)
   test    run every test: host unit tests, then the in-QEMU suites; ends with 'N passed, M failed'
   image   build the disk image and print its path
+  prof    run a profiled program (-- PROGRAM ARGS, e.g. -- /bin/callgraph), bring gmon.out
+          home and print GNU gprof's flat profile and call graph
   help    this text
 
 options:
@@ -20,6 +22,7 @@ options:
   --timeout SECONDS  power QEMU off after this long (default: none for run, 300 for test)
   --add HOST[:GUEST] put a host file into the ramdisk (default guest path /bin/NAME)
   --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
+  --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
 ";
 
 /// Options shared by every command that boots the kernel.
@@ -37,6 +40,8 @@ pub struct Options {
     pub add: Vec<(String, String)>,
     /// Guest files to bring home at power-off.
     pub export: Vec<String>,
+    /// `prof --graph FILE.svg`.
+    pub graph: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +77,7 @@ impl Default for Options {
             program: Vec::new(),
             add: Vec::new(),
             export: Vec::new(),
+            graph: None,
         }
     }
 }
@@ -82,6 +88,7 @@ pub enum Command {
     Run(Options),
     Image(Options),
     Test(Options),
+    Prof(Options),
 }
 
 pub fn parse(args: &[String]) -> Result<Command, String> {
@@ -93,16 +100,24 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         "run" => Command::Run,
         "image" => Command::Image,
         "test" => Command::Test,
+        "prof" => Command::Prof,
         other => return Err(format!("unknown command '{other}'; try `cargo xtask help`")),
     };
-    let opts = parse_options(rest)?;
-    if !opts.program.is_empty() && !matches!(make(Options::default()), Command::Run(_)) {
+    let is_prof = command == "prof";
+    let takes_program = is_prof || command == "run";
+    let opts = parse_options(rest, is_prof)?;
+    if !opts.program.is_empty() && !takes_program {
         return Err(format!("'{command}' takes no program after --"));
+    }
+    if opts.graph.is_some() && !is_prof {
+        return Err("--graph only goes with prof".into());
     }
     Ok(make(opts))
 }
 
-fn parse_options(args: &[String]) -> Result<Options, String> {
+/// With `positional_program`, the first argument that is not an option
+/// starts the program and its arguments (`cargo xtask prof /bin/x ARGS`).
+fn parse_options(args: &[String], positional_program: bool) -> Result<Options, String> {
     let mut opts = Options::default();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
@@ -166,6 +181,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
                 }
                 opts.export.push(v);
             }
+            "--graph" => opts.graph = Some(value("--graph")?.into()),
             "--uefi" => opts.uefi = true,
             "--release" => opts.release = true,
             "--" => {
@@ -173,6 +189,10 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
                 if opts.program.is_empty() {
                     return Err("-- must be followed by a program to run".into());
                 }
+                break;
+            }
+            other if positional_program && !other.starts_with('-') => {
+                opts.program = std::iter::once(arg).chain(iter).cloned().collect();
                 break;
             }
             other => return Err(format!("unknown option '{other}'; try `cargo xtask help`")),
@@ -221,6 +241,27 @@ mod tests {
             ]
         );
         assert_eq!(o.export, ["/gmon.out"]);
+    }
+
+    #[test]
+    fn prof_takes_the_program_with_or_without_dashes() {
+        let Ok(Command::Prof(o)) = parse_words("prof --graph g.svg /bin/callgraph x") else {
+            panic!()
+        };
+        assert_eq!(o.program, ["/bin/callgraph", "x"]);
+        assert_eq!(o.graph.as_deref(), Some(std::path::Path::new("g.svg")));
+        let Ok(Command::Prof(o)) = parse_words("prof -- /bin/callgraph") else {
+            panic!()
+        };
+        assert_eq!(o.program, ["/bin/callgraph"]);
+        assert_eq!(
+            parse_words("run --graph g.svg"),
+            Err("--graph only goes with prof".into())
+        );
+        assert_eq!(
+            parse_words("image /bin/ls"),
+            Err("unknown option '/bin/ls'; try `cargo xtask help`".into())
+        );
     }
 
     #[test]

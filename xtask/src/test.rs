@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use crate::build::{self, Boot};
 use crate::options::{Options, Tick};
+use crate::prof;
 use crate::qemu::{self, Ending, Outcome};
 use crate::setup;
 
@@ -114,6 +115,16 @@ enum Expect {
     /// A program run by init: the console must show these lines, in order,
     /// and the machine must power off with this status.
     Output(&'static [&'static str], u8),
+    /// A profiled program: gprof, run on the host on the gmon.out it wrote,
+    /// must read it without a warning and show `top` first in the flat
+    /// profile and these exact call counts (`"1000/1000 callgraph::a"`) in
+    /// the call graph; the console must show these lines.
+    Gprof {
+        elf: &'static str,
+        top: &'static str,
+        calls: &'static [&'static str],
+        console: &'static [&'static str],
+    },
 }
 
 struct Suite {
@@ -213,6 +224,29 @@ fn suites() -> Vec<Suite> {
             ..usertests("proftests-100hz", Tick::Pit)
         },
         Suite {
+            program: &["/bin/callgraph"],
+            expect: Expect::Gprof {
+                elf: "callgraph",
+                top: "callgraph::a",
+                calls: &["1000/1000 callgraph::a", "10/10 callgraph::b"],
+                console: &["callgraph: called a 1000 times and b 10 times"],
+            },
+            ..usertests("gprof-rust", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/sh", "-c", "GMON_MAXARCS=1 callgraph"],
+            expect: Expect::Gprof {
+                elf: "callgraph",
+                top: "callgraph::a",
+                calls: &[],
+                console: &[
+                    "gmon: arc table full (1 arcs): ",
+                    "gmon.out has the histogram and the arcs that fit",
+                ],
+            },
+            ..usertests("gprof-arc-table-full", Tick::Pit)
+        },
+        Suite {
             name: "shell",
             hz: 1000,
             tick: Tick::Pit,
@@ -248,6 +282,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         .iter()
         .map(|(path, _)| path.to_string())
         .collect();
+    if let Expect::Gprof { .. } = suite.expect {
+        boot_opts.export.push(prof::GMON.to_string());
+    }
     let image = build::image(&boot_opts, &Boot::test(&boot_opts, suite.name, suite.conf))?;
     println!(
         "== {} (hz={}, tick={}, {})",
@@ -269,6 +306,18 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         Expect::Crash(texts) => check_crash(suite.name, &outcome, texts, tally),
         Expect::UserSuite(prefix) => check_user_suite(suite.name, prefix, &outcome, tally),
         Expect::Output(lines, status) => check_output(suite.name, &outcome, lines, status, tally),
+        Expect::Gprof {
+            elf,
+            top,
+            calls,
+            console,
+        } => check_gprof(
+            suite.name,
+            &boot_opts,
+            &outcome,
+            (elf, top, calls, console),
+            tally,
+        )?,
     }
     check_exports(suite, &boot_opts, tally)?;
     Ok(())
@@ -385,6 +434,71 @@ fn check_output(suite: &str, outcome: &Outcome, want: &[&str], status: u8, tally
         outcome.ending.describe()
     );
     tally.record(&format!("{suite}/output_and_status_{status}"), ok, &why);
+}
+
+type GprofExpect<'a> = (&'a str, &'a str, &'a [&'a str], &'a [&'a str]);
+
+fn check_gprof(
+    suite: &str,
+    opts: &Options,
+    outcome: &Outcome,
+    (elf, top, calls, console): GprofExpect,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let name = |what: &str| format!("{suite}/{what}");
+    let text = outcome.lines.join("\n");
+    let missing: Vec<_> = console.iter().filter(|c| !text.contains(**c)).collect();
+    tally.record(
+        &name("console"),
+        missing.is_empty(),
+        &format!("missing {missing:?}"),
+    );
+    let gmon = qemu::unpack_exports(opts)?.into_iter().next();
+    let elf = prof::host_elf(opts, elf)?;
+    let Some(gmon) = gmon else {
+        show_console(outcome);
+        tally.record(&name("gmon_out_written"), false, &outcome.ending.describe());
+        return Ok(());
+    };
+    let flat = prof::gprof(&elf, &gmon, &["-p"]);
+    tally.record(
+        &name("gprof_reads_it_without_warning"),
+        flat.is_ok(),
+        flat.as_ref().err().map_or("", |e| e),
+    );
+    let Ok(flat) = flat else { return Ok(()) };
+    // The first row under the header line that ends in "name".
+    let first = flat
+        .lines()
+        .skip_while(|l| !l.trim_end().ends_with("name"))
+        .nth(1)
+        .and_then(|l| l.split_whitespace().last())
+        .unwrap_or("");
+    tally.record(
+        &name("flat_profile_top_is_the_hot_spot"),
+        first == top,
+        &format!("top is '{first}', want '{top}'"),
+    );
+    if calls.is_empty() {
+        return Ok(());
+    }
+    let graph = prof::gprof(&elf, &gmon, &["-q"])?;
+    for call in calls {
+        let (count, callee) = call.split_once(' ').unwrap_or((call, ""));
+        let found = graph.lines().any(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            words.contains(&count) && words.contains(&callee)
+        });
+        tally.record(
+            &name(&format!(
+                "call_graph_shows_{}",
+                call.replace(['/', ' ', ':'], "_")
+            )),
+            found,
+            "not in gprof -q",
+        );
+    }
+    Ok(())
 }
 
 /// Checks the files the suite exported (over COM2) arrived with the right

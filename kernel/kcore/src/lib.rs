@@ -8,6 +8,7 @@ pub mod bootopts;
 pub mod cpio;
 pub mod elf;
 pub mod frames;
+pub mod gmon;
 pub mod path;
 pub mod profil;
 pub mod time;

@@ -2,7 +2,8 @@
 //!
 //! Runs programs with arguments, pipelines (`a | b | c`), redirections
 //! (`< in`, `> out`, `>> out`), sequences (`a ; b`), single and double
-//! quotes, and the built-ins `cd`, `exit` and `help`. A command that fails or
+//! quotes, `NAME=value` before a command (added to its environment), and the
+//! built-ins `cd`, `exit` and `help`. A command that fails or
 //! is killed gets its status printed. `sh -c 'COMMANDS'` runs one line;
 //! `sh FILE` runs a script.
 
@@ -84,6 +85,8 @@ fn tokenize(line: &str) -> Result<Vec<Token>, &'static str> {
 
 #[derive(Default, Debug)]
 struct Command {
+    /// `NAME=value` words before the program name: added to its environment.
+    env: Vec<String>,
     argv: Vec<String>,
     input: Option<String>,
     output: Option<(String, bool)>,
@@ -97,6 +100,7 @@ fn parse(tokens: Vec<Token>) -> Result<Vec<Vec<Command>>, &'static str> {
     let mut iter = tokens.into_iter();
     while let Some(token) = iter.next() {
         match token {
+            Token::Word(w) if cmd.argv.is_empty() && is_assignment(&w) => cmd.env.push(w),
             Token::Word(w) => cmd.argv.push(w),
             Token::In | Token::Out | Token::Append => {
                 let Some(Token::Word(file)) = iter.next() else {
@@ -122,6 +126,7 @@ fn parse(tokens: Vec<Token>) -> Result<Vec<Vec<Command>>, &'static str> {
                 if !pipeline.is_empty() {
                     pipelines.push(core::mem::take(&mut pipeline));
                 }
+                cmd = Command::default(); // assignments alone do not carry over
             }
         }
     }
@@ -134,6 +139,15 @@ fn parse(tokens: Vec<Token>) -> Result<Vec<Vec<Command>>, &'static str> {
         pipelines.push(pipeline);
     }
     Ok(pipelines)
+}
+
+/// `NAME=value` with a shell variable name.
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 fn program_path(name: &str) -> String {
@@ -173,7 +187,9 @@ fn exec_child(cmd: &Command, stdin: Option<i32>, stdout: Option<i32>, pipes: &[(
         let _ = sys::close(fd);
     }
     let args: Vec<&str> = cmd.argv.iter().map(String::as_str).collect();
-    let e = sys::execve(&program_path(&cmd.argv[0]), &args, &["PATH=/bin", "HOME=/"]);
+    let mut env: Vec<&str> = Vec::from(["PATH=/bin", "HOME=/"]);
+    env.extend(cmd.env.iter().map(String::as_str));
+    let e = sys::execve(&program_path(&cmd.argv[0]), &args, &env);
     eprintln!("sh: {}: {}", cmd.argv[0], e.message());
     sys::exit(if e == Errno::ENOENT { 127 } else { 126 })
 }

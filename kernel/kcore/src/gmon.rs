@@ -1,0 +1,245 @@
+//! gmon.out, the file GNU gprof reads: encoding and decoding.
+//!
+//! The tagged format of binutils' gprof (`gmon_io.c`), little-endian with
+//! 64-bit addresses as on x86_64:
+//!
+//! ```text
+//! header   "gmon", version u32 = 1, 12 spare bytes
+//! tag 0    GMON_TAG_TIME_HIST: low_pc u64, high_pc u64, bins u32,
+//!          prof_rate u32, dimension [15] ("seconds"), abbreviation 's',
+//!          then `bins` u16 counts
+//! tag 1    GMON_TAG_CG_ARC, once per arc: from_pc u64, self_pc u64, count u32
+//! ```
+//!
+//! gprof divides `[low_pc, high_pc)` evenly among the bins, so the histogram
+//! must be the profil(2) buffer whose scale maps exactly that range onto it.
+//! libc-lite writes the file at exit; xtask's tests decode it again.
+
+extern crate alloc;
+use alloc::vec::Vec;
+
+pub const MAGIC: &[u8; 4] = b"gmon";
+pub const VERSION: u32 = 1;
+pub const TAG_TIME_HIST: u8 = 0;
+pub const TAG_CG_ARC: u8 = 1;
+const HEADER_LEN: usize = 20;
+
+/// The histogram of one text range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Histogram<'a> {
+    pub low_pc: u64,
+    pub high_pc: u64,
+    /// Clock ticks per second (the kernel's hz).
+    pub prof_rate: u32,
+    pub bins: &'a [u16],
+}
+
+/// One call-graph arc: `count` calls from the call site `from_pc` into the
+/// function containing `self_pc`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arc {
+    pub from_pc: u64,
+    pub self_pc: u64,
+    pub count: u32,
+}
+
+/// Appends a complete gmon.out to `out`.
+pub fn encode(hist: &Histogram, arcs: &[Arc], out: &mut Vec<u8>) {
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&[0; 12]);
+    out.push(TAG_TIME_HIST);
+    out.extend_from_slice(&hist.low_pc.to_le_bytes());
+    out.extend_from_slice(&hist.high_pc.to_le_bytes());
+    out.extend_from_slice(&(hist.bins.len() as u32).to_le_bytes());
+    out.extend_from_slice(&hist.prof_rate.to_le_bytes());
+    let mut dimension = [0u8; 15];
+    dimension[..7].copy_from_slice(b"seconds");
+    out.extend_from_slice(&dimension);
+    out.push(b's');
+    for bin in hist.bins {
+        out.extend_from_slice(&bin.to_le_bytes());
+    }
+    for arc in arcs {
+        out.push(TAG_CG_ARC);
+        out.extend_from_slice(&arc.from_pc.to_le_bytes());
+        out.extend_from_slice(&arc.self_pc.to_le_bytes());
+        out.extend_from_slice(&arc.count.to_le_bytes());
+    }
+}
+
+/// A decoded file (owned).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decoded {
+    pub low_pc: u64,
+    pub high_pc: u64,
+    pub prof_rate: u32,
+    pub bins: Vec<u16>,
+    pub arcs: Vec<Arc>,
+}
+
+/// Why a file could not be decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    BadHeader,
+    Truncated,
+    UnknownTag(u8),
+    NoHistogram,
+}
+
+struct Cursor<'a>(&'a [u8]);
+
+impl Cursor<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], DecodeError> {
+        if self.0.len() < n {
+            return Err(DecodeError::Truncated);
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+}
+
+/// Decodes a gmon.out with one histogram record and any number of arcs.
+pub fn decode(bytes: &[u8]) -> Result<Decoded, DecodeError> {
+    let mut c = Cursor(bytes);
+    let header = c.take(HEADER_LEN).map_err(|_| DecodeError::BadHeader)?;
+    if &header[..4] != MAGIC || header[4..8] != VERSION.to_le_bytes() {
+        return Err(DecodeError::BadHeader);
+    }
+    let mut hist = None;
+    let mut arcs = Vec::new();
+    while let Ok(tag) = c.take(1).map(|t| t[0]) {
+        match tag {
+            TAG_TIME_HIST => {
+                let (low_pc, high_pc) = (c.u64()?, c.u64()?);
+                let n = c.u32()? as usize;
+                let prof_rate = c.u32()?;
+                c.take(16)?; // dimension and abbreviation
+                let raw = c.take(n.checked_mul(2).ok_or(DecodeError::Truncated)?)?;
+                let bins = raw
+                    .as_chunks::<2>()
+                    .0
+                    .iter()
+                    .map(|b| u16::from_le_bytes(*b))
+                    .collect();
+                hist = Some((low_pc, high_pc, prof_rate, bins));
+            }
+            TAG_CG_ARC => arcs.push(Arc {
+                from_pc: c.u64()?,
+                self_pc: c.u64()?,
+                count: c.u32()?,
+            }),
+            other => return Err(DecodeError::UnknownTag(other)),
+        }
+    }
+    let (low_pc, high_pc, prof_rate, bins) = hist.ok_or(DecodeError::NoHistogram)?;
+    Ok(Decoded {
+        low_pc,
+        high_pc,
+        prof_rate,
+        bins,
+        arcs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_bytes_of_a_small_file() {
+        let hist = Histogram {
+            low_pc: 0x401000,
+            high_pc: 0x401008,
+            prof_rate: 1000,
+            bins: &[3, 0x102],
+        };
+        let arcs = [Arc {
+            from_pc: 0x401004,
+            self_pc: 0x401000,
+            count: 7,
+        }];
+        let mut out = Vec::new();
+        encode(&hist, &arcs, &mut out);
+        let mut want = Vec::new();
+        want.extend_from_slice(b"gmon\x01\x00\x00\x00");
+        want.extend_from_slice(&[0; 12]);
+        want.push(0);
+        want.extend_from_slice(&[0x00, 0x10, 0x40, 0, 0, 0, 0, 0]);
+        want.extend_from_slice(&[0x08, 0x10, 0x40, 0, 0, 0, 0, 0]);
+        want.extend_from_slice(&[2, 0, 0, 0]);
+        want.extend_from_slice(&[0xe8, 0x03, 0, 0]);
+        want.extend_from_slice(b"seconds\0\0\0\0\0\0\0\0s");
+        want.extend_from_slice(&[3, 0, 0x02, 0x01]);
+        want.push(1);
+        want.extend_from_slice(&[0x04, 0x10, 0x40, 0, 0, 0, 0, 0]);
+        want.extend_from_slice(&[0x00, 0x10, 0x40, 0, 0, 0, 0, 0]);
+        want.extend_from_slice(&[7, 0, 0, 0]);
+        assert_eq!(out, want);
+        assert_eq!(out.len(), 20 + 1 + 40 + 4 + 1 + 20);
+    }
+
+    #[test]
+    fn round_trip() {
+        let bins: Vec<u16> = (0..1000u32).map(|i| (i * 37 % 65536) as u16).collect();
+        let arcs: Vec<Arc> = (0..50)
+            .map(|i| Arc {
+                from_pc: 0x400000 + i,
+                self_pc: 0x500000 - i,
+                count: i as u32 * 1000,
+            })
+            .collect();
+        let mut out = Vec::new();
+        encode(
+            &Histogram {
+                low_pc: 0x400000,
+                high_pc: 0x400000 + 4000,
+                prof_rate: 250,
+                bins: &bins,
+            },
+            &arcs,
+            &mut out,
+        );
+        let d = decode(&out).unwrap();
+        assert_eq!(
+            (d.low_pc, d.high_pc, d.prof_rate),
+            (0x400000, 0x400000 + 4000, 250)
+        );
+        assert_eq!(d.bins, bins);
+        assert_eq!(d.arcs, arcs);
+    }
+
+    #[test]
+    fn damaged_files_are_errors() {
+        let mut out = Vec::new();
+        encode(
+            &Histogram {
+                low_pc: 0,
+                high_pc: 8,
+                prof_rate: 100,
+                bins: &[1, 2, 3, 4],
+            },
+            &[],
+            &mut out,
+        );
+        assert_eq!(decode(&out[..10]), Err(DecodeError::BadHeader));
+        for cut in 21..out.len() {
+            assert!(decode(&out[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut bad = out.clone();
+        bad.push(9);
+        assert_eq!(decode(&bad), Err(DecodeError::UnknownTag(9)));
+        assert_eq!(decode(&out[..20]), Err(DecodeError::NoHistogram));
+    }
+}

@@ -1,0 +1,226 @@
+//! Profiling for gprof: monstartup, moncontrol, _mcleanup, mcount.
+//!
+//! `monstartup(low, high)` allocates a histogram of one 16-bit bin per 4
+//! bytes of text and an arc table sized from the text (3 arcs per 100 bytes,
+//! as glibc's ARCDENSITY; `GMON_MAXARCS=N` in the environment caps it), and
+//! turns on the kernel's profil(2) over `[low, high)`. Functions compiled with
+//! `gcc -pg` or `rustc -Z instrument-mcount` call `mcount` on entry; it
+//! records the arc (caller's call site, callee) in the table. `_mcleanup`
+//! turns profiling off and writes `gmon.out` in the current directory in the
+//! format GNU gprof reads (`kcore::gmon`).
+//!
+//! mcount runs inside every profiled function, including libc-lite's own, so
+//! its guard is the first thing it checks, in assembly, before any code that
+//! could itself be instrumented: the byte `GMON_BUSY` is 1 while profiling is
+//! off or an arc is being recorded, and mcount then returns at once. A full
+//! table turns arc recording off (and `_mcleanup` says so on stderr) instead
+//! of failing.
+
+extern crate alloc;
+
+use alloc::vec;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicU8, Ordering};
+use kcore::gmon::{Arc, Histogram};
+
+use crate::sys;
+
+/// Bytes of text per histogram bin (glibc's HISTFRACTION 2 x 2-byte counters).
+const BYTES_PER_BIN: u64 = 4;
+const MIN_ARCS: usize = 50;
+const MAX_ARCS: usize = 1 << 20;
+
+/// 1 while mcount must not record (off, or already inside mcount).
+#[unsafe(no_mangle)]
+static GMON_BUSY: AtomicU8 = AtomicU8::new(1);
+
+struct State {
+    low: u64,
+    high: u64,
+    bins: Vec<u16>,
+    /// Open-addressing table of arcs; count 0 marks a free slot.
+    arcs: Vec<Arc>,
+    used: usize,
+    /// Calls not recorded because the table was full.
+    lost: u64,
+}
+
+struct Global(UnsafeCell<Option<State>>);
+// SAFETY: programs here are single-threaded; the state is only touched by
+// monstartup/moncontrol/_mcleanup and by mcount behind GMON_BUSY.
+unsafe impl Sync for Global {}
+static STATE: Global = Global(UnsafeCell::new(None));
+
+fn state() -> &'static mut Option<State> {
+    // SAFETY: see Global.
+    unsafe { &mut *STATE.0.get() }
+}
+
+fn arc_limit(text: u64) -> usize {
+    let from_env = crate::env::vars()
+        .find_map(|v| v.strip_prefix("GMON_MAXARCS="))
+        .and_then(|n| n.parse().ok());
+    from_env.unwrap_or(((text * 3 / 100) as usize).clamp(MIN_ARCS, MAX_ARCS))
+}
+
+/// Starts profiling the text in `[lowpc, highpc)`.
+#[unsafe(no_mangle)]
+pub extern "C" fn monstartup(lowpc: usize, highpc: usize) {
+    GMON_BUSY.store(1, Ordering::SeqCst);
+    let low = lowpc as u64 & !(BYTES_PER_BIN - 1);
+    let high = (highpc as u64).next_multiple_of(BYTES_PER_BIN);
+    if high <= low {
+        crate::eprintln!("monstartup: empty text range {lowpc:#x}..{highpc:#x}");
+        return;
+    }
+    let nbins = ((high - low) / BYTES_PER_BIN) as usize;
+    let table = arc_limit(high - low).next_power_of_two();
+    *state() = Some(State {
+        low,
+        high,
+        bins: vec![0; nbins],
+        arcs: vec![
+            Arc {
+                from_pc: 0,
+                self_pc: 0,
+                count: 0
+            };
+            table
+        ],
+        used: 0,
+        lost: 0,
+    });
+    moncontrol(1);
+}
+
+/// Turns profiling on (`mode != 0`) or off, keeping what was gathered.
+#[unsafe(no_mangle)]
+pub extern "C" fn moncontrol(mode: i32) {
+    let Some(s) = state().as_mut() else { return };
+    let result = if mode != 0 {
+        // One bin per 4 bytes: scale 65536 * 2 / 4.
+        let scale = (65536 * 2 / BYTES_PER_BIN) as u32;
+        sys::profil(&mut s.bins, s.low, scale)
+    } else {
+        sys::profil(&mut [], 0, 0)
+    };
+    match result {
+        Ok(()) => GMON_BUSY.store(u8::from(mode == 0), Ordering::SeqCst),
+        Err(e) => crate::eprintln!("moncontrol: profil: {}", e.message()),
+    }
+}
+
+/// Stops profiling and writes gmon.out.
+#[unsafe(no_mangle)]
+pub extern "C" fn _mcleanup() {
+    moncontrol(0);
+    GMON_BUSY.store(1, Ordering::SeqCst);
+    let Some(s) = state().take() else { return };
+    let rate = crate::env::auxv(abi::types::AT_CLKTCK).unwrap_or(100) as u32;
+    let arcs: Vec<Arc> = s.arcs.iter().copied().filter(|a| a.count > 0).collect();
+    let mut out = Vec::new();
+    kcore::gmon::encode(
+        &Histogram {
+            low_pc: s.low,
+            high_pc: s.high,
+            prof_rate: rate,
+            bins: &s.bins,
+        },
+        &arcs,
+        &mut out,
+    );
+    if s.lost > 0 {
+        crate::eprintln!(
+            "gmon: arc table full ({} arcs): {} calls were not recorded; gmon.out has the histogram and the arcs that fit",
+            s.arcs.len(),
+            s.lost
+        );
+    }
+    use abi::types::{O_CREAT, O_TRUNC, O_WRONLY};
+    let written = sys::open("gmon.out", O_WRONLY | O_CREAT | O_TRUNC, 0o644).and_then(|fd| {
+        let r = sys::write_all(fd, &out);
+        let _ = sys::close(fd);
+        r
+    });
+    if let Err(e) = written {
+        crate::eprintln!("gmon: cannot write gmon.out: {}", e.message());
+    }
+}
+
+/// Records one call: from the call site `from_pc` into `self_pc`'s function.
+/// Called by the mcount stub with GMON_BUSY already set.
+#[unsafe(no_mangle)]
+extern "C" fn gmon_record_arc(from_pc: u64, self_pc: u64) {
+    let Some(s) = state().as_mut() else { return };
+    if s.lost > 0 {
+        s.lost += 1; // the table filled up: count, do not record
+        return;
+    }
+    if from_pc < s.low || from_pc >= s.high {
+        return; // a call from outside the profiled text
+    }
+    let capacity = s.arcs.len();
+    let mask = capacity - 1;
+    let mut i = ((from_pc ^ self_pc.rotate_left(17)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40)
+        as usize
+        & mask;
+    for _ in 0..capacity {
+        let slot = &mut s.arcs[i];
+        if slot.count == 0 {
+            if s.used * 4 >= capacity * 3 {
+                break; // keep probes short: 3/4 full counts as full
+            }
+            *slot = Arc {
+                from_pc,
+                self_pc,
+                count: 1,
+            };
+            s.used += 1;
+            return;
+        }
+        if slot.from_pc == from_pc && slot.self_pc == self_pc {
+            slot.count = slot.count.saturating_add(1);
+            return;
+        }
+        i = (i + 1) & mask;
+    }
+    s.lost += 1;
+}
+
+// mcount: called right after the profiled function's prologue (push rbp;
+// mov rbp, rsp), so 8(%rbp) is that function's return address (the call
+// site in its caller) and mcount's own return address is inside it. All
+// argument registers are preserved: the function has not used them yet.
+core::arch::global_asm!(
+    r#"
+    .globl mcount
+    .type mcount, @function
+mcount:
+    cmpb $0, GMON_BUSY(%rip)
+    jne 1f
+    movb $1, GMON_BUSY(%rip)
+    pushq %rax
+    pushq %rcx
+    pushq %rdx
+    pushq %rsi
+    pushq %rdi
+    pushq %r8
+    pushq %r9
+    movq 56(%rsp), %rsi
+    movq 8(%rbp), %rdi
+    call gmon_record_arc
+    popq %r9
+    popq %r8
+    popq %rdi
+    popq %rsi
+    popq %rdx
+    popq %rcx
+    popq %rax
+    movb $0, GMON_BUSY(%rip)
+1:
+    ret
+    .size mcount, . - mcount
+    "#,
+    options(att_syntax)
+);
