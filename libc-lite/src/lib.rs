@@ -8,6 +8,9 @@
 
 #![no_std]
 
+extern crate alloc;
+
+pub mod c;
 pub mod env;
 pub mod exit;
 pub mod gmon;

@@ -92,7 +92,8 @@ pub fn user_programs(opts: &Options) -> Result<Vec<(String, PathBuf)>, String> {
         "--quiet",
         "--package",
         "user",
-        "--bins",
+        "--package",
+        "libc-lite",
         "--target",
         TARGET,
     ]);
@@ -112,7 +113,8 @@ pub fn user_programs(opts: &Options) -> Result<Vec<(String, PathBuf)>, String> {
         "--quiet",
         "--package",
         "profiled",
-        "--bins",
+        "--package",
+        "libc-lite",
         "--target",
         TARGET,
         "--target-dir",
@@ -129,8 +131,75 @@ pub fn user_programs(opts: &Options) -> Result<Vec<(String, PathBuf)>, String> {
             .into_iter()
             .map(|n| (n.clone(), profiled.join(n))),
     );
+    programs.extend(c_programs("user/c", &plain.join("liblibc_lite.a"), false)?);
+    programs.extend(c_programs(
+        "user/profiled/c",
+        &profiled.join("liblibc_lite.a"),
+        true,
+    )?);
     Ok(programs)
 }
+
+/// Compiles every `DIR/*.c` with the host's gcc into a static program for
+/// our kernel, linked with libc-lite's static library (`-pg` and the
+/// profiled library for `profiled`). No SSE (`-mgeneral-regs-only`): the
+/// kernel does not save vector registers yet, and libc-lite has no floats.
+fn c_programs(dir: &str, libc: &Path, profiled: bool) -> Result<Vec<(String, PathBuf)>, String> {
+    let src = root().join(dir);
+    let Ok(entries) = std::fs::read_dir(&src) else {
+        return Ok(Vec::new());
+    };
+    let mut sources: Vec<PathBuf> = entries
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    sources.sort();
+    if sources.is_empty() {
+        return Ok(Vec::new());
+    }
+    let gcc = crate::setup::ensure("gcc", "gcc")?;
+    let out_dir = root().join("target/c");
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let mut programs = Vec::new();
+    for source in sources {
+        let name = source
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("c")
+            .to_string();
+        let out = out_dir.join(&name);
+        let mut cmd = Command::new(&gcc);
+        cmd.args(C_FLAGS)
+            .arg("-I")
+            .arg(root().join("libc-lite/include"));
+        if profiled {
+            cmd.arg("-pg");
+        }
+        cmd.arg("-o").arg(&out).arg(&source).arg(libc).arg("-lgcc");
+        run_checked(&mut cmd, &format!("compiling {}", source.display()))?;
+        programs.push((name, out));
+    }
+    Ok(programs)
+}
+
+/// How C programs for the kernel are compiled: freestanding, static, no PIE
+/// (linked at 0x400000), frame pointers (mcount and gdb use them).
+pub const C_FLAGS: &[&str] = &[
+    "-std=gnu11",
+    "-ffreestanding",
+    "-nostdlib",
+    "-static",
+    "-no-pie",
+    "-fno-pic",
+    "-mgeneral-regs-only",
+    "-fno-stack-protector",
+    "-fno-omit-frame-pointer",
+    "-O1",
+    "-g",
+    "-Wall",
+    "-Werror",
+];
 
 /// RUSTFLAGS of the profiled build: the workspace's target flags (from
 /// .cargo/config.toml, which RUSTFLAGS replaces) plus mcount calls.

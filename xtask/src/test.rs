@@ -234,6 +234,21 @@ fn suites() -> Vec<Suite> {
             ..usertests("gprof-rust", Tick::Pit)
         },
         Suite {
+            program: &["/bin/ccallgraph"],
+            expect: Expect::Gprof {
+                elf: "ccallgraph",
+                top: "a",
+                calls: &["1000/1000 a", "10/10 b"],
+                console: &["ccallgraph: called a 1000 times and b 10 times"],
+            },
+            ..usertests("gprof-c", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/chello"],
+            expect: Expect::Output(&["chello: ok"], 0),
+            ..usertests("c-libc-lite", Tick::Pit)
+        },
+        Suite {
             program: &["/bin/sh", "-c", "GMON_MAXARCS=1 callgraph"],
             expect: Expect::Gprof {
                 elf: "callgraph",
