@@ -51,48 +51,46 @@ pub fn run(path: &str, args: &[&str]) -> Result<i32, libc_lite::Errno> {
 pub mod spin {
     use libc_lite::sys;
 
-    /// Spins for `cycles` TSC cycles without a system call, in a loop whose
-    /// instructions all lie in the returned `[start, end)`: every tick that
-    /// interrupts it is charged to a pc in that range.
-    #[inline(never)]
-    pub fn loop_a(cycles: u64) -> (u64, u64) {
-        let (start, end): (u64, u64);
-        // SAFETY: reads the TSC and compares; touches no memory.
-        unsafe {
-            core::arch::asm!(
-                "lea {s}, [rip + 2f]",
-                "lea {e}, [rip + 3f]",
-                "rdtsc", "shl rdx, 32", "or rax, rdx", "add rax, {c}", "mov {d}, rax",
-                "2:",
-                "rdtsc", "shl rdx, 32", "or rax, rdx", "cmp rax, {d}", "jb 2b",
-                "3:",
-                s = out(reg) start, e = out(reg) end, c = in(reg) cycles, d = out(reg) _,
-                out("rax") _, out("rdx") _, options(nomem, nostack),
-            );
-        }
-        (start, end)
+    /// Defines a spin loop at its own code address. Each spins for `cycles`
+    /// TSC cycles without a system call, in a loop whose instructions all
+    /// lie in the returned `[start, end)`: every tick that interrupts it is
+    /// charged to a pc in that range. `$extra` makes the bodies differ, so
+    /// the linker cannot merge the two functions into one.
+    macro_rules! spin_loop {
+        ($(#[$doc:meta])* $name:ident, $extra:literal) => {
+            $(#[$doc])*
+            #[inline(never)]
+            pub fn $name(cycles: u64) -> (u64, u64) {
+                let (start, end): (u64, u64);
+                // SAFETY: reads the TSC and compares; touches no memory.
+                unsafe {
+                    core::arch::asm!(
+                        "lea {s}, [rip + 2f]",
+                        "lea {e}, [rip + 3f]",
+                        "rdtsc", "shl rdx, 32", "or rax, rdx", "add rax, {c}", "mov {d}, rax",
+                        "2:",
+                        $extra,
+                        "rdtsc", "shl rdx, 32", "or rax, rdx", "cmp rax, {d}", "jb 2b",
+                        "3:",
+                        s = out(reg) start, e = out(reg) end, c = in(reg) cycles, d = out(reg) _,
+                        out("rax") _, out("rdx") _, options(nomem, nostack),
+                    );
+                }
+                (start, end)
+            }
+        };
     }
 
-    /// A second loop like `loop_a`, at other addresses.
-    #[inline(never)]
-    pub fn loop_b(cycles: u64) -> (u64, u64) {
-        let (start, end): (u64, u64);
-        // SAFETY: as in loop_a.
-        unsafe {
-            core::arch::asm!(
-                "lea {s}, [rip + 2f]",
-                "lea {e}, [rip + 3f]",
-                "rdtsc", "shl rdx, 32", "or rax, rdx", "add rax, {c}", "mov {d}, rax",
-                "2:",
-                "pause",
-                "rdtsc", "shl rdx, 32", "or rax, rdx", "cmp rax, {d}", "jb 2b",
-                "3:",
-                s = out(reg) start, e = out(reg) end, c = in(reg) cycles, d = out(reg) _,
-                out("rax") _, out("rdx") _, options(nomem, nostack),
-            );
-        }
-        (start, end)
-    }
+    spin_loop!(
+        /// The first loop.
+        loop_a,
+        "nop"
+    );
+    spin_loop!(
+        /// A second loop like `loop_a`, at other addresses.
+        loop_b,
+        "nop; nop"
+    );
 
     /// The code range of `loop_a` / `loop_b` (spinning for no time).
     pub fn range_a() -> (u64, u64) {
