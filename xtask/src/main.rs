@@ -4,12 +4,15 @@
 //!     cargo xtask test [OPTIONS]                        every test, host and QEMU
 //!     cargo xtask image [OPTIONS]                       just build the disk image
 //!     cargo xtask prof [OPTIONS] PROGRAM [ARGS...]      run a profiled program, gprof it
+//!     cargo xtask gdb [OPTIONS] [-- PROGRAM ARGS...]    the kernel under GDB
 //!
 //! Argument parsing is kept apart from what the commands do (`options.rs`),
 //! and every failure is one line on stderr and a non-zero exit: a bad flag or a
 //! missing tool never ends in a Rust backtrace.
 
 mod build;
+mod docs;
+mod gdb;
 mod options;
 mod prof;
 mod qemu;
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
         }
         options::Command::Test(opts) => test::run(&opts),
         options::Command::Prof(opts) => prof::run(&opts),
+        options::Command::Gdb(opts) => gdb::run(&opts, opts.batch.as_ref()),
     });
     match result {
         Ok(code) => code,

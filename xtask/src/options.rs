@@ -9,6 +9,7 @@ commands:
           (with -- PROGRAM ARGS: run that one program, power off with its exit status)
   test    run every test: host unit tests, then the in-QEMU suites; ends with 'N passed, M failed'
   image   build the disk image and print its path
+  gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, user NAME)
   prof    run a profiled program (-- PROGRAM ARGS, e.g. -- /bin/callgraph), bring gmon.out
           home and print GNU gprof's flat profile and call graph
   help    this text
@@ -23,6 +24,7 @@ options:
   --add HOST[:GUEST] put a host file into the ramdisk (default guest path /bin/NAME)
   --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
+  --batch FILE       (gdb) run the gdb commands in FILE instead of an interactive session
 ";
 
 /// Options shared by every command that boots the kernel.
@@ -42,6 +44,8 @@ pub struct Options {
     pub export: Vec<String>,
     /// `prof --graph FILE.svg`.
     pub graph: Option<std::path::PathBuf>,
+    /// `gdb --batch FILE`.
+    pub batch: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +82,7 @@ impl Default for Options {
             add: Vec::new(),
             export: Vec::new(),
             graph: None,
+            batch: None,
         }
     }
 }
@@ -89,6 +94,7 @@ pub enum Command {
     Image(Options),
     Test(Options),
     Prof(Options),
+    Gdb(Options),
 }
 
 pub fn parse(args: &[String]) -> Result<Command, String> {
@@ -101,16 +107,20 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         "image" => Command::Image,
         "test" => Command::Test,
         "prof" => Command::Prof,
+        "gdb" => Command::Gdb,
         other => return Err(format!("unknown command '{other}'; try `cargo xtask help`")),
     };
     let is_prof = command == "prof";
-    let takes_program = is_prof || command == "run";
+    let takes_program = is_prof || command == "run" || command == "gdb";
     let opts = parse_options(rest, is_prof)?;
     if !opts.program.is_empty() && !takes_program {
         return Err(format!("'{command}' takes no program after --"));
     }
     if opts.graph.is_some() && !is_prof {
         return Err("--graph only goes with prof".into());
+    }
+    if opts.batch.is_some() && command != "gdb" {
+        return Err("--batch only goes with gdb".into());
     }
     Ok(make(opts))
 }
@@ -182,6 +192,7 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
                 opts.export.push(v);
             }
             "--graph" => opts.graph = Some(value("--graph")?.into()),
+            "--batch" => opts.batch = Some(value("--batch")?.into()),
             "--uefi" => opts.uefi = true,
             "--release" => opts.release = true,
             "--" => {

@@ -73,7 +73,17 @@ fn export_stream() -> std::path::PathBuf {
     build::root().join("target/guest-out/.com2")
 }
 
-fn command(opts: &Options, image: &Path, interactive: bool) -> Result<Command, String> {
+/// Where COM1, the kernel's console, goes.
+pub enum Console<'a> {
+    /// The terminal, with QEMU's monitor on Ctrl-A (interactive runs).
+    Terminal,
+    /// QEMU's stdout, read by the runner.
+    Pipe,
+    /// A file (while gdb has the terminal).
+    File(&'a Path),
+}
+
+pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command, String> {
     let mut cmd = Command::new(setup::qemu()?);
     cmd.arg("-drive")
         .arg(format!("format=raw,file={}", image.display()));
@@ -88,7 +98,11 @@ fn command(opts: &Options, image: &Path, interactive: bool) -> Result<Command, S
         "max"
     };
     cmd.args(["-cpu", cpu]);
-    cmd.args(["-serial", if interactive { "mon:stdio" } else { "stdio" }]);
+    match console {
+        Console::Terminal => cmd.args(["-serial", "mon:stdio"]),
+        Console::Pipe => cmd.args(["-serial", "stdio"]),
+        Console::File(path) => cmd.arg("-serial").arg(format!("file:{}", path.display())),
+    };
     if !opts.export.is_empty() {
         let stream = export_stream();
         let dir = stream.parent().expect("has a parent");
@@ -119,7 +133,7 @@ pub fn boot(
     timeout: Duration,
     echo: bool,
 ) -> Result<Outcome, String> {
-    let mut cmd = command(opts, image, false)?;
+    let mut cmd = command(opts, image, Console::Pipe)?;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -186,7 +200,7 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let image = build::image(opts, &Boot::normal(opts))?;
     if opts.program.is_empty() && opts.timeout.is_none() {
         eprintln!("xtask: booting {} (Ctrl-A X quits QEMU)", image.display());
-        let status = command(opts, &image, true)?
+        let status = command(opts, &image, Console::Terminal)?
             .status()
             .map_err(|e| format!("cannot start QEMU: {e}"))?;
         let ending = Ending::from_qemu(status.code());

@@ -40,10 +40,19 @@ impl Tally {
 pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let mut tally = Tally::default();
     host_tests(&mut tally)?;
+    println!("== docs: every file and function they name exists");
+    for (doc, problems) in crate::docs::check_all(&build::root()) {
+        tally.record(
+            &format!("docs/{doc}"),
+            problems.is_empty(),
+            &problems.join("; "),
+        );
+    }
     setup::qemu()?;
     for suite in suites() {
         run_suite(opts, &suite, &mut tally)?;
     }
+    gdb_stops_in_the_timer_interrupt(opts, &mut tally)?;
     if !tally.failed.is_empty() {
         println!("\nfailures:");
         for f in &tally.failed {
@@ -513,6 +522,36 @@ fn check_gprof(
             "not in gprof -q",
         );
     }
+    Ok(())
+}
+
+/// `cargo xtask gdb --batch`: a hardware breakpoint in the clock interrupt
+/// is hit, with the trap path under it.
+fn gdb_stops_in_the_timer_interrupt(opts: &Options, tally: &mut Tally) -> Result<(), String> {
+    println!("== gdb (hbreak in the timer interrupt)");
+    let script = build::root().join("target/gdb-test.cmd");
+    std::fs::write(
+        &script,
+        "hbreak kernel::clock::on_timer_interrupt\ncontinue\nbt 4\nkill\n",
+    )
+    .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+    let mut gdb_opts = opts.clone();
+    gdb_opts.program = vec!["/bin/true".to_string()];
+    let (_, output) = crate::gdb::session(&gdb_opts, Some(&script))?;
+    let want = [
+        "Breakpoint 1",
+        "kernel::clock::on_timer_interrupt",
+        "kernel::arch::trap::trap_dispatch",
+    ];
+    let missing: Vec<_> = want.iter().filter(|w| !output.contains(**w)).collect();
+    if !missing.is_empty() {
+        println!("   --- gdb ---\n{output}");
+    }
+    tally.record(
+        "gdb/breakpoint_in_the_timer_interrupt",
+        missing.is_empty(),
+        &format!("missing {missing:?}"),
+    );
     Ok(())
 }
 

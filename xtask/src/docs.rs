@@ -1,0 +1,287 @@
+//! The docs check: every file and function a document names must exist.
+//!
+//! In `README.md` and `docs/*.md`, each backticked reference is checked:
+//! a repository path (`kernel/src/profil.rs`, with `{a,b}` alternatives
+//! expanded), a path with a function (`proc/lifecycle.rs: fork`), or a Rust
+//! path (`proc::sched::run`, `kcore::profil::bin_for`), whose last name must
+//! be defined (fn, struct, enum, const, static, mod, type, macro) somewhere in
+//! the sources. Renaming code without its chapter then fails the test command.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Directories whose sources can hold named items.
+const SOURCE_DIRS: &[&str] = &["kernel", "libc-lite", "user", "xtask", "boot"];
+/// Where a short path like `proc/lifecycle.rs` may live.
+const PATH_BASES: &[&str] = &[
+    "",
+    "kernel/src/",
+    "kernel/",
+    "libc-lite/src/",
+    "xtask/src/",
+    "user/src/",
+];
+
+/// One reference a document makes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reference {
+    Path(String),
+    PathItem(String, String),
+    Item(String),
+}
+
+fn expand_braces(path: &str) -> Vec<String> {
+    match (path.find('{'), path.find('}')) {
+        (Some(open), Some(close)) if open < close => path[open + 1..close]
+            .split(',')
+            .flat_map(|alt| {
+                expand_braces(&format!("{}{}{}", &path[..open], alt, &path[close + 1..]))
+            })
+            .collect(),
+        _ => vec![path.to_string()],
+    }
+}
+
+fn looks_like_path(s: &str) -> bool {
+    let exts = [".rs", ".md", ".toml", ".c", ".h", ".gdb"];
+    s.contains('/')
+        && exts.iter().any(|e| s.ends_with(e))
+        && !s.contains(' ')
+        && !s.starts_with("../")
+        && !s.starts_with('/')
+}
+
+fn is_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// The references in one document's text.
+pub fn references(text: &str) -> Vec<Reference> {
+    let mut out = Vec::new();
+    let mut in_fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        for (i, span) in line.split('`').enumerate() {
+            if i % 2 == 0 {
+                continue;
+            }
+            if let Some((path, item)) = span.split_once(": ")
+                && looks_like_path(path)
+                && is_ident(item)
+            {
+                out.push(Reference::PathItem(path.to_string(), item.to_string()));
+            } else if looks_like_path(span) {
+                out.extend(expand_braces(span).into_iter().map(Reference::Path));
+            } else if span.contains("::")
+                && span.split("::").all(is_ident)
+                && !span.starts_with("abi::sys")
+            {
+                out.push(Reference::Item(span.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The file `path` names (a `*` in its last part matches any name; the
+/// pattern exists if one file matches).
+fn find_file(root: &Path, path: &str) -> Option<PathBuf> {
+    PATH_BASES
+        .iter()
+        .map(|base| root.join(format!("{base}{path}")))
+        .find(|p| match p.to_str() {
+            Some(text) if text.contains('*') => glob_matches(p),
+            _ => p.exists(),
+        })
+}
+
+fn glob_matches(pattern: &Path) -> bool {
+    let (Some(dir), Some(name)) = (
+        pattern.parent(),
+        pattern.file_name().and_then(|n| n.to_str()),
+    ) else {
+        return false;
+    };
+    let (prefix, suffix) = name.split_once('*').unwrap_or((name, ""));
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(prefix) && n.ends_with(suffix))
+        })
+    })
+}
+
+fn sources(root: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() && path.file_name().is_some_and(|n| n != "target") {
+                walk(&path, out);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "rs" || e == "c" || e == "gdb")
+            {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for dir in SOURCE_DIRS {
+        walk(&root.join(dir), &mut out);
+    }
+    out
+}
+
+/// Names defined in `text` (fn, struct, enum, const, static, mod, type,
+/// trait, macro_rules!, gdb `define`, C functions).
+fn defined_names(text: &str, into: &mut BTreeSet<String>) {
+    const KEYWORDS: &[&str] = &[
+        "fn",
+        "struct",
+        "enum",
+        "const",
+        "static",
+        "mod",
+        "type",
+        "trait",
+        "macro_rules!",
+        "define",
+        "union",
+    ];
+    for line in text.lines() {
+        let words: Vec<&str> = line
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '!'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for pair in words.windows(2) {
+            if KEYWORDS.contains(&pair[0]) {
+                into.insert(pair[1].to_string());
+            }
+        }
+        // C: `type name(` at the start of a line.
+        if let Some(open) = line.find('(')
+            && !line.starts_with(' ')
+            && let Some(name) = line[..open].split_whitespace().last()
+        {
+            into.insert(name.trim_start_matches('*').to_string());
+        }
+    }
+}
+
+/// Problems with the references of `doc` (empty when all exist).
+pub fn check_doc(root: &Path, doc: &Path, names: &BTreeSet<String>) -> Vec<String> {
+    let text = std::fs::read_to_string(doc).unwrap_or_default();
+    let mut problems = Vec::new();
+    for reference in references(&text) {
+        match &reference {
+            Reference::Path(path) => {
+                if find_file(root, path).is_none() {
+                    problems.push(format!("no file {path}"));
+                }
+            }
+            Reference::PathItem(path, item) => match find_file(root, path) {
+                None => problems.push(format!("no file {path}")),
+                Some(file) => {
+                    let mut here = BTreeSet::new();
+                    defined_names(
+                        &std::fs::read_to_string(file).unwrap_or_default(),
+                        &mut here,
+                    );
+                    if !here.contains(item) {
+                        problems.push(format!("{path} defines no {item}"));
+                    }
+                }
+            },
+            Reference::Item(item) => {
+                let last = item.rsplit("::").next().unwrap_or(item);
+                if !names.contains(last) {
+                    problems.push(format!("nothing defines {item}"));
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// Checks README.md and docs/*.md; returns (document, problems) for each.
+pub fn check_all(root: &Path) -> Vec<(String, Vec<String>)> {
+    let mut names = BTreeSet::new();
+    for file in sources(root) {
+        defined_names(
+            &std::fs::read_to_string(&file).unwrap_or_default(),
+            &mut names,
+        );
+    }
+    let mut docs = vec![root.join("README.md")];
+    if let Ok(entries) = std::fs::read_dir(root.join("docs")) {
+        let mut md: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md"))
+            .collect();
+        md.sort();
+        docs.extend(md);
+    }
+    docs.iter()
+        .map(|doc| {
+            let name = doc.strip_prefix(root).unwrap_or(doc).display().to_string();
+            (name, check_doc(root, doc, &names))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_paths_items_and_rust_paths() {
+        let text = "See `kernel/src/profil.rs` and `proc/lifecycle.rs: fork`, `proc::sched::run`,\n\
+                    `kernel/src/syscall/{mod,fs}.rs`, not `cargo xtask run` or `a::b c`.\n```\n`kernel/x.rs`\n```\n";
+        assert_eq!(
+            references(text),
+            vec![
+                Reference::Path("kernel/src/profil.rs".into()),
+                Reference::PathItem("proc/lifecycle.rs".into(), "fork".into()),
+                Reference::Item("proc::sched::run".into()),
+                Reference::Path("kernel/src/syscall/mod.rs".into()),
+                Reference::Path("kernel/src/syscall/fs.rs".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_renamed_function_is_reported() {
+        let root = crate::build::root();
+        let names: BTreeSet<String> = ["run".to_string()].into();
+        let dir = std::env::temp_dir().join(format!("docs-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let doc = dir.join("x.md");
+        std::fs::write(
+            &doc,
+            "`kernel/src/nope.rs` `kernel/src/profil.rs: no_such_fn` `proc::sched::run` `a::gone`",
+        )
+        .unwrap();
+        let problems = check_doc(&root, &doc, &names);
+        assert_eq!(
+            problems,
+            [
+                "no file kernel/src/nope.rs",
+                "kernel/src/profil.rs defines no no_such_fn",
+                "nothing defines a::gone"
+            ]
+        );
+    }
+}

@@ -1,0 +1,77 @@
+//! `cargo xtask gdb`: the kernel under GDB.
+//!
+//! QEMU starts paused with its gdb stub on a free local port and the kernel's
+//! console in `target/gdb-console.log` (the terminal belongs to gdb); gdb
+//! starts with the kernel's symbols (the unstripped ELF), the helpers in
+//! `xtask/gdb/profkern.gdb` (`tick`, `sample`, `user NAME`) and the
+//! connection made. `--batch FILE` runs gdb commands from FILE without a
+//! terminal, which is how the test command checks that a breakpoint in the
+//! timer interrupt is hit.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use crate::build::{self, Boot};
+use crate::options::Options;
+use crate::qemu::{self, Console};
+use crate::setup;
+
+/// Runs gdb against a paused kernel; returns gdb's output in batch mode.
+pub fn session(opts: &Options, batch: Option<&Path>) -> Result<(bool, String), String> {
+    let gdb = setup::ensure("gdb", "gdb")?;
+    let kernel = build::kernel(opts)?;
+    let image = build::image(opts, &Boot::normal(opts))?;
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("no free local port for the gdb stub: {e}"))?
+        .port();
+    let console = build::root().join("target/gdb-console.log");
+    let mut qemu = qemu::command(opts, &image, Console::File(&console))?;
+    qemu.args(["-S", "-gdb"])
+        .arg(format!("tcp:127.0.0.1:{port}"));
+    qemu.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut qemu = qemu
+        .spawn()
+        .map_err(|e| format!("cannot start QEMU: {e}"))?;
+    eprintln!(
+        "xtask: QEMU paused with its gdb stub on port {port}; console in {}",
+        console.display()
+    );
+    let mut cmd = Command::new(gdb);
+    cmd.current_dir(build::root())
+        .arg("-q")
+        .arg("-ex")
+        .arg(format!("file {}", kernel.display()));
+    cmd.arg("-x")
+        .arg(build::root().join("xtask/gdb/profkern.gdb"));
+    cmd.arg("-ex")
+        .arg(format!("target remote 127.0.0.1:{port}"));
+    let result = match batch {
+        Some(file) => {
+            cmd.args(["-batch", "-ex", "set pagination off", "-x"])
+                .arg(file);
+            cmd.output().map(|out| {
+                let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+                text.push_str(&String::from_utf8_lossy(&out.stderr));
+                (out.status.success(), text)
+            })
+        }
+        None => cmd.status().map(|s| (s.success(), String::new())),
+    };
+    let _ = qemu.kill();
+    let _ = qemu.wait();
+    result.map_err(|e| format!("cannot run gdb: {e}"))
+}
+
+pub fn run(opts: &Options, batch: Option<&PathBuf>) -> Result<ExitCode, String> {
+    let (ok, output) = session(opts, batch.map(PathBuf::as_path))?;
+    print!("{output}");
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
