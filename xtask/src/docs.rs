@@ -1,6 +1,7 @@
 //! The docs check: every file and function a document names must exist.
 //!
-//! In `README.md` and `docs/*.md`, each backticked reference is checked:
+//! In `README.md`, `docs/*.md` and `docs/book/*.md`, each backticked
+//! reference is checked:
 //! a repository path (`kernel/src/profil.rs`, with `{a,b}` alternatives
 //! expanded), a path with a function (`proc/lifecycle.rs: fork`), or a Rust
 //! path (`proc::sched::run`, `kcore::profil::bin_for`), whose last name must
@@ -225,14 +226,16 @@ pub fn check_all(root: &Path) -> Vec<(String, Vec<String>)> {
         );
     }
     let mut docs = vec![root.join("README.md")];
-    if let Ok(entries) = std::fs::read_dir(root.join("docs")) {
-        let mut md: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "md"))
-            .collect();
-        md.sort();
-        docs.extend(md);
+    for dir in ["docs", "docs/book"] {
+        if let Ok(entries) = std::fs::read_dir(root.join(dir)) {
+            let mut md: Vec<PathBuf> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "md"))
+                .collect();
+            md.sort();
+            docs.extend(md);
+        }
     }
     docs.iter()
         .map(|doc| {
