@@ -22,10 +22,33 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
-fn cargo() -> Command {
+/// `cargo build --quiet --target x86_64-unknown-none` of `packages`, in
+/// release mode with `--release`; `target_dir` is relative to the root.
+fn cargo_build(opts: &Options, packages: &[&str], target_dir: &str) -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.current_dir(root());
+    cmd.current_dir(root()).args([
+        "build",
+        "--quiet",
+        "--target",
+        TARGET,
+        "--target-dir",
+        target_dir,
+    ]);
+    for package in packages {
+        cmd.args(["--package", package]);
+    }
+    if opts.release {
+        cmd.arg("--release");
+    }
     cmd
+}
+
+/// Where cargo puts the `x86_64-unknown-none` artifacts under `target_dir`.
+fn artifacts(opts: &Options, target_dir: &str) -> PathBuf {
+    root()
+        .join(target_dir)
+        .join(TARGET)
+        .join(if opts.release { "release" } else { "debug" })
 }
 
 /// Runs a command, turning failure into a one-line error.
@@ -42,25 +65,11 @@ pub fn run_checked(cmd: &mut Command, what: &str) -> Result<(), String> {
 
 /// Builds the kernel and returns the path of its ELF.
 pub fn kernel(opts: &Options) -> Result<PathBuf, String> {
-    let mut cmd = cargo();
-    cmd.args([
-        "build",
-        "--quiet",
-        "--package",
-        "kernel",
-        "--target",
-        TARGET,
-    ]);
-    if opts.release {
-        cmd.arg("--release");
-    }
-    run_checked(&mut cmd, "building the kernel")?;
-    let profile = if opts.release { "release" } else { "debug" };
-    Ok(root()
-        .join("target")
-        .join(TARGET)
-        .join(profile)
-        .join("kernel"))
+    run_checked(
+        &mut cargo_build(opts, &["kernel"], "target"),
+        "building the kernel",
+    )?;
+    Ok(artifacts(opts, "target").join("kernel"))
 }
 
 /// The bins of a package: the `*.rs` files in its `src/bin`.
@@ -85,47 +94,20 @@ fn bin_names(package_dir: &str) -> Result<Vec<String>, String> {
 /// `-Z instrument-mcount` (every function calls mcount) and libc-lite's gprof
 /// start-up, so no other program pays for profiling.
 pub fn user_programs(opts: &Options) -> Result<Vec<(String, PathBuf)>, String> {
-    let profile = if opts.release { "release" } else { "debug" };
-    let mut cmd = cargo();
-    cmd.args([
-        "build",
-        "--quiet",
-        "--package",
-        "user",
-        "--package",
-        "libc-lite",
-        "--target",
-        TARGET,
-    ]);
-    if opts.release {
-        cmd.arg("--release");
-    }
-    run_checked(&mut cmd, "building the user programs")?;
-    let plain = root().join("target").join(TARGET).join(profile);
+    run_checked(
+        &mut cargo_build(opts, &["user", "libc-lite"], "target"),
+        "building the user programs",
+    )?;
+    let plain = artifacts(opts, "target");
     let mut programs: Vec<(String, PathBuf)> = bin_names("user")?
         .into_iter()
         .map(|n| (n.clone(), plain.join(n)))
         .collect();
 
-    let mut cmd = cargo();
-    cmd.args([
-        "build",
-        "--quiet",
-        "--package",
-        "profiled",
-        "--package",
-        "libc-lite",
-        "--target",
-        TARGET,
-        "--target-dir",
-        "target/profiled",
-    ]);
+    let mut cmd = cargo_build(opts, &["profiled", "libc-lite"], "target/profiled");
     cmd.env("RUSTFLAGS", PROFILED_RUSTFLAGS);
-    if opts.release {
-        cmd.arg("--release");
-    }
     run_checked(&mut cmd, "building the profiled example programs")?;
-    let profiled = root().join("target/profiled").join(TARGET).join(profile);
+    let profiled = artifacts(opts, "target/profiled");
     programs.extend(
         bin_names("user/profiled")?
             .into_iter()
@@ -161,6 +143,8 @@ fn c_programs(dir: &str, libc: &Path, profiled: bool) -> Result<Vec<(String, Pat
     let out_dir = root().join("target/c");
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    // xtask itself is an input: it holds C_FLAGS.
+    let xtask = std::env::current_exe().unwrap_or_default();
     let mut programs = Vec::new();
     for source in sources {
         let name = source
@@ -169,6 +153,13 @@ fn c_programs(dir: &str, libc: &Path, profiled: bool) -> Result<Vec<(String, Pat
             .unwrap_or("c")
             .to_string();
         let out = out_dir.join(&name);
+        if up_to_date(
+            &out,
+            &[&source, libc, &root().join("libc-lite/include"), &xtask],
+        ) {
+            programs.push((name, out));
+            continue;
+        }
         let mut cmd = Command::new(&gcc);
         cmd.args(C_FLAGS)
             .arg("-I")
@@ -181,6 +172,28 @@ fn c_programs(dir: &str, libc: &Path, profiled: bool) -> Result<Vec<(String, Pat
         programs.push((name, out));
     }
     Ok(programs)
+}
+
+/// Whether `out` exists and is newer than every input (a directory counts
+/// by its newest file), so gcc need not run again.
+fn up_to_date(out: &Path, inputs: &[&Path]) -> bool {
+    fn newest(path: &Path) -> Option<std::time::SystemTime> {
+        let meta = std::fs::metadata(path).ok()?;
+        if !meta.is_dir() {
+            return meta.modified().ok();
+        }
+        std::fs::read_dir(path)
+            .ok()?
+            .flatten()
+            .map(|e| newest(&e.path()))
+            .try_fold(meta.modified().ok()?, |acc, t| Some(acc.max(t?)))
+    }
+    let Some(built) = std::fs::metadata(out).ok().and_then(|m| m.modified().ok()) else {
+        return false;
+    };
+    inputs
+        .iter()
+        .all(|input| newest(input).is_some_and(|t| t <= built))
 }
 
 /// How C programs for the kernel are compiled: freestanding, static, no PIE

@@ -235,12 +235,26 @@ impl Default for FdTable {
 }
 
 impl FdTable {
-    pub fn get(&self, fd: i32) -> Result<Arc<OpenFile>, Errno> {
-        let slot = usize::try_from(fd)
+    /// The slot of `fd`, or EBADF when `fd` is negative or too large.
+    fn slot(&self, fd: i32) -> Result<&Option<Slot>, Errno> {
+        usize::try_from(fd)
             .ok()
             .and_then(|i| self.slots.get(i))
-            .ok_or(Errno::EBADF)?;
-        slot.as_ref().map(|s| s.file.clone()).ok_or(Errno::EBADF)
+            .ok_or(Errno::EBADF)
+    }
+
+    fn slot_mut(&mut self, fd: i32) -> Result<&mut Option<Slot>, Errno> {
+        usize::try_from(fd)
+            .ok()
+            .and_then(|i| self.slots.get_mut(i))
+            .ok_or(Errno::EBADF)
+    }
+
+    pub fn get(&self, fd: i32) -> Result<Arc<OpenFile>, Errno> {
+        self.slot(fd)?
+            .as_ref()
+            .map(|s| s.file.clone())
+            .ok_or(Errno::EBADF)
     }
 
     /// Installs `file` at the lowest free descriptor at or above `from`.
@@ -269,35 +283,23 @@ impl FdTable {
         file: Arc<OpenFile>,
         cloexec: bool,
     ) -> Result<Option<Arc<OpenFile>>, Errno> {
-        let slot = usize::try_from(fd)
-            .ok()
-            .and_then(|i| self.slots.get_mut(i))
-            .ok_or(Errno::EBADF)?;
+        let slot = self.slot_mut(fd)?;
         Ok(slot.replace(Slot { file, cloexec }).map(|s| s.file))
     }
 
     /// Removes `fd`, returning the file (to be dropped outside any lock).
     pub fn remove(&mut self, fd: i32) -> Result<Arc<OpenFile>, Errno> {
-        let slot = usize::try_from(fd)
-            .ok()
-            .and_then(|i| self.slots.get_mut(i))
-            .ok_or(Errno::EBADF)?;
+        let slot = self.slot_mut(fd)?;
         slot.take().map(|s| s.file).ok_or(Errno::EBADF)
     }
 
     pub fn cloexec(&self, fd: i32) -> Result<bool, Errno> {
-        let slot = usize::try_from(fd)
-            .ok()
-            .and_then(|i| self.slots.get(i))
-            .ok_or(Errno::EBADF)?;
+        let slot = self.slot(fd)?;
         slot.as_ref().map(|s| s.cloexec).ok_or(Errno::EBADF)
     }
 
     pub fn set_cloexec(&mut self, fd: i32, on: bool) -> Result<(), Errno> {
-        let slot = usize::try_from(fd)
-            .ok()
-            .and_then(|i| self.slots.get_mut(i))
-            .ok_or(Errno::EBADF)?;
+        let slot = self.slot_mut(fd)?;
         slot.as_mut().map(|s| s.cloexec = on).ok_or(Errno::EBADF)
     }
 

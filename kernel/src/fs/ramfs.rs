@@ -84,9 +84,10 @@ pub fn lookup(path: &str) -> Result<NodeRef, Errno> {
     Ok(node)
 }
 
-/// The directory that would hold `path`, and the last name.
-fn parent_of(path: &str) -> Result<(NodeRef, &str), Errno> {
-    let (dir, name) = split_last(path).ok_or(Errno::EEXIST)?;
+/// The directory that would hold `path`, and the last name. The root has
+/// none: each operation says which error that is (`at_root`).
+fn parent_of(path: &str, at_root: Errno) -> Result<(NodeRef, &str), Errno> {
+    let (dir, name) = split_last(path).ok_or(at_root)?;
     let parent = lookup(dir)?;
     if !parent.lock().is_dir() {
         return Err(Errno::ENOTDIR);
@@ -107,8 +108,7 @@ fn with_entries<R>(
 /// Opens or creates the regular file `path` (O_CREAT semantics); with
 /// `exclusive`, an existing file is EEXIST.
 pub fn create(path: &str, perm: u32, exclusive: bool) -> Result<NodeRef, Errno> {
-    let (parent, name) =
-        parent_of(path).map_err(|e| if e == Errno::EEXIST { Errno::EISDIR } else { e })?;
+    let (parent, name) = parent_of(path, Errno::EISDIR)?;
     with_entries(&parent, |entries| match entries.get(name) {
         Some(_) if exclusive => Err(Errno::EEXIST),
         Some(node) => Ok(node.clone()),
@@ -121,7 +121,7 @@ pub fn create(path: &str, perm: u32, exclusive: bool) -> Result<NodeRef, Errno> 
 }
 
 pub fn mkdir(path: &str, perm: u32) -> Result<(), Errno> {
-    let (parent, name) = parent_of(path)?;
+    let (parent, name) = parent_of(path, Errno::EEXIST)?;
     with_entries(&parent, |entries| {
         if entries.contains_key(name) {
             return Err(Errno::EEXIST);
@@ -136,8 +136,7 @@ pub fn mkdir(path: &str, perm: u32) -> Result<(), Errno> {
 
 /// Removes a file (`unlink`) or an empty directory (`rmdir`).
 pub fn remove(path: &str, want_dir: bool) -> Result<(), Errno> {
-    let (parent, name) =
-        parent_of(path).map_err(|e| if e == Errno::EEXIST { Errno::EBUSY } else { e })?;
+    let (parent, name) = parent_of(path, Errno::EBUSY)?;
     with_entries(&parent, |entries| {
         let node = entries.get(name).ok_or(Errno::ENOENT)?;
         {
@@ -165,10 +164,8 @@ pub fn rename(from: &str, to: &str) -> Result<(), Errno> {
     if to.starts_with(from) && to.as_bytes().get(from.len()) == Some(&b'/') {
         return Err(Errno::EINVAL); // a directory into itself
     }
-    let (from_dir, from_name) =
-        parent_of(from).map_err(|e| if e == Errno::EEXIST { Errno::EBUSY } else { e })?;
-    let (to_dir, to_name) =
-        parent_of(to).map_err(|e| if e == Errno::EEXIST { Errno::EBUSY } else { e })?;
+    let (from_dir, from_name) = parent_of(from, Errno::EBUSY)?;
+    let (to_dir, to_name) = parent_of(to, Errno::EBUSY)?;
     let node = with_entries(&from_dir, |e| e.get(from_name).cloned())?.ok_or(Errno::ENOENT)?;
     let moving_dir = node.lock().is_dir();
     if let Some(existing) = with_entries(&to_dir, |e| e.get(to_name).cloned())? {

@@ -68,22 +68,24 @@ pub fn alloc() -> Option<PhysFrame> {
     Some(PhysFrame::containing_address(addr))
 }
 
+/// The table's index of `frame`.
+fn number(frame: PhysFrame) -> u64 {
+    frame.start_address().as_u64() / PAGE_SIZE
+}
+
 /// Adds a user to `frame` (copy-on-write sharing).
 pub fn share(frame: PhysFrame) {
-    let n = frame.start_address().as_u64() / PAGE_SIZE;
-    with_table(|t| t.incref(n)).expect("sharing a frame that is not allocated");
+    with_table(|t| t.incref(number(frame))).expect("sharing a frame that is not allocated");
 }
 
 /// Drops a user of `frame`; the last one frees it.
 pub fn release(frame: PhysFrame) {
-    let n = frame.start_address().as_u64() / PAGE_SIZE;
-    with_table(|t| t.decref(n)).expect("releasing a frame that is not allocated");
+    with_table(|t| t.decref(number(frame))).expect("releasing a frame that is not allocated");
 }
 
 /// How many users `frame` has.
 pub fn users(frame: PhysFrame) -> u16 {
-    let n = frame.start_address().as_u64() / PAGE_SIZE;
-    with_table(|t| t.refcount(n)).unwrap_or(0)
+    with_table(|t| t.refcount(number(frame))).unwrap_or(0)
 }
 
 pub fn free_count() -> usize {
