@@ -349,3 +349,61 @@ pub fn image(opts: &Options, boot: &Boot) -> Result<PathBuf, String> {
     boot::build_image(firmware, &kernel_for_image, &ramdisk_path, &image)?;
     Ok(image)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::up_to_date;
+    use std::time::{Duration, SystemTime};
+
+    fn touch(path: &std::path::Path, age_secs: u64) {
+        std::fs::write(path, b"x").unwrap();
+        let when = SystemTime::now() - Duration::from_secs(age_secs);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+
+    #[test]
+    fn rebuilds_only_when_an_input_is_newer() {
+        let dir = std::env::temp_dir().join(format!("up-to-date-{}", std::process::id()));
+        let headers = dir.join("include");
+        std::fs::create_dir_all(&headers).unwrap();
+        let (source, header, out) = (dir.join("a.c"), headers.join("a.h"), dir.join("a"));
+        touch(&source, 300);
+        touch(&header, 300);
+        // The directory's own time counts too (a header added or removed).
+        let old = SystemTime::now() - Duration::from_secs(300);
+        std::fs::File::open(&headers)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        assert!(!up_to_date(&out, &[&source, &headers]), "no output yet");
+        touch(&out, 100);
+        assert!(up_to_date(&out, &[&source, &headers]));
+        touch(&header, 10);
+        assert!(
+            !up_to_date(&out, &[&source, &headers]),
+            "a header in the directory changed"
+        );
+        touch(&out, 0);
+        touch(&source, 0);
+        std::fs::File::options()
+            .write(true)
+            .open(&source)
+            .unwrap()
+            .set_modified(SystemTime::now() + Duration::from_secs(5))
+            .unwrap();
+        assert!(
+            !up_to_date(&out, &[&source, &headers]),
+            "the source changed"
+        );
+        assert!(
+            !up_to_date(&out, &[&dir.join("missing.c")]),
+            "a missing input is never up to date"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
