@@ -19,6 +19,7 @@ mod mm;
 mod proc;
 mod profil;
 mod selftest;
+mod signal;
 mod sync;
 mod syscall;
 

@@ -26,8 +26,12 @@ int chdir(const char *path);
 char *getcwd(char *buf, size_t size);
 unsigned int sleep(unsigned int seconds);
 int usleep(unsigned int micros);
+unsigned int alarm(unsigned int seconds);
+int pause(void);
 void *sbrk(ssize_t increment);
 long syscall(long number, ...);
 /* profil(2): see <sys/gmon.h> and docs/profil.md. */
 int profil(unsigned short *samples, size_t size, size_t offset, unsigned int scale);
+/* The same, emulated glibc-style with setitimer(ITIMER_PROF) and SIGPROF. */
+int profil_sigprof(unsigned short *samples, size_t size, size_t offset, unsigned int scale);
 #endif

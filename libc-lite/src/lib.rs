@@ -3,7 +3,8 @@
 //! Programs link it for their start-up code (`_start` in `start.rs`), the
 //! system call wrappers (`sys.rs`, numbers from the shared `abi` crate),
 //! formatted output (`print!`, `println!`, `eprintln!` in `io.rs`), a heap on
-//! brk (`malloc.rs`) and their arguments (`env.rs`). Rust programs use it as
+//! brk (`malloc.rs`), their arguments (`env.rs`), signals and timers
+//! (`signal.rs`) and profil emulated with SIGPROF (`sigprof.rs`). Rust programs use it as
 //! a crate; the C interface grows on top of the same pieces.
 
 #![no_std]
@@ -16,6 +17,8 @@ pub mod exit;
 pub mod gmon;
 pub mod io;
 pub mod malloc;
+pub mod signal;
+pub mod sigprof;
 pub mod start;
 pub mod sys;
 pub mod syscall;

@@ -4,38 +4,6 @@
 
 use libc_lite::sys;
 
-/// A signal's name, as the shell and the tests print it.
-pub fn signal_name(signal: u32) -> &'static str {
-    match signal {
-        1 => "SIGHUP",
-        2 => "SIGINT",
-        3 => "SIGQUIT",
-        4 => "SIGILL",
-        5 => "SIGTRAP",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        10 => "SIGUSR1",
-        11 => "SIGSEGV",
-        12 => "SIGUSR2",
-        13 => "SIGPIPE",
-        14 => "SIGALRM",
-        15 => "SIGTERM",
-        17 => "SIGCHLD",
-        _ => "signal",
-    }
-}
-
-/// A signal number from a name ("TERM", "SIGTERM") or a number ("15").
-pub fn parse_signal(text: &str) -> Option<u32> {
-    if let Ok(n) = text.parse() {
-        return Some(n);
-    }
-    let name = text.strip_prefix("SIG").unwrap_or(text);
-    (1..32).find(|&s| signal_name(s).strip_prefix("SIG") == Some(name))
-}
-
 /// Runs `path` with `args` in a child and returns its wait status.
 pub fn run(path: &str, args: &[&str]) -> Result<i32, libc_lite::Errno> {
     let pid = sys::fork()?;
@@ -183,7 +151,7 @@ pub mod harness {
             let outcome = match status {
                 Ok(0) => Ok(()),
                 Ok(s) => Err(match sys::signaled(s) {
-                    Some(sig) => format!("killed by {}", crate::signal_name(sig)),
+                    Some(sig) => format!("killed by {}", libc_lite::signal::name(sig)),
                     None => String::from("see the line above"),
                 }),
                 Err(why) => Err(why),

@@ -233,6 +233,16 @@ fn suites() -> Vec<Suite> {
             ..usertests("proftests-100hz", Tick::Pit)
         },
         Suite {
+            program: &["/bin/sigtests"],
+            expect: Expect::UserSuite("sigtest:"),
+            ..usertests("sigtests-pit", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/sigtests"],
+            expect: Expect::UserSuite("sigtest:"),
+            ..usertests("sigtests-apic", Tick::Apic)
+        },
+        Suite {
             program: &["/bin/callgraph"],
             expect: Expect::Gprof {
                 elf: "callgraph",

@@ -10,6 +10,7 @@
 #![no_std]
 
 pub mod errno;
+pub mod signal;
 pub mod sys;
 pub mod types;
 

@@ -29,6 +29,7 @@ pub const PROC_RUNNABLE: u32 = 0;
 pub const PROC_RUNNING: u32 = 1;
 pub const PROC_SLEEPING: u32 = 2;
 pub const PROC_ZOMBIE: u32 = 3;
+pub const PROC_STOPPED: u32 = 4;
 
 /// One row of `proclist` (what `ps` prints).
 #[repr(C)]
@@ -36,9 +37,12 @@ pub const PROC_ZOMBIE: u32 = 3;
 pub struct ProcInfo {
     pub pid: u32,
     pub ppid: u32,
+    /// Process group.
+    pub pgid: u32,
     pub state: u32,
     /// Nonzero if profil is on for this process.
     pub profiling: u32,
+    pub pad: u32,
     pub user_ticks: u64,
     pub system_ticks: u64,
     /// Program name, NUL-padded.
@@ -143,24 +147,8 @@ pub const MAP_ANONYMOUS: u32 = 0x20;
 // wait4(2).
 pub const WNOHANG: u32 = 1;
 
-// Signal numbers (Linux x86_64).
-pub const SIGHUP: u32 = 1;
-pub const SIGINT: u32 = 2;
-pub const SIGQUIT: u32 = 3;
-pub const SIGILL: u32 = 4;
-pub const SIGTRAP: u32 = 5;
-pub const SIGABRT: u32 = 6;
-pub const SIGBUS: u32 = 7;
-pub const SIGFPE: u32 = 8;
-pub const SIGKILL: u32 = 9;
-pub const SIGUSR1: u32 = 10;
-pub const SIGSEGV: u32 = 11;
-pub const SIGUSR2: u32 = 12;
-pub const SIGPIPE: u32 = 13;
-pub const SIGALRM: u32 = 14;
-pub const SIGTERM: u32 = 15;
-pub const SIGCHLD: u32 = 17;
-pub const NSIG: u32 = 65;
+// Signal numbers and structures: see `signal.rs` (re-exported here).
+pub use crate::signal::*;
 
 /// Wait status of a process that exited with `code`.
 pub const fn wait_status_exited(code: u8) -> i32 {

@@ -11,4 +11,5 @@ pub mod frames;
 pub mod gmon;
 pub mod path;
 pub mod profil;
+pub mod signal;
 pub mod time;

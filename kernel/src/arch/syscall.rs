@@ -4,7 +4,9 @@
 //! rflags in r11, interrupts masked (FMASK), and the user's stack still in rsp.
 //! The stub switches to the current process's kernel stack and builds the same
 //! `TrapFrame` an interrupt would (with vector `SYSCALL_VECTOR`), then joins
-//! the common path in trap.rs, which returns with `iretq`. One frame layout
+//! the common path in trap.rs, which returns with `iretq`. The frame's error
+//! code slot holds the system call number (Linux's orig_rax), which survives
+//! the result overwriting rax, so a call a signal interrupted can restart. One frame layout
 //! for every entry keeps fork, exec and (later) signals simple: each of them
 //! just edits the frame.
 //!
@@ -40,7 +42,7 @@ syscall_entry:
     pushq %r11
     pushq ${user_cs}
     pushq %rcx
-    pushq $0
+    pushq %rax
     pushq ${vector}
     jmp alltraps
     "#,

@@ -217,7 +217,7 @@ extern "C" fn trap_dispatch(tf: &mut TrapFrame) {
         v => crate::warn!("trap: unexpected vector {v}"),
     }
     if tf.is_from_user() {
-        crate::proc::return_to_user();
+        crate::proc::return_to_user(tf);
     }
 }
 

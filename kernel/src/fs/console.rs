@@ -4,10 +4,13 @@
 //! at a time, and is edited here into lines as a terminal's canonical mode
 //! does: characters are echoed, backspace erases, Enter completes the line,
 //! Ctrl-D at the start of a line is end of file, Ctrl-U erases the line.
-//! Readers sleep until a whole line is ready.
+//! Readers sleep until a whole line is ready. Ctrl-C and Ctrl-\ discard the
+//! line and send SIGINT and SIGQUIT to the foreground process group, which a
+//! shell sets with `tcsetpgrp` (ioctl TIOCSPGRP) for each job it runs.
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, Ordering};
 use x86_64::instructions::port::Port;
 
 use crate::proc::sched::{self, Chan};
@@ -29,6 +32,17 @@ static INPUT: IrqLock<Input> = IrqLock::new(Input {
     ready: VecDeque::new(),
     eof: false,
 });
+
+/// The process group Ctrl-C signals; init's until a shell says otherwise.
+static FOREGROUND: AtomicU32 = AtomicU32::new(crate::proc::INIT_PID);
+
+pub fn foreground() -> u32 {
+    FOREGROUND.load(Ordering::Relaxed)
+}
+
+pub fn set_foreground(pgid: u32) {
+    FOREGROUND.store(pgid, Ordering::Relaxed);
+}
 
 /// Lets the serial port's receive interrupt through.
 pub fn init() {
@@ -55,6 +69,18 @@ pub fn on_interrupt() {
 }
 
 fn receive(byte: u8) {
+    let signal = match byte {
+        0x03 => abi::signal::SIGINT,
+        0x1c => abi::signal::SIGQUIT,
+        _ => return edit_line(byte),
+    };
+    crate::log::write_bytes(if byte == 0x03 { b"^C\n" } else { b"^\\\n" });
+    INPUT.lock().editing.clear();
+    let group = foreground();
+    crate::signal::send_to_group(group, signal, crate::signal::Origin::kernel());
+}
+
+fn edit_line(byte: u8) {
     let mut input = INPUT.lock();
     match byte {
         b'\r' | b'\n' => {

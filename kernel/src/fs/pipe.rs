@@ -2,7 +2,7 @@
 //!
 //! A reader sleeps while the pipe is empty and a writer remains; it reads 0
 //! (end of file) once every writer has closed. A writer sleeps while the pipe
-//! is full, and gets `EPIPE` once every reader has closed. Each side wakes the
+//! is full, and gets `EPIPE` (and SIGPIPE) once every reader has closed. Each side wakes the
 //! other through the pipe's wait channel. The ends count themselves: dropping
 //! the last `OpenFile` of an end (close, exit) closes it.
 
@@ -84,6 +84,10 @@ impl Pipe {
                     None
                 }
             });
+            if let Ok(Err(Errno::EPIPE)) = step {
+                let origin = crate::signal::Origin::kernel();
+                crate::signal::send_to_current(abi::signal::SIGPIPE, origin);
+            }
             match step {
                 Ok(Ok(n)) => {
                     done += n;

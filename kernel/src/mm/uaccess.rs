@@ -117,7 +117,8 @@ pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Errno> {
 pub unsafe trait Pod: Copy {}
 
 // SAFETY: integers and these repr(C) structs of integers accept every bit
-// pattern; their padding (Stat, Dirent64Header) is written as zero fields.
+// pattern; their padding (Stat, Dirent64Header, StackT, SigInfo) is written
+// as zero fields.
 unsafe impl Pod for u8 {}
 unsafe impl Pod for u16 {}
 unsafe impl Pod for u32 {}
@@ -132,6 +133,11 @@ unsafe impl Pod for abi::types::Utsname {}
 unsafe impl Pod for abi::types::Prof {}
 unsafe impl Pod for abi::types::ProfStat {}
 unsafe impl Pod for abi::types::ProfCost {}
+unsafe impl Pod for abi::signal::SigAction {}
+unsafe impl Pod for abi::signal::StackT {}
+unsafe impl Pod for abi::signal::UContext {}
+unsafe impl Pod for abi::signal::SigFrame {}
+unsafe impl Pod for abi::signal::ItimerVal {}
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 /// Reads one `T` from user memory.

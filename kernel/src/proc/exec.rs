@@ -49,6 +49,7 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usi
         p.name = name;
         p.fs_base = 0;
         p.prof.stop(PROF_STOPPED_BY_EXEC);
+        p.sig.exec();
         (p.mem.replace(image.mem), p.files.take_cloexec())
     });
     current(|p| p.mem.as_ref().expect("just set").space.activate());

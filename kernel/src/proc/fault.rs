@@ -1,17 +1,19 @@
 //! Faults in user code.
 //!
 //! A write to a copy-on-write page is not an error: the page is copied and the
-//! instruction runs again. Anything else ends the faulting process (and only
-//! it) with the signal Unix uses for that fault, after one line on the console
-//! that says who, what and where.
+//! instruction runs again. Anything else raises the signal Unix uses for that
+//! fault. With a handler installed the handler runs (and may repair the cause
+//! or move rip on); otherwise the process (and only it) dies of the signal,
+//! after one line on the console that says who, what and where.
 
-use abi::types::{SIGFPE, SIGILL, SIGSEGV, SIGTRAP};
+use abi::signal::*;
 use x86_64::registers::control::Cr2;
 
 use super::{current, vm};
 use crate::arch::trap::{self, TrapFrame};
 use crate::mm::USER_TOP;
 use crate::mm::paging::Space;
+use crate::signal::{self, Origin};
 
 pub fn user_fault(tf: &TrapFrame) {
     let addr = Cr2::read_raw();
@@ -23,16 +25,30 @@ pub fn user_fault(tf: &TrapFrame) {
     {
         return;
     }
-    let (signal, what) = match tf.vector {
-        trap::DIVIDE_ERROR => (SIGFPE, "divide error"),
-        trap::INVALID_OPCODE => (SIGILL, "invalid opcode"),
-        trap::BREAKPOINT => (SIGTRAP, "breakpoint"),
-        trap::PAGE_FAULT => (SIGSEGV, "segmentation fault"),
-        trap::GENERAL_PROTECTION => (SIGSEGV, "general protection fault"),
-        16 | 19 => (SIGFPE, "floating-point error"),
-        _ => (SIGSEGV, trap::exception_name(tf.vector)),
+    let (signal, what, origin) = match tf.vector {
+        trap::DIVIDE_ERROR => (SIGFPE, "divide error", Origin::fault(FPE_INTDIV, tf.rip)),
+        trap::INVALID_OPCODE => (SIGILL, "invalid opcode", Origin::fault(ILL_ILLOPC, tf.rip)),
+        trap::BREAKPOINT => (SIGTRAP, "breakpoint", Origin::fault(TRAP_BRKPT, tf.rip)),
+        trap::PAGE_FAULT => {
+            let code = if tf.error_code & 1 == 0 {
+                SEGV_MAPERR
+            } else {
+                SEGV_ACCERR
+            };
+            (SIGSEGV, "segmentation fault", Origin::fault(code, addr))
+        }
+        trap::GENERAL_PROTECTION => (SIGSEGV, "general protection fault", Origin::kernel()),
+        16 | 19 => (SIGFPE, "floating-point error", Origin::fault(0, tf.rip)),
+        _ => (SIGSEGV, trap::exception_name(tf.vector), Origin::kernel()),
     };
-    let (pid, name) = current(|p| (p.pid, p.name.clone()));
+    let (pid, name, caught) = current(|p| {
+        let caught = signal::will_catch(p, signal);
+        signal::force(p, signal, origin);
+        (p.pid, p.name.clone(), caught)
+    });
+    if caught {
+        return;
+    }
     if tf.vector == trap::PAGE_FAULT {
         crate::println!(
             "pid {pid} ({name}): {what} at rip {:#x}, address {addr:#x} (error {:#x}, cs {:#x})",
@@ -43,7 +59,4 @@ pub fn user_fault(tf: &TrapFrame) {
     } else {
         crate::println!("pid {pid} ({name}): {what} at rip {:#x}", tf.rip);
     }
-    current(|p| {
-        p.killed.get_or_insert(signal);
-    });
 }

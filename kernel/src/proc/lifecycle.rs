@@ -1,4 +1,4 @@
-//! Birth and death: the first process, fork, exit, wait4, kill.
+//! Birth and death: the first process, fork, exit, wait4.
 //!
 //! fork copies the parent's address space copy-on-write, shares its open
 //! files, and gives the child a kernel stack whose saved trap frame is the
@@ -9,7 +9,7 @@
 //! off with init's status, which is how `cargo xtask run -- PROGRAM` ends.
 
 use abi::Errno;
-use abi::types::{NSIG, SIGCHLD, WNOHANG};
+use abi::types::{SIGCHLD, WNOHANG};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -22,6 +22,7 @@ use crate::arch::trap::TrapFrame;
 use crate::fs::file::{FdTable, Kind, OpenFile};
 use crate::mm::kstack::KernelStack;
 use crate::mm::uaccess;
+use crate::signal;
 
 /// Creates process 1 running `path` with `args`, its stdin, stdout and stderr
 /// on the console.
@@ -75,6 +76,7 @@ fn new_process(
     Process {
         pid,
         ppid,
+        pgid: INIT_PID,
         name,
         state: State::Runnable,
         mem: Some(mem),
@@ -85,7 +87,7 @@ fn new_process(
         user_ticks: 0,
         system_ticks: 0,
         slice_left: 0,
-        killed: None,
+        sig: crate::signal::Signals::default(),
         wake_at: 0,
         fs_base: 0,
         prof: crate::profil::State::default(),
@@ -97,7 +99,7 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
     if TABLE.lock().procs.len() >= MAX_PROCS {
         return Err(Errno::EAGAIN);
     }
-    let (ppid, mem, files, cwd, name, fs_base, prof) = current(|p| {
+    let (ppid, mem, files, cwd, name, fs_base, prof, pgid, sig) = current(|p| {
         let mem = p.mem.as_ref().expect("a running process has memory").fork();
         let files = p.files.clone();
         (
@@ -108,6 +110,8 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
             p.name.clone(),
             p.fs_base,
             p.prof.inherited(),
+            p.pgid,
+            p.sig.forked(),
         )
     });
     let mem = mem?;
@@ -124,6 +128,8 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
     let mut child = new_process(pid, ppid, name, mem, kstack, saved_rsp, files, cwd);
     child.fs_base = fs_base;
     child.prof = prof;
+    child.pgid = pgid;
+    child.sig = sig;
     table.procs.insert(pid, Box::new(child));
     Ok(pid as usize)
 }
@@ -153,6 +159,9 @@ pub fn exit(status: i32) -> ! {
             .get_mut(&pid)
             .expect("current is in the table")
             .state = State::Zombie { status };
+        if let Some(parent) = table.procs.get_mut(&ppid) {
+            signal::send(parent, SIGCHLD, signal::Origin::child(pid, status));
+        }
         drop(table);
         sched::wakeup(Chan::Child(ppid));
         if zombie_orphans {
@@ -184,8 +193,16 @@ pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
         // Checked before reaping, so a bad pointer loses no child.
         uaccess::check_range(status_ptr, 4, true)?;
     }
-    let me = current(|p| p.pid);
-    let is_wanted = |p: &Process| p.ppid == me && (want <= 0 || want as Pid == p.pid);
+    let (me, my_group) = current(|p| (p.pid, p.pgid));
+    let is_wanted = |p: &Process| {
+        p.ppid == me
+            && match want {
+                -1 => true,
+                0 => p.pgid == my_group,
+                n if n < 0 => p.pgid == n.unsigned_abs(),
+                n => p.pid == n as Pid,
+            }
+    };
     let reaped = sched::wait_event(Chan::Child(me), || {
         let mut table = TABLE.lock();
         if !table.procs.values().any(|p| is_wanted(p)) {
@@ -212,25 +229,4 @@ pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
         uaccess::write(status_ptr, &status)?;
     }
     Ok(child.pid as usize) // dropping `child` frees its kernel stack
-}
-
-/// kill(2) for one process. Without signal handlers (yet) every signal but
-/// SIGCHLD ends the target, at its next return to user mode.
-pub fn kill(pid: i32, signal: u32) -> Result<usize, Errno> {
-    if signal >= NSIG {
-        return Err(Errno::EINVAL);
-    }
-    if pid <= 0 {
-        return Err(Errno::EINVAL); // process groups and broadcast are not supported
-    }
-    let mut table = TABLE.lock();
-    let p = table.procs.get_mut(&(pid as Pid)).ok_or(Errno::ESRCH)?;
-    if signal == 0 || signal == SIGCHLD || matches!(p.state, State::Zombie { .. }) {
-        return Ok(0);
-    }
-    p.killed.get_or_insert(signal);
-    if let State::Sleeping(_) = p.state {
-        p.state = State::Runnable;
-    }
-    Ok(0)
 }

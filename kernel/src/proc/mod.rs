@@ -9,7 +9,8 @@
 //!
 //! Files in this directory: `sched.rs` (switching, sleeping, waking),
 //! `vm.rs` (user memory: brk, mmap, copy-on-write), `exec.rs` (loading ELF
-//! programs), `lifecycle.rs` (fork, exit, wait, kill), `fault.rs` (user faults).
+//! programs), `lifecycle.rs` (fork, exit, wait), `fault.rs` (user faults). Signals are
+//! in `../signal.rs`.
 
 pub mod exec;
 pub mod fault;
@@ -39,6 +40,8 @@ pub enum State {
     Runnable,
     Running,
     Sleeping(Chan),
+    /// Stopped by a signal until SIGCONT.
+    Stopped,
     /// Exited; `status` is the wait status, kept until the parent reaps it.
     Zombie {
         status: i32,
@@ -48,6 +51,8 @@ pub enum State {
 pub struct Process {
     pub pid: Pid,
     pub ppid: Pid,
+    /// Process group (kill(-pgid), the console's foreground for Ctrl-C).
+    pub pgid: Pid,
     pub name: String,
     pub state: State,
     /// None once the process has exited.
@@ -61,8 +66,8 @@ pub struct Process {
     pub system_ticks: u64,
     /// Ticks left in the current time slice.
     pub slice_left: u32,
-    /// A fatal signal to die of on the way back to user mode.
-    pub killed: Option<u32>,
+    /// Handlers, pending and blocked signals, interval timers.
+    pub sig: crate::signal::Signals,
     /// Tick at which a nanosleep ends.
     pub wake_at: u64,
     /// The user's FS base (thread pointer), set by arch_prctl.
@@ -80,6 +85,13 @@ impl Process {
         // the TrapFrame of its latest entry from user mode (or the one its
         // first switch will return through); this reads kernel memory only.
         unsafe { (*(frame as *const crate::arch::trap::TrapFrame)).rip }
+    }
+
+    /// The user stack pointer at the same entry.
+    pub fn user_sp_at_entry(&self) -> u64 {
+        let frame = self.kstack.top() - size_of::<crate::arch::trap::TrapFrame>() as u64;
+        // SAFETY: as in user_pc_at_entry.
+        unsafe { (*(frame as *const crate::arch::trap::TrapFrame)).rsp }
     }
 }
 
@@ -123,31 +135,30 @@ pub fn current<R>(f: impl FnOnce(&mut Process) -> R) -> R {
     f(table.current_mut().expect("no current process"))
 }
 
-/// Work due before a return to user mode: dying of a signal, giving up the
-/// CPU at the end of a time slice.
-pub fn return_to_user() {
+/// Work due before a return to user mode, in the process's own context:
+/// profil's pending ticks, giving up the CPU at the end of a time slice,
+/// then signals (which may rewrite `tf` to enter a handler, or end the
+/// process).
+pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
     crate::profil::apply_pending();
-    let (killed, resched) = {
-        let mut table = TABLE.lock();
-        match table.current_mut() {
-            Some(p) => (p.killed, p.slice_left == 0),
-            None => return,
-        }
+    let resched = match TABLE.lock().current_mut() {
+        Some(p) => p.slice_left == 0,
+        None => return,
     };
-    if let Some(signal) = killed {
-        lifecycle::exit(abi::types::wait_status_signaled(signal));
-    }
     if resched {
         sched::yield_now();
     }
+    crate::signal::deliver(tf);
 }
 
 /// Called on every tick: charge it to the running process (its user or
-/// system time, and its profile at the user pc the tick belongs to) and wake
+/// system time, its profile at the user pc the tick belongs to, its
+/// ITIMER_VIRTUAL and ITIMER_PROF), count down every ITIMER_REAL, and wake
 /// sleepers whose time has come.
 pub fn on_tick(tf: &crate::arch::trap::TrapFrame) {
     let now = crate::clock::ticks();
     let mut table = TABLE.lock();
+    let running = table.current;
     if let Some(p) = table.current_mut() {
         let pc = if tf.is_from_user() {
             p.user_ticks += 1;
@@ -160,6 +171,7 @@ pub fn on_tick(tf: &crate::arch::trap::TrapFrame) {
         p.slice_left = p.slice_left.saturating_sub(1);
     }
     for p in table.procs.values_mut() {
+        crate::signal::on_tick(p, Some(p.pid) == running, tf.is_from_user());
         if p.state == State::Sleeping(Chan::Timer) && p.wake_at <= now {
             p.state = State::Runnable;
         }

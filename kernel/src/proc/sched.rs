@@ -30,6 +30,8 @@ pub enum Chan {
     Console,
     /// The tick at `Process::wake_at` (nanosleep).
     Timer,
+    /// Only a signal (pause, sigsuspend).
+    Signal,
 }
 
 /// The scheduler thread's saved rsp while a process runs.
@@ -110,8 +112,9 @@ pub fn yield_now() {
     }
 }
 
-/// Sleeps on `chan` until `poll` returns Some. A kill ends the wait with
-/// `EINTR`.
+/// Sleeps on `chan` until `poll` returns Some. A signal that is not blocked
+/// ends the wait with `ERESTARTSYS`, which the way back to user mode turns
+/// into a restart of the call or `EINTR` (signal.rs).
 pub fn wait_event<R>(chan: Chan, mut poll: impl FnMut() -> Option<R>) -> Result<R, Errno> {
     let were_enabled = interrupts::are_enabled();
     let result = loop {
@@ -119,8 +122,8 @@ pub fn wait_event<R>(chan: Chan, mut poll: impl FnMut() -> Option<R>) -> Result<
         if let Some(r) = poll() {
             break Ok(r);
         }
-        if current(|p| p.killed.is_some()) {
-            break Err(Errno::EINTR);
+        if current(|p| p.sig.interrupts()) {
+            break Err(Errno::ERESTARTSYS);
         }
         current(|p| p.state = State::Sleeping(chan));
         switch_to_scheduler();

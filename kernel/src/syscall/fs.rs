@@ -329,6 +329,8 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
 pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
     const TCGETS: u32 = 0x5401;
     const TIOCGWINSZ: u32 = 0x5413;
+    const TIOCGPGRP: u32 = 0x540f;
+    const TIOCSPGRP: u32 = 0x5410;
     let file = fd_file(fd)?;
     let is_console =
         matches!(&file.kind, Kind::Node(n) if matches!(n.lock().content, Content::Console));
@@ -346,6 +348,28 @@ pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
         TIOCGWINSZ => {
             let winsize: [u16; 4] = [24, 80, 0, 0];
             uaccess::write(arg, &winsize)?;
+            Ok(0)
+        }
+        TIOCGPGRP => {
+            uaccess::write(arg, &(crate::fs::console::foreground() as i32))?;
+            Ok(0)
+        }
+        TIOCSPGRP => {
+            let pgid: i32 = uaccess::read(arg)?;
+            let exists = pgid > 0
+                && crate::proc::TABLE
+                    .lock()
+                    .procs
+                    .values()
+                    .any(|p| p.pgid == pgid as u32);
+            if !exists {
+                return Err(if pgid > 0 {
+                    Errno::EPERM
+                } else {
+                    Errno::EINVAL
+                });
+            }
+            crate::fs::console::set_foreground(pgid as u32);
             Ok(0)
         }
         _ => Err(Errno::EINVAL),

@@ -2,7 +2,8 @@
 
 use abi::Errno;
 use abi::types::{
-    KInfo, PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_ZOMBIE, ProcInfo, Timespec, Utsname,
+    KInfo, PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED, PROC_ZOMBIE, ProcInfo,
+    Timespec, Utsname,
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Once;
@@ -118,16 +119,19 @@ pub fn proclist(buf: u64, count: u64) -> SysResult {
             ProcInfo {
                 pid: p.pid,
                 ppid: p.ppid,
+                pgid: p.pgid,
                 state: match p.state {
                     State::Runnable => PROC_RUNNABLE,
                     State::Running => PROC_RUNNING,
                     State::Sleeping(_) => PROC_SLEEPING,
                     State::Zombie { .. } => PROC_ZOMBIE,
+                    State::Stopped => PROC_STOPPED,
                 },
                 profiling: u32::from(p.prof.is_on()),
                 user_ticks: p.user_ticks,
                 system_ticks: p.system_ticks,
                 name,
+                ..ProcInfo::default()
             }
         })
         .collect();

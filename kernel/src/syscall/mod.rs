@@ -10,6 +10,7 @@ mod fs;
 mod info;
 mod mem;
 mod process;
+mod signal;
 
 use abi::{Errno, sys};
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -59,7 +60,20 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::EXECVE => crate::proc::exec::execve(tf, a[0], a[1], a[2]),
         sys::EXIT | sys::EXIT_GROUP => process::exit(a[0] as i32),
         sys::WAIT4 => crate::proc::lifecycle::wait4(a[0] as i32, a[1], a[2] as u32),
-        sys::KILL => crate::proc::lifecycle::kill(a[0] as i32, a[1] as u32),
+        sys::KILL => signal::kill(a[0] as i32, a[1] as u32),
+        sys::RT_SIGACTION => signal::rt_sigaction(a[0] as u32, a[1], a[2], a[3]),
+        sys::RT_SIGPROCMASK => signal::rt_sigprocmask(a[0] as u32, a[1], a[2], a[3]),
+        sys::RT_SIGRETURN => crate::signal::sigreturn(tf),
+        sys::RT_SIGPENDING => signal::rt_sigpending(a[0], a[1]),
+        sys::RT_SIGSUSPEND => signal::rt_sigsuspend(a[0], a[1]),
+        sys::PAUSE => signal::pause(),
+        sys::SIGALTSTACK => signal::sigaltstack(a[0], a[1]),
+        sys::GETITIMER => signal::getitimer(a[0] as u32, a[1]),
+        sys::SETITIMER => signal::setitimer(a[0] as u32, a[1], a[2]),
+        sys::ALARM => signal::alarm(a[0] as u32),
+        sys::SETPGID => signal::setpgid(a[0] as i32, a[1] as i32),
+        sys::GETPGID => signal::getpgid(a[0] as i32),
+        sys::GETPGRP => signal::getpgid(0),
         sys::GETPID | sys::GETTID | sys::SET_TID_ADDRESS => {
             Ok(crate::proc::current(|p| p.pid) as usize)
         }

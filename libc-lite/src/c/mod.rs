@@ -9,6 +9,7 @@
 //! compiler_builtins, which the static library already contains.
 
 pub mod errno;
+pub mod signal;
 pub mod stdio;
 pub mod stdlib;
 pub mod string;

@@ -1,24 +1,35 @@
-//! /bin/kill [-SIGNAL] PID...: send a signal (default SIGTERM).
+//! /bin/kill [-SIGNAL] PID...: send a signal (default SIGTERM) to processes
+//! (a negative PID is a process group); `kill -l` lists the signals.
 #![no_std]
 #![no_main]
-use libc_lite::{eprintln, sys};
+use libc_lite::{eprintln, println, signal, sys};
 libc_lite::entry!(run);
 fn run() -> i32 {
-    let mut signal = abi::types::SIGTERM;
-    let mut status = 0;
-    let mut any = false;
-    for arg in libc_lite::env::args().skip(1) {
-        if let Some(name) = arg.strip_prefix('-') {
-            match user::parse_signal(name) {
-                Some(s) => signal = s,
+    let args: alloc::vec::Vec<&str> = libc_lite::env::args().skip(1).collect();
+    let (signal, pids) = match args.split_first() {
+        Some((&"-l", _)) => {
+            for number in 1..32 {
+                println!("{number:>2} {}", signal::name(number));
+            }
+            return 0;
+        }
+        Some((first, rest)) if first.starts_with('-') && !rest.is_empty() => {
+            match signal::parse(&first[1..]) {
+                Some(s) => (s, rest),
                 None => {
-                    eprintln!("kill: unknown signal {name}");
+                    eprintln!("kill: unknown signal {first}");
                     return 2;
                 }
             }
-            continue;
         }
-        any = true;
+        _ => (abi::signal::SIGTERM, &args[..]),
+    };
+    if pids.is_empty() {
+        eprintln!("usage: kill [-SIGNAL] PID... | kill -l");
+        return 2;
+    }
+    let mut status = 0;
+    for arg in pids {
         let result = arg
             .parse::<i32>()
             .map_err(|_| libc_lite::Errno::EINVAL)
@@ -28,9 +39,6 @@ fn run() -> i32 {
             status = 1;
         }
     }
-    if !any {
-        eprintln!("usage: kill [-SIGNAL] PID...");
-        return 2;
-    }
     status
 }
+extern crate alloc;

@@ -1,8 +1,8 @@
-//! /bin/ps: the process table (pid, parent, state, user and system ticks,
+//! /bin/ps: the process table (pid, parent, group, state, user and system ticks,
 //! whether profil is on, name).
 #![no_std]
 #![no_main]
-use abi::types::{PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, ProcInfo};
+use abi::types::{PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED, ProcInfo};
 use libc_lite::{eprintln, println, sys};
 libc_lite::entry!(run);
 fn run() -> i32 {
@@ -14,20 +14,21 @@ fn run() -> i32 {
             return 1;
         }
     };
-    println!("  PID  PPID STATE     UTICKS   STICKS PROF NAME");
+    println!("  PID  PPID  PGID STATE     UTICKS   STICKS PROF NAME");
     for p in &rows[..n] {
         let state = match p.state {
             PROC_RUNNABLE => "runnable",
             PROC_RUNNING => "running",
             PROC_SLEEPING => "sleeping",
+            PROC_STOPPED => "stopped",
             _ => "zombie",
         };
         let len = p.name.iter().position(|&b| b == 0).unwrap_or(p.name.len());
         let name = core::str::from_utf8(&p.name[..len]).unwrap_or("?");
         let prof = if p.profiling != 0 { "on" } else { "off" };
         println!(
-            "{:>5} {:>5} {:<8} {:>8} {:>8} {:<4} {name}",
-            p.pid, p.ppid, state, p.user_ticks, p.system_ticks, prof
+            "{:>5} {:>5} {:>5} {:<8} {:>8} {:>8} {:<4} {name}",
+            p.pid, p.ppid, p.pgid, state, p.user_ticks, p.system_ticks, prof
         );
     }
     0

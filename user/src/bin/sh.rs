@@ -6,6 +6,11 @@
 //! built-ins `cd`, `exit` and `help`. A command that fails or
 //! is killed gets its status printed. `sh -c 'COMMANDS'` runs one line;
 //! `sh FILE` runs a script.
+//!
+//! Interactive, it does job control the Unix way: each pipeline runs in a
+//! process group of its own, made the console's foreground group while it
+//! runs, so Ctrl-C (SIGINT from the console) reaches the pipeline and not the
+//! shell; the shell catches SIGINT itself, which ends a half-typed line.
 
 #![no_std]
 #![no_main]
@@ -15,7 +20,12 @@ extern crate alloc;
 use abi::types::{O_APPEND, O_CREAT, O_RDONLY, O_TRUNC, O_WRONLY};
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+use libc_lite::signal::{self, Handler};
 use libc_lite::{Errno, eprintln, print, println, sys};
+
+/// Whether this shell runs pipelines as foreground process groups.
+static JOB_CONTROL: AtomicBool = AtomicBool::new(false);
 
 libc_lite::entry!(run);
 
@@ -223,6 +233,7 @@ fn run_pipeline(pipeline: &[Command], last_status: &mut i32) -> Option<i32> {
                     "syntax: CMD ARGS, a | b, < in, > out, >> out, a ; b, 'quotes', # comments"
                 );
                 println!("programs: ls /bin");
+                println!("keys: Ctrl-C interrupts the running command, Ctrl-D ends input");
                 *last_status = 0;
                 return None;
             }
@@ -244,19 +255,35 @@ fn run_pipeline(pipeline: &[Command], last_status: &mut i32) -> Option<i32> {
             }
         }
     }
+    let jobs = JOB_CONTROL.load(Ordering::Relaxed);
     let mut children = Vec::new();
     for (i, cmd) in pipeline.iter().enumerate() {
         let stdin = (i > 0).then(|| pipes[i - 1].0);
         let stdout = (i + 1 < pipeline.len()).then(|| pipes[i].1);
+        let group = children.first().map_or(0, |&pid| pid as i32);
         match sys::fork() {
-            Ok(0) => exec_child(cmd, stdin, stdout, &pipes),
-            Ok(pid) => children.push(pid),
+            Ok(0) => {
+                if jobs {
+                    let _ = signal::setpgid(0, group);
+                }
+                exec_child(cmd, stdin, stdout, &pipes)
+            }
+            Ok(pid) => {
+                if jobs {
+                    // Also here, so the group exists whichever runs first.
+                    let _ = signal::setpgid(pid as i32, group);
+                }
+                children.push(pid);
+            }
             Err(e) => eprintln!("sh: fork: {}", e.message()),
         }
     }
     for (r, w) in pipes {
         let _ = sys::close(r);
         let _ = sys::close(w);
+    }
+    if let (true, Some(&leader)) = (jobs, children.first()) {
+        let _ = signal::tcsetpgrp(0, leader);
     }
     let last = children.last().copied();
     for pid in children {
@@ -265,7 +292,26 @@ fn run_pipeline(pipeline: &[Command], last_status: &mut i32) -> Option<i32> {
             *last_status = report(&pipeline[pipeline.len() - 1].argv[0], status);
         }
     }
+    if jobs {
+        let _ = signal::tcsetpgrp(0, sys::getpid());
+    }
     None
+}
+
+/// SIGINT and SIGQUIT in the shell itself: the console has dropped the
+/// line being typed; the read fails with EINTR and a fresh prompt follows.
+extern "C" fn on_interrupt(_signal: i32) {}
+
+/// Takes the console: a process group of its own, in the foreground.
+fn start_job_control() {
+    let me = sys::getpid();
+    let taken = signal::setpgid(0, 0).and_then(|()| signal::tcsetpgrp(0, me));
+    if taken.is_ok() {
+        for s in [abi::signal::SIGINT, abi::signal::SIGQUIT] {
+            let _ = signal::sigaction(s, Handler::Simple(on_interrupt), 0, 0);
+        }
+        JOB_CONTROL.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Prints a failed or killed command's status; returns its exit code.
@@ -277,7 +323,7 @@ fn report(name: &str, status: i32) -> i32 {
             code
         }
         (_, Some(sig)) => {
-            eprintln!("[{name}: killed by {}]", user::signal_name(sig));
+            eprintln!("[{name}: killed by {}]", libc_lite::signal::name(sig));
             128 + sig as i32
         }
         _ => 1,
@@ -337,7 +383,11 @@ fn run_fd(fd: i32, interactive: bool) -> i32 {
                 return status;
             }
             Ok(n) => pending.extend_from_slice(&buf[..n]),
-            Err(Errno::EINTR) => {}
+            Err(Errno::EINTR) => {
+                if interactive {
+                    pending.clear();
+                }
+            }
             Err(e) => {
                 eprintln!("sh: read: {}", e.message());
                 return 1;
@@ -364,6 +414,7 @@ fn run() -> i32 {
             println!(
                 "profkern shell: type 'help' for help, 'ls /bin' for programs, 'exit' to power off"
             );
+            start_job_control();
             run_fd(0, true)
         }
     }

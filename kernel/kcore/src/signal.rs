@@ -1,0 +1,271 @@
+//! The rules of signals and interval timers, apart from the mechanism that
+//! applies them (kernel/src/signal.rs): what a signal does by default, which
+//! pending signal goes first, where the signal frame goes on the user stack,
+//! which flags a handler may set, and tick arithmetic for setitimer.
+
+use abi::signal::*;
+
+/// What a signal does to a process that has no handler for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultAction {
+    Terminate,
+    /// Terminate "with a core dump"; this kernel writes none, but the wait
+    /// status carries the core flag (0x80) as on Linux.
+    Core,
+    Ignore,
+    Stop,
+    Continue,
+}
+
+/// The default action of `signal` (signal(7)).
+pub fn default_action(signal: u32) -> DefaultAction {
+    match signal {
+        SIGCHLD | SIGURG | SIGWINCH => DefaultAction::Ignore,
+        SIGCONT => DefaultAction::Continue,
+        SIGSTOP | SIGTSTP | SIGTTIN | SIGTTOU => DefaultAction::Stop,
+        SIGQUIT | SIGILL | SIGTRAP | SIGABRT | SIGBUS | SIGFPE | SIGSEGV | SIGXCPU | SIGXFSZ
+        | SIGSYS => DefaultAction::Core,
+        _ => DefaultAction::Terminate,
+    }
+}
+
+/// Signals no process can catch, block or ignore.
+pub const UNCATCHABLE: SigSet = sig_bit(SIGKILL) | sig_bit(SIGSTOP);
+
+/// Signals whose default action stops the process.
+pub const STOP_SIGNALS: SigSet =
+    sig_bit(SIGSTOP) | sig_bit(SIGTSTP) | sig_bit(SIGTTIN) | sig_bit(SIGTTOU);
+
+/// Signals the CPU raises for a faulting instruction; they go first, so a
+/// handler sees the fault before anything else that is pending.
+pub const SYNCHRONOUS: SigSet = sig_bit(SIGSEGV)
+    | sig_bit(SIGBUS)
+    | sig_bit(SIGILL)
+    | sig_bit(SIGTRAP)
+    | sig_bit(SIGFPE)
+    | sig_bit(SIGSYS);
+
+/// All valid signals.
+pub const ALL: SigSet = u64::MAX;
+
+/// Whether `signal` is a signal number (1..=64).
+pub fn valid(signal: u32) -> bool {
+    (1..NSIG).contains(&signal)
+}
+
+/// The signal to deliver next from `pending` while `blocked` are blocked:
+/// synchronous (fault) signals first, then the lowest number, as Linux does.
+pub fn next(pending: SigSet, blocked: SigSet) -> Option<u32> {
+    let ready = pending & !(blocked & !UNCATCHABLE);
+    let first = if ready & SYNCHRONOUS != 0 {
+        ready & SYNCHRONOUS
+    } else {
+        ready
+    };
+    (first != 0).then(|| first.trailing_zeros() + 1)
+}
+
+/// What a mask a process asks for may contain.
+pub fn sanitize_mask(mask: SigSet) -> SigSet {
+    mask & !UNCATCHABLE
+}
+
+/// The new blocked set for rt_sigprocmask's `how`, or None if `how` is invalid.
+pub fn apply_mask(old: SigSet, how: u32, set: SigSet) -> Option<SigSet> {
+    let new = match how {
+        SIG_BLOCK => old | set,
+        SIG_UNBLOCK => old & !set,
+        SIG_SETMASK => set,
+        _ => return None,
+    };
+    Some(sanitize_mask(new))
+}
+
+/// Bytes below the user's stack pointer that the System V ABI lets leaf
+/// functions use without moving rsp; a signal frame must not overwrite them.
+pub const RED_ZONE: u64 = 128;
+
+/// Where a signal frame of `size` bytes starts, for a stack whose pointer
+/// was `sp` (or the top of the alternate stack, with no red zone to skip):
+/// below the red zone, then aligned so that rsp + 8 is a multiple of 16
+/// when the handler starts, as after a `call`.
+pub fn frame_address(sp: u64, size: u64, skip_red_zone: bool) -> Option<u64> {
+    let below = if skip_red_zone { RED_ZONE } else { 0 };
+    let start = sp.checked_sub(below)?.checked_sub(size)?;
+    (start & !15).checked_sub(8)
+}
+
+/// The rflags bits a handler's context may change on the way back
+/// (CF, PF, AF, ZF, SF, TF, DF, OF, RF, AC: Linux's FIX_EFLAGS); the rest
+/// (IF, IOPL, VM, ...) stay what the kernel says.
+pub const USER_FLAGS: u64 =
+    0x1 | 0x4 | 0x10 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x1_0000 | 0x4_0000;
+
+/// rflags after sigreturn: the user's choice of `USER_FLAGS`, the rest from `current`.
+pub fn restored_flags(current: u64, from_user: u64) -> u64 {
+    (current & !USER_FLAGS) | (from_user & USER_FLAGS)
+}
+
+/// Ticks a `Timeval` lasts at `hz`, rounded up: a timer never fires early,
+/// and any nonzero time is at least one tick. None if the value is invalid.
+pub fn ticks_from_timeval(tv: Timeval, hz: u64) -> Option<u64> {
+    if tv.tv_sec < 0 || !(0..1_000_000).contains(&tv.tv_usec) {
+        return None;
+    }
+    let micros = tv.tv_sec as u128 * 1_000_000 + tv.tv_usec as u128;
+    let ticks = (micros * hz as u128).div_ceil(1_000_000);
+    Some(ticks.min(u64::MAX as u128) as u64)
+}
+
+/// The time `ticks` last at `hz`.
+pub fn timeval_from_ticks(ticks: u64, hz: u64) -> Timeval {
+    let micros = ticks as u128 * 1_000_000 / hz.max(1) as u128;
+    Timeval {
+        tv_sec: (micros / 1_000_000) as i64,
+        tv_usec: (micros % 1_000_000) as i64,
+    }
+}
+
+/// alarm(2)'s answer for a timer with `ticks` left: whole seconds, rounded
+/// to the nearest, but at least 1 while any time is left (as Linux does).
+pub fn alarm_seconds_left(ticks: u64, hz: u64) -> u64 {
+    if ticks == 0 {
+        return 0;
+    }
+    let hz = hz.max(1);
+    ((ticks + hz / 2) / hz).max(1)
+}
+
+/// One interval timer, counted in ticks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timer {
+    /// Ticks to the next expiry; 0 = disarmed.
+    pub value: u64,
+    /// Reload value after an expiry; 0 = one-shot.
+    pub interval: u64,
+}
+
+impl Timer {
+    pub const OFF: Timer = Timer {
+        value: 0,
+        interval: 0,
+    };
+
+    /// Counts one tick; true if the timer expired on it (and then reloads).
+    pub fn tick(&mut self) -> bool {
+        if self.value == 0 {
+            return false;
+        }
+        self.value -= 1;
+        if self.value == 0 {
+            self.value = self.interval;
+            return true;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_signal_7() {
+        assert_eq!(default_action(SIGCHLD), DefaultAction::Ignore);
+        assert_eq!(default_action(SIGSEGV), DefaultAction::Core);
+        assert_eq!(default_action(SIGTERM), DefaultAction::Terminate);
+        assert_eq!(default_action(SIGPROF), DefaultAction::Terminate);
+        assert_eq!(default_action(SIGTSTP), DefaultAction::Stop);
+        assert_eq!(default_action(SIGCONT), DefaultAction::Continue);
+        assert_eq!(default_action(40), DefaultAction::Terminate);
+    }
+
+    #[test]
+    fn next_prefers_faults_then_lowest_and_respects_blocking() {
+        let p = sig_bit(SIGUSR1) | sig_bit(SIGTERM) | sig_bit(SIGSEGV) | sig_bit(SIGINT);
+        assert_eq!(next(p, 0), Some(SIGSEGV));
+        assert_eq!(next(p, sig_bit(SIGSEGV)), Some(SIGINT));
+        assert_eq!(next(p, sig_bit(SIGSEGV) | sig_bit(SIGINT)), Some(SIGUSR1));
+        assert_eq!(next(p, ALL), None);
+        assert_eq!(
+            next(sig_bit(SIGKILL), ALL),
+            Some(SIGKILL),
+            "SIGKILL cannot be blocked"
+        );
+        assert_eq!(next(sig_bit(64), 0), Some(64));
+        assert_eq!(next(0, 0), None);
+    }
+
+    #[test]
+    fn masks_never_hold_kill_or_stop() {
+        assert_eq!(apply_mask(0, SIG_BLOCK, ALL), Some(ALL & !UNCATCHABLE));
+        assert_eq!(apply_mask(0b110, SIG_UNBLOCK, 0b10), Some(0b100));
+        assert_eq!(apply_mask(0b110, SIG_SETMASK, 0b1), Some(0b1));
+        assert_eq!(apply_mask(0, 3, 1), None);
+    }
+
+    #[test]
+    fn frame_is_below_the_red_zone_and_aligned_like_a_call() {
+        let sp = 0x7fff_1234;
+        let f = frame_address(sp, 440, true).unwrap();
+        assert!(f + 440 <= sp - RED_ZONE);
+        assert_eq!((f + 8) % 16, 0);
+        assert!(sp - RED_ZONE - (f + 440) < 32);
+        let f = frame_address(0x1000, 440, false).unwrap();
+        assert!(f + 440 <= 0x1000 && (f + 8) % 16 == 0);
+        assert_eq!(frame_address(100, 440, true), None, "no wrap below 0");
+    }
+
+    #[test]
+    fn flags_a_handler_cannot_change() {
+        let kernel = 0x202; // IF
+        assert_eq!(restored_flags(kernel, 0), 0x202, "IF stays on");
+        assert_eq!(restored_flags(kernel, 0x3000), 0x202, "IOPL stays 0");
+        assert_eq!(restored_flags(kernel, 0x8d5), 0x202 | 0x8d5);
+    }
+
+    #[test]
+    fn timeval_ticks_round_trip_and_round_up() {
+        let tv = |s, u| Timeval {
+            tv_sec: s,
+            tv_usec: u,
+        };
+        assert_eq!(ticks_from_timeval(tv(0, 0), 1000), Some(0));
+        assert_eq!(ticks_from_timeval(tv(0, 1), 1000), Some(1));
+        assert_eq!(ticks_from_timeval(tv(0, 1000), 1000), Some(1));
+        assert_eq!(ticks_from_timeval(tv(0, 1001), 1000), Some(2));
+        assert_eq!(ticks_from_timeval(tv(2, 500_000), 100), Some(250));
+        assert_eq!(ticks_from_timeval(tv(-1, 0), 100), None);
+        assert_eq!(ticks_from_timeval(tv(0, 1_000_000), 100), None);
+        assert_eq!(timeval_from_ticks(250, 100), tv(2, 500_000));
+        assert_eq!(timeval_from_ticks(1, 1000), tv(0, 1000));
+    }
+
+    #[test]
+    fn alarm_rounds_but_never_says_zero_early() {
+        assert_eq!(alarm_seconds_left(0, 100), 0);
+        assert_eq!(alarm_seconds_left(1, 100), 1);
+        assert_eq!(alarm_seconds_left(149, 100), 1);
+        assert_eq!(alarm_seconds_left(150, 100), 2);
+    }
+
+    #[test]
+    fn timers_reload_or_stop() {
+        let mut t = Timer {
+            value: 2,
+            interval: 3,
+        };
+        assert!(!t.tick());
+        assert!(t.tick());
+        assert_eq!(t.value, 3);
+        let mut once = Timer {
+            value: 1,
+            interval: 0,
+        };
+        assert!(once.tick());
+        assert!(!once.tick());
+        assert_eq!(once, Timer::OFF);
+        let mut off = Timer::OFF;
+        assert!(!off.tick());
+    }
+}

@@ -1,0 +1,488 @@
+//! Signals: how they are sent, and how a handler runs and returns.
+//!
+//! Sending only marks the signal pending in the target (`send`, with the
+//! process table locked; the timer interrupt sends too) and wakes the target
+//! if it sleeps, so its system call ends with `ERESTARTSYS`. Everything else
+//! happens in the target's own context on its way back to user mode
+//! (`deliver`, called by proc::return_to_user), where user memory can be
+//! written safely, as with profil's pending ticks:
+//!
+//!     pending & !blocked -> kcore::signal::next picks one
+//!         ignored              -> dropped
+//!         default action       -> exit (terminate), stop, or nothing
+//!         handler              -> an interrupted system call is restarted
+//!                                 (SA_RESTART) or fails with EINTR; the
+//!                                 trap frame is saved in a Linux rt_sigframe
+//!                                 on the user stack and rewritten so that
+//!                                 iretq enters the handler
+//!     handler returns -> its restorer calls rt_sigreturn -> `sigreturn`
+//!                        copies the saved frame back (checked), and the
+//!                        interrupted code continues with every register as
+//!                        it was
+//!
+//! The rules (default actions, the order of pending signals, frame placement,
+//! which flags a handler may set, timer arithmetic) are in kcore::signal,
+//! tested on the host; this file is the mechanism.
+
+use abi::Errno;
+use abi::signal::*;
+use kcore::signal::{self as rules, DefaultAction, Timer};
+
+use crate::arch::syscall::SYSCALL_VECTOR;
+use crate::arch::trap::TrapFrame;
+use crate::mm::{USER_TOP, uaccess};
+use crate::proc::sched::{self, Chan};
+use crate::proc::{INIT_PID, Process, State, current, lifecycle};
+
+/// `TrapFrame::error_code` of a system call holds its number (Linux's
+/// orig_rax), which a restart needs; this value there means "not a system
+/// call any more", so nothing restarts a frame sigreturn restored.
+pub const NOT_A_SYSCALL: u64 = u64::MAX;
+
+/// Length of the `syscall` instruction: a restart backs rip up by this.
+const SYSCALL_INSN_LEN: u64 = 2;
+
+/// Who sent a pending signal and why: what its siginfo will say.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Origin {
+    code: i32,
+    pid_or_addr: u64,
+    status: i32,
+}
+
+impl Origin {
+    /// kill(2) from process `pid`.
+    pub fn user(pid: u32) -> Origin {
+        Origin {
+            code: SI_USER,
+            pid_or_addr: u64::from(pid),
+            status: 0,
+        }
+    }
+
+    /// The kernel itself (timers, SIGPIPE, the console's Ctrl-C).
+    pub fn kernel() -> Origin {
+        Origin {
+            code: SI_KERNEL,
+            ..Origin::default()
+        }
+    }
+
+    /// A faulting instruction at data address `addr`.
+    pub fn fault(code: i32, addr: u64) -> Origin {
+        Origin {
+            code,
+            pid_or_addr: addr,
+            status: 0,
+        }
+    }
+
+    /// Child `pid` ended with wait status `wait_status`.
+    pub fn child(pid: u32, wait_status: i32) -> Origin {
+        let killed = wait_status & 0x7f;
+        Origin {
+            code: if killed != 0 { CLD_KILLED } else { CLD_EXITED },
+            pid_or_addr: u64::from(pid),
+            status: if killed != 0 {
+                killed
+            } else {
+                (wait_status >> 8) & 0xff
+            },
+        }
+    }
+
+    fn info(&self, signal: u32) -> SigInfo {
+        let mut info = SigInfo::new(signal, self.code);
+        info.pid_or_addr = self.pid_or_addr;
+        info.status = self.status;
+        info
+    }
+}
+
+/// A process's signal state.
+#[derive(Clone)]
+pub struct Signals {
+    /// Indexed by signal number - 1.
+    actions: [SigAction; 64],
+    origins: [Origin; 64],
+    pub pending: SigSet,
+    pub blocked: SigSet,
+    /// The mask to go back to after the handler that ends a sigsuspend.
+    saved_mask: Option<SigSet>,
+    altstack: StackT,
+    /// ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF.
+    pub timers: [Timer; 3],
+}
+
+impl Default for Signals {
+    fn default() -> Signals {
+        Signals {
+            actions: [SigAction::default(); 64],
+            origins: [Origin::default(); 64],
+            pending: 0,
+            blocked: 0,
+            saved_mask: None,
+            altstack: StackT::new(0, SS_DISABLE, 0),
+            timers: [Timer::OFF; 3],
+        }
+    }
+}
+
+impl Signals {
+    /// A fork child's: the same handlers, mask and alternate stack; nothing
+    /// pending and no timers (POSIX).
+    pub fn forked(&self) -> Signals {
+        Signals {
+            actions: self.actions,
+            blocked: self.blocked,
+            altstack: self.altstack,
+            ..Signals::default()
+        }
+    }
+
+    /// After exec: handlers back to the default (the code they pointed to
+    /// is gone), ignored signals stay ignored, the mask, pending signals and
+    /// timers stay.
+    pub fn exec(&mut self) {
+        for action in &mut self.actions {
+            let handler = if action.handler == SIG_IGN {
+                SIG_IGN
+            } else {
+                SIG_DFL
+            };
+            *action = SigAction {
+                handler,
+                ..SigAction::default()
+            };
+        }
+        self.altstack = StackT::new(0, SS_DISABLE, 0);
+    }
+
+    pub fn action(&self, signal: u32) -> SigAction {
+        self.actions[signal as usize - 1]
+    }
+
+    pub fn set_action(&mut self, signal: u32, action: SigAction) {
+        self.actions[signal as usize - 1] = action;
+        // Setting SIG_IGN (or a default of ignore) discards one pending (POSIX).
+        if is_ignored(&action, signal) {
+            self.pending &= !sig_bit(signal);
+        }
+    }
+
+    /// Whether a signal is waiting that should end a sleep.
+    pub fn interrupts(&self) -> bool {
+        rules::next(self.pending, self.blocked).is_some()
+    }
+
+    /// Replaces the mask until the next handler returns (sigsuspend).
+    pub fn suspend_with(&mut self, mask: SigSet) {
+        self.saved_mask = Some(self.blocked);
+        self.blocked = rules::sanitize_mask(mask);
+    }
+
+    pub fn altstack(&self) -> StackT {
+        self.altstack
+    }
+
+    pub fn set_altstack(&mut self, stack: StackT) {
+        self.altstack = stack;
+    }
+
+    fn pend(&mut self, signal: u32, origin: Origin) {
+        self.pending |= sig_bit(signal);
+        self.origins[signal as usize - 1] = origin;
+    }
+}
+
+fn is_ignored(action: &SigAction, signal: u32) -> bool {
+    action.handler == SIG_IGN
+        || (action.handler == SIG_DFL && rules::default_action(signal) == DefaultAction::Ignore)
+}
+
+/// Whether `sp` lies on the alternate signal stack `stack`.
+pub fn on_stack(stack: &StackT, sp: u64) -> bool {
+    stack.flags & SS_DISABLE == 0 && sp > stack.sp && sp - stack.sp <= stack.size
+}
+
+/// Sends `signal` to `p` (the process table is locked by the caller).
+pub fn send(p: &mut Process, signal: u32, origin: Origin) {
+    if matches!(p.state, State::Zombie { .. }) {
+        return;
+    }
+    let bit = sig_bit(signal);
+    let action = p.sig.action(signal);
+    if signal == SIGCONT {
+        p.sig.pending &= !rules::STOP_SIGNALS;
+        if p.state == State::Stopped {
+            p.state = State::Runnable;
+        }
+    } else if bit & rules::STOP_SIGNALS != 0 {
+        p.sig.pending &= !sig_bit(SIGCONT);
+    }
+    // Init gets only the signals it has handlers for, so a stray kill (or
+    // Ctrl-C) cannot take the system down.
+    if p.pid == INIT_PID && action.handler == SIG_DFL {
+        return;
+    }
+    // Blocked signals are kept even if ignored: the action may change
+    // before they are unblocked.
+    if is_ignored(&action, signal) && p.sig.blocked & bit == 0 {
+        return;
+    }
+    p.sig.pend(signal, origin);
+    wake_if_deliverable(p);
+}
+
+/// Sends the signal a faulting instruction raises: if the process blocks or
+/// ignores it, it gets the default action (death), as on Linux, since
+/// returning to the instruction would only fault again.
+pub fn force(p: &mut Process, signal: u32, origin: Origin) {
+    let mut action = p.sig.action(signal);
+    if action.handler == SIG_IGN || p.sig.blocked & sig_bit(signal) != 0 {
+        action.handler = SIG_DFL;
+        p.sig.set_action(signal, action);
+        p.sig.blocked &= !sig_bit(signal);
+    }
+    p.sig.pend(signal, origin);
+}
+
+/// Whether a fault signal sent now would run a handler (else it kills, and
+/// the caller prints why).
+pub fn will_catch(p: &Process, signal: u32) -> bool {
+    let handler = p.sig.action(signal).handler;
+    handler != SIG_DFL && handler != SIG_IGN && p.sig.blocked & sig_bit(signal) == 0
+}
+
+fn wake_if_deliverable(p: &mut Process) {
+    if !p.sig.interrupts() {
+        return;
+    }
+    match p.state {
+        State::Sleeping(_) => p.state = State::Runnable,
+        State::Stopped if p.sig.pending & sig_bit(SIGKILL) != 0 => p.state = State::Runnable,
+        _ => {}
+    }
+}
+
+/// Sends `signal` to every process in group `pgid`; false if there is none.
+pub fn send_to_group(pgid: u32, signal: u32, origin: Origin) -> bool {
+    let mut found = false;
+    let mut table = crate::proc::TABLE.lock();
+    for p in table.procs.values_mut().filter(|p| p.pgid == pgid) {
+        found = true;
+        send(p, signal, origin);
+    }
+    found
+}
+
+/// Sends `signal` to the current process.
+pub fn send_to_current(signal: u32, origin: Origin) {
+    current(|p| send(p, signal, origin));
+}
+
+/// Counts one tick against the interval timers of `p`: ITIMER_REAL always
+/// (the caller calls this for every process), ITIMER_VIRTUAL and
+/// ITIMER_PROF only for the process the tick interrupted (`running`), the
+/// first only if it was in user mode.
+pub fn on_tick(p: &mut Process, running: bool, user_mode: bool) {
+    let mut fire = [false; 3];
+    fire[ITIMER_REAL as usize] = p.sig.timers[ITIMER_REAL as usize].tick();
+    if running {
+        if user_mode {
+            fire[ITIMER_VIRTUAL as usize] = p.sig.timers[ITIMER_VIRTUAL as usize].tick();
+        }
+        fire[ITIMER_PROF as usize] = p.sig.timers[ITIMER_PROF as usize].tick();
+    }
+    for (which, signal) in [SIGALRM, SIGVTALRM, SIGPROF].into_iter().enumerate() {
+        if fire[which] {
+            send(p, signal, Origin::kernel());
+        }
+    }
+}
+
+/// What the next pending signal asks for.
+enum Step {
+    Nothing,
+    Next,
+    Terminate(u32),
+    Stop,
+    Handle(u32, SigAction, Origin),
+}
+
+fn next_step(p: &mut Process) -> Step {
+    let Some(signal) = rules::next(p.sig.pending, p.sig.blocked) else {
+        return Step::Nothing;
+    };
+    p.sig.pending &= !sig_bit(signal);
+    let action = p.sig.action(signal);
+    match action.handler {
+        SIG_IGN => Step::Next,
+        SIG_DFL => match rules::default_action(signal) {
+            DefaultAction::Terminate | DefaultAction::Core => Step::Terminate(signal),
+            DefaultAction::Stop => Step::Stop,
+            DefaultAction::Ignore | DefaultAction::Continue => Step::Next,
+        },
+        _ => Step::Handle(signal, action, p.sig.origins[signal as usize - 1]),
+    }
+}
+
+/// On the way back to user mode: act on pending signals, at most one
+/// handler per return (its own mask keeps the others waiting until it
+/// returns, and the next return delivers them).
+pub fn deliver(tf: &mut TrapFrame) {
+    loop {
+        match current(next_step) {
+            Step::Nothing => {
+                settle_interrupted_call(tf, None);
+                current(|p| {
+                    if let Some(mask) = p.sig.saved_mask.take() {
+                        p.sig.blocked = mask;
+                    }
+                });
+                return;
+            }
+            Step::Next => {}
+            Step::Terminate(signal) => {
+                lifecycle::exit(abi::types::wait_status_signaled(signal));
+            }
+            Step::Stop => stop(),
+            Step::Handle(signal, action, origin) => {
+                settle_interrupted_call(tf, Some(action.flags));
+                enter_handler(tf, signal, &action, origin);
+                return;
+            }
+        }
+    }
+}
+
+/// A system call that a signal interrupted (it returned ERESTARTSYS) is
+/// restarted, unless a handler without SA_RESTART runs: then it fails with
+/// EINTR.
+fn settle_interrupted_call(tf: &mut TrapFrame, handler_flags: Option<u64>) {
+    if tf.vector != SYSCALL_VECTOR
+        || tf.error_code == NOT_A_SYSCALL
+        || tf.rax != Errno::ERESTARTSYS.as_return() as u64
+    {
+        return;
+    }
+    match handler_flags {
+        Some(flags) if flags & SA_RESTART == 0 => tf.rax = Errno::EINTR.as_return() as u64,
+        _ => {
+            tf.rax = tf.error_code;
+            tf.rip -= SYSCALL_INSN_LEN;
+        }
+    }
+}
+
+/// Stops the current process until SIGCONT (or SIGKILL) arrives.
+fn stop() {
+    let me = current(|p| {
+        p.state = State::Stopped;
+        p.ppid
+    });
+    sched::wakeup(Chan::Child(me));
+    sched::switch_to_scheduler();
+}
+
+/// Saves the interrupted state in a signal frame on the user stack and
+/// points the trap frame at the handler.
+fn enter_handler(tf: &mut TrapFrame, signal: u32, action: &SigAction, origin: Origin) {
+    let (altstack, mask) = current(|p| {
+        let mask = p.sig.saved_mask.take().unwrap_or(p.sig.blocked);
+        (p.sig.altstack, mask)
+    });
+    let mut uc = UContext::zeroed();
+    uc.stack = altstack;
+    uc.mcontext.gregs = saved_registers(tf);
+    uc.sigmask = mask;
+    let frame = SigFrame {
+        restorer: action.restorer,
+        uc,
+        info: origin.info(signal),
+    };
+    let switch_stack = action.flags & SA_ONSTACK != 0
+        && altstack.flags & SS_DISABLE == 0
+        && !on_stack(&altstack, tf.rsp);
+    let top = if switch_stack {
+        altstack.sp + altstack.size
+    } else {
+        tf.rsp
+    };
+    let placed = rules::frame_address(top, size_of::<SigFrame>() as u64, !switch_stack)
+        .filter(|_| action.flags & SA_RESTORER != 0 && action.handler < USER_TOP)
+        .ok_or(Errno::EFAULT)
+        .and_then(|at| uaccess::write(at, &frame).map(|()| at));
+    let Ok(at) = placed else {
+        bad_frame("cannot deliver", signal, tf.rsp);
+    };
+    tf.rip = action.handler;
+    tf.rsp = at;
+    tf.rdi = u64::from(signal);
+    tf.rsi = at + core::mem::offset_of!(SigFrame, info) as u64;
+    tf.rdx = at + core::mem::offset_of!(SigFrame, uc) as u64;
+    tf.rax = 0;
+    tf.rflags &= !(0x100 | 0x400 | 0x1_0000); // TF, DF, RF: the ABI's start state
+    current(|p| {
+        let mut blocked = mask | action.mask;
+        if action.flags & SA_NODEFER == 0 {
+            blocked |= sig_bit(signal);
+        }
+        p.sig.blocked = rules::sanitize_mask(blocked);
+        if action.flags & SA_RESETHAND != 0 {
+            p.sig.set_action(signal, SigAction::default());
+        }
+    });
+}
+
+fn saved_registers(tf: &TrapFrame) -> [u64; 23] {
+    let mut g = [0u64; 23];
+    let regs = [
+        tf.r8, tf.r9, tf.r10, tf.r11, tf.r12, tf.r13, tf.r14, tf.r15, tf.rdi, tf.rsi, tf.rbp,
+        tf.rbx, tf.rdx, tf.rax, tf.rcx, tf.rsp, tf.rip, tf.rflags,
+    ];
+    g[..regs.len()].copy_from_slice(&regs);
+    g[REG_CSGSFS] = tf.cs & 0xffff;
+    g[REG_ERR] = if tf.vector == SYSCALL_VECTOR {
+        0
+    } else {
+        tf.error_code
+    };
+    g[REG_TRAPNO] = tf.vector;
+    if tf.vector == crate::arch::trap::PAGE_FAULT {
+        g[REG_CR2] = x86_64::registers::control::Cr2::read_raw();
+    }
+    g
+}
+
+/// rt_sigreturn(2): back to the state saved in the frame whose ucontext
+/// starts at the user's rsp (the handler's `ret` popped the restorer).
+pub fn sigreturn(tf: &mut TrapFrame) -> Result<usize, Errno> {
+    let Ok(uc) = uaccess::read::<UContext>(tf.rsp) else {
+        bad_frame("unreadable signal frame", 0, tf.rsp);
+    };
+    let g = &uc.mcontext.gregs;
+    if g[REG_RIP] >= USER_TOP || g[REG_RSP] >= USER_TOP {
+        bad_frame("corrupt signal frame", 0, tf.rsp);
+    }
+    [
+        tf.r8, tf.r9, tf.r10, tf.r11, tf.r12, tf.r13, tf.r14, tf.r15, tf.rdi, tf.rsi, tf.rbp,
+        tf.rbx, tf.rdx, tf.rax, tf.rcx, tf.rsp, tf.rip,
+    ] = core::array::from_fn(|i| g[i]);
+    tf.rflags = rules::restored_flags(tf.rflags, g[REG_EFL]);
+    tf.error_code = NOT_A_SYSCALL;
+    current(|p| p.sig.blocked = rules::sanitize_mask(uc.sigmask));
+    Ok(tf.rax as usize)
+}
+
+/// A signal frame that cannot be written or read back: the process dies of
+/// SIGSEGV, with one line on the console saying why.
+fn bad_frame(what: &str, signal: u32, sp: u64) -> ! {
+    let (pid, name) = current(|p| (p.pid, p.name.clone()));
+    if signal != 0 {
+        crate::println!("pid {pid} ({name}): {what} signal {signal} (stack {sp:#x}); killed");
+    } else {
+        crate::println!("pid {pid} ({name}): {what} at {sp:#x}; killed");
+    }
+    lifecycle::exit(abi::types::wait_status_signaled(SIGSEGV))
+}

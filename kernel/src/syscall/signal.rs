@@ -1,0 +1,222 @@
+//! Signal, timer and process-group calls: argument checks and copies only;
+//! the mechanism is in `signal.rs` (and the timers' counting in its
+//! `on_tick`).
+
+use abi::Errno;
+use abi::signal::*;
+use kcore::signal::{self as rules, Timer};
+
+use super::SysResult;
+use crate::mm::uaccess;
+use crate::proc::{Pid, State, TABLE, current, sched};
+use crate::signal::{self, Origin};
+
+/// The only sigset size the kernel's calls accept (8 bytes, as on Linux).
+const SIGSET_SIZE: u64 = 8;
+
+pub fn rt_sigaction(signal: u32, act: u64, old: u64, setsize: u64) -> SysResult {
+    if setsize != SIGSET_SIZE || !rules::valid(signal) {
+        return Err(Errno::EINVAL);
+    }
+    let new = if act != 0 {
+        if sig_bit(signal) & rules::UNCATCHABLE != 0 {
+            return Err(Errno::EINVAL);
+        }
+        Some(uaccess::read::<SigAction>(act)?)
+    } else {
+        None
+    };
+    if old != 0 {
+        uaccess::check_range(old, size_of::<SigAction>(), true)?;
+    }
+    let previous = current(|p| {
+        let previous = p.sig.action(signal);
+        if let Some(mut action) = new {
+            action.mask = rules::sanitize_mask(action.mask);
+            p.sig.set_action(signal, action);
+        }
+        previous
+    });
+    if old != 0 {
+        uaccess::write(old, &previous)?;
+    }
+    Ok(0)
+}
+
+pub fn rt_sigprocmask(how: u32, set: u64, old: u64, setsize: u64) -> SysResult {
+    if setsize != SIGSET_SIZE {
+        return Err(Errno::EINVAL);
+    }
+    let change = if set != 0 {
+        Some(uaccess::read::<SigSet>(set)?)
+    } else {
+        None
+    };
+    let previous = current(|p| p.sig.blocked);
+    if let Some(set) = change {
+        let blocked = rules::apply_mask(previous, how, set).ok_or(Errno::EINVAL)?;
+        current(|p| p.sig.blocked = blocked);
+    }
+    if old != 0 {
+        uaccess::write(old, &previous)?;
+    }
+    Ok(0)
+}
+
+pub fn rt_sigpending(set: u64, setsize: u64) -> SysResult {
+    if setsize > SIGSET_SIZE {
+        return Err(Errno::EINVAL);
+    }
+    let pending = current(|p| p.sig.pending & p.sig.blocked);
+    uaccess::copy_to_user(set, &pending.to_le_bytes()[..setsize as usize])?;
+    Ok(0)
+}
+
+/// Waits with `mask` in place for a signal whose handler then runs; the old
+/// mask comes back when that handler returns. Always "fails" with EINTR.
+pub fn rt_sigsuspend(mask: u64, setsize: u64) -> SysResult {
+    if setsize != SIGSET_SIZE {
+        return Err(Errno::EINVAL);
+    }
+    let mask: SigSet = uaccess::read(mask)?;
+    current(|p| p.sig.suspend_with(mask));
+    pause()
+}
+
+pub fn pause() -> SysResult {
+    let _ = sched::wait_event(sched::Chan::Signal, || None::<()>);
+    Err(Errno::EINTR)
+}
+
+pub fn sigaltstack(new: u64, old: u64) -> SysResult {
+    let request = if new != 0 {
+        Some(uaccess::read::<StackT>(new)?)
+    } else {
+        None
+    };
+    let user_sp = current(|p| p.user_sp_at_entry());
+    let (now, on_it) = current(|p| {
+        let stack = p.sig.altstack();
+        (stack, signal::on_stack(&stack, user_sp))
+    });
+    if old != 0 {
+        let flags = if on_it { SS_ONSTACK } else { now.flags };
+        uaccess::write(old, &StackT::new(now.sp, flags, now.size))?;
+    }
+    if let Some(stack) = request {
+        if on_it {
+            return Err(Errno::EPERM);
+        }
+        let stack = match stack.flags {
+            SS_DISABLE => StackT::new(0, SS_DISABLE, 0),
+            0 if stack.size < MINSIGSTKSZ => return Err(Errno::ENOMEM),
+            0 => StackT::new(stack.sp, 0, stack.size),
+            _ => return Err(Errno::EINVAL),
+        };
+        current(|p| p.sig.set_altstack(stack));
+    }
+    Ok(0)
+}
+
+/// kill(2): pid > 0 one process, 0 the caller's group, -1 everyone but init
+/// and the caller, < -1 the group -pid.
+pub fn kill(pid: i32, signal: u32) -> SysResult {
+    if signal != 0 && !rules::valid(signal) {
+        return Err(Errno::EINVAL);
+    }
+    let (me, my_group) = current(|p| (p.pid, p.pgid));
+    let wanted = |p: &crate::proc::Process| match pid {
+        0 => p.pgid == my_group,
+        -1 => p.pid != crate::proc::INIT_PID && p.pid != me,
+        n if n < 0 => p.pgid == n.unsigned_abs(),
+        n => p.pid == n as Pid,
+    };
+    let mut table = TABLE.lock();
+    let mut found = false;
+    for p in table.procs.values_mut().filter(|p| wanted(p)) {
+        found = true;
+        if signal != 0 {
+            signal::send(p, signal, Origin::user(me));
+        }
+    }
+    if found { Ok(0) } else { Err(Errno::ESRCH) }
+}
+
+pub fn setpgid(pid: i32, pgid: i32) -> SysResult {
+    if pgid < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let me = current(|p| p.pid);
+    let target = if pid == 0 { me } else { pid as Pid };
+    let group = if pgid == 0 { target } else { pgid as Pid };
+    let mut table = TABLE.lock();
+    let exists = group == target || table.procs.values().any(|p| p.pgid == group);
+    let p = table.procs.get_mut(&target).ok_or(Errno::ESRCH)?;
+    if p.pid != me && p.ppid != me {
+        return Err(Errno::ESRCH);
+    }
+    if !exists || matches!(p.state, State::Zombie { .. }) {
+        return Err(Errno::EPERM);
+    }
+    p.pgid = group;
+    Ok(0)
+}
+
+pub fn getpgid(pid: i32) -> SysResult {
+    if pid == 0 {
+        return Ok(current(|p| p.pgid) as usize);
+    }
+    let table = TABLE.lock();
+    let p = table.procs.get(&(pid as Pid)).ok_or(Errno::ESRCH)?;
+    Ok(p.pgid as usize)
+}
+
+fn timer_index(which: u32) -> Result<usize, Errno> {
+    match which {
+        ITIMER_REAL | ITIMER_VIRTUAL | ITIMER_PROF => Ok(which as usize),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+fn as_itimerval(timer: Timer) -> ItimerVal {
+    let hz = u64::from(crate::clock::hz());
+    ItimerVal {
+        interval: rules::timeval_from_ticks(timer.interval, hz),
+        value: rules::timeval_from_ticks(timer.value, hz),
+    }
+}
+
+pub fn getitimer(which: u32, out: u64) -> SysResult {
+    let index = timer_index(which)?;
+    let timer = current(|p| p.sig.timers[index]);
+    uaccess::write(out, &as_itimerval(timer))?;
+    Ok(0)
+}
+
+pub fn setitimer(which: u32, new: u64, old: u64) -> SysResult {
+    let index = timer_index(which)?;
+    let hz = u64::from(crate::clock::hz());
+    let wanted: ItimerVal = uaccess::read(new)?;
+    let timer = Timer {
+        value: rules::ticks_from_timeval(wanted.value, hz).ok_or(Errno::EINVAL)?,
+        interval: rules::ticks_from_timeval(wanted.interval, hz).ok_or(Errno::EINVAL)?,
+    };
+    if old != 0 {
+        uaccess::check_range(old, size_of::<ItimerVal>(), true)?;
+    }
+    let previous = current(|p| core::mem::replace(&mut p.sig.timers[index], timer));
+    if old != 0 {
+        uaccess::write(old, &as_itimerval(previous))?;
+    }
+    Ok(0)
+}
+
+pub fn alarm(seconds: u32) -> SysResult {
+    let hz = u64::from(crate::clock::hz());
+    let timer = Timer {
+        value: u64::from(seconds) * hz,
+        interval: 0,
+    };
+    let previous = current(|p| core::mem::replace(&mut p.sig.timers[ITIMER_REAL as usize], timer));
+    Ok(rules::alarm_seconds_left(previous.value, hz) as usize)
+}
