@@ -1,7 +1,7 @@
 //! `cargo xtask`: the one entry point for building, booting and testing.
 //!
 //!     cargo xtask run  [OPTIONS] [-- PROGRAM ARGS...]   boot in QEMU
-//!     cargo xtask test [OPTIONS]                        every test, host and QEMU
+//!     cargo xtask test [OPTIONS] [-- SUITE...]          every test, host and QEMU (or some suites)
 //!     cargo xtask image [OPTIONS]                       just build the disk image
 //!     cargo xtask prof [OPTIONS] PROGRAM [ARGS...]      run a profiled program, gprof it
 //!     cargo xtask gdb [OPTIONS] [-- PROGRAM ARGS...]    the kernel under GDB

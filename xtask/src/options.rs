@@ -8,6 +8,7 @@ commands:
   run     build everything and boot the kernel in QEMU, serial console on this terminal
           (with -- PROGRAM ARGS: run that one program, power off with its exit status)
   test    run every test: host unit tests, then the in-QEMU suites; ends with 'N passed, M failed'
+          (`test -- SUITE...` runs only the suites whose names start so, e.g. sigtests)
   image   build the disk image and print its path
   gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, user NAME)
   prof    run a profiled program (-- PROGRAM ARGS, e.g. -- /bin/callgraph), bring gmon.out
@@ -111,7 +112,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         other => return Err(format!("unknown command '{other}'; try `cargo xtask help`")),
     };
     let is_prof = command == "prof";
-    let takes_program = is_prof || command == "run" || command == "gdb";
+    let takes_program = is_prof || matches!(command.as_str(), "run" | "gdb" | "test");
     let opts = parse_options(rest, is_prof)?;
     if !opts.program.is_empty() && !takes_program {
         return Err(format!("'{command}' takes no program after --"));
@@ -303,7 +304,7 @@ mod tests {
                 "--timeout must be a positive number of seconds, not '0'",
             ),
             ("run --", "-- must be followed by a program to run"),
-            ("test -- /bin/ls", "'test' takes no program after --"),
+            ("image -- /bin/ls", "'image' takes no program after --"),
             (
                 "run --add x:relative",
                 "--add needs HOST[:/GUEST/PATH], not 'x:relative'",

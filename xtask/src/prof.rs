@@ -53,7 +53,7 @@ pub fn run_and_fetch(
     opts.export = vec![GMON.to_string()];
     let image = build::image(&opts, &Boot::normal(&opts))?;
     let timeout = Duration::from_secs(opts.timeout.unwrap_or(300));
-    let outcome = qemu::boot(&opts, &image, timeout, echo)?;
+    let outcome = qemu::boot(&opts, &image, timeout, echo, &[])?;
     let gmon = qemu::unpack_exports(&opts)?.into_iter().next();
     Ok((outcome, gmon))
 }

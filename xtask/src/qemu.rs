@@ -125,20 +125,32 @@ pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command
     Ok(cmd)
 }
 
+/// Keys typed at the console once a console line contains a text: how a test
+/// presses Ctrl-C at the right moment.
+pub type Typing<'a> = &'a [(&'a str, &'a str)];
+
 /// Boots `image` and collects its console until it ends or `timeout` passes.
-/// With `echo`, each line is also printed as it arrives.
+/// With `echo`, each line is also printed as it arrives. `typing` is typed
+/// in order, each entry once its trigger text has appeared.
 pub fn boot(
     opts: &Options,
     image: &Path,
     timeout: Duration,
     echo: bool,
+    typing: Typing,
 ) -> Result<Outcome, String> {
     let mut cmd = command(opts, image, Console::Pipe)?;
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.stdin(if typing.is_empty() {
+        Stdio::null()
+    } else {
+        Stdio::piped()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| format!("cannot start QEMU: {e}"))?;
+    let mut keyboard = child.stdin.take();
+    let mut to_type = typing.iter().peekable();
     let stdout = child.stdout.take().expect("stdout is piped");
     let mut stderr = child.stderr.take().expect("stderr is piped");
     let (tx, rx) = mpsc::channel();
@@ -169,6 +181,15 @@ pub fn boot(
                 }
                 if echo {
                     println!("{line}");
+                }
+                if let (Some(&&(trigger, keys)), Some(stdin)) = (to_type.peek(), keyboard.as_mut())
+                    && line.contains(trigger)
+                {
+                    use std::io::Write;
+                    let _ = stdin
+                        .write_all(keys.as_bytes())
+                        .and_then(|()| stdin.flush());
+                    to_type.next();
                 }
                 lines.push(line);
             }
@@ -209,7 +230,7 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
         return Ok(exit_code(ending));
     }
     let timeout = Duration::from_secs(opts.timeout.unwrap_or(600));
-    let outcome = boot(opts, &image, timeout, true)?;
+    let outcome = boot(opts, &image, timeout, true, &[])?;
     if !outcome.qemu_stderr.trim().is_empty() && !matches!(outcome.ending, Ending::Exited(_)) {
         eprint!("{}", outcome.qemu_stderr);
     }

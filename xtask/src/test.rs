@@ -9,6 +9,8 @@
 //!
 //! Every check is one pass or fail; the last line is `N passed, M failed`,
 //! and the exit status is non-zero when anything failed.
+//! `cargo xtask test -- NAME...` runs only the QEMU suites whose names start
+//! with one of the NAMEs (`sigtests`, `shell`, `gdb`), for quick rounds.
 
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
@@ -39,20 +41,37 @@ impl Tally {
 
 pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let mut tally = Tally::default();
-    host_tests(&mut tally)?;
-    println!("== docs: every file and function they name exists");
-    for (doc, problems) in crate::docs::check_all(&build::root()) {
-        tally.record(
-            &format!("docs/{doc}"),
-            problems.is_empty(),
-            &problems.join("; "),
-        );
+    let only = &opts.program;
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.starts_with(o.as_str()));
+    let all = suites();
+    if let Some(unknown) = only
+        .iter()
+        .find(|o| o.as_str() != "gdb" && !all.iter().any(|s| s.name.starts_with(o.as_str())))
+    {
+        return Err(format!("no test suite named '{unknown}*'"));
+    }
+    if only.is_empty() {
+        host_tests(&mut tally)?;
+        println!("== docs: every file and function they name exists");
+        for (doc, problems) in crate::docs::check_all(&build::root()) {
+            tally.record(
+                &format!("docs/{doc}"),
+                problems.is_empty(),
+                &problems.join("; "),
+            );
+        }
     }
     setup::qemu()?;
-    for suite in suites() {
-        run_suite(opts, &suite, &mut tally)?;
+    for suite in all.iter().filter(|s| wanted(s.name)) {
+        let opts = Options {
+            program: Vec::new(),
+            ..opts.clone()
+        };
+        run_suite(&opts, suite, &mut tally)?;
     }
-    gdb_stops_in_the_timer_interrupt(opts, &mut tally)?;
+    if wanted("gdb") {
+        gdb_stops_in_the_timer_interrupt(opts, &mut tally)?;
+    }
     if !tally.failed.is_empty() {
         println!("\nfailures:");
         for f in &tally.failed {
@@ -146,6 +165,9 @@ struct Suite {
     program: &'static [&'static str],
     /// Guest files to export at power-off, with the content they must have.
     exports: &'static [(&'static str, &'static str)],
+    /// Keys typed at the console, each once a console line contains its
+    /// trigger text (qemu::Typing).
+    typing: qemu::Typing<'static>,
     expect: Expect,
 }
 
@@ -162,6 +184,7 @@ fn suites() -> Vec<Suite> {
         conf: "mode=selftest\nbogus_option=1\n",
         program: &[],
         exports: &[],
+        typing: &[],
         expect: Expect::SelfTests,
     };
     let crash = |name, conf, texts| Suite {
@@ -172,6 +195,7 @@ fn suites() -> Vec<Suite> {
         conf,
         program: &[],
         exports: &[],
+        typing: &[],
         expect: Expect::Crash(texts),
     };
     let usertests = |name, tick| Suite {
@@ -182,6 +206,7 @@ fn suites() -> Vec<Suite> {
         conf: "",
         program: &["/bin/usertests"],
         exports: &[],
+        typing: &[],
         expect: Expect::UserSuite("usertest:"),
     };
     vec![
@@ -243,6 +268,19 @@ fn suites() -> Vec<Suite> {
             ..usertests("sigtests-apic", Tick::Apic)
         },
         Suite {
+            program: &["/bin/profcompare", "--quick"],
+            expect: Expect::Output(
+                &[
+                    "profcompare: tick cost native profil * per sample)",
+                    "profcompare: tick cost SIGPROF emulation * per sample)",
+                    "profcompare: workload SIGPROF emulation * samples",
+                    "profcompare: done",
+                ],
+                0,
+            ),
+            ..usertests("profcompare-smoke", Tick::Pit)
+        },
+        Suite {
             program: &["/bin/callgraph"],
             expect: Expect::Gprof {
                 elf: "callgraph",
@@ -288,6 +326,7 @@ fn suites() -> Vec<Suite> {
             conf: "",
             program: &["/bin/sh", "-c", SHELL_SCRIPT],
             exports: &[("/out.txt", "one\ntwo\n"), ("/missing", "")],
+            typing: &[],
             expect: Expect::Output(
                 &[
                     "hello world",
@@ -300,6 +339,29 @@ fn suites() -> Vec<Suite> {
                     "[false: exit 1]",
                 ],
                 3,
+            ),
+        },
+        Suite {
+            // The interactive shell, typed at: Ctrl-C ends the foreground
+            // job (a shell and its sleep) and, at the prompt, the half-typed
+            // line, while the shell itself lives on. The quotes keep the
+            // triggers out of the echo of what is typed.
+            name: "shell-ctrl-c",
+            hz: 1000,
+            tick: Tick::Pit,
+            uefi: false,
+            conf: "",
+            program: &["/bin/sh"],
+            exports: &[],
+            typing: &[
+                ("profkern shell:", "sh -c 'echo re\"\"ady; sleep 100'\n"),
+                ("ready", "\x03"),
+                ("[sh: killed by SIGINT]", "abc\x03echo al''ive; exit 7\n"),
+            ],
+            // Typing runs ahead of the prompts, so a prompt may begin a line.
+            expect: Expect::Output(
+                &["*ready", "^C", "[sh: killed by SIGINT]", "*abc^C", "*alive"],
+                7,
             ),
         },
     ]
@@ -328,7 +390,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         if boot_opts.uefi { "uefi" } else { "bios" }
     );
     let timeout = Duration::from_secs(opts.timeout.unwrap_or(300));
-    let outcome = qemu::boot(&boot_opts, &image, timeout, false)?;
+    let outcome = qemu::boot(&boot_opts, &image, timeout, false, suite.typing)?;
     if let Some(t) = outcome.first_line_after {
         println!(
             "   kernel banner {:.2} s after QEMU started",

@@ -209,10 +209,10 @@ mod tests {
         let sp = 0x7fff_1234;
         let f = frame_address(sp, 440, true).unwrap();
         assert!(f + 440 <= sp - RED_ZONE);
-        assert_eq!((f + 8) % 16, 0);
+        assert!((f + 8).is_multiple_of(16));
         assert!(sp - RED_ZONE - (f + 440) < 32);
         let f = frame_address(0x1000, 440, false).unwrap();
-        assert!(f + 440 <= 0x1000 && (f + 8) % 16 == 0);
+        assert!(f + 440 <= 0x1000 && (f + 8).is_multiple_of(16));
         assert_eq!(frame_address(100, 440, true), None, "no wrap below 0");
     }
 
