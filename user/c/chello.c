@@ -5,11 +5,13 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/gmon.h>
 #include <sys/mman.h>
 #include <sys/prof.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,6 +37,19 @@ __attribute__((noinline)) static void spin(long ms) {
     long end = monotonic_ms() + ms;
     while (monotonic_ms() < end)
         ;
+}
+
+static volatile int signals_seen;
+static volatile unsigned long handler_pc;
+
+static void on_signal(int signal) {
+    signals_seen += signal;
+}
+
+static void on_sigaction(int signal, siginfo_t *info, void *context) {
+    ucontext_t *uc = context;
+    handler_pc = uc->uc_mcontext.gregs[REG_RIP];
+    signals_seen += signal + (info->si_pid == getpid() ? 100 : 0);
 }
 
 static unsigned long total(const unsigned short *bins, int n) {
@@ -106,6 +121,26 @@ int main(int argc, char **argv) {
         exit(7);
     int status = 0;
     check(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 7, "fork, exit, waitpid");
+
+    /* Signals from C: signal(), sigaction with SA_SIGINFO, masks, timers. */
+    check(signal(SIGUSR1, on_signal) == SIG_DFL && raise(SIGUSR1) == 0 && signals_seen == SIGUSR1, "signal and raise");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigaction;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    signals_seen = 0;
+    check(sigaction(SIGUSR2, &sa, NULL) == 0 && kill(getpid(), SIGUSR2) == 0 && signals_seen == SIGUSR2 + 100 && handler_pc > 0x400000, "sigaction with SA_SIGINFO");
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR1);
+    signals_seen = 0;
+    check(sigprocmask(SIG_BLOCK, &block, &old) == 0 && raise(SIGUSR1) == 0 && signals_seen == 0, "a blocked signal waits");
+    check(sigprocmask(SIG_SETMASK, &old, NULL) == 0 && signals_seen == SIGUSR1, "and arrives when unblocked");
+    struct itimerval timer = { { 0, 0 }, { 0, 20000 } };
+    signals_seen = 0;
+    check(signal(SIGALRM, on_signal) == SIG_DFL && setitimer(ITIMER_REAL, &timer, NULL) == 0 && pause() == -1 && errno == EINTR && signals_seen == SIGALRM, "setitimer and pause");
+    check(sigaction(SIGKILL, &sa, NULL) == -1 && errno == EINVAL, "SIGKILL cannot be caught");
 
     if (failures == 0)
         printf("chello: ok\n");
