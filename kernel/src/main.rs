@@ -52,6 +52,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     arch::gdt::init();
     arch::trap::init();
     arch::syscall::init();
+    arch::fpu::init();
     mm::init(boot_info);
     info!(
         "memory: {} MiB usable, {} frames free",

@@ -12,9 +12,10 @@
 //!         default action       -> exit (terminate), stop, or nothing
 //!         handler              -> an interrupted system call is restarted
 //!                                 (SA_RESTART) or fails with EINTR; the
-//!                                 trap frame is saved in a Linux rt_sigframe
-//!                                 on the user stack and rewritten so that
-//!                                 iretq enters the handler
+//!                                 trap frame and the FPU/SSE registers are
+//!                                 saved in a Linux rt_sigframe on the user
+//!                                 stack, and the trap frame is rewritten so
+//!                                 that iretq enters the handler
 //!     handler returns -> its restorer calls rt_sigreturn -> `sigreturn`
 //!                        copies the saved frame back (checked), and the
 //!                        interrupted code continues with every register as
@@ -28,6 +29,7 @@ use abi::Errno;
 use abi::signal::*;
 use kcore::signal::{self as rules, DefaultAction, Timer};
 
+use crate::arch::fpu::FpuState;
 use crate::arch::syscall::SYSCALL_VECTOR;
 use crate::arch::trap::TrapFrame;
 use crate::mm::{USER_TOP, uaccess};
@@ -392,15 +394,6 @@ fn enter_handler(tf: &mut TrapFrame, signal: u32, action: &SigAction, origin: Or
         let mask = p.sig.saved_mask.take().unwrap_or(p.sig.blocked);
         (p.sig.altstack, mask)
     });
-    let mut uc = UContext::zeroed();
-    uc.stack = altstack;
-    uc.mcontext.gregs = saved_registers(tf);
-    uc.sigmask = mask;
-    let frame = SigFrame {
-        restorer: action.restorer,
-        uc,
-        info: origin.info(signal),
-    };
     let switch_stack = action.flags & SA_ONSTACK != 0
         && altstack.flags & SS_DISABLE == 0
         && !on_stack(&altstack, tf.rsp);
@@ -409,13 +402,31 @@ fn enter_handler(tf: &mut TrapFrame, signal: u32, action: &SigAction, origin: Or
     } else {
         tf.rsp
     };
-    let placed = rules::frame_address(top, size_of::<SigFrame>() as u64, !switch_stack)
+    let Some((at, fpu_at)) = rules::frame_layout(top, size_of::<SigFrame>() as u64, !switch_stack)
         .filter(|_| action.flags & SA_RESTORER != 0 && action.handler < USER_TOP)
-        .ok_or(Errno::EFAULT)
-        .and_then(|at| uaccess::write(at, &frame).map(|()| at));
-    let Ok(at) = placed else {
+    else {
         bad_frame("cannot deliver", signal, tf.rsp);
     };
+    let mut fpu = FpuState::initial();
+    fpu.save();
+    let mut uc = UContext::zeroed();
+    uc.stack = altstack;
+    uc.mcontext.gregs = saved_registers(tf);
+    uc.mcontext.fpstate = fpu_at;
+    uc.sigmask = mask;
+    let frame = SigFrame {
+        restorer: action.restorer,
+        uc,
+        info: origin.info(signal),
+    };
+    if uaccess::write(fpu_at, &fpu.0)
+        .and_then(|()| uaccess::write(at, &frame))
+        .is_err()
+    {
+        bad_frame("cannot deliver", signal, tf.rsp);
+    }
+    // The handler starts with a clean FPU, as on Linux.
+    FpuState::initial().restore();
     tf.rip = action.handler;
     tf.rsp = at;
     tf.rdi = u64::from(signal);
@@ -471,6 +482,13 @@ pub fn sigreturn(tf: &mut TrapFrame) -> Result<usize, Errno> {
     ] = core::array::from_fn(|i| g[i]);
     tf.rflags = rules::restored_flags(tf.rflags, g[REG_EFL]);
     tf.error_code = NOT_A_SYSCALL;
+    match uc.mcontext.fpstate {
+        0 => FpuState::initial().restore(),
+        at => match uaccess::read::<[u8; 512]>(at) {
+            Ok(bytes) => FpuState::sanitized(bytes).restore(),
+            Err(_) => bad_frame("unreadable FPU state in the signal frame", 0, tf.rsp),
+        },
+    }
     current(|p| p.sig.blocked = rules::sanitize_mask(uc.sigmask));
     Ok(tf.rax as usize)
 }

@@ -85,14 +85,20 @@ pub fn apply_mask(old: SigSet, how: u32, set: SigSet) -> Option<SigSet> {
 /// functions use without moving rsp; a signal frame must not overwrite them.
 pub const RED_ZONE: u64 = 128;
 
-/// Where a signal frame of `size` bytes starts, for a stack whose pointer
-/// was `sp` (or the top of the alternate stack, with no red zone to skip):
-/// below the red zone, then aligned so that rsp + 8 is a multiple of 16
-/// when the handler starts, as after a `call`.
-pub fn frame_address(sp: u64, size: u64, skip_red_zone: bool) -> Option<u64> {
+/// Bytes of the FXSAVE image a signal frame carries.
+pub const FPU_STATE_SIZE: u64 = 512;
+
+/// Where a signal frame of `size` bytes and the FPU image under it start,
+/// for a stack whose pointer was `sp` (or the top of the alternate stack,
+/// with no red zone to skip), as Linux lays them out: the FPU image below
+/// the red zone, 64-byte aligned; the frame below it, aligned so that
+/// rsp + 8 is a multiple of 16 when the handler starts, as after a `call`.
+/// Returns (frame, fpu image), or None if the stack would wrap below 0.
+pub fn frame_layout(sp: u64, size: u64, skip_red_zone: bool) -> Option<(u64, u64)> {
     let below = if skip_red_zone { RED_ZONE } else { 0 };
-    let start = sp.checked_sub(below)?.checked_sub(size)?;
-    (start & !15).checked_sub(8)
+    let fpu = sp.checked_sub(below)?.checked_sub(FPU_STATE_SIZE)? & !63;
+    let frame = (fpu.checked_sub(size)? & !15).checked_sub(8)?;
+    Some((frame, fpu))
 }
 
 /// The rflags bits a handler's context may change on the way back
@@ -207,13 +213,15 @@ mod tests {
     #[test]
     fn frame_is_below_the_red_zone_and_aligned_like_a_call() {
         let sp = 0x7fff_1234;
-        let f = frame_address(sp, 440, true).unwrap();
-        assert!(f + 440 <= sp - RED_ZONE);
+        let (f, fpu) = frame_layout(sp, 440, true).unwrap();
+        assert!(fpu + FPU_STATE_SIZE <= sp - RED_ZONE && fpu.is_multiple_of(64));
+        assert!(sp - RED_ZONE - (fpu + FPU_STATE_SIZE) < 64);
+        assert!(f + 440 <= fpu);
         assert!((f + 8).is_multiple_of(16));
-        assert!(sp - RED_ZONE - (f + 440) < 32);
-        let f = frame_address(0x1000, 440, false).unwrap();
-        assert!(f + 440 <= 0x1000 && (f + 8).is_multiple_of(16));
-        assert_eq!(frame_address(100, 440, true), None, "no wrap below 0");
+        assert!(fpu - (f + 440) < 32);
+        let (f, fpu) = frame_layout(0x1000, 440, false).unwrap();
+        assert!(fpu + FPU_STATE_SIZE <= 0x1000 && (f + 8).is_multiple_of(16) && f + 440 <= fpu);
+        assert_eq!(frame_layout(1000, 440, true), None, "no wrap below 0");
     }
 
     #[test]

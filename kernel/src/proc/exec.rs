@@ -54,6 +54,7 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usi
     });
     current(|p| p.mem.as_ref().expect("just set").space.activate());
     x86_64::registers::model_specific::FsBase::write(VirtAddr::zero());
+    crate::arch::fpu::FpuState::initial().restore();
     drop(old);
     drop(closed);
     *tf = user_entry_frame(image.entry, image.stack_pointer);

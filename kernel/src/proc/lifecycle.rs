@@ -91,6 +91,7 @@ fn new_process(
         wake_at: 0,
         fs_base: 0,
         prof: crate::profil::State::default(),
+        fpu: crate::arch::fpu::FpuState::initial(),
     }
 }
 
@@ -99,7 +100,7 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
     if TABLE.lock().procs.len() >= MAX_PROCS {
         return Err(Errno::EAGAIN);
     }
-    let (ppid, mem, files, cwd, name, fs_base, prof, pgid, sig) = current(|p| {
+    let (ppid, mem, files, cwd, name, fs_base, prof, pgid, sig, fpu) = current(|p| {
         let mem = p.mem.as_ref().expect("a running process has memory").fork();
         let files = p.files.clone();
         (
@@ -112,6 +113,11 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
             p.prof.inherited(),
             p.pgid,
             p.sig.forked(),
+            {
+                // The live registers are the parent's; the child starts with a copy.
+                p.fpu.save();
+                p.fpu.clone()
+            },
         )
     });
     let mem = mem?;
@@ -130,6 +136,7 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
     child.prof = prof;
     child.pgid = pgid;
     child.sig = sig;
+    child.fpu = fpu;
     table.procs.insert(pid, Box::new(child));
     Ok(pid as usize)
 }

@@ -74,6 +74,8 @@ pub struct Process {
     pub fs_base: u64,
     /// profil(2) state: regions, pending ticks, counters.
     pub prof: crate::profil::State,
+    /// The user's FPU/SSE registers while the process is switched out.
+    pub fpu: crate::arch::fpu::FpuState,
 }
 
 impl Process {

@@ -62,6 +62,7 @@ pub fn run() -> ! {
                 let p = table.procs.get_mut(&pid).expect("picked from the table");
                 p.state = State::Running;
                 p.slice_left = time_slice();
+                p.fpu.restore();
                 (
                     pid,
                     p.saved_rsp,
@@ -95,7 +96,10 @@ pub fn run() -> ! {
 /// off and the process's state already changed from Running.
 pub fn switch_to_scheduler() {
     debug_assert!(!interrupts::are_enabled());
-    let save = current(|p| core::ptr::addr_of_mut!(p.saved_rsp));
+    let save = current(|p| {
+        p.fpu.save();
+        core::ptr::addr_of_mut!(p.saved_rsp)
+    });
     // SAFETY: `save` points into the current process's boxed entry, which
     // stays put while it is switched out; SCHEDULER_RSP was saved by `run`.
     unsafe { switch_stacks(save, SCHEDULER_RSP) };

@@ -97,8 +97,10 @@ fn state_of(pid: u32) -> Option<u32> {
 static RELEASE: AtomicU64 = AtomicU64::new(0);
 const SPINS_BEFORE_EXIT: u64 = 3;
 /// What `hold_registers` saw after the loop: 14 registers, rflags, rsp
-/// before and after, and the loop's code range.
-static mut SEEN: [u64; 19] = [0; 19];
+/// before and after, the loop's code range, and xmm5's low half.
+static mut SEEN: [u64; 20] = [0; 20];
+/// What `hold_registers` loads into xmm5 (the handler zeroes xmm5).
+const XMM_PATTERN: u64 = 0x0123_4567_89ab_cdef;
 
 extern "C" fn release_after_some(signal: i32, info: *mut SigInfo, uc: *mut UContext) {
     record(signal, info, uc);
@@ -108,6 +110,9 @@ extern "C" fn release_after_some(signal: i32, info: *mut SigInfo, uc: *mut UCont
         x = x.wrapping_mul(31).wrapping_add(i);
     }
     core::hint::black_box(x);
+    // SAFETY: zeroes xmm5, which this soft-float program never uses itself;
+    // the kernel must give the interrupted code its own value back.
+    unsafe { core::arch::asm!("xorps xmm5, xmm5", options(nomem, nostack)) };
     if HITS.load(Relaxed) >= SPINS_BEFORE_EXIT {
         RELEASE.store(1, Relaxed);
     }
@@ -120,8 +125,8 @@ const fn pattern(i: u64) -> u64 {
 /// Flags set during the loop: CF PF AF ZF SF OF.
 const FLAGS: u64 = 0x8d5;
 
-/// Loads every general register with a pattern and the arithmetic flags
-/// with `FLAGS`, then spins (with `jrcxz`, which reads rcx and changes no
+/// Loads every general register with a pattern, xmm5 with another and the
+/// arithmetic flags with `FLAGS`, then spins (with `jrcxz`, which reads rcx and changes no
 /// flag) until RELEASE is set, and stores what the registers hold then.
 #[inline(never)]
 fn hold_registers() {
@@ -134,6 +139,7 @@ fn hold_registers() {
             "lea rcx, [rip + 2f]", "mov [rip + {seen} + 136], rcx",
             "lea rcx, [rip + 3f]", "mov [rip + {seen} + 144], rcx",
             "mov [rip + {seen} + 120], rsp",
+            "mov rcx, {xmm}", "movq xmm5, rcx",
             "mov rax, {p0}", "mov rbx, {p1}", "mov rdx, {p2}", "mov rsi, {p3}",
             "mov rdi, {p4}", "mov rbp, {p5}", "mov r8, {p6}", "mov r9, {p7}",
             "mov r10, {p8}", "mov r11, {p9}", "mov r12, {p10}", "mov r13, {p11}",
@@ -152,8 +158,9 @@ fn hold_registers() {
             "mov [rip + {seen} + 80], r12", "mov [rip + {seen} + 88], r13",
             "mov [rip + {seen} + 96], r14", "mov [rip + {seen} + 104], r15",
             "mov [rip + {seen} + 128], rsp",
+            "movq rcx, xmm5", "mov [rip + {seen} + 152], rcx",
             "pop rbp", "pop rbx",
-            seen = sym SEEN, release = sym RELEASE, flags = const FLAGS,
+            seen = sym SEEN, release = sym RELEASE, flags = const FLAGS, xmm = const XMM_PATTERN,
             p0 = const pattern(0), p1 = const pattern(1), p2 = const pattern(2),
             p3 = const pattern(3), p4 = const pattern(4), p5 = const pattern(5),
             p6 = const pattern(6), p7 = const pattern(7), p8 = const pattern(8),
@@ -196,6 +203,11 @@ fn every_register_survives_a_handler() -> Outcome {
         "rsp {:#x} became {:#x}",
         seen[15],
         seen[16]
+    );
+    ensure!(
+        seen[19] == XMM_PATTERN,
+        "xmm5 is {:#x} after the handlers",
+        seen[19]
     );
     let pc = LAST_PC.load(Relaxed);
     ensure!(
