@@ -132,6 +132,11 @@ pub fn mmap_anon(len: usize, prot: u32) -> Result<*mut u8> {
     call!(MMAP, 0, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1i64, 0).map(|a| a as *mut u8)
 }
 
+/// mremap(2); `may_move` is MREMAP_MAYMOVE.
+pub fn mremap(addr: *mut u8, old_len: usize, new_len: usize, may_move: bool) -> Result<*mut u8> {
+    call!(MREMAP, addr, old_len, new_len, u32::from(may_move)).map(|a| a as *mut u8)
+}
+
 pub fn munmap(addr: *mut u8, len: usize) -> Result<()> {
     call!(MUNMAP, addr, len).map(drop)
 }

@@ -119,23 +119,77 @@ pub fn user_programs(opts: &Options) -> Result<Vec<(String, PathBuf)>, String> {
         &profiled.join("liblibc_lite.a"),
         true,
     )?);
+    // Without musl-gcc (and no root to install it) the kernel still boots;
+    // only the musl suite, which asks again, fails.
+    match musl_programs() {
+        Ok(musl) => programs.extend(
+            musl.into_iter()
+                .map(|(name, path)| (format!("musl-{name}"), path)),
+        ),
+        Err(why) => eprintln!("xtask: leaving out the musl programs: {why}"),
+    }
     Ok(programs)
 }
 
-/// Compiles every `DIR/*.c` with the host's gcc into a static program for
-/// our kernel, linked with libc-lite's static library (`-pg` and the
-/// profiled library for `profiled`). No SSE (`-mgeneral-regs-only`): the
-/// kernel does not save vector registers yet, and libc-lite has no floats.
-fn c_programs(dir: &str, libc: &Path, profiled: bool) -> Result<Vec<(String, PathBuf)>, String> {
-    let src = root().join(dir);
-    let Ok(entries) = std::fs::read_dir(&src) else {
+/// The C sources of the musl conformance programs.
+pub const MUSL_DIR: &str = "tests/musl";
+
+/// Compiles every `tests/musl/*.c` with `musl-gcc -static` (Debian's
+/// musl-tools, installed if missing) into `target/musl/NAME`: ordinary Linux
+/// binaries, which run unchanged on the host and, as `/bin/musl-NAME`, on
+/// this kernel.
+pub fn musl_programs() -> Result<Vec<(String, PathBuf)>, String> {
+    let sources = c_sources(&root().join(MUSL_DIR));
+    if sources.is_empty() {
         return Ok(Vec::new());
+    }
+    let cc = crate::setup::ensure("musl-gcc", "musl-tools")?;
+    let out_dir = root().join("target/musl");
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let mut programs = Vec::new();
+    for source in sources {
+        let name = stem(&source);
+        let out = out_dir.join(&name);
+        if !up_to_date(&out, &[&source]) {
+            let mut cmd = Command::new(&cc);
+            cmd.args(["-static", "-O2", "-g", "-w", "-o"])
+                .arg(&out)
+                .arg(&source)
+                .arg("-lm");
+            run_checked(&mut cmd, &format!("compiling {}", source.display()))?;
+        }
+        programs.push((name, out));
+    }
+    Ok(programs)
+}
+
+/// The `.c` files in `dir`, sorted (none if it does not exist).
+fn c_sources(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
     };
     let mut sources: Vec<PathBuf> = entries
         .filter_map(|e| Some(e.ok()?.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "c"))
         .collect();
     sources.sort();
+    sources
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("c")
+        .to_string()
+}
+
+/// Compiles every `DIR/*.c` with the host's gcc into a static program for
+/// our kernel, linked with libc-lite's static library (`-pg` and the
+/// profiled library for `profiled`). The kernel saves the FPU/SSE registers,
+/// so C code may compute in floating point; libc-lite's printf has no `%f`.
+fn c_programs(dir: &str, libc: &Path, profiled: bool) -> Result<Vec<(String, PathBuf)>, String> {
+    let sources = c_sources(&root().join(dir));
     if sources.is_empty() {
         return Ok(Vec::new());
     }
@@ -147,11 +201,7 @@ fn c_programs(dir: &str, libc: &Path, profiled: bool) -> Result<Vec<(String, Pat
     let xtask = std::env::current_exe().unwrap_or_default();
     let mut programs = Vec::new();
     for source in sources {
-        let name = source
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("c")
-            .to_string();
+        let name = stem(&source);
         let out = out_dir.join(&name);
         if up_to_date(
             &out,
@@ -205,7 +255,6 @@ pub const C_FLAGS: &[&str] = &[
     "-static",
     "-no-pie",
     "-fno-pic",
-    "-mgeneral-regs-only",
     "-fno-stack-protector",
     "-fno-omit-frame-pointer",
     "-O1",

@@ -7,6 +7,10 @@
 //! path (`proc::sched::run`, `kcore::profil::bin_for`), whose last name must
 //! be defined (fn, struct, enum, const, static, mod, type, macro) somewhere in
 //! the sources. Renaming code without its chapter then fails the test command.
+//!
+//! `docs/syscalls.md` must also have a table row for every Linux call the
+//! `abi` crate numbers (`syscall_rows_missing`), so the table cannot fall
+//! behind the kernel.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -240,14 +244,61 @@ pub fn check_all(root: &Path) -> Vec<(String, Vec<String>)> {
     docs.iter()
         .map(|doc| {
             let name = doc.strip_prefix(root).unwrap_or(doc).display().to_string();
-            (name, check_doc(root, doc, &names))
+            let mut problems = check_doc(root, doc, &names);
+            if name == "docs/syscalls.md" {
+                let abi =
+                    std::fs::read_to_string(root.join("kernel/abi/src/sys.rs")).unwrap_or_default();
+                let table = std::fs::read_to_string(doc).unwrap_or_default();
+                problems.extend(syscall_rows_missing(&abi, &table));
+            }
+            (name, problems)
         })
+        .collect()
+}
+
+/// The Linux calls (number below 1000) in `abi/src/sys.rs` without a table
+/// row in syscalls.md: a row whose first cell holds the number and whose
+/// second names the call in backticks.
+pub fn syscall_rows_missing(abi: &str, table: &str) -> Vec<String> {
+    let rows: Vec<(Vec<&str>, &str)> = table
+        .lines()
+        .filter_map(|line| {
+            let mut cells = line.strip_prefix('|')?.split('|');
+            let numbers = cells.next()?.split(',').map(str::trim).collect();
+            Some((numbers, cells.next()?))
+        })
+        .collect();
+    abi.lines()
+        .filter_map(|line| {
+            let rest = line.trim().strip_prefix("pub const ")?;
+            let (name, value) = rest.split_once(": usize = ")?;
+            let number = value.trim_end_matches(';');
+            (number.parse::<u32>().ok()? < 1000).then(|| (name.to_lowercase(), number.to_string()))
+        })
+        .filter(|(name, number)| {
+            !rows.iter().any(|(numbers, calls)| {
+                numbers.contains(&number.as_str()) && calls.contains(&format!("`{name}`"))
+            })
+        })
+        .map(|(name, number)| format!("{name} ({number}) has no row in the system call table"))
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_numbered_call_needs_a_row() {
+        let abi = "pub const READ: usize = 0;\npub const PREAD64: usize = 17;\npub const OURS: usize = 1000;\n";
+        let table = "| # | call | notes |\n|---|---|---|\n| 0 | `read` | ok |\n";
+        assert_eq!(
+            syscall_rows_missing(abi, table),
+            vec!["pread64 (17) has no row in the system call table"]
+        );
+        let table = "| 0 | `read` |\n| 17, 18 | `pread64`, `pwrite64` | |\n";
+        assert!(syscall_rows_missing(abi, table).is_empty());
+    }
 
     #[test]
     fn finds_paths_items_and_rust_paths() {

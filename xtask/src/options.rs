@@ -8,7 +8,8 @@ commands:
   run     build everything and boot the kernel in QEMU, serial console on this terminal
           (with -- PROGRAM ARGS: run that one program, power off with its exit status)
   test    run every test: host unit tests, then the in-QEMU suites; ends with 'N passed, M failed'
-          (`test -- SUITE...` runs only the suites whose names start so, e.g. sigtests)
+          (`test -- NAME...` runs only the parts whose names start so: host, docs, a suite
+          such as sigtests or musl, gdb)
   image   build the disk image and print its path
   gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, user NAME)
   prof    run a profiled program (-- PROGRAM ARGS, e.g. -- /bin/callgraph), bring gmon.out

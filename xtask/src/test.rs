@@ -9,8 +9,9 @@
 //!
 //! Every check is one pass or fail; the last line is `N passed, M failed`,
 //! and the exit status is non-zero when anything failed.
-//! `cargo xtask test -- NAME...` runs only the QEMU suites whose names start
-//! with one of the NAMEs (`sigtests`, `shell`, `gdb`), for quick rounds.
+//! `cargo xtask test -- NAME...` runs only the parts whose names start with
+//! one of the NAMEs (`host`, `docs`, a QEMU suite like `sigtests` or
+//! `shell`, `gdb`), for quick rounds.
 
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
@@ -44,14 +45,16 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let only = &opts.program;
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.starts_with(o.as_str()));
     let all = suites();
-    if let Some(unknown) = only
-        .iter()
-        .find(|o| o.as_str() != "gdb" && !all.iter().any(|s| s.name.starts_with(o.as_str())))
-    {
+    if let Some(unknown) = only.iter().find(|o| {
+        !["host", "docs", "gdb"].contains(&o.as_str())
+            && !all.iter().any(|s| s.name.starts_with(o.as_str()))
+    }) {
         return Err(format!("no test suite named '{unknown}*'"));
     }
-    if only.is_empty() {
+    if wanted("host") {
         host_tests(&mut tally)?;
+    }
+    if wanted("docs") {
         println!("== docs: every file and function they name exists");
         for (doc, problems) in crate::docs::check_all(&build::root()) {
             tally.record(
@@ -153,6 +156,10 @@ enum Expect {
         calls: &'static [&'static str],
         console: &'static [&'static str],
     },
+    /// The static musl programs of `tests/musl/`, run by `/bin/musltests`:
+    /// each one's stdout and exit status must be what the same binary gives
+    /// on the host's Linux.
+    Musl,
 }
 
 struct Suite {
@@ -268,6 +275,11 @@ fn suites() -> Vec<Suite> {
             ..usertests("sigtests-apic", Tick::Apic)
         },
         Suite {
+            program: &["/bin/musltests"],
+            expect: Expect::Musl,
+            ..usertests("musl", Tick::Pit)
+        },
+        Suite {
             program: &["/bin/profcompare", "--quick"],
             expect: Expect::Output(
                 &[
@@ -373,6 +385,13 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     boot_opts.tick = suite.tick;
     boot_opts.uefi = suite.uefi || opts.uefi;
     boot_opts.program = suite.program.iter().map(|s| s.to_string()).collect();
+    let musl = match suite.expect {
+        Expect::Musl => build::musl_programs()?,
+        _ => Vec::new(),
+    };
+    boot_opts
+        .program
+        .extend(musl.iter().map(|(name, _)| name.clone()));
     boot_opts.export = suite
         .exports
         .iter()
@@ -402,6 +421,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         Expect::Crash(texts) => check_crash(suite.name, &outcome, texts, tally),
         Expect::UserSuite(prefix) => check_user_suite(suite.name, prefix, &outcome, tally),
         Expect::Output(lines, status) => check_output(suite.name, &outcome, lines, status, tally),
+        Expect::Musl => check_musl(suite.name, &outcome, &musl, tally)?,
         Expect::Gprof {
             elf,
             top,
@@ -512,6 +532,102 @@ fn matches_pattern(line: &str, pattern: &str) -> bool {
         }
     }
     rest.is_empty()
+}
+
+/// What a program printed and how it ended, as musltests frames it.
+#[derive(Debug, PartialEq)]
+struct Run {
+    lines: Vec<String>,
+    end: String,
+}
+
+/// The runs of `name` in the console of a musltests boot.
+fn guest_run(lines: &[String], name: &str) -> Option<Run> {
+    let begin = lines
+        .iter()
+        .position(|l| l == &format!("musl: begin {name}"))?;
+    let mut out = Vec::new();
+    for line in &lines[begin + 1..] {
+        if let Some(text) = line.strip_prefix("musl| ") {
+            out.push(text.to_string());
+        } else if let Some(end) = line.strip_prefix(&format!("musl: end {name} ")) {
+            return Some(Run {
+                lines: out,
+                end: end.to_string(),
+            });
+        }
+    }
+    None
+}
+
+/// Runs the musl program at `path` on the host, in an empty directory of
+/// its own (the programs use relative paths), as the reference.
+fn host_run(name: &str, path: &std::path::Path) -> Result<Run, String> {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = build::root().join("target/musl-run").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let out = Command::new(path)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run {} on the host: {e}", path.display()))?;
+    let end = match (out.status.code(), out.status.signal()) {
+        (Some(code), _) => format!("exit {code}"),
+        (_, Some(signal)) => format!("signal {signal}"),
+        _ => String::from("status ?"),
+    };
+    Ok(Run {
+        lines: String::from_utf8_lossy(&out.stdout)
+            .split('\n')
+            .map(String::from)
+            .collect(),
+        end,
+    })
+}
+
+fn check_musl(
+    suite: &str,
+    outcome: &Outcome,
+    programs: &[(String, std::path::PathBuf)],
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let mut shown = false;
+    for (name, path) in programs {
+        let host = host_run(name, path)?;
+        let guest = guest_run(&outcome.lines, name);
+        let why = match &guest {
+            None => String::from("no complete run on the console"),
+            Some(g) if g.end != host.end => {
+                format!("ended with {} here, {} on Linux", g.end, host.end)
+            }
+            Some(g) => match g.lines.iter().zip(&host.lines).position(|(a, b)| a != b) {
+                Some(i) => format!(
+                    "line {}: {:?} here, {:?} on Linux",
+                    i + 1,
+                    g.lines[i],
+                    host.lines[i]
+                ),
+                None if g.lines.len() != host.lines.len() => format!(
+                    "{} lines here, {} on Linux",
+                    g.lines.len(),
+                    host.lines.len()
+                ),
+                None => String::new(),
+            },
+        };
+        if !why.is_empty() && !shown {
+            show_console(outcome);
+            shown = true;
+        }
+        tally.record(
+            &format!("{suite}/{name}_same_as_linux"),
+            why.is_empty(),
+            &why,
+        );
+    }
+    Ok(())
 }
 
 fn check_output(suite: &str, outcome: &Outcome, want: &[&str], status: u8, tally: &mut Tally) {

@@ -130,6 +130,8 @@ pub const O_CLOEXEC: u32 = 0o2000000;
 /// `openat`'s "relative to the current directory".
 pub const AT_FDCWD: i32 = -100;
 pub const AT_REMOVEDIR: u32 = 0x200;
+/// newfstatat/faccessat: operate on `dirfd` itself when the path is empty.
+pub const AT_EMPTY_PATH: u32 = 0x1000;
 
 pub const SEEK_SET: u32 = 0;
 pub const SEEK_CUR: u32 = 1;
@@ -237,3 +239,61 @@ pub struct ProfCost {
     pub apply_median: u64,
     pub apply_p99: u64,
 }
+
+/// `struct sysinfo` (Linux x86_64, 112 bytes; memory in units of `mem_unit`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SysInfo {
+    pub uptime: i64,
+    pub loads: [u64; 3],
+    pub totalram: u64,
+    pub freeram: u64,
+    pub sharedram: u64,
+    pub bufferram: u64,
+    pub totalswap: u64,
+    pub freeswap: u64,
+    pub procs: u16,
+    pub pad: [u16; 3],
+    pub totalhigh: u64,
+    pub freehigh: u64,
+    pub mem_unit: u32,
+    pub pad2: u32,
+}
+const _: () = assert!(size_of::<SysInfo>() == 112);
+
+/// `struct rlimit`; `RLIM_INFINITY` for no limit.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rlimit {
+    pub cur: u64,
+    pub max: u64,
+}
+pub const RLIM_INFINITY: u64 = u64::MAX;
+pub const RLIMIT_STACK: u32 = 3;
+pub const RLIMIT_NPROC: u32 = 6;
+pub const RLIMIT_NOFILE: u32 = 7;
+/// Resources 0..RLIMIT_NLIMITS exist (Linux's 16).
+pub const RLIMIT_NLIMITS: u32 = 16;
+
+/// `struct tms` (times(2)), in clock ticks (`AT_CLKTCK` per second).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tms {
+    pub utime: i64,
+    pub stime: i64,
+    pub cutime: i64,
+    pub cstime: i64,
+}
+
+/// `struct rusage` (getrusage(2)): the two times, then 14 counters this
+/// kernel leaves at 0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rusage {
+    pub utime: crate::signal::Timeval,
+    pub stime: crate::signal::Timeval,
+    pub counters: [i64; 14],
+}
+const _: () = assert!(size_of::<Rusage>() == 144);
+pub const RUSAGE_SELF: i32 = 0;
+pub const RUSAGE_CHILDREN: i32 = -1;

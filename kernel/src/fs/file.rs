@@ -68,17 +68,9 @@ impl OpenFile {
                 }
                 let node = node.lock();
                 let mut offset = self.offset.lock();
-                match &node.content {
-                    Content::File(data) => {
-                        let start = (*offset).min(data.len() as u64) as usize;
-                        let n = buf.len().min(data.len() - start);
-                        buf[..n].copy_from_slice(&data[start..start + n]);
-                        *offset += n as u64;
-                        Ok(n)
-                    }
-                    Content::Dir(_) => Err(Errno::EISDIR),
-                    Content::Console => unreachable!("handled above"),
-                }
+                let n = read_at(&node.content, *offset, buf)?;
+                *offset += n as u64;
+                Ok(n)
             }
         }
     }
@@ -94,26 +86,38 @@ impl OpenFile {
                 let mut node = node.lock();
                 let append = *self.flags.lock() & O_APPEND != 0;
                 let mut offset = self.offset.lock();
-                match &mut node.content {
-                    Content::Console => Ok(console::write(buf)),
-                    Content::Dir(_) => Err(Errno::EISDIR),
-                    Content::File(data) => {
-                        if append {
-                            *offset = data.len() as u64;
-                        }
-                        let start = usize::try_from(*offset).map_err(|_| Errno::EFBIG)?;
-                        let end = start.checked_add(buf.len()).ok_or(Errno::EFBIG)?;
-                        if end > data.len() {
-                            data.try_reserve(end - data.len())
-                                .map_err(|_| Errno::ENOSPC)?;
-                            data.resize(end, 0);
-                        }
-                        data[start..end].copy_from_slice(buf);
-                        *offset = end as u64;
-                        Ok(buf.len())
-                    }
+                if let Content::Console = node.content {
+                    return Ok(console::write(buf));
                 }
+                if append {
+                    *offset = node.size();
+                }
+                *offset = write_at(&mut node.content, *offset, buf)?;
+                Ok(buf.len())
             }
+        }
+    }
+
+    /// pread(2): a file read at `at`, leaving the offset alone.
+    pub fn pread(&self, buf: &mut [u8], at: u64) -> Result<usize, Errno> {
+        if !self.readable() {
+            return Err(Errno::EBADF);
+        }
+        match &self.kind {
+            Kind::Node(node) => read_at(&node.lock().content, at, buf),
+            _ => Err(Errno::ESPIPE),
+        }
+    }
+
+    /// pwrite(2): a file written at `at` (even with O_APPEND, as POSIX
+    /// says and unlike Linux), leaving the offset alone.
+    pub fn pwrite(&self, buf: &[u8], at: u64) -> Result<usize, Errno> {
+        if !self.writable() {
+            return Err(Errno::EBADF);
+        }
+        match &self.kind {
+            Kind::Node(node) => write_at(&mut node.lock().content, at, buf).map(|_| buf.len()),
+            _ => Err(Errno::ESPIPE),
         }
     }
 
@@ -171,6 +175,41 @@ impl OpenFile {
             },
         }
     }
+}
+
+/// Copies file bytes from `at` into `buf`; how many there were.
+fn read_at(content: &Content, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+    match content {
+        Content::File(data) => {
+            let start = at.min(data.len() as u64) as usize;
+            let n = buf.len().min(data.len() - start);
+            buf[..n].copy_from_slice(&data[start..start + n]);
+            Ok(n)
+        }
+        Content::Dir(_) => Err(Errno::EISDIR),
+        Content::Console => Err(Errno::ESPIPE),
+    }
+}
+
+/// Writes `buf` into the file at `at`, growing it (zero-filled) as needed;
+/// returns the offset just past what was written.
+fn write_at(content: &mut Content, at: u64, buf: &[u8]) -> Result<u64, Errno> {
+    let Content::File(data) = content else {
+        return Err(if let Content::Dir(_) = content {
+            Errno::EISDIR
+        } else {
+            Errno::ESPIPE
+        });
+    };
+    let start = usize::try_from(at).map_err(|_| Errno::EFBIG)?;
+    let end = start.checked_add(buf.len()).ok_or(Errno::EFBIG)?;
+    if end > data.len() {
+        data.try_reserve(end - data.len())
+            .map_err(|_| Errno::ENOSPC)?;
+        data.resize(end, 0);
+    }
+    data[start..end].copy_from_slice(buf);
+    Ok(end as u64)
 }
 
 pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {

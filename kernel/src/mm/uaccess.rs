@@ -138,6 +138,10 @@ unsafe impl Pod for abi::signal::StackT {}
 unsafe impl Pod for abi::signal::UContext {}
 unsafe impl Pod for abi::signal::SigFrame {}
 unsafe impl Pod for abi::signal::ItimerVal {}
+unsafe impl Pod for abi::types::SysInfo {}
+unsafe impl Pod for abi::types::Rlimit {}
+unsafe impl Pod for abi::types::Tms {}
+unsafe impl Pod for abi::types::Rusage {}
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 /// Reads one `T` from user memory.

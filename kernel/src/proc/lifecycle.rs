@@ -84,8 +84,10 @@ fn new_process(
         saved_rsp,
         files,
         cwd,
+        umask: 0o022,
         user_ticks: 0,
         system_ticks: 0,
+        children_ticks: (0, 0),
         slice_left: 0,
         sig: crate::signal::Signals::default(),
         wake_at: 0,
@@ -100,7 +102,7 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
     if TABLE.lock().procs.len() >= MAX_PROCS {
         return Err(Errno::EAGAIN);
     }
-    let (ppid, mem, files, cwd, name, fs_base, prof, pgid, sig, fpu) = current(|p| {
+    let (ppid, mem, files, cwd, name, fs_base, prof, pgid, sig, fpu, umask) = current(|p| {
         let mem = p.mem.as_ref().expect("a running process has memory").fork();
         let files = p.files.clone();
         (
@@ -118,6 +120,7 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
                 p.fpu.save();
                 p.fpu.clone()
             },
+            p.umask,
         )
     });
     let mem = mem?;
@@ -137,6 +140,7 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
     child.pgid = pgid;
     child.sig = sig;
     child.fpu = fpu;
+    child.umask = umask;
     table.procs.insert(pid, Box::new(child));
     Ok(pid as usize)
 }
@@ -232,6 +236,10 @@ pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
     let State::Zombie { status } = child.state else {
         unreachable!("reaped a zombie")
     };
+    current(|p| {
+        p.children_ticks.0 += child.user_ticks + child.children_ticks.0;
+        p.children_ticks.1 += child.system_ticks + child.children_ticks.1;
+    });
     if status_ptr != 0 {
         uaccess::write(status_ptr, &status)?;
     }

@@ -62,8 +62,13 @@ pub struct Process {
     pub saved_rsp: u64,
     pub files: FdTable,
     pub cwd: String,
+    /// The file mode creation mask (kept for umask(2); modes are not enforced).
+    pub umask: u32,
     pub user_ticks: u64,
     pub system_ticks: u64,
+    /// User and system ticks of reaped children (and theirs), for times(2)
+    /// and getrusage(RUSAGE_CHILDREN).
+    pub children_ticks: (u64, u64),
     /// Ticks left in the current time slice.
     pub slice_left: u32,
     /// Handlers, pending and blocked signals, interval timers.

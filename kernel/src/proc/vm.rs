@@ -19,6 +19,7 @@ use abi::Errno;
 use abi::types::{
     MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, PROT_EXEC, PROT_READ, PROT_WRITE,
 };
+use alloc::vec::Vec;
 use x86_64::VirtAddr;
 use x86_64::structures::paging::{PageTableFlags as Flags, PhysFrame};
 
@@ -208,6 +209,75 @@ impl UserMemory {
         }
         self.unmap_range(addr, end);
         Ok(())
+    }
+
+    /// mremap(2): shrinks in place; grows only by moving (`MREMAP_MAYMOVE`),
+    /// which hands the pages' frames to a fresh range (nothing is copied)
+    /// and maps zeroed pages after them.
+    pub fn mremap(
+        &mut self,
+        old: u64,
+        old_len: u64,
+        new_len: u64,
+        flags: u32,
+    ) -> Result<u64, Errno> {
+        const MREMAP_MAYMOVE: u32 = 1;
+        let (old_len, new_len) = (page_up(old_len), page_up(new_len));
+        if !old.is_multiple_of(PAGE_SIZE) || new_len == 0 || flags & !MREMAP_MAYMOVE != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let old_end = old
+            .checked_add(old_len)
+            .filter(|&e| e <= USER_TOP)
+            .ok_or(Errno::EFAULT)?;
+        let pages: Vec<(u64, Flags)> = (old..old_end)
+            .step_by(PAGE_SIZE as usize)
+            .map(|page| {
+                let (_, flags) = self
+                    .space
+                    .translate(VirtAddr::new(page))
+                    .ok_or(Errno::EFAULT)?;
+                Ok((page, flags))
+            })
+            .collect::<Result<_, Errno>>()?;
+        if new_len <= old_len {
+            self.unmap_range(old + new_len, old_end);
+            return Ok(old);
+        }
+        if flags & MREMAP_MAYMOVE == 0 {
+            return Err(Errno::ENOMEM);
+        }
+        let start = self
+            .mmap_next
+            .checked_sub(new_len)
+            .filter(|&s| s > self.brk_start + BRK_MAX)
+            .ok_or(Errno::ENOMEM)?;
+        // A shared (copy-on-write) last page is writable underneath.
+        let tail_flags = pages.last().map_or(Flags::PRESENT, |&(_, f)| {
+            if f.contains(COW) {
+                (f - COW) | Flags::WRITABLE
+            } else {
+                f
+            }
+        });
+        self.map_zeroed(start + old_len, start + new_len, tail_flags)?;
+        for (i, &(page, flags)) in pages.iter().enumerate() {
+            let frame = self
+                .space
+                .unmap(VirtAddr::new(page))
+                .expect("translated above");
+            let to = VirtAddr::new(start + i as u64 * PAGE_SIZE);
+            if self.space.map(to, frame, flags).is_err() {
+                // Out of page-table frames half way: the moved pages stay
+                // where they went, the rest are lost with the old range.
+                frames::release(frame);
+                self.unmap_range(old, old_end);
+                self.unmap_range(start, start + new_len);
+                return Err(Errno::ENOMEM);
+            }
+        }
+        self.mmap_next = start;
+        Ok(start)
     }
 
     pub fn mprotect(&mut self, addr: u64, len: u64, prot: u32) -> Result<(), Errno> {

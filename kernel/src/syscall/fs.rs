@@ -62,6 +62,39 @@ pub fn write(fd: i32, buf: u64, count: u64) -> SysResult {
     Ok(done)
 }
 
+pub fn pread64(fd: i32, buf: u64, count: u64, at: i64) -> SysResult {
+    let file = fd_file(fd)?;
+    let at = u64::try_from(at).map_err(|_| Errno::EINVAL)?;
+    let count = (count as usize).min(CHUNK);
+    uaccess::check_range(buf, count, true)?;
+    let mut kbuf = vec![0u8; count];
+    let n = file.pread(&mut kbuf, at)?;
+    uaccess::copy_to_user(buf, &kbuf[..n])?;
+    Ok(n)
+}
+
+pub fn pwrite64(fd: i32, buf: u64, count: u64, at: i64) -> SysResult {
+    let file = fd_file(fd)?;
+    let at = u64::try_from(at).map_err(|_| Errno::EINVAL)?;
+    let count = (count as usize).min(CHUNK);
+    let mut kbuf = vec![0u8; count];
+    uaccess::copy_from_user(&mut kbuf, buf)?;
+    file.pwrite(&kbuf, at)
+}
+
+/// fsync, fdatasync: the ramfs is memory, so there is nothing to flush;
+/// only the descriptor is checked.
+pub fn fsync(fd: i32) -> SysResult {
+    fd_file(fd).map(|_| 0)
+}
+
+/// truncate(2) by path.
+pub fn truncate(path: u64, len: i64) -> SysResult {
+    let len = u64::try_from(len).map_err(|_| Errno::EINVAL)?;
+    let node = ramfs::lookup(&user_path(AT_FDCWD, path)?)?;
+    file::truncate_node(&node, len).map(|()| 0)
+}
+
 fn iovecs(iov: u64, count: u64) -> Result<Vec<(u64, u64)>, Errno> {
     if count > 1024 {
         return Err(Errno::EINVAL);
@@ -128,8 +161,7 @@ pub fn lseek(fd: i32, offset: i64, whence: u32) -> SysResult {
 }
 
 pub fn stat(dirfd: i32, path: u64, buf: u64, flags: u32) -> SysResult {
-    const AT_EMPTY_PATH: u32 = 0x1000;
-    if flags & AT_EMPTY_PATH != 0 && uaccess::read::<u8>(path)? == 0 {
+    if flags & abi::types::AT_EMPTY_PATH != 0 && uaccess::read::<u8>(path)? == 0 {
         return fstat(dirfd, buf);
     }
     let node = ramfs::lookup(&user_path(dirfd, path)?)?;
@@ -374,6 +406,15 @@ pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
         }
         _ => Err(Errno::EINVAL),
     }
+}
+
+/// faccessat(2): existence only (one user), like access.
+pub fn faccessat(dirfd: i32, path: u64, mode: u32, flags: u32) -> SysResult {
+    const AT_EACCESS: u32 = 0x200;
+    if mode & !7 != 0 || flags & !(AT_EACCESS | abi::types::AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    access(dirfd, path)
 }
 
 pub fn access(dirfd: i32, path: u64) -> SysResult {

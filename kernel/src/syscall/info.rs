@@ -15,7 +15,7 @@ use crate::{clock, mm};
 
 static BOOT_UNIX_TIME: Once<u64> = Once::new();
 
-fn realtime_nanos() -> u64 {
+pub fn realtime_nanos() -> u64 {
     let boot = *BOOT_UNIX_TIME.call_once(crate::arch::rtc::unix_time);
     boot * 1_000_000_000 + clock::nanos_since_boot()
 }
@@ -172,4 +172,125 @@ pub fn poweroff(status: u64) -> SysResult {
     }
     crate::fs::export::export_all();
     crate::arch::power::exit(status.min(126) as u8)
+}
+
+pub fn sysinfo(buf: u64) -> SysResult {
+    let info = abi::types::SysInfo {
+        uptime: (clock::nanos_since_boot() / 1_000_000_000) as i64,
+        totalram: mm::frames::total_count() as u64,
+        freeram: mm::frames::free_count() as u64,
+        procs: TABLE.lock().procs.len() as u16,
+        mem_unit: mm::PAGE_SIZE as u32,
+        ..Default::default()
+    };
+    uaccess::write(buf, &info)?;
+    Ok(0)
+}
+
+/// The limits this kernel has, fixed: stack, processes, descriptors;
+/// everything else unlimited.
+fn limit(resource: u32) -> Result<abi::types::Rlimit, Errno> {
+    use abi::types::*;
+    let value = match resource {
+        RLIMIT_STACK => crate::proc::vm::STACK_SIZE,
+        RLIMIT_NPROC => crate::proc::MAX_PROCS as u64,
+        RLIMIT_NOFILE => crate::fs::file::MAX_FDS as u64,
+        r if r < RLIMIT_NLIMITS => RLIM_INFINITY,
+        _ => return Err(Errno::EINVAL),
+    };
+    Ok(Rlimit {
+        cur: value,
+        max: value,
+    })
+}
+
+/// prlimit64(2) for the caller: reports the fixed limits; changing them is
+/// EPERM (they are the kernel's, not the process's).
+pub fn prlimit64(pid: i32, resource: u32, new: u64, old: u64) -> SysResult {
+    if pid != 0 && pid as u32 != current(|p| p.pid) {
+        return Err(Errno::ESRCH);
+    }
+    let now = limit(resource)?;
+    if old != 0 {
+        uaccess::write(old, &now)?;
+    }
+    if new != 0 {
+        let wanted: abi::types::Rlimit = uaccess::read(new)?;
+        if wanted != now {
+            return Err(Errno::EPERM);
+        }
+    }
+    Ok(0)
+}
+
+/// sched_getaffinity(2): one CPU.
+pub fn sched_getaffinity(pid: i32, size: u64, mask: u64) -> SysResult {
+    if pid != 0 && pid as u32 != current(|p| p.pid) {
+        return Err(Errno::ESRCH);
+    }
+    if size < 8 {
+        return Err(Errno::EINVAL);
+    }
+    uaccess::write(mask, &1u64)?;
+    Ok(8)
+}
+
+/// time(2): seconds since the epoch.
+pub fn time(out: u64) -> SysResult {
+    let seconds = (realtime_nanos() / 1_000_000_000) as i64;
+    if out != 0 {
+        uaccess::write(out, &seconds)?;
+    }
+    Ok(seconds as usize)
+}
+
+/// clock_getres(2): the TSC-backed clocks resolve nanoseconds, the CPU-time
+/// clocks one tick.
+pub fn clock_getres(clock_id: u32, out: u64) -> SysResult {
+    let nanos = match clock_id {
+        0 | 1 | 4 | 5 | 6 | 7 | 11 => 1,
+        2 | 3 => 1_000_000_000 / u64::from(clock::hz()),
+        _ => return Err(Errno::EINVAL),
+    };
+    if out != 0 {
+        uaccess::write(
+            out,
+            &Timespec {
+                tv_sec: 0,
+                tv_nsec: nanos as i64,
+            },
+        )?;
+    }
+    Ok(0)
+}
+
+/// times(2), in ticks (`AT_CLKTCK` per second); returns ticks since boot.
+pub fn times(out: u64) -> SysResult {
+    let tms = current(|p| abi::types::Tms {
+        utime: p.user_ticks as i64,
+        stime: p.system_ticks as i64,
+        cutime: p.children_ticks.0 as i64,
+        cstime: p.children_ticks.1 as i64,
+    });
+    if out != 0 {
+        uaccess::write(out, &tms)?;
+    }
+    Ok(clock::ticks() as usize)
+}
+
+/// getrusage(2): user and system time of the caller or its reaped children.
+pub fn getrusage(who: i32, out: u64) -> SysResult {
+    let (user, system) = match who {
+        abi::types::RUSAGE_SELF => current(|p| (p.user_ticks, p.system_ticks)),
+        abi::types::RUSAGE_CHILDREN => current(|p| p.children_ticks),
+        _ => return Err(Errno::EINVAL),
+    };
+    let hz = u64::from(clock::hz());
+    let usage = abi::types::Rusage {
+        utime: kcore::signal::timeval_from_ticks(user, hz),
+        stime: kcore::signal::timeval_from_ticks(system, hz),
+        ..Default::default()
+    };
+    uaccess::write(out, &usage)?;
+    Ok(0)
 }

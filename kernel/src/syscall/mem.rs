@@ -1,4 +1,4 @@
-//! Memory calls: brk, mmap, munmap, mprotect on the current process.
+//! Memory calls: brk, mmap, munmap, mremap, mprotect on the current process.
 
 use super::SysResult;
 use crate::proc::current;
@@ -19,6 +19,10 @@ pub fn mmap(addr: u64, len: u64, prot: u32, flags: u32, fd: i64) -> SysResult {
 
 pub fn munmap(addr: u64, len: u64) -> SysResult {
     with_memory(|m| m.munmap(addr, len)).map(|()| 0)
+}
+
+pub fn mremap(old: u64, old_len: u64, new_len: u64, flags: u32) -> SysResult {
+    with_memory(|m| m.mremap(old, old_len, new_len, flags)).map(|a| a as usize)
 }
 
 pub fn mprotect(addr: u64, len: u64, prot: u32) -> SysResult {

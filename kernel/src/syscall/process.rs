@@ -13,16 +13,43 @@ pub fn exit(code: i32) -> SysResult {
 
 pub fn nanosleep(req: u64, rem: u64) -> SysResult {
     let want: Timespec = uaccess::read(req)?;
-    if want.tv_sec < 0 || !(0..1_000_000_000).contains(&want.tv_nsec) {
+    sleep_for(nanos_of(&want)?, rem)
+}
+
+const TIMER_ABSTIME: u32 = 1;
+
+/// clock_nanosleep(2) on CLOCK_REALTIME or CLOCK_MONOTONIC, relative or
+/// absolute (TIMER_ABSTIME).
+pub fn clock_nanosleep(clock_id: u32, flags: u32, req: u64, rem: u64) -> SysResult {
+    let want = nanos_of(&uaccess::read(req)?)?;
+    let now = match clock_id {
+        0 => super::info::realtime_nanos(),
+        1 => crate::clock::nanos_since_boot(),
+        _ => return Err(Errno::EINVAL),
+    };
+    if flags & TIMER_ABSTIME != 0 {
+        sleep_for(want.saturating_sub(u128::from(now)), 0)
+    } else {
+        sleep_for(want, rem)
+    }
+}
+
+fn nanos_of(t: &Timespec) -> Result<u128, Errno> {
+    if t.tv_sec < 0 || !(0..1_000_000_000).contains(&t.tv_nsec) {
         return Err(Errno::EINVAL);
     }
+    Ok(t.tv_sec as u128 * 1_000_000_000 + t.tv_nsec as u128)
+}
+
+/// Sleeps `nanos` (rounded up to ticks); a signal ends it with EINTR and
+/// the time left in `rem` (if not null). Never restarted, as on Linux.
+fn sleep_for(nanos: u128, rem: u64) -> SysResult {
     let hz = u128::from(crate::clock::hz());
-    let nanos = want.tv_sec as u128 * 1_000_000_000 + want.tv_nsec as u128;
     let ticks = (nanos * hz).div_ceil(1_000_000_000) as u64;
     let start = crate::clock::ticks();
     match sched::sleep_ticks(ticks) {
         Ok(()) => Ok(0),
-        Err(e) => {
+        Err(_) => {
             if rem != 0 {
                 let left = ticks.saturating_sub(crate::clock::ticks() - start) as u128
                     * 1_000_000_000
@@ -33,9 +60,15 @@ pub fn nanosleep(req: u64, rem: u64) -> SysResult {
                 };
                 uaccess::write(rem, &left)?;
             }
-            Err(e)
+            Err(Errno::EINTR)
         }
     }
+}
+
+/// umask(2): recorded per process, not enforced (one user; modes are kept
+/// but never checked).
+pub fn umask(mask: u32) -> SysResult {
+    Ok(current(|p| core::mem::replace(&mut p.umask, mask & 0o777)) as usize)
 }
 
 const ARCH_SET_FS: u32 = 0x1002;

@@ -142,6 +142,19 @@ pub fn kill(pid: i32, signal: u32) -> SysResult {
     if found { Ok(0) } else { Err(Errno::ESRCH) }
 }
 
+/// tkill/tgkill: a thread is a process here (tid = pid), so these are kill
+/// for one process; musl's raise() uses tkill.
+pub fn tgkill(tgid: i32, tid: i32, signal: u32) -> SysResult {
+    if tid <= 0 || (tgid != -1 && tgid != tid) {
+        return Err(if tid <= 0 {
+            Errno::EINVAL
+        } else {
+            Errno::ESRCH
+        });
+    }
+    kill(tid, signal)
+}
+
 pub fn setpgid(pid: i32, pgid: i32) -> SysResult {
     if pgid < 0 {
         return Err(Errno::EINVAL);

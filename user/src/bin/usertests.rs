@@ -554,6 +554,54 @@ fn mmap_munmap_mprotect() -> Outcome {
     )
 }
 
+fn mremap_moves_grows_and_shrinks() -> Outcome {
+    let p = sys::mmap_anon(3 * 4096, PROT_READ | PROT_WRITE).map_err(|e| e.message())?;
+    // SAFETY: p..p+3 pages is our fresh mapping.
+    unsafe {
+        for i in 0..3 {
+            *p.add(i * 4096) = 10 + i as u8;
+        }
+    }
+    expect_err(
+        "growing without MREMAP_MAYMOVE",
+        sys::mremap(p, 3 * 4096, 6 * 4096, false),
+        Errno::ENOMEM,
+    )?;
+    let q = sys::mremap(p, 3 * 4096, 6 * 4096, true).map_err(|e| e.message())?;
+    // SAFETY: q..q+6 pages is the moved mapping.
+    unsafe {
+        for i in 0..3 {
+            ensure!(*q.add(i * 4096) == 10 + i as u8, "page {i} lost its data");
+        }
+        for i in 3..6 {
+            ensure!(*q.add(i * 4096) == 0, "grown page {i} not zeroed");
+            *q.add(i * 4096) = 1;
+        }
+    }
+    if q != p {
+        // SAFETY: write(1, p, 1) with p unmapped: the kernel must refuse it.
+        let ret = unsafe { libc_lite::syscall::syscall(nr::WRITE, &[1, p as usize, 1]) };
+        expect_err(
+            "writing from the old range",
+            Errno::from_return(ret),
+            Errno::EFAULT,
+        )?;
+    }
+    let r = sys::mremap(q, 6 * 4096, 4096, false).map_err(|e| e.message())?;
+    ensure!(r == q, "shrinking moved the mapping");
+    expect_err(
+        "mremap of an unmapped range",
+        sys::mremap(0x1000 as *mut u8, 4096, 8192, true),
+        Errno::EFAULT,
+    )?;
+    expect_err(
+        "mremap to length 0",
+        sys::mremap(q, 4096, 0, true),
+        Errno::EINVAL,
+    )?;
+    sys::munmap(q, 4096).map_err(|e| e.message().into())
+}
+
 fn faults_kill_only_the_process() -> Outcome {
     for (kind, signal) in [
         ("null", SIGSEGV),
@@ -717,6 +765,10 @@ const TESTS: &[Test] = &[
     ("fork_until_eagain", fork_until_eagain),
     ("brk_until_enomem", brk_until_enomem),
     ("mmap_munmap_mprotect", mmap_munmap_mprotect),
+    (
+        "mremap_moves_grows_and_shrinks",
+        mremap_moves_grows_and_shrinks,
+    ),
     ("faults_kill_only_the_process", faults_kill_only_the_process),
     (
         "failed_exec_leaves_the_caller",
