@@ -64,6 +64,12 @@ fn arc_limit(text: u64) -> usize {
     from_env.unwrap_or(((text * 3 / 100) as usize).clamp(MIN_ARCS, MAX_ARCS))
 }
 
+/// Where the profile goes when the environment asks for one
+/// (`LIBC_LITE_PROFILE=FILE`); gmon.out otherwise.
+pub fn profile_file() -> Option<&'static str> {
+    crate::env::vars().find_map(|v| v.strip_prefix("LIBC_LITE_PROFILE="))
+}
+
 /// Starts profiling the text in `[lowpc, highpc)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn monstartup(lowpc: usize, highpc: usize) {
@@ -138,13 +144,14 @@ pub extern "C" fn _mcleanup() {
         );
     }
     use abi::types::{O_CREAT, O_TRUNC, O_WRONLY};
-    let written = sys::open("gmon.out", O_WRONLY | O_CREAT | O_TRUNC, 0o644).and_then(|fd| {
+    let path = profile_file().unwrap_or("gmon.out");
+    let written = sys::open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644).and_then(|fd| {
         let r = sys::write_all(fd, &out);
         let _ = sys::close(fd);
         r
     });
     if let Err(e) = written {
-        crate::eprintln!("gmon: cannot write gmon.out: {}", e.message());
+        crate::eprintln!("gmon: cannot write {path}: {}", e.message());
     }
 }
 

@@ -18,8 +18,9 @@ unsafe extern "C" {
 }
 
 /// The profiled start-up (BSD's gcrt0.o): profile the whole text before main
-/// and write gmon.out when the program exits.
-#[cfg(feature = "gprof")]
+/// and write gmon.out when the program exits. Programs built with the
+/// `gprof` feature always do; any other does when its environment has
+/// `LIBC_LITE_PROFILE=FILE` (what `/bin/prof` sets), without call counts.
 fn gcrt0() {
     unsafe extern "C" {
         /// The start of the program image (defined by the linker).
@@ -64,8 +65,9 @@ unsafe extern "C" fn start_main(stack: *const usize) -> ! {
         ARGV.store(argv, Ordering::Relaxed);
         ENVP.store(envp, Ordering::Relaxed);
         AUXV.store(end.add(1) as *mut u64, Ordering::Relaxed);
-        #[cfg(feature = "gprof")]
-        gcrt0();
+        if cfg!(feature = "gprof") || crate::gmon::profile_file().is_some() {
+            gcrt0();
+        }
         let status = main(argc as i32, argv, envp);
         crate::exit::exit(status)
     }

@@ -132,6 +132,36 @@ pub fn mmap_anon(len: usize, prot: u32) -> Result<*mut u8> {
     call!(MMAP, 0, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1i64, 0).map(|a| a as *mut u8)
 }
 
+/// The terminal's local mode flags (termios `c_lflag`: ICANON, ECHO, ISIG),
+/// or ENOTTY if `fd` is not a terminal.
+pub fn terminal_flags(fd: i32) -> Result<u32> {
+    const TCGETS: u32 = 0x5401;
+    let mut termios = [0u8; 60];
+    call!(IOCTL, fd, TCGETS, termios.as_mut_ptr())?;
+    Ok(u32::from_le_bytes([
+        termios[12],
+        termios[13],
+        termios[14],
+        termios[15],
+    ]))
+}
+
+/// Sets the terminal's local mode flags (tcsetattr with only `c_lflag`
+/// changed).
+pub fn set_terminal_flags(fd: i32, lflag: u32) -> Result<()> {
+    const TCGETS: u32 = 0x5401;
+    const TCSETS: u32 = 0x5402;
+    let mut termios = [0u8; 60];
+    call!(IOCTL, fd, TCGETS, termios.as_mut_ptr())?;
+    termios[12..16].copy_from_slice(&lflag.to_le_bytes());
+    call!(IOCTL, fd, TCSETS, termios.as_ptr()).map(drop)
+}
+
+/// termios `c_lflag` bits.
+pub const ISIG: u32 = 0o1;
+pub const ICANON: u32 = 0o2;
+pub const ECHO: u32 = 0o10;
+
 /// mremap(2); `may_move` is MREMAP_MAYMOVE.
 pub fn mremap(addr: *mut u8, old_len: usize, new_len: usize, may_move: bool) -> Result<*mut u8> {
     call!(MREMAP, addr, old_len, new_len, u32::from(may_move)).map(|a| a as *mut u8)

@@ -4,6 +4,8 @@
 
 use libc_lite::sys;
 
+pub mod lineedit;
+
 /// Runs `path` with `args` in a child and returns its wait status.
 pub fn run(path: &str, args: &[&str]) -> Result<i32, libc_lite::Errno> {
     let pid = sys::fork()?;

@@ -219,7 +219,12 @@ pub fn boot(
 /// `cargo xtask run`.
 pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let image = build::image(opts, &Boot::normal(opts))?;
-    if opts.program.is_empty() && opts.timeout.is_none() {
+    // At a terminal (and with no time limit) QEMU gets it: the shell, or a
+    // program given with `--`, can be typed at. Otherwise (scripts, CI) the
+    // console is captured line by line and input is closed.
+    let interactive = opts.timeout.is_none()
+        && (opts.program.is_empty() || std::io::IsTerminal::is_terminal(&std::io::stdin()));
+    if interactive {
         eprintln!("xtask: booting {} (Ctrl-A X quits QEMU)", image.display());
         let status = command(opts, &image, Console::Terminal)?
             .status()

@@ -275,6 +275,21 @@ fn suites() -> Vec<Suite> {
             ..usertests("sigtests-apic", Tick::Apic)
         },
         Suite {
+            // /bin/prof profiles a program from the outside and names the
+            // functions from its symbol table; profdemo --work spends 3/4 of
+            // its time in loop_a and 1/4 in loop_b.
+            program: &["/bin/prof", "profdemo", "--work"],
+            expect: Expect::Output(
+                &[
+                    "prof: profdemo: * samples at 1000 Hz*",
+                    "*%*user::spin::loop_a",
+                    "*%*user::spin::loop_b",
+                ],
+                0,
+            ),
+            ..usertests("prof-tool", Tick::Pit)
+        },
+        Suite {
             program: &["/bin/musltests"],
             expect: Expect::Musl,
             ..usertests("musl", Tick::Pit)
@@ -356,8 +371,9 @@ fn suites() -> Vec<Suite> {
         Suite {
             // The interactive shell, typed at: Ctrl-C ends the foreground
             // job (a shell and its sleep) and, at the prompt, the half-typed
-            // line, while the shell itself lives on. The quotes keep the
-            // triggers out of the echo of what is typed.
+            // line, while the shell itself lives on; Up recalls a line and
+            // Left moves into it to insert. The quotes keep the triggers out
+            // of the echo of what is typed.
             name: "shell-ctrl-c",
             hz: 1000,
             tick: Tick::Pit,
@@ -368,11 +384,20 @@ fn suites() -> Vec<Suite> {
             typing: &[
                 ("profkern shell:", "sh -c 'echo re\"\"ady; sleep 100'\n"),
                 ("ready", "\x03"),
-                ("[sh: killed by SIGINT]", "abc\x03echo al''ive; exit 7\n"),
+                ("[sh: killed by SIGINT]", "abc\x03echo al''ive\n"),
+                ("alive", "\x1b[A\x1b[D\x1b[D\x1b[DX\n"),
+                ("alXive", "exit 7\n"),
             ],
             // Typing runs ahead of the prompts, so a prompt may begin a line.
             expect: Expect::Output(
-                &["*ready", "^C", "[sh: killed by SIGINT]", "*abc^C", "*alive"],
+                &[
+                    "*ready",
+                    "^C",
+                    "[sh: killed by SIGINT]",
+                    "*^C",
+                    "*alive",
+                    "*alXive",
+                ],
                 7,
             ),
         },

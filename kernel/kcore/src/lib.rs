@@ -12,4 +12,5 @@ pub mod gmon;
 pub mod path;
 pub mod profil;
 pub mod signal;
+pub mod symbols;
 pub mod time;

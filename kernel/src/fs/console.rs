@@ -7,6 +7,11 @@
 //! Readers sleep until a whole line is ready. Ctrl-C and Ctrl-\ discard the
 //! line and send SIGINT and SIGQUIT to the foreground process group, which a
 //! shell sets with `tcsetpgrp` (ioctl TIOCSPGRP) for each job it runs.
+//!
+//! That is the terminal's canonical mode. A program that edits lines itself
+//! (the shell, for its history and arrow keys) turns it off with `tcsetattr`
+//! (ioctl TCSETS, `c_lflag` without ICANON): then every byte is readable as
+//! it arrives, echoed only with ECHO, and Ctrl-C still signals with ISIG.
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
@@ -25,13 +30,38 @@ struct Input {
     ready: VecDeque<u8>,
     /// Ctrl-D on an empty line: the next read returns 0.
     eof: bool,
+    /// The termios `c_lflag` bits in force (ICANON, ECHO, ISIG).
+    lflag: u32,
 }
+
+/// termios `c_lflag` bits this console honours.
+pub const ISIG: u32 = 0o1;
+pub const ICANON: u32 = 0o2;
+pub const ECHO: u32 = 0o10;
 
 static INPUT: IrqLock<Input> = IrqLock::new(Input {
     editing: Vec::new(),
     ready: VecDeque::new(),
     eof: false,
+    lflag: ISIG | ICANON | ECHO,
 });
+
+/// The local mode flags (`c_lflag`) in force.
+pub fn local_flags() -> u32 {
+    INPUT.lock().lflag
+}
+
+/// Sets the local mode flags; leaving canonical mode makes a half-typed
+/// line readable at once, as on Linux.
+pub fn set_local_flags(lflag: u32) {
+    let mut input = INPUT.lock();
+    input.lflag = lflag & (ISIG | ICANON | ECHO);
+    if input.lflag & ICANON == 0 && !input.editing.is_empty() {
+        let line = core::mem::take(&mut input.editing);
+        input.ready.extend(line);
+        sched::wakeup(Chan::Console);
+    }
+}
 
 /// The process group Ctrl-C signals; init's until a shell says otherwise.
 static FOREGROUND: AtomicU32 = AtomicU32::new(crate::proc::INIT_PID);
@@ -69,15 +99,35 @@ pub fn on_interrupt() {
 }
 
 fn receive(byte: u8) {
+    let lflag = local_flags();
     let signal = match byte {
-        0x03 => abi::signal::SIGINT,
-        0x1c => abi::signal::SIGQUIT,
+        0x03 if lflag & ISIG != 0 => abi::signal::SIGINT,
+        0x1c if lflag & ISIG != 0 => abi::signal::SIGQUIT,
+        _ if lflag & ICANON == 0 => return pass_through(byte, lflag),
         _ => return edit_line(byte),
     };
-    crate::log::write_bytes(if byte == 0x03 { b"^C\n" } else { b"^\\\n" });
-    INPUT.lock().editing.clear();
+    if lflag & ECHO != 0 {
+        crate::log::write_bytes(if byte == 0x03 { b"^C\n" } else { b"^\\\n" });
+    }
+    // As a terminal does (without NOFLSH): typed-ahead input goes too.
+    let mut input = INPUT.lock();
+    input.editing.clear();
+    input.ready.clear();
+    drop(input);
     let group = foreground();
     crate::signal::send_to_group(group, signal, crate::signal::Origin::kernel());
+}
+
+/// Non-canonical mode: the byte is readable as it is.
+fn pass_through(byte: u8, lflag: u32) {
+    let mut input = INPUT.lock();
+    if input.ready.len() < MAX_LINE * 4 {
+        input.ready.push_back(byte);
+        if lflag & ECHO != 0 {
+            crate::log::write_bytes(&[byte]);
+        }
+    }
+    sched::wakeup(Chan::Console);
 }
 
 fn edit_line(byte: u8) {
@@ -110,9 +160,16 @@ fn edit_line(byte: u8) {
             }
             sched::wakeup(Chan::Console);
         }
-        b if (b >= 0x20 || b == b'\t') && input.editing.len() < MAX_LINE => {
+        // Anything else is part of the line, escape sequences of arrow keys
+        // typed ahead included (a line editor will read them); other
+        // control characters echo as ^X, so they cannot move the cursor.
+        b if input.editing.len() < MAX_LINE => {
             input.editing.push(b);
-            crate::log::write_bytes(&[b]);
+            if b < 0x20 && b != b'\t' {
+                crate::log::write_bytes(&[b'^', b + 0x40]);
+            } else {
+                crate::log::write_bytes(&[b]);
+            }
         }
         _ => {}
     }

@@ -12,6 +12,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::SysResult;
+use crate::fs::console;
 use crate::fs::file::{self, Kind, OpenFile};
 use crate::fs::pipe::Pipe;
 use crate::fs::ramfs::{self, Content};
@@ -360,6 +361,9 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
 
 pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
     const TCGETS: u32 = 0x5401;
+    const TCSETS: u32 = 0x5402;
+    const TCSETSW: u32 = 0x5403;
+    const TCSETSF: u32 = 0x5404;
     const TIOCGWINSZ: u32 = 0x5413;
     const TIOCGPGRP: u32 = 0x540f;
     const TIOCSPGRP: u32 = 0x5410;
@@ -371,10 +375,20 @@ pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
     }
     match request {
         TCGETS => {
-            // A canonical-mode, echoing terminal: c_lflag = ICANON | ECHO | ISIG.
+            // c_iflag ICRNL, c_oflag OPOST|ONLCR, c_cflag B38400|CS8|CREAD,
+            // and the local flags in force (ICANON, ECHO, ISIG).
             let mut termios = [0u8; 60];
-            termios[12..16].copy_from_slice(&(0o2 | 0o10 | 0o1u32).to_le_bytes());
+            termios[0..4].copy_from_slice(&0o400u32.to_le_bytes());
+            termios[4..8].copy_from_slice(&0o5u32.to_le_bytes());
+            termios[8..12].copy_from_slice(&0o277u32.to_le_bytes());
+            termios[12..16].copy_from_slice(&console::local_flags().to_le_bytes());
             uaccess::copy_to_user(arg, &termios)?;
+            Ok(0)
+        }
+        TCSETS | TCSETSW | TCSETSF => {
+            // Only the local flags mean something here; the rest is accepted.
+            let lflag: u32 = uaccess::read(arg + 12)?;
+            console::set_local_flags(lflag);
             Ok(0)
         }
         TIOCGWINSZ => {

@@ -11,6 +11,8 @@
 //! process group of its own, made the console's foreground group while it
 //! runs, so Ctrl-C (SIGINT from the console) reaches the pipeline and not the
 //! shell; the shell catches SIGINT itself, which ends a half-typed line.
+//! At a terminal it edits lines itself (`user::lineedit`): arrow keys and a
+//! history.
 
 #![no_std]
 #![no_main]
@@ -298,17 +300,14 @@ fn run_pipeline(pipeline: &[Command], last_status: &mut i32) -> Option<i32> {
     None
 }
 
-/// SIGINT and SIGQUIT in the shell itself: the console has dropped the
-/// line being typed; the read fails with EINTR and a fresh prompt follows.
-extern "C" fn on_interrupt(_signal: i32) {}
-
 /// Takes the console: a process group of its own, in the foreground.
 fn start_job_control() {
     let me = sys::getpid();
     let taken = signal::setpgid(0, 0).and_then(|()| signal::tcsetpgrp(0, me));
     if taken.is_ok() {
         for s in [abi::signal::SIGINT, abi::signal::SIGQUIT] {
-            let _ = signal::sigaction(s, Handler::Simple(on_interrupt), 0, 0);
+            // The line being typed is dropped; a fresh prompt follows.
+            let _ = signal::sigaction(s, Handler::Simple(user::lineedit::on_interrupt), 0, 0);
         }
         JOB_CONTROL.store(true, Ordering::Relaxed);
     }
@@ -346,6 +345,28 @@ fn run_line(line: &str, status: &mut i32) -> Option<i32> {
         }
     }
     None
+}
+
+/// The interactive loop: lines from the line editor (history, arrow keys).
+fn run_terminal() -> i32 {
+    let mut editor = user::lineedit::LineEditor::default();
+    let mut status = 0;
+    loop {
+        let mut cwd = [0u8; 256];
+        let prompt = alloc::format!("{} $ ", sys::getcwd(&mut cwd).unwrap_or("?"));
+        match editor.read_line(&prompt) {
+            Ok(Some(line)) => {
+                if let Some(code) = run_line(&line, &mut status) {
+                    return code;
+                }
+            }
+            Ok(None) => return status,
+            Err(e) => {
+                eprintln!("sh: read: {}", e.message());
+                return 1;
+            }
+        }
+    }
 }
 
 fn run_fd(fd: i32, interactive: bool) -> i32 {
@@ -415,7 +436,11 @@ fn run() -> i32 {
                 "profkern shell: type 'help' for help, 'ls /bin' for programs, 'exit' to power off"
             );
             start_job_control();
-            run_fd(0, true)
+            if user::lineedit::LineEditor::usable() {
+                run_terminal()
+            } else {
+                run_fd(0, true)
+            }
         }
     }
 }
