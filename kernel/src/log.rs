@@ -84,6 +84,47 @@ pub fn log(level: Level, args: fmt::Arguments) {
     ));
 }
 
+/// Lines about user programs' misfortunes (faults, bad signal frames) that
+/// may be printed per second; a fuzzer or a crash loop must not turn the
+/// console into the bottleneck. The rest are counted and reported with the
+/// next line that gets through, as Linux's printk_ratelimit does.
+const USER_LINES_PER_SECOND: u64 = 10;
+
+struct RateLimit {
+    second: u64,
+    printed: u64,
+    suppressed: u64,
+}
+
+static USER_LINES: crate::sync::IrqLock<RateLimit> = crate::sync::IrqLock::new(RateLimit {
+    second: 0,
+    printed: 0,
+    suppressed: 0,
+});
+
+/// Prints a line about a user program, unless too many were printed this
+/// second.
+pub fn user_line(args: fmt::Arguments) {
+    let second = crate::clock::ticks() / u64::from(crate::clock::hz()).max(1);
+    let suppressed = {
+        let mut limit = USER_LINES.lock();
+        if limit.second != second {
+            limit.second = second;
+            limit.printed = 0;
+        }
+        if limit.printed == USER_LINES_PER_SECOND {
+            limit.suppressed += 1;
+            return;
+        }
+        limit.printed += 1;
+        core::mem::take(&mut limit.suppressed)
+    };
+    if suppressed > 0 {
+        write_fmt(format_args!("({suppressed} similar lines not shown)\n"));
+    }
+    write_fmt(format_args!("{args}\n"));
+}
+
 #[macro_export]
 macro_rules! print {
     ($($arg:tt)*) => { $crate::log::write_fmt(format_args!($($arg)*)) };

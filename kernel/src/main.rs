@@ -53,6 +53,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     arch::trap::init();
     arch::syscall::init();
     arch::fpu::init();
+    arch::protect::init();
     mm::init(boot_info);
     info!(
         "memory: {} MiB usable, {} frames free",
@@ -104,7 +105,14 @@ fn start_init(opts: &BootOptions) {
     let args: alloc::vec::Vec<alloc::string::String> =
         opts.init_args().map(alloc::string::String::from).collect();
     match proc::lifecycle::spawn_init(opts.init, &args) {
-        Ok(()) => info!("boot: starting {} {:?}", opts.init, args),
+        Ok(()) => {
+            info!("boot: starting {} {:?}", opts.init, args);
+            if args.is_empty() {
+                info!(
+                    "boot: type 'help' at the shell prompt; Ctrl-A X quits QEMU; docs/book is the guide"
+                );
+            }
+        }
         Err(e) => {
             error!("boot: cannot start {}: {}", opts.init, e.message());
             arch::power::fail();

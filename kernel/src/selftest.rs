@@ -45,6 +45,16 @@ const TESTS: &[Test] = &[
         profil_kernel_buffer,
     ),
     ("tick_rate_matches_hz", tick_rate),
+    (
+        "smap_stops_kernel_reads_of_user_pages",
+        smap_blocks_stray_reads,
+    ),
+    ("smep_is_on", smep_on),
+    ("kernel_text_and_rodata_are_read_only", kernel_read_only),
+    (
+        "kernel_data_and_stacks_are_not_executable",
+        kernel_no_execute,
+    ),
 ];
 
 /// Runs every test and powers off with the result.
@@ -139,9 +149,14 @@ fn paging_address_space() -> TestResult {
             "unmapped page translates".into()
         })?;
         space.activate();
-        // SAFETY: `addr` is mapped in the active address space (SMAP is not
-        // yet enabled, so the kernel may read a user page here).
-        let seen = unsafe { core::ptr::read_volatile(addr.as_ptr::<u64>()) };
+        // Through the user-copy path: with SMAP a plain read would fault.
+        let mut bytes = [0u8; 8];
+        let left = crate::mm::uaccess::copy_relying_on_fixup(&mut bytes, addr.as_u64());
+        let seen = if left == 0 {
+            u64::from_le_bytes(bytes)
+        } else {
+            0
+        };
         crate::mm::paging::activate_kernel();
         check(seen == 0x5eed, || {
             format!("read {seen:#x} through the new mapping")
@@ -232,6 +247,88 @@ fn profil_kernel_buffer() -> TestResult {
     })?;
     check(*target == [0x1234; 4], || {
         format!("kernel memory changed: {:x?}", *target)
+    })
+}
+
+/// A user page the kernel reads directly must fault (SMAP); the user-copy
+/// path, which opens the window, still reads it.
+fn smap_blocks_stray_reads() -> TestResult {
+    use crate::mm::uaccess::{copy_relying_on_fixup, kernel_can_read};
+    check(arch::protect::smap(), || "SMAP is not enabled".into())?;
+    let space = AddressSpace::new().ok_or("out of memory")?;
+    let addr = VirtAddr::new(0x40_0000);
+    let frame = frames::alloc().ok_or("out of frames")?;
+    space
+        .map(
+            addr,
+            frame,
+            Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE,
+        )
+        .map_err(|e| format!("map: {e:?}"))?;
+    space.activate();
+    let stray = kernel_can_read(addr.as_u64());
+    let mut buf = [0u8; 8];
+    let left = copy_relying_on_fixup(&mut buf, addr.as_u64());
+    crate::mm::paging::activate_kernel();
+    check(!stray, || {
+        "the kernel read a user page outside uaccess".into()
+    })?;
+    check(left == 0, || {
+        format!("uaccess could not read it either ({left} left)")
+    })
+}
+
+fn smep_on() -> TestResult {
+    use x86_64::registers::control::{Cr4, Cr4Flags};
+    check(arch::protect::smep(), || "SMEP is not enabled".into())?;
+    check(
+        Cr4::read().contains(Cr4Flags::SUPERVISOR_MODE_EXECUTION_PROTECTION),
+        || "CR4.SMEP is clear".into(),
+    )
+}
+
+/// Writing its own code or constants faults even for the kernel (CR0.WP and
+/// the bootloader's read-only mappings); the heap is writable.
+fn kernel_read_only() -> TestResult {
+    use crate::mm::uaccess::kernel_can_write;
+    static MESSAGE: &str = "read-only data";
+    let text = run_all as *const () as u64;
+    let rodata = MESSAGE.as_ptr() as u64;
+    let heap = Box::new(0u8);
+    check(!kernel_can_write(text), || {
+        format!("kernel text at {text:#x} is writable")
+    })?;
+    check(!kernel_can_write(rodata), || {
+        format!("read-only data at {rodata:#x} is writable")
+    })?;
+    check(kernel_can_write(&*heap as *const u8 as u64), || {
+        "the heap is not writable (the probe is broken)".into()
+    })
+}
+
+/// Every kind of kernel data page is mapped NO_EXECUTE; text is not.
+fn kernel_no_execute() -> TestResult {
+    static mut DATA: u64 = 1;
+    let stack = 0u64;
+    let heap = Box::new(0u64);
+    let space = crate::mm::paging::Space::current();
+    let nx = |addr: u64| {
+        space
+            .translate(VirtAddr::new(addr))
+            .map(|(_, flags)| flags.contains(Flags::NO_EXECUTE))
+    };
+    for (what, addr) in [
+        ("data", &raw const DATA as u64),
+        ("the stack", &stack as *const u64 as u64),
+        ("the heap", &*heap as *const u64 as u64),
+    ] {
+        check(nx(addr) == Some(true), || {
+            format!("{what} at {addr:#x} is executable")
+        })?;
+    }
+    let text = run_all as *const () as u64;
+    check(nx(text) == Some(false), || {
+        format!("text at {text:#x} is mapped NO_EXECUTE?")
     })
 }
 

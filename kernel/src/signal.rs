@@ -498,9 +498,13 @@ pub fn sigreturn(tf: &mut TrapFrame) -> Result<usize, Errno> {
 fn bad_frame(what: &str, signal: u32, sp: u64) -> ! {
     let (pid, name) = current(|p| (p.pid, p.name.clone()));
     if signal != 0 {
-        crate::println!("pid {pid} ({name}): {what} signal {signal} (stack {sp:#x}); killed");
+        crate::log::user_line(format_args!(
+            "pid {pid} ({name}): {what} signal {signal} (stack {sp:#x}); killed"
+        ));
     } else {
-        crate::println!("pid {pid} ({name}): {what} at {sp:#x}; killed");
+        crate::log::user_line(format_args!(
+            "pid {pid} ({name}): {what} at {sp:#x}; killed"
+        ));
     }
     lifecycle::exit(abi::types::wait_status_signaled(SIGSEGV))
 }

@@ -326,6 +326,12 @@ pub fn profstat(pid: i32) -> Result<abi::types::ProfStat> {
     Ok(stat)
 }
 
+/// The kernel's check of its own bookkeeping (frames, heap, process table):
+/// Err(EIO) if something is off (the kernel says what on the console).
+pub fn kcheck() -> Result<()> {
+    call!(KCHECK).map(drop)
+}
+
 /// What the kernel's profil path costs, in TSC cycles.
 pub fn profcost() -> Result<abi::types::ProfCost> {
     let mut cost = abi::types::ProfCost::default();

@@ -5,6 +5,7 @@
 //!     cargo xtask image [OPTIONS]                       just build the disk image
 //!     cargo xtask prof [OPTIONS] PROGRAM [ARGS...]      run a profiled program, gprof it
 //!     cargo xtask gdb [OPTIONS] [-- PROGRAM ARGS...]    the kernel under GDB
+//!     cargo xtask fuzz [--minutes N] [--seed S]         the system-call fuzzer
 //!
 //! Argument parsing is kept apart from what the commands do (`options.rs`),
 //! and every failure is one line on stderr and a non-zero exit: a bad flag or a
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
         options::Command::Test(opts) => test::run(&opts),
         options::Command::Prof(opts) => prof::run(&opts),
         options::Command::Gdb(opts) => gdb::run(&opts, opts.batch.as_ref()),
+        options::Command::Fuzz(opts) => qemu::run(&fuzz_run(opts)),
     });
     match result {
         Ok(code) => code,
@@ -46,4 +48,24 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `cargo xtask fuzz`: /bin/sysfuzz as the program, with a time limit that
+/// leaves room for the boot and the final checks.
+fn fuzz_run(mut opts: options::Options) -> options::Options {
+    let minutes = opts.fuzz.minutes.unwrap_or(1);
+    let mut program = vec![
+        "/bin/sysfuzz".to_string(),
+        "--seconds".into(),
+        (minutes * 60).to_string(),
+    ];
+    if let Some(seed) = opts.fuzz.seed {
+        program.extend(["--seed".into(), seed.to_string()]);
+    }
+    if let Some(workers) = opts.fuzz.workers {
+        program.extend(["--workers".into(), workers.to_string()]);
+    }
+    opts.program = program;
+    opts.timeout = Some(opts.timeout.unwrap_or(minutes * 60 + 240));
+    opts
 }

@@ -14,6 +14,8 @@ commands:
   gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, user NAME)
   prof    run a profiled program (-- PROGRAM ARGS, e.g. -- /bin/callgraph), bring gmon.out
           home and print GNU gprof's flat profile and call graph
+  fuzz    run the system-call fuzzer (/bin/sysfuzz) for --minutes N (default 1), from
+          --seed S (default: random; a failure prints the seed to replay), --workers W
   help    this text
 
 options:
@@ -27,6 +29,7 @@ options:
   --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
   --batch FILE       (gdb) run the gdb commands in FILE instead of an interactive session
+  --minutes N, --seed S, --workers W   (fuzz) how long, from which seed, how many processes
 ";
 
 /// Options shared by every command that boots the kernel.
@@ -48,6 +51,15 @@ pub struct Options {
     pub graph: Option<std::path::PathBuf>,
     /// `gdb --batch FILE`.
     pub batch: Option<std::path::PathBuf>,
+    /// `fuzz --minutes N --seed S --workers W`.
+    pub fuzz: Fuzz,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fuzz {
+    pub minutes: Option<u64>,
+    pub seed: Option<u64>,
+    pub workers: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +97,7 @@ impl Default for Options {
             export: Vec::new(),
             graph: None,
             batch: None,
+            fuzz: Fuzz::default(),
         }
     }
 }
@@ -97,6 +110,7 @@ pub enum Command {
     Test(Options),
     Prof(Options),
     Gdb(Options),
+    Fuzz(Options),
 }
 
 pub fn parse(args: &[String]) -> Result<Command, String> {
@@ -110,6 +124,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         "test" => Command::Test,
         "prof" => Command::Prof,
         "gdb" => Command::Gdb,
+        "fuzz" => Command::Fuzz,
         other => return Err(format!("unknown command '{other}'; try `cargo xtask help`")),
     };
     let is_prof = command == "prof";
@@ -123,6 +138,9 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     }
     if opts.batch.is_some() && command != "gdb" {
         return Err("--batch only goes with gdb".into());
+    }
+    if opts.fuzz != Fuzz::default() && command != "fuzz" {
+        return Err("--minutes, --seed and --workers only go with fuzz".into());
     }
     Ok(make(opts))
 }
@@ -192,6 +210,18 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
                     ));
                 }
                 opts.export.push(v);
+            }
+            "--minutes" | "--seed" | "--workers" => {
+                let v = value(arg)?;
+                let n: u64 = v
+                    .parse()
+                    .map_err(|_| format!("{arg} needs a number, not '{v}'"))?;
+                match arg.as_str() {
+                    "--minutes" if n >= 1 => opts.fuzz.minutes = Some(n),
+                    "--seed" => opts.fuzz.seed = Some(n),
+                    "--workers" if (1..=16).contains(&n) => opts.fuzz.workers = Some(n),
+                    _ => return Err(format!("{arg} {v} is out of range")),
+                }
             }
             "--graph" => opts.graph = Some(value("--graph")?.into()),
             "--batch" => opts.batch = Some(value("--batch")?.into()),
@@ -306,6 +336,12 @@ mod tests {
             ),
             ("run --", "-- must be followed by a program to run"),
             ("image -- /bin/ls", "'image' takes no program after --"),
+            ("fuzz --minutes x", "--minutes needs a number, not 'x'"),
+            ("fuzz --workers 99", "--workers 99 is out of range"),
+            (
+                "run --seed 3",
+                "--minutes, --seed and --workers only go with fuzz",
+            ),
             (
                 "run --add x:relative",
                 "--add needs HOST[:/GUEST/PATH], not 'x:relative'",

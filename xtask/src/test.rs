@@ -290,6 +290,20 @@ fn suites() -> Vec<Suite> {
             ..usertests("prof-tool", Tick::Pit)
         },
         Suite {
+            // The fuzzer for a fixed budget and seed (`cargo xtask fuzz` runs
+            // it longer, from a random seed).
+            program: &["/bin/sysfuzz", "--seconds", "30", "--seed", "1"],
+            expect: Expect::Output(&["sysfuzz: * system calls in 30 s*", "sysfuzz: ok"], 0),
+            ..usertests("sysfuzz", Tick::Pit)
+        },
+        Suite {
+            // A short soak: usertests three times in one boot, no frame lost
+            // and no heap growth after the first (`/bin/soak 50` for long).
+            program: &["/bin/soak", "3"],
+            expect: Expect::Output(&["soak: run 3/3: passed*", "soak: ok"], 0),
+            ..usertests("soak", Tick::Pit)
+        },
+        Suite {
             program: &["/bin/musltests"],
             expect: Expect::Musl,
             ..usertests("musl", Tick::Pit)

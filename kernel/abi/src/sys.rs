@@ -110,3 +110,6 @@ pub const PROCLIST: usize = 1003;
 pub const PROFSTAT: usize = 1004;
 /// `profcost(struct profcost *)`: cycles the profil path costs.
 pub const PROFCOST: usize = 1005;
+/// `kcheck()`: the kernel checks its own bookkeeping (frames, heap, process
+/// table); 0 if sound, `EIO` (with the reason on the console) if not.
+pub const KCHECK: usize = 1006;

@@ -108,6 +108,40 @@ impl<'a> FrameTable<'a> {
         self.free_len
     }
 
+    /// Checks the table's invariants: every frame on the free stack is
+    /// managed, has no users and is there once; every managed frame without
+    /// users is on the stack. (The free entries are marked with a count of
+    /// 1 while checking and put back to 0.)
+    pub fn check(&mut self) -> Result<(), &'static str> {
+        let free = &self.free[..self.free_len];
+        for &frame in free {
+            match self.refcount.get(frame as usize) {
+                Some(0) => {}
+                Some(&UNMANAGED) | None => return Err("an unmanaged frame is on the free stack"),
+                Some(_) => return Err("a frame on the free stack is in use"),
+            }
+        }
+        // Every entry has a count of 0 now: mark each with 1 to find
+        // duplicates and free frames missing from the stack, then unmark.
+        let mut twice = false;
+        for &frame in free {
+            let count = &mut self.refcount[frame as usize];
+            twice |= *count == 1;
+            *count = 1;
+        }
+        let missing = self.refcount.contains(&0);
+        for &frame in free {
+            self.refcount[frame as usize] = 0;
+        }
+        let managed = self.refcount.iter().filter(|&&c| c != UNMANAGED).count();
+        match () {
+            _ if twice => Err("a frame is on the free stack twice"),
+            _ if missing => Err("a free frame is missing from the free stack"),
+            _ if managed != self.total => Err("the count of managed frames is wrong"),
+            _ => Ok(()),
+        }
+    }
+
     pub fn total(&self) -> usize {
         self.total
     }
@@ -181,5 +215,22 @@ mod tests {
             t.incref(f).unwrap();
         }
         assert_eq!(t.incref(f), Err(FrameError::TooManyUsers(0)));
+    }
+
+    #[test]
+    fn check_finds_broken_bookkeeping() {
+        let mut refcount = [0u16; 8];
+        let mut free = [0u32; 8];
+        let mut t = FrameTable::new(&mut refcount, &mut free);
+        for f in 0..6 {
+            t.add_free(f).unwrap();
+        }
+        let a = t.alloc().unwrap();
+        t.incref(a).unwrap();
+        assert_eq!(t.check(), Ok(()));
+        assert_eq!(t.refcount(a), Some(2), "check leaves counts alone");
+        assert_eq!(t.check(), Ok(()), "and can run again");
+        t.free[0] = a as u32; // a used frame slipped onto the free stack
+        assert!(t.check().is_err());
     }
 }

@@ -6,6 +6,7 @@ pub mod gdt;
 pub mod pic;
 pub mod pit;
 pub mod power;
+pub mod protect;
 pub mod rtc;
 pub mod switch;
 pub mod syscall;

@@ -90,6 +90,10 @@ trap_stubs:
 
     .global alltraps
 alltraps:
+    cmpb $0, SMAP_ENABLED(%rip)
+    je 1f
+    clac
+1:
     pushq %rax
     pushq %rbx
     pushq %rcx

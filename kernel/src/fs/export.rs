@@ -31,7 +31,7 @@ pub fn export_all() {
         let data = ramfs::lookup(path)
             .ok()
             .and_then(|node| match &node.lock().content {
-                Content::File(bytes) => Some(bytes.clone()),
+                Content::File(data) => Some(data.to_vec()),
                 _ => None,
             });
         match data {

@@ -180,49 +180,28 @@ impl OpenFile {
 /// Copies file bytes from `at` into `buf`; how many there were.
 fn read_at(content: &Content, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
     match content {
+        Content::File(data) => Ok(data.read_at(at, buf)),
+        Content::Dir(_) => Err(Errno::EISDIR),
+        Content::Console => Err(Errno::ESPIPE),
+    }
+}
+
+/// Writes `buf` into the file at `at`, growing it as needed; returns the
+/// offset just past what was written.
+fn write_at(content: &mut Content, at: u64, buf: &[u8]) -> Result<u64, Errno> {
+    match content {
         Content::File(data) => {
-            let start = at.min(data.len() as u64) as usize;
-            let n = buf.len().min(data.len() - start);
-            buf[..n].copy_from_slice(&data[start..start + n]);
-            Ok(n)
+            data.write_at(at, buf)?;
+            Ok(at + buf.len() as u64)
         }
         Content::Dir(_) => Err(Errno::EISDIR),
         Content::Console => Err(Errno::ESPIPE),
     }
 }
 
-/// Writes `buf` into the file at `at`, growing it (zero-filled) as needed;
-/// returns the offset just past what was written.
-fn write_at(content: &mut Content, at: u64, buf: &[u8]) -> Result<u64, Errno> {
-    let Content::File(data) = content else {
-        return Err(if let Content::Dir(_) = content {
-            Errno::EISDIR
-        } else {
-            Errno::ESPIPE
-        });
-    };
-    let start = usize::try_from(at).map_err(|_| Errno::EFBIG)?;
-    let end = start.checked_add(buf.len()).ok_or(Errno::EFBIG)?;
-    if end > data.len() {
-        data.try_reserve(end - data.len())
-            .map_err(|_| Errno::ENOSPC)?;
-        data.resize(end, 0);
-    }
-    data[start..end].copy_from_slice(buf);
-    Ok(end as u64)
-}
-
 pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
     match &mut node.lock().content {
-        Content::File(data) => {
-            let len = usize::try_from(len).map_err(|_| Errno::EFBIG)?;
-            if len > data.len() {
-                data.try_reserve(len - data.len())
-                    .map_err(|_| Errno::ENOSPC)?;
-            }
-            data.resize(len, 0);
-            Ok(())
-        }
+        Content::File(data) => data.truncate(len),
         Content::Dir(_) => Err(Errno::EISDIR),
         Content::Console => Err(Errno::EINVAL),
     }

@@ -3,5 +3,6 @@
 pub mod console;
 pub mod export;
 pub mod file;
+pub mod filedata;
 pub mod pipe;
 pub mod ramfs;

@@ -20,7 +20,8 @@ use spin::{Mutex, Once};
 pub type NodeRef = Arc<Mutex<Node>>;
 
 pub enum Content {
-    File(Vec<u8>),
+    /// A regular file's bytes (fs/filedata.rs: one frame per page).
+    File(super::filedata::FileData),
     Dir(BTreeMap<String, NodeRef>),
     /// The serial console (`/dev/console`).
     Console,
@@ -49,7 +50,7 @@ impl Node {
 
     pub fn size(&self) -> u64 {
         match &self.content {
-            Content::File(data) => data.len() as u64,
+            Content::File(data) => data.len(),
             Content::Dir(entries) => entries.len() as u64,
             Content::Console => 0,
         }
@@ -113,7 +114,7 @@ pub fn create(path: &str, perm: u32, exclusive: bool) -> Result<NodeRef, Errno> 
         Some(_) if exclusive => Err(Errno::EEXIST),
         Some(node) => Ok(node.clone()),
         None => {
-            let node = new_node(perm, Content::File(Vec::new()));
+            let node = new_node(perm, Content::File(Default::default()));
             entries.insert(name.to_string(), node.clone());
             Ok(node)
         }
@@ -210,8 +211,13 @@ pub fn load_cpio(archive: &[u8]) -> Result<usize, kcore::cpio::CpioError> {
         } else if entry.is_file()
             && let Ok(node) = create(&path, perm, false)
         {
-            node.lock().content = Content::File(entry.data.to_vec());
-            files += 1;
+            match super::filedata::FileData::from_bytes(entry.data) {
+                Ok(data) => {
+                    node.lock().content = Content::File(data);
+                    files += 1;
+                }
+                Err(_) => crate::warn!("ramfs: no memory for {path}"),
+            }
         }
     }
     Ok(files)

@@ -88,6 +88,11 @@ pub fn users(frame: PhysFrame) -> u16 {
     with_table(|t| t.refcount(number(frame))).unwrap_or(0)
 }
 
+/// The table's invariants (kcore::frames::FrameTable::check).
+pub fn check() -> Result<(), &'static str> {
+    with_table(|t| t.check())
+}
+
 pub fn free_count() -> usize {
     with_table(|t| t.free_count())
 }

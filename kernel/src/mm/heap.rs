@@ -72,6 +72,25 @@ pub fn usage() -> (usize, usize) {
     (heap.used(), heap.size())
 }
 
+/// The heap's accounting holds (used + free = size, inside the mapped
+/// range) and it still hands out and takes back memory.
+pub fn check() -> Result<(), &'static str> {
+    {
+        let heap = ALLOCATOR.heap.lock();
+        if heap.used() + heap.free() != heap.size() {
+            return Err("heap: used + free != size");
+        }
+        if heap.bottom() as u64 != HEAP_START || heap.top() as u64 > HEAP_START + HEAP_MAX {
+            return Err("heap: bounds moved");
+        }
+    }
+    let probe = alloc::vec![0x5au8; 4096];
+    if probe.iter().any(|&b| b != 0x5a) {
+        return Err("heap: a fresh block did not keep its bytes");
+    }
+    Ok(())
+}
+
 // SAFETY: allocations come from the linked-list heap, which hands out
 // disjoint, correctly aligned blocks of mapped memory.
 unsafe impl GlobalAlloc for KernelHeap {

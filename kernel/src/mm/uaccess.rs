@@ -7,7 +7,14 @@
 //! a write fault would). Only then are the bytes copied, by one `rep movsb`
 //! whose fault, should a page still vanish, is caught: `trap.rs` sends a kernel
 //! fault at `uaccess_copy_insn` to `uaccess_copy_done` (an exception-table
-//! fixup, as in Linux and the BSDs), and the copy reports `EFAULT`.
+//! fixup, as in Linux and the BSDs), and the copy reports `EFAULT`. With SMAP
+//! on (arch/protect.rs) that instruction is the only place the kernel may
+//! touch a user page: `stac` before it, `clac` after.
+//!
+//! Two more instructions have fixups: `probe_read` and `probe_write`, which
+//! the self-tests use to show that a protection holds (a kernel write to its
+//! own text, a kernel read of a user page outside the window) without
+//! bringing the kernel down.
 
 use abi::Errno;
 use alloc::string::String;
@@ -26,10 +33,38 @@ core::arch::global_asm!(
     .global uaccess_copy_done
 uaccess_copy:
     movq %rdx, %rcx
+    cmpb $0, SMAP_ENABLED(%rip)
+    je 1f
+    stac
+1:
 uaccess_copy_insn:
     rep movsb
 uaccess_copy_done:
+    cmpb $0, SMAP_ENABLED(%rip)
+    je 2f
+    clac
+2:
     movq %rcx, %rax
+    ret
+
+    .global probe_read
+    .global probe_read_insn
+    .global probe_write
+    .global probe_write_insn
+    .global probe_fault
+probe_read:
+    xorl %eax, %eax
+probe_read_insn:
+    movb (%rdi), %cl
+    ret
+probe_write:
+    xorl %eax, %eax
+    movb (%rdi), %cl
+probe_write_insn:
+    movb %cl, (%rdi)
+    ret
+probe_fault:
+    movl $1, %eax
     ret
     "#,
     options(att_syntax)
@@ -40,11 +75,40 @@ unsafe extern "C" {
     fn uaccess_copy(dst: *mut u8, src: *const u8, len: usize) -> usize;
     fn uaccess_copy_insn();
     fn uaccess_copy_done();
+    /// Reads a byte at `addr`; returns 1 if that faulted, else 0.
+    fn probe_read(addr: u64) -> u64;
+    fn probe_read_insn();
+    /// Writes the byte at `addr` back to itself; returns 1 if that faulted.
+    fn probe_write(addr: u64) -> u64;
+    fn probe_write_insn();
+    fn probe_fault();
 }
 
-/// Where a fault at `rip` should resume, if `rip` is the user-copy instruction.
+/// Where a fault at `rip` should resume, if `rip` is an instruction with a
+/// fixup (the user copy, the two probes).
 pub fn fixup_for(rip: u64) -> Option<u64> {
-    (rip == uaccess_copy_insn as *const () as u64).then_some(uaccess_copy_done as *const () as u64)
+    let at = |f: unsafe extern "C" fn()| f as *const () as u64;
+    if rip == at(uaccess_copy_insn) {
+        Some(at(uaccess_copy_done))
+    } else if rip == at(probe_read_insn) || rip == at(probe_write_insn) {
+        Some(at(probe_fault))
+    } else {
+        None
+    }
+}
+
+/// Whether the kernel can read the byte at `addr` (outside any SMAP window).
+/// For self-tests of the protections; never for user pointers.
+pub fn kernel_can_read(addr: u64) -> bool {
+    // SAFETY: a fault is caught by the fixup and reported as 1.
+    unsafe { probe_read(addr) == 0 }
+}
+
+/// Whether the kernel can write the byte at `addr` (it writes the same
+/// value back, so success changes nothing). For self-tests only.
+pub fn kernel_can_write(addr: u64) -> bool {
+    // SAFETY: as in kernel_can_read; the byte written is the one read.
+    unsafe { probe_write(addr) == 0 }
 }
 
 /// Copies from `src` with no page-table check, relying on the fault fixup

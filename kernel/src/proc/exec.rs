@@ -103,7 +103,7 @@ fn read_strings(array: u64) -> Result<Vec<String>, Errno> {
 pub fn load(path: &str, argv: &[String], envp: &[String]) -> Result<Image, Errno> {
     let node = ramfs::lookup(path)?;
     let data = match &node.lock().content {
-        Content::File(bytes) => bytes.clone(),
+        Content::File(data) => data.to_vec(),
         _ => return Err(Errno::EACCES),
     };
     let exe = elf::parse(&data, USER_TOP)?;
@@ -115,7 +115,7 @@ pub fn load(path: &str, argv: &[String], envp: &[String]) -> Result<Image, Errno
         .unwrap_or(0);
     let mem = UserMemory::new(
         AddressSpace::new().ok_or(Errno::ENOMEM)?,
-        page_up(image_end),
+        page_up(image_end).ok_or(Errno::ENOEXEC)?,
     );
     load_segments(&mem, &exe, &data)?;
     let stack_flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
@@ -137,7 +137,8 @@ fn load_segments(mem: &UserMemory, exe: &Executable, data: &[u8]) -> Result<(), 
         if seg.flags & PF_X == 0 {
             flags |= Flags::NO_EXECUTE;
         }
-        for page in (page_down(seg.vaddr)..page_up(seg.vaddr + seg.mem_size)).step_by(4096) {
+        let end = page_up(seg.vaddr + seg.mem_size).ok_or(Errno::ENOEXEC)?;
+        for page in (page_down(seg.vaddr)..end).step_by(4096) {
             let page = VirtAddr::new(page);
             match mem.space.translate(page) {
                 // Two segments share this page: it gets the union of rights.

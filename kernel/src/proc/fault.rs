@@ -50,13 +50,14 @@ pub fn user_fault(tf: &TrapFrame) {
         return;
     }
     if tf.vector == trap::PAGE_FAULT {
-        crate::println!(
+        crate::log::user_line(format_args!(
             "pid {pid} ({name}): {what} at rip {:#x}, address {addr:#x} (error {:#x}, cs {:#x})",
-            tf.rip,
-            tf.error_code,
-            tf.cs
-        );
+            tf.rip, tf.error_code, tf.cs
+        ));
     } else {
-        crate::println!("pid {pid} ({name}): {what} at rip {:#x}", tf.rip);
+        crate::log::user_line(format_args!(
+            "pid {pid} ({name}): {what} at rip {:#x}",
+            tf.rip
+        ));
     }
 }

@@ -142,6 +142,38 @@ pub fn current<R>(f: impl FnOnce(&mut Process) -> R) -> R {
     f(table.current_mut().expect("no current process"))
 }
 
+/// The process table's invariants, for the kernel self-check (kcheck):
+/// at most one process running, every parent present (orphans went to
+/// init), memory held exactly by the living, at most MAX_PROCS entries.
+pub fn check() -> Result<(), &'static str> {
+    let table = TABLE.lock();
+    if table.procs.len() > MAX_PROCS {
+        return Err("proc: more processes than MAX_PROCS");
+    }
+    if table
+        .procs
+        .values()
+        .filter(|p| p.state == State::Running)
+        .count()
+        > 1
+    {
+        return Err("proc: two processes running on one CPU");
+    }
+    for p in table.procs.values() {
+        if p.pid != INIT_PID && !table.procs.contains_key(&p.ppid) {
+            return Err("proc: a parent is gone and its child was not given to init");
+        }
+        let zombie = matches!(p.state, State::Zombie { .. });
+        if zombie == p.mem.is_some() {
+            return Err("proc: memory held by a zombie, or missing from a live process");
+        }
+        if p.pgid == 0 {
+            return Err("proc: a process without a group");
+        }
+    }
+    Ok(())
+}
+
 /// Work due before a return to user mode, in the process's own context:
 /// profil's pending ticks, giving up the CPU at the end of a time slice,
 /// then signals (which may rewrite `tf` to enter a handler, or end the

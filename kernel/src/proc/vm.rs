@@ -38,8 +38,13 @@ pub const fn page_down(a: u64) -> u64 {
     a & !(PAGE_SIZE - 1)
 }
 
-pub const fn page_up(a: u64) -> u64 {
-    (a + PAGE_SIZE - 1) & !(PAGE_SIZE - 1)
+/// `a` rounded up to a page boundary; None if that passes 2^64 (a user's
+/// length near u64::MAX must be an error, not an overflow).
+pub const fn page_up(a: u64) -> Option<u64> {
+    match a.checked_add(PAGE_SIZE - 1) {
+        Some(x) => Some(x & !(PAGE_SIZE - 1)),
+        None => None,
+    }
 }
 
 /// A zeroed frame for user memory, or ENOMEM past the kernel's reserve.
@@ -140,7 +145,9 @@ impl UserMemory {
         if new < self.brk_start || new > self.brk_start + BRK_MAX {
             return self.brk;
         }
-        let (old_end, new_end) = (page_up(self.brk), page_up(new));
+        // Both are at most brk_start + BRK_MAX (checked above): no overflow.
+        let up = |a: u64| page_up(a).unwrap_or(a);
+        let (old_end, new_end) = (up(self.brk), up(new));
         if new_end > old_end {
             let flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
             if self.map_zeroed(old_end, new_end, flags).is_err() {
@@ -174,7 +181,7 @@ impl UserMemory {
         if len > MMAP_TOP {
             return Err(Errno::ENOMEM);
         }
-        let len = page_up(len);
+        let len = page_up(len).ok_or(Errno::ENOMEM)?;
         let start = if flags & MAP_FIXED != 0 {
             if !addr.is_multiple_of(PAGE_SIZE)
                 || addr.checked_add(len).is_none_or(|end| end > USER_TOP)
@@ -200,8 +207,8 @@ impl UserMemory {
     }
 
     pub fn munmap(&mut self, addr: u64, len: u64) -> Result<(), Errno> {
-        let end = addr
-            .checked_add(page_up(len))
+        let end = page_up(len)
+            .and_then(|len| addr.checked_add(len))
             .filter(|&e| e <= USER_TOP)
             .ok_or(Errno::EINVAL)?;
         if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
@@ -222,7 +229,9 @@ impl UserMemory {
         flags: u32,
     ) -> Result<u64, Errno> {
         const MREMAP_MAYMOVE: u32 = 1;
-        let (old_len, new_len) = (page_up(old_len), page_up(new_len));
+        let (Some(old_len), Some(new_len)) = (page_up(old_len), page_up(new_len)) else {
+            return Err(Errno::EINVAL);
+        };
         if !old.is_multiple_of(PAGE_SIZE) || new_len == 0 || flags & !MREMAP_MAYMOVE != 0 {
             return Err(Errno::EINVAL);
         }
@@ -281,8 +290,8 @@ impl UserMemory {
     }
 
     pub fn mprotect(&mut self, addr: u64, len: u64, prot: u32) -> Result<(), Errno> {
-        let end = addr
-            .checked_add(page_up(len))
+        let end = page_up(len)
+            .and_then(|len| addr.checked_add(len))
             .filter(|&e| e <= USER_TOP)
             .ok_or(Errno::ENOMEM)?;
         if !addr.is_multiple_of(PAGE_SIZE) {

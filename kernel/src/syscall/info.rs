@@ -294,3 +294,17 @@ pub fn getrusage(who: i32, out: u64) -> SysResult {
     uaccess::write(out, &usage)?;
     Ok(0)
 }
+
+/// kcheck(): the frame table, the heap and the process table, checked.
+pub fn kcheck() -> SysResult {
+    let checks: [fn() -> Result<(), &'static str>; 3] =
+        [mm::frames::check, mm::heap::check, crate::proc::check];
+    let mut sound = true;
+    for check in checks {
+        if let Err(why) = check() {
+            crate::warn!("kcheck: {why}");
+            sound = false;
+        }
+    }
+    if sound { Ok(0) } else { Err(Errno::EIO) }
+}

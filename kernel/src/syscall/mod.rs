@@ -120,6 +120,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::PROFIL => crate::profil::profil(a[0], a[1], a[2], a[3]),
         sys::PROFSTAT => info::profstat(a[0] as i32, a[1]),
         sys::PROFCOST => info::profcost(a[0]),
+        sys::KCHECK => info::kcheck(),
         nr => unknown(nr),
     };
     tf.rax = match result {
@@ -128,14 +129,17 @@ pub fn dispatch(tf: &mut TrapFrame) {
     };
 }
 
-/// Numbers below 512 already reported as unknown (one bit each).
-static REPORTED: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
+/// Numbers already reported as unknown: one bit each below 1024, then one
+/// bit for every larger number (only the first of those is reported).
+static REPORTED: [AtomicU64; 17] = [const { AtomicU64::new(0) }; 17];
 
 fn unknown(nr: usize) -> SysResult {
-    let first_time = match REPORTED.get(nr / 64) {
-        Some(word) => word.fetch_or(1 << (nr % 64), Ordering::Relaxed) & (1 << (nr % 64)) == 0,
-        None => true,
+    let (word, bit) = if nr < 1024 {
+        (nr / 64, nr % 64)
+    } else {
+        (16, 0)
     };
+    let first_time = REPORTED[word].fetch_or(1 << bit, Ordering::Relaxed) & (1 << bit) == 0;
     if first_time {
         let (pid, name) = crate::proc::current(|p| (p.pid, p.name.clone()));
         crate::warn!("pid {pid} ({name}): unknown system call {nr}, returning ENOSYS");

@@ -1,6 +1,7 @@
 //! /bin/fault KIND: fault on purpose, to show (and test) that a faulting
 //! program ends alone with the right signal. KIND is one of
-//! null, kernel, divide, opcode, privileged, write-text, stack-overflow.
+//! null, kernel, divide, opcode, privileged, write-text, exec-stack,
+//! stack-overflow.
 #![no_std]
 #![no_main]
 use libc_lite::eprintln;
@@ -38,10 +39,17 @@ fn run() -> i32 {
                 core::ptr::write_volatile(text, 0xc3);
                 0
             }
+            "exec-stack" => {
+                // A `ret` on the stack: NX must stop the jump there.
+                let code = core::hint::black_box([0xc3u8; 16]);
+                let f: extern "C" fn() = core::mem::transmute(code.as_ptr());
+                f();
+                0
+            }
             "stack-overflow" => recurse(0) as i32,
             _ => {
                 eprintln!(
-                    "usage: fault null|kernel|divide|opcode|privileged|write-text|stack-overflow"
+                    "usage: fault null|kernel|divide|opcode|privileged|write-text|exec-stack|stack-overflow"
                 );
                 2
             }

@@ -610,6 +610,7 @@ fn faults_kill_only_the_process() -> Outcome {
         ("opcode", SIGILL),
         ("privileged", SIGSEGV),
         ("write-text", SIGSEGV),
+        ("exec-stack", SIGSEGV),
         ("stack-overflow", SIGSEGV),
     ] {
         let status = user::run("/bin/fault", &["fault", kind]).map_err(|e| e.message())?;
@@ -778,13 +779,121 @@ const TESTS: &[Test] = &[
     ("nanosleep_sleeps", nanosleep_sleeps),
     ("preemption_lets_others_run", preemption_lets_others_run),
     ("identity_and_time", identity_and_time),
+    (
+        "a_full_ramfs_is_enospc_and_loses_nothing",
+        a_full_ramfs_is_enospc_and_loses_nothing,
+    ),
+    ("a_foreign_pointer_is_efault", a_foreign_pointer_is_efault),
 ];
 
+/// Writes a file until memory runs out: ENOSPC, and an earlier file keeps
+/// every byte; deleting the big one gives its memory back.
+fn a_full_ramfs_is_enospc_and_loses_nothing() -> Outcome {
+    let pattern: Vec<u8> = (0..10_000u32).map(|i| (i * 7) as u8).collect();
+    let keep =
+        sys::open("/keep.txt", O_CREAT | O_WRONLY | O_TRUNC, 0o644).map_err(|e| e.message())?;
+    sys::write_all(keep, &pattern).map_err(|e| e.message())?;
+    let _ = sys::close(keep);
+    let in_use_before = frames_in_use();
+    let big =
+        sys::open("/big.bin", O_CREAT | O_WRONLY | O_TRUNC, 0o644).map_err(|e| e.message())?;
+    let chunk = vec![0xa5u8; 1 << 20];
+    let mut total = 0u64;
+    let error = loop {
+        match sys::write(big, &chunk) {
+            Ok(n) => total += n as u64,
+            Err(e) => break e,
+        }
+        if total > 4 << 30 {
+            break Errno::EFBIG; // memory cannot be that large: the limit failed
+        }
+    };
+    let _ = sys::close(big);
+    let _ = sys::unlink("/big.bin");
+    let in_use_after = frames_in_use();
+    let mut back = vec![0u8; pattern.len() + 1];
+    let fd = sys::open("/keep.txt", O_RDONLY, 0).map_err(|e| e.message())?;
+    let n = sys::read(fd, &mut back).map_err(|e| e.message())?;
+    let _ = sys::close(fd);
+    let _ = sys::unlink("/keep.txt");
+    ensure!(
+        error == Errno::ENOSPC,
+        "the write that did not fit failed with {}",
+        error.name()
+    );
+    ensure!(total >= 64 << 20, "only {} MiB fit", total >> 20);
+    ensure!(
+        n == pattern.len() && back[..n] == pattern[..],
+        "the earlier file changed"
+    );
+    ensure!(
+        in_use_after == in_use_before,
+        "{} frames in use before the big file, {} after deleting it",
+        in_use_before,
+        in_use_after
+    );
+    Ok(())
+}
+
+/// A pointer that is good in one process means nothing in another: the
+/// other's system calls get EFAULT and a direct access faults.
+fn a_foreign_pointer_is_efault() -> Outcome {
+    const FOREIGN: usize = 0x3000_0000;
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let check = move || -> i32 {
+        // The parent maps FOREIGN after this fork; wait until it has.
+        let mut go = [0u8; 1];
+        if sys::read(r, &mut go) != Ok(1) {
+            return 1;
+        }
+        // SAFETY: write(w, FOREIGN, 16): unmapped here, the kernel must refuse it.
+        let ret = unsafe { libc_lite::syscall::syscall(nr::WRITE, &[w as usize, FOREIGN, 16]) };
+        if Errno::from_return(ret) != Err(Errno::EFAULT) {
+            return 2;
+        }
+        // SAFETY: read(r, FOREIGN, 1): as above.
+        let ret = unsafe { libc_lite::syscall::syscall(nr::READ, &[r as usize, FOREIGN, 1]) };
+        if Errno::from_return(ret) != Err(Errno::EFAULT) {
+            return 3;
+        }
+        match child_status(|| {
+            // SAFETY: none: FOREIGN is not mapped in this process; must fault.
+            unsafe { core::ptr::read_volatile(FOREIGN as *const u8) as i32 }
+        }) {
+            Ok(s) if sys::signaled(s) == Some(SIGSEGV) => 0,
+            _ => 4,
+        }
+    };
+    let pid = match sys::fork().map_err(|e| e.message())? {
+        0 => sys::exit(check()),
+        pid => pid,
+    };
+    let mapped = sys::mmap_fixed(FOREIGN, 4096, PROT_READ | PROT_WRITE);
+    if let Ok(p) = mapped {
+        // SAFETY: just mapped.
+        unsafe { p.write_bytes(0x42, 4096) };
+    }
+    let _ = sys::write(w, b"g");
+    let status = sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    let _ = sys::close(r);
+    let _ = sys::close(w);
+    mapped.map_err(|e| e.message())?;
+    let _ = sys::munmap(FOREIGN as *mut u8, 4096);
+    ensure!(
+        sys::exited(status) == Some(0),
+        "check {status:#x} failed (2 write, 3 read, 4 direct access)"
+    );
+    Ok(())
+}
+
 /// Frames in use by processes: everything but free frames and what the
-/// kernel keeps for itself once grown (its heap and kernel page tables).
+/// kernel keeps for itself once grown (its heap and kernel page tables),
+/// and not counting this process's own heap (its brk area grows as the
+/// harness allocates, which is not a kernel leak).
 fn frames_in_use() -> u64 {
+    let own_heap = sys::brk(0).div_ceil(4096) as u64;
     sys::kinfo().map_or(0, |k| {
-        k.total_frames - k.free_frames - k.heap_frames - k.kernel_table_frames
+        k.total_frames - k.free_frames - k.heap_frames - k.kernel_table_frames - own_heap
     })
 }
 
@@ -803,6 +912,13 @@ fn run() -> i32 {
         failed += 1;
     }
     user::harness::verdict("usertest", "no_frames_lost", kept);
+    let sound = sys::kcheck().map_err(|_| String::from("kcheck failed: see the console"));
+    if sound.is_ok() {
+        passed += 1;
+    } else {
+        failed += 1;
+    }
+    user::harness::verdict("usertest", "kernel_self_check", sound);
     println!("usertests: {passed} passed, {failed} failed");
     i32::from(failed > 0)
 }

@@ -1,0 +1,648 @@
+//! /bin/sysfuzz [--seconds N] [--seed S] [--workers W]: a system-call fuzzer.
+//!
+//! W worker processes issue system calls with random and adversarial
+//! arguments (kernel addresses, unmapped, read-only and non-canonical ones,
+//! huge and negative sizes, odd alignments, wrapped ranges, bad
+//! descriptors, profil with every kind of bad buffer and region array) as
+//! fast as they can. The parent keeps them running: it kills one with SIGKILL
+//! now and then (in the middle of whatever call it is in), replaces workers
+//! that die of their own calls (a munmap of their own stack, a handler at a
+//! bad address, a garbage sigreturn), and reads their call counts from a
+//! pipe. At the end it removes every file the workers made, then checks that
+//! no physical frame was lost and that the kernel's own bookkeeping is sound
+//! (`kcheck`). Everything follows from the seed, which a failure prints so
+//! the run can be replayed (`cargo xtask fuzz --seed S`).
+//!
+//! Some calls are steered away from what would end the experiment rather
+//! than test the kernel: kill only reaches the worker itself (never -1 or
+//! the parent), setpgid keeps the worker in its own group, a forked child
+//! exits at once, and the workers' files stay inside their own directory
+//! (paths are built from lowercase letters only).
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use abi::sys::*;
+use abi::types::{KInfo, O_DIRECTORY, O_NONBLOCK, O_RDONLY, WNOHANG};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use libc_lite::{println, sys};
+
+libc_lite::entry!(run);
+
+/// The descriptor a worker reports its call count on (never fuzzed).
+const REPORT_FD: i32 = 63;
+/// Calls between two reports.
+const REPORT_EVERY: u64 = 16;
+const SCRATCH: &str = "/fuzz";
+
+/// xorshift64*: small, fast, and the same sequence for the same seed.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+/// The calls fuzzed, with a weight each (how often they are picked).
+const CALLS: &[(usize, u64)] = &[
+    (READ, 6),
+    (WRITE, 6),
+    (OPEN, 4),
+    (OPENAT, 3),
+    (CLOSE, 4),
+    (STAT, 2),
+    (FSTAT, 2),
+    (LSTAT, 1),
+    (LSEEK, 3),
+    (MMAP, 6),
+    (MPROTECT, 4),
+    (MUNMAP, 4),
+    (BRK, 3),
+    (RT_SIGACTION, 4),
+    (RT_SIGPROCMASK, 3),
+    (RT_SIGRETURN, 1),
+    (IOCTL, 3),
+    (PREAD64, 2),
+    (PWRITE64, 2),
+    (READV, 3),
+    (WRITEV, 3),
+    (ACCESS, 2),
+    (PIPE, 2),
+    (SCHED_YIELD, 1),
+    (MREMAP, 3),
+    (MADVISE, 1),
+    (DUP, 2),
+    (DUP2, 2),
+    (PAUSE, 1),
+    (NANOSLEEP, 1),
+    (GETITIMER, 2),
+    (ALARM, 1),
+    (SETITIMER, 3),
+    (GETPID, 1),
+    (FORK, 1),
+    (EXECVE, 2),
+    (WAIT4, 2),
+    (KILL, 2),
+    (UNAME, 2),
+    (FCNTL, 3),
+    (FSYNC, 1),
+    (TRUNCATE, 2),
+    (FTRUNCATE, 2),
+    (GETCWD, 2),
+    (CHDIR, 1),
+    (RENAME, 2),
+    (MKDIR, 2),
+    (RMDIR, 2),
+    (CREAT, 2),
+    (UNLINK, 2),
+    (UMASK, 1),
+    (GETTIMEOFDAY, 2),
+    (GETRLIMIT, 2),
+    (GETRUSAGE, 2),
+    (SYSINFO, 2),
+    (TIMES, 2),
+    (GETPPID, 1),
+    (SETPGID, 1),
+    (GETPGRP, 1),
+    (GETPGID, 1),
+    (RT_SIGPENDING, 2),
+    (RT_SIGSUSPEND, 1),
+    (SIGALTSTACK, 3),
+    (ARCH_PRCTL, 2),
+    (GETTID, 1),
+    (TKILL, 1),
+    (TIME, 2),
+    (SCHED_GETAFFINITY, 2),
+    (GETDENTS64, 3),
+    (SET_TID_ADDRESS, 1),
+    (CLOCK_GETTIME, 2),
+    (CLOCK_GETRES, 2),
+    (CLOCK_NANOSLEEP, 1),
+    (TGKILL, 1),
+    (MKDIRAT, 1),
+    (NEWFSTATAT, 2),
+    (UNLINKAT, 2),
+    (FACCESSAT, 1),
+    (DUP3, 2),
+    (PIPE2, 2),
+    (PRLIMIT64, 2),
+    (GETRANDOM, 2),
+    (PROFIL, 8),
+    (KINFO, 2),
+    (POWEROFF, 1),
+    (PROCLIST, 2),
+    (PROFSTAT, 2),
+    (PROFCOST, 1),
+    (999, 1),
+    (5000, 1),
+];
+
+/// Addresses every kind of pointer check must refuse or survive.
+const BAD_POINTERS: &[u64] = &[
+    0,
+    1,
+    8,
+    0xfff,
+    0x1000,
+    0x1_0000,
+    0x7fff_ffff_f000,
+    0x7fff_ffff_ffff,
+    0x0000_8000_0000_0000, // the first non-canonical address
+    0xffff_8000_0000_0000, // the kernel half
+    0xffff_c000_0000_0000, // the kernel heap
+    0xffff_ffff_8000_0000, // kernel text
+    0xffff_ffff_ffff_f000,
+    u64::MAX,
+    u64::MAX - 7,
+];
+
+const SIZES: &[u64] = &[
+    0,
+    1,
+    2,
+    7,
+    8,
+    15,
+    16,
+    24,
+    64,
+    4095,
+    4096,
+    4097,
+    65536,
+    1 << 20,
+    1 << 31,
+    1 << 40,
+    u64::MAX,
+    u64::MAX / 2,
+    i64::MAX as u64,
+    u32::MAX as u64,
+];
+
+/// Where a worker's good pointers point.
+struct Memory {
+    buffer: u64,
+    buffer_len: u64,
+    stack: u64,
+    text: u64,
+    /// A mapping of its own for mmap/munmap/mprotect/mremap to play with.
+    arena: u64,
+}
+
+const ARENA_LEN: u64 = 64 * 4096;
+
+fn argument(rng: &mut Rng, memory: &Memory) -> u64 {
+    match rng.below(10) {
+        0 | 1 => rng.pick(BAD_POINTERS),
+        2 => memory.buffer + rng.below(memory.buffer_len),
+        3 => memory.buffer + rng.pick(&[0, 1, 3, 4095, 4096]),
+        4 => rng.pick(&[memory.stack, memory.text, memory.text + 1]),
+        5 => rng.pick(SIZES),
+        6 => rng.below(64),
+        7 => (-(rng.below(5) as i64) - 1) as u64,
+        8 => 1 << rng.below(64),
+        _ => rng.next(),
+    }
+}
+
+/// A descriptor: mostly small (the worker's own), never the report pipe.
+fn descriptor(rng: &mut Rng) -> u64 {
+    let fd = match rng.below(8) {
+        0 => -1i64,
+        1 => -100, // AT_FDCWD
+        2 => 64,
+        3 => 1000,
+        4 => i32::MIN as i64,
+        _ => rng.below(20) as i64,
+    };
+    fd as u64
+}
+
+/// Fills the buffer: lowercase letters with NULs now and then, so that
+/// paths made from it stay inside the worker's directory.
+fn fill(rng: &mut Rng, memory: &Memory) {
+    // SAFETY: the buffer is this worker's own allocation of buffer_len bytes.
+    let bytes = unsafe {
+        core::slice::from_raw_parts_mut(memory.buffer as *mut u8, memory.buffer_len as usize)
+    };
+    for b in bytes.iter_mut() {
+        *b = match rng.below(12) {
+            0 => 0,
+            n => b'a' + (n as u8 % 26),
+        };
+    }
+}
+
+/// A signal for kill: mostly harmless ones (0, ignored by default, or
+/// stopping-and-continuing), sometimes anything up to 69 (invalid above 64).
+fn signal_number(rng: &mut Rng) -> u64 {
+    if rng.below(4) == 0 {
+        rng.below(70)
+    } else {
+        rng.pick(&[0, 17, 18, 23, 28])
+    }
+}
+
+/// Arguments for call `nr`: random, with the steering described above.
+fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64) -> [u64; 6] {
+    let mut a = [0u64; 6];
+    for slot in &mut a {
+        *slot = argument(rng, memory);
+    }
+    match nr {
+        READ | WRITE | CLOSE | FSTAT | LSEEK | IOCTL | PREAD64 | PWRITE64 | READV | WRITEV
+        | DUP | FCNTL | FSYNC | FTRUNCATE | GETDENTS64 => a[0] = descriptor(rng),
+        DUP2 | DUP3 => {
+            a[0] = descriptor(rng);
+            a[1] = descriptor(rng);
+        }
+        OPENAT | MKDIRAT | NEWFSTATAT | UNLINKAT | FACCESSAT => a[0] = descriptor(rng),
+        KILL | TKILL => {
+            a[0] = rng.pick(&[0, me, me.wrapping_neg(), 99_999, 99_999u64.wrapping_neg()]);
+            a[1] = signal_number(rng);
+        }
+        TGKILL => {
+            a[0] = rng.pick(&[me, u64::MAX]);
+            a[1] = rng.pick(&[me, 99_999]);
+            a[2] = signal_number(rng);
+        }
+        SETPGID => a = [0; 6],
+        // Mostly the arena, so that workers do not unmap themselves at
+        // every turn (they still do, now and then).
+        MMAP | MUNMAP | MPROTECT | MREMAP if rng.below(5) != 0 => {
+            a[0] = memory.arena + 4096 * rng.below(ARENA_LEN / 4096);
+            a[1] = 4096 * rng.below(8);
+            if nr == MMAP {
+                a[3] |= u64::from(abi::types::MAP_FIXED);
+            }
+        }
+        ALARM => a[0] = rng.below(3),
+        NANOSLEEP | CLOCK_NANOSLEEP | PAUSE | RT_SIGSUSPEND | WAIT4 => {
+            // Blocking calls: rarely, so workers mostly keep calling.
+            if rng.below(4) != 0 {
+                a[0] = 0;
+            }
+        }
+        PROFIL => {
+            if rng.below(3) == 0 {
+                a[1] = u64::MAX; // the multi-region form
+            }
+            a[3] = rng.pick(&[0, 1, 0x8000, 0x1_0000, 0x1_0001, 0xffff_ffff, u64::MAX]);
+        }
+        _ => {}
+    }
+    a
+}
+
+/// A worker: fuzzes until it dies or is killed.
+fn worker(index: usize, seed: u64, report: i32) -> ! {
+    let _ = sys::dup2(report, REPORT_FD);
+    for fd in 0..REPORT_FD {
+        let _ = sys::close(fd);
+    }
+    let dir = format!("{SCRATCH}/w{index}");
+    let _ = sys::mkdir(&dir, 0o755);
+    let _ = sys::chdir(&dir);
+    let _ = libc_lite::signal::setpgid(0, 0);
+    let mut rng = Rng::new(seed);
+    let buffer = alloc::vec![0u8; 16384];
+    let stack_marker = 0u8;
+    let memory = Memory {
+        buffer: buffer.as_ptr() as u64,
+        buffer_len: buffer.len() as u64,
+        stack: &stack_marker as *const u8 as u64,
+        text: worker as *const () as u64,
+        arena: sys::mmap_anon(ARENA_LEN as usize, 3).map_or(0x1000, |p| p as u64),
+    };
+    // Timer signals would end most workers at once; ignored, they only end
+    // those that install a bad handler for them.
+    for signal in [
+        abi::signal::SIGALRM,
+        abi::signal::SIGVTALRM,
+        abi::signal::SIGPROF,
+    ] {
+        let _ = libc_lite::signal::sigaction(signal, libc_lite::signal::Handler::Ignore, 0, 0);
+    }
+    let me = u64::from(sys::getpid());
+    let total: u64 = CALLS.iter().map(|c| c.1).sum();
+    let mut calls = 0u64;
+    loop {
+        if calls.is_multiple_of(64) {
+            fill(&mut rng, &memory);
+        }
+        let mut ticket = rng.below(total);
+        let nr = CALLS
+            .iter()
+            .find(|&&(_, weight)| {
+                let hit = ticket < weight;
+                ticket = ticket.saturating_sub(weight);
+                hit
+            })
+            .map_or(GETPID, |c| c.0);
+        let a = arguments(nr, &mut rng, &memory, me);
+        // SAFETY: none, on purpose: the kernel must survive whatever this
+        // does to the worker (which the parent replaces if it dies).
+        let ret = unsafe {
+            libc_lite::syscall::syscall6(
+                nr,
+                a[0] as usize,
+                a[1] as usize,
+                a[2] as usize,
+                a[3] as usize,
+                a[4] as usize,
+                a[5] as usize,
+            )
+        };
+        if (nr == FORK) && ret == 0 {
+            sys::exit(0); // a fuzzed fork's child leaves at once
+        }
+        calls += 1;
+        if calls.is_multiple_of(REPORT_EVERY) {
+            let _ = sys::write(REPORT_FD, &calls.to_le_bytes());
+        }
+    }
+}
+
+struct Worker {
+    pid: u32,
+    pipe: i32,
+    calls: u64,
+}
+
+struct Tally {
+    calls: u64,
+    killed_by_us: u64,
+    died: u64,
+    died_by_signal: [u64; 65],
+    spawned: u64,
+}
+
+fn spawn(index: usize, seed: u64, tally: &mut Tally) -> Option<Worker> {
+    let (r, w) = match sys::pipe() {
+        Ok(p) => p,
+        Err(_) => return None,
+    };
+    // SAFETY: fcntl(r, F_SETFL, O_NONBLOCK) takes no pointer.
+    let _ = unsafe { libc_lite::syscall::syscall(FCNTL, &[r as usize, 4, O_NONBLOCK as usize]) };
+    match sys::fork() {
+        Ok(0) => {
+            let _ = sys::close(r);
+            worker(index, seed, w)
+        }
+        Ok(pid) => {
+            let _ = sys::close(w);
+            tally.spawned += 1;
+            Some(Worker {
+                pid,
+                pipe: r,
+                calls: 0,
+            })
+        }
+        Err(_) => {
+            let _ = sys::close(r);
+            let _ = sys::close(w);
+            None
+        }
+    }
+}
+
+fn drain(worker: &mut Worker) {
+    let mut buf = [0u8; 512];
+    while let Ok(n) = sys::read(worker.pipe, &mut buf) {
+        if n < 8 {
+            break;
+        }
+        let last = &buf[n - n % 8 - 8..n - n % 8];
+        worker.calls = u64::from_le_bytes(last.try_into().unwrap_or([0; 8]));
+    }
+}
+
+fn retire(worker: &mut Worker, tally: &mut Tally) {
+    drain(worker);
+    tally.calls += worker.calls;
+    let _ = sys::close(worker.pipe);
+}
+
+/// Removes `path` and everything under it.
+fn remove_tree(path: &str) {
+    if let Ok(fd) = sys::open(path, O_RDONLY | O_DIRECTORY, 0) {
+        let mut names = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = sys::getdents64(fd, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            let mut at = 0;
+            while at + 19 < n {
+                let len = u16::from_le_bytes([buf[at + 16], buf[at + 17]]) as usize;
+                let name = &buf[at + 19..at + len];
+                let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+                if let Ok(name) = core::str::from_utf8(name)
+                    && name != "."
+                    && name != ".."
+                {
+                    names.push(format!("{path}/{name}"));
+                }
+                at += len.max(1);
+            }
+        }
+        let _ = sys::close(fd);
+        for name in names {
+            remove_tree(&name);
+        }
+        let _ = sys::rmdir(path);
+    } else {
+        let _ = sys::unlink(path);
+    }
+}
+
+/// Frames that are not free, counted so that heap growth is not a loss.
+fn frames_in_use(k: &KInfo) -> i64 {
+    k.total_frames as i64
+        - k.free_frames as i64
+        - k.heap_frames as i64
+        - k.kernel_table_frames as i64
+}
+
+struct Options {
+    seconds: u64,
+    seed: u64,
+    workers: usize,
+}
+
+fn options() -> Result<Options, String> {
+    let mut o = Options {
+        seconds: 30,
+        seed: sys::rdtsc() % 1_000_000,
+        workers: 4,
+    };
+    let args: Vec<&str> = libc_lite::env::args().skip(1).collect();
+    for pair in args.chunks(2) {
+        let value = pair.get(1).and_then(|v| v.parse::<u64>().ok());
+        match (pair[0], value) {
+            ("--seconds", Some(v)) => o.seconds = v,
+            ("--seed", Some(v)) => o.seed = v,
+            ("--workers", Some(v)) if (1..=16).contains(&v) => o.workers = v as usize,
+            _ => {
+                return Err(format!(
+                    "usage: sysfuzz [--seconds N] [--seed S] [--workers 1..16] (at '{}')",
+                    pair[0]
+                ));
+            }
+        }
+    }
+    Ok(o)
+}
+
+fn run() -> i32 {
+    let o = match options() {
+        Ok(o) => o,
+        Err(why) => {
+            println!("{why}");
+            return 2;
+        }
+    };
+    let _ = libc_lite::signal::setpgid(0, 0);
+    let before = sys::kinfo().map(|k| frames_in_use(&k)).unwrap_or(0);
+    println!(
+        "sysfuzz: seed {}, {} workers, {} s (replay: cargo xtask fuzz --seed {} --minutes N)",
+        o.seed, o.workers, o.seconds, o.seed
+    );
+    let _ = sys::mkdir(SCRATCH, 0o755);
+    let mut tally = Tally {
+        calls: 0,
+        killed_by_us: 0,
+        died: 0,
+        died_by_signal: [0; 65],
+        spawned: 0,
+    };
+    let mut rng = Rng::new(o.seed);
+    let next_seed = |rng: &mut Rng| {
+        o.seed
+            .wrapping_mul(1_000_003)
+            .wrapping_add(rng.next() % 1_000_000)
+    };
+    let mut workers: Vec<Option<Worker>> = (0..o.workers).map(|_| None).collect();
+    let start = sys::monotonic_nanos();
+    let mut last_kill = start;
+    while sys::monotonic_nanos() - start < o.seconds * 1_000_000_000 {
+        for (i, slot) in workers.iter_mut().enumerate() {
+            if slot.is_none() {
+                let seed = next_seed(&mut rng);
+                *slot = spawn(i, seed, &mut tally);
+            }
+            if let Some(w) = slot.as_mut() {
+                drain(w);
+            }
+        }
+        // Reap workers that died of their own calls (and strays: the
+        // children of fuzzed forks, which exit at once).
+        while let Ok((pid, status)) = sys::wait4(-1, WNOHANG) {
+            if pid == 0 {
+                break;
+            }
+            if let Some(slot) = workers
+                .iter_mut()
+                .find(|s| s.as_ref().is_some_and(|w| w.pid == pid))
+            {
+                let mut w = slot.take().expect("found");
+                retire(&mut w, &mut tally);
+                match sys::signaled(status) {
+                    Some(abi::signal::SIGKILL) => {} // ours
+                    Some(signal) => {
+                        tally.died += 1;
+                        tally.died_by_signal[signal as usize % 65] += 1;
+                    }
+                    None => tally.died += 1,
+                }
+            }
+        }
+        let now = sys::monotonic_nanos();
+        if now - last_kill > 100_000_000 {
+            last_kill = now;
+            let i = rng.below(o.workers as u64) as usize;
+            if let Some(w) = &workers[i] {
+                let _ = sys::kill(w.pid as i32, abi::signal::SIGKILL);
+                tally.killed_by_us += 1;
+            }
+        }
+        let _ = sys::nanosleep(10_000_000);
+    }
+    for slot in workers.iter_mut() {
+        if let Some(mut w) = slot.take() {
+            let _ = sys::kill(w.pid as i32, abi::signal::SIGKILL);
+            let _ = sys::waitpid(w.pid as i32);
+            retire(&mut w, &mut tally);
+        }
+    }
+    while sys::wait4(-1, 0).is_ok() {}
+    remove_tree(SCRATCH);
+    let _ = sys::profil_raw(0, 0, 0, 0);
+    let after = sys::kinfo().map(|k| frames_in_use(&k)).unwrap_or(0);
+    let lost = after - before;
+    let check = sys::kcheck();
+    let mut causes = String::new();
+    for (signal, &count) in tally
+        .died_by_signal
+        .iter()
+        .enumerate()
+        .take(32)
+        .filter(|(_, c)| **c > 0)
+    {
+        causes.push_str(&format!(
+            " {count} {}",
+            libc_lite::signal::name(signal as u32)
+        ));
+    }
+    let realtime: u64 = tally.died_by_signal[32..].iter().sum();
+    if realtime > 0 {
+        causes.push_str(&format!(" {realtime} real-time signals"));
+    }
+    println!(
+        "sysfuzz: {} system calls in {} s ({} per second) by {} workers; {} killed mid-call by SIGKILL; {} died of their own calls:{}",
+        tally.calls,
+        o.seconds,
+        tally.calls / o.seconds.max(1),
+        tally.spawned,
+        tally.killed_by_us,
+        tally.died,
+        causes,
+    );
+    println!(
+        "sysfuzz: frames in use before {before}, after {after} (lost {lost}); kernel self-check: {}",
+        match check {
+            Ok(()) => "sound",
+            Err(_) => "FAILED (see the kcheck lines)",
+        }
+    );
+    if lost == 0 && check.is_ok() && tally.calls > 0 {
+        println!("sysfuzz: ok");
+        0
+    } else {
+        println!(
+            "sysfuzz: FAIL (seed {}): lost {lost} frames, kcheck {check:?}, {} calls",
+            o.seed, tally.calls
+        );
+        1
+    }
+}
