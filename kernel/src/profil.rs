@@ -51,6 +51,11 @@ impl State {
         !self.regions.is_empty()
     }
 
+    /// Whether ticks wait to be added to the buffer.
+    pub fn has_pending(&self) -> bool {
+        self.pending_len > 0
+    }
+
     /// Turns profiling on with `regions`, replacing any earlier ones.
     pub fn start(&mut self, regions: Vec<Region>) {
         *self = State {

@@ -177,6 +177,12 @@ impl Signals {
         rules::next(self.pending, self.blocked).is_some()
     }
 
+    /// Whether `deliver` has anything to do: a signal to act on, or a mask
+    /// that sigsuspend set aside.
+    pub fn need_attention(&self) -> bool {
+        self.interrupts() || self.saved_mask.is_some()
+    }
+
     /// Replaces the mask until the next handler returns (sigsuspend).
     pub fn suspend_with(&mut self, mask: SigSet) {
         self.saved_mask = Some(self.blocked);
@@ -358,14 +364,19 @@ pub fn deliver(tf: &mut TrapFrame) {
     }
 }
 
+/// Whether the trap frame holds a system call's ERESTARTSYS, which
+/// `deliver` must turn into a restart or EINTR.
+pub fn restart_pending(tf: &TrapFrame) -> bool {
+    tf.vector == SYSCALL_VECTOR
+        && tf.error_code != NOT_A_SYSCALL
+        && tf.rax == Errno::ERESTARTSYS.as_return() as u64
+}
+
 /// A system call that a signal interrupted (it returned ERESTARTSYS) is
 /// restarted, unless a handler without SA_RESTART runs: then it fails with
 /// EINTR.
 fn settle_interrupted_call(tf: &mut TrapFrame, handler_flags: Option<u64>) {
-    if tf.vector != SYSCALL_VECTOR
-        || tf.error_code == NOT_A_SYSCALL
-        || tf.rax != Errno::ERESTARTSYS.as_return() as u64
-    {
+    if !restart_pending(tf) {
         return;
     }
     match handler_flags {

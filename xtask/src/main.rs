@@ -6,11 +6,13 @@
 //!     cargo xtask prof [OPTIONS] PROGRAM [ARGS...]      run a profiled program, gprof it
 //!     cargo xtask gdb [OPTIONS] [-- PROGRAM ARGS...]    the kernel under GDB
 //!     cargo xtask fuzz [--minutes N] [--seed S]         the system-call fuzzer
+//!     cargo xtask bench [--quick] [--accel kvm|tcg]    this kernel against Linux
 //!
 //! Argument parsing is kept apart from what the commands do (`options.rs`),
 //! and every failure is one line on stderr and a non-zero exit: a bad flag or a
 //! missing tool never ends in a Rust backtrace.
 
+mod bench;
 mod build;
 mod docs;
 mod gdb;
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
         options::Command::Prof(opts) => prof::run(&opts),
         options::Command::Gdb(opts) => gdb::run(&opts, opts.batch.as_ref()),
         options::Command::Fuzz(opts) => qemu::run(&fuzz_run(opts)),
+        options::Command::Bench(opts) => bench::run(&opts),
     });
     match result {
         Ok(code) => code,

@@ -9,11 +9,14 @@ commands:
           (with -- PROGRAM ARGS: run that one program, power off with its exit status)
   test    run every test: host unit tests, then the in-QEMU suites; ends with 'N passed, M failed'
           (`test -- NAME...` runs only the parts whose names start so: host, docs, a suite
-          such as sigtests or musl, gdb)
+          such as sigtests or musl, gdb, bench)
   image   build the disk image and print its path
   gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, user NAME)
   prof    run a profiled program (-- PROGRAM ARGS, e.g. -- /bin/callgraph), bring gmon.out
           home and print GNU gprof's flat profile and call graph
+  bench   the same static benchmark on this kernel and on Debian's Linux in the same QEMU:
+          system calls, fork/exec, context switches, profiling; a table, JSON, Markdown and
+          a chart in target/bench/ (--quick: a smoke run)
   fuzz    run the system-call fuzzer (/bin/sysfuzz) for --minutes N (default 1), from
           --seed S (default: random; a failure prints the seed to replay), --workers W
   help    this text
@@ -30,6 +33,7 @@ options:
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
   --batch FILE       (gdb) run the gdb commands in FILE instead of an interactive session
   --minutes N, --seed S, --workers W   (fuzz) how long, from which seed, how many processes
+  --quick            (bench) fewer iterations, one rate
 ";
 
 /// Options shared by every command that boots the kernel.
@@ -53,6 +57,8 @@ pub struct Options {
     pub batch: Option<std::path::PathBuf>,
     /// `fuzz --minutes N --seed S --workers W`.
     pub fuzz: Fuzz,
+    /// `bench --quick`.
+    pub quick: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -98,6 +104,7 @@ impl Default for Options {
             graph: None,
             batch: None,
             fuzz: Fuzz::default(),
+            quick: false,
         }
     }
 }
@@ -111,6 +118,7 @@ pub enum Command {
     Prof(Options),
     Gdb(Options),
     Fuzz(Options),
+    Bench(Options),
 }
 
 pub fn parse(args: &[String]) -> Result<Command, String> {
@@ -125,6 +133,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         "prof" => Command::Prof,
         "gdb" => Command::Gdb,
         "fuzz" => Command::Fuzz,
+        "bench" => Command::Bench,
         other => return Err(format!("unknown command '{other}'; try `cargo xtask help`")),
     };
     let is_prof = command == "prof";
@@ -138,6 +147,9 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     }
     if opts.batch.is_some() && command != "gdb" {
         return Err("--batch only goes with gdb".into());
+    }
+    if opts.quick && command != "bench" {
+        return Err("--quick only goes with bench".into());
     }
     if opts.fuzz != Fuzz::default() && command != "fuzz" {
         return Err("--minutes, --seed and --workers only go with fuzz".into());
@@ -226,6 +238,7 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
             "--graph" => opts.graph = Some(value("--graph")?.into()),
             "--batch" => opts.batch = Some(value("--batch")?.into()),
             "--uefi" => opts.uefi = true,
+            "--quick" => opts.quick = true,
             "--release" => opts.release = true,
             "--" => {
                 opts.program = iter.cloned().collect();
@@ -338,6 +351,7 @@ mod tests {
             ("image -- /bin/ls", "'image' takes no program after --"),
             ("fuzz --minutes x", "--minutes needs a number, not 'x'"),
             ("fuzz --workers 99", "--workers 99 is out of range"),
+            ("test --quick", "--quick only goes with bench"),
             (
                 "run --seed 3",
                 "--minutes, --seed and --workers only go with fuzz",

@@ -83,21 +83,24 @@ pub enum Console<'a> {
     File(&'a Path),
 }
 
+/// `max` gives TCG every feature it emulates. Under nested KVM, `max` and
+/// `host` make QEMU set IA32_ARCH_CAPABILITIES, which the outer hypervisor
+/// refuses (QEMU aborts), so KVM gets the host model without that MSR.
+pub fn cpu_model(accel: Accel) -> &'static str {
+    if accel == Accel::Kvm {
+        "host,-arch-capabilities"
+    } else {
+        "max"
+    }
+}
+
 pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command, String> {
     let mut cmd = Command::new(setup::qemu()?);
     cmd.arg("-drive")
         .arg(format!("format=raw,file={}", image.display()));
     cmd.args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
     cmd.args(["-m", "512M", "-no-reboot", "-display", "none"]);
-    // `max` gives TCG every feature it emulates. Under nested KVM, `max` and
-    // `host` make QEMU set IA32_ARCH_CAPABILITIES, which the outer hypervisor
-    // refuses (QEMU aborts), so KVM gets the host model without that MSR.
-    let cpu = if opts.accel == Accel::Kvm {
-        "host,-arch-capabilities"
-    } else {
-        "max"
-    };
-    cmd.args(["-cpu", cpu]);
+    cmd.args(["-cpu", cpu_model(opts.accel)]);
     match console {
         Console::Terminal => cmd.args(["-serial", "mon:stdio"]),
         Console::Pipe => cmd.args(["-serial", "stdio"]),

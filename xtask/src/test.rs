@@ -11,7 +11,7 @@
 //! and the exit status is non-zero when anything failed.
 //! `cargo xtask test -- NAME...` runs only the parts whose names start with
 //! one of the NAMEs (`host`, `docs`, a QEMU suite like `sigtests` or
-//! `shell`, `gdb`), for quick rounds.
+//! `shell`, `gdb`, `bench`), for quick rounds.
 
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
@@ -46,7 +46,7 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.starts_with(o.as_str()));
     let all = suites();
     if let Some(unknown) = only.iter().find(|o| {
-        !["host", "docs", "gdb"].contains(&o.as_str())
+        !["host", "docs", "gdb", "bench"].contains(&o.as_str())
             && !all.iter().any(|s| s.name.starts_with(o.as_str()))
     }) {
         return Err(format!("no test suite named '{unknown}*'"));
@@ -74,6 +74,22 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
     }
     if wanted("gdb") {
         gdb_stops_in_the_timer_interrupt(opts, &mut tally)?;
+    }
+    if wanted("bench") {
+        // A smoke run: every benchmark must produce a number on both
+        // kernels; the numbers themselves are not judged here.
+        println!("== bench --quick (this kernel and Linux)");
+        let quick = Options {
+            quick: true,
+            program: Vec::new(),
+            ..opts.clone()
+        };
+        let result = crate::bench::run(&quick);
+        tally.record(
+            "bench/every_benchmark_produced_a_number",
+            result.is_ok(),
+            &result.err().unwrap_or_default(),
+        );
     }
     if !tally.failed.is_empty() {
         println!("\nfailures:");

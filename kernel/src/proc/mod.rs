@@ -178,16 +178,29 @@ pub fn check() -> Result<(), &'static str> {
 /// profil's pending ticks, giving up the CPU at the end of a time slice,
 /// then signals (which may rewrite `tf` to enter a handler, or end the
 /// process).
+///
+/// One look at the process decides what is due, so the common case (nothing)
+/// costs a single lock.
 pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
-    crate::profil::apply_pending();
-    let resched = match TABLE.lock().current_mut() {
-        Some(p) => p.slice_left == 0,
+    let (profil, resched, signals) = match TABLE.lock().current_mut() {
+        Some(p) => (
+            p.prof.has_pending(),
+            p.slice_left == 0,
+            p.sig.need_attention(),
+        ),
         None => return,
     };
+    if profil {
+        crate::profil::apply_pending();
+    }
     if resched {
         sched::yield_now();
     }
-    crate::signal::deliver(tf);
+    // Signals can arrive while this process waited for the CPU, so after a
+    // yield they are looked at again.
+    if signals || resched || crate::signal::restart_pending(tf) {
+        crate::signal::deliver(tf);
+    }
 }
 
 /// Called on every tick: charge it to the running process (its user or

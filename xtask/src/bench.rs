@@ -1,0 +1,422 @@
+//! `cargo xtask bench`: what system calls, processes, context switches and
+//! profiling cost, on this kernel and on Debian's Linux, in the same QEMU.
+//!
+//! One static musl program, `tests/bench/bench.c`, runs on both: here as
+//! `/bin/bench`, there as the `/init` of an initramfs booted with the
+//! `vmlinuz` of Debian's `linux-image-amd64` (fetched once with
+//! `apt-get download` into `target/bench/linux/`). Both boots use the same
+//! accelerator, CPU model and memory. The profiling benchmarks run once per
+//! tick rate (100, 1000, 10000 Hz): this kernel boots at that rate, Linux
+//! gets the SIGPROF emulation's timer at that interval (its own tick, and so
+//! ITIMER_PROF's resolution, stays Debian's). Results: a table on the
+//! terminal (ours, Linux, ratio), `target/bench/results.{json,md}` and a
+//! chart of the profiling overhead against the rate, `target/bench/profiling.svg`.
+//! `--quick` is a smoke run: fewer iterations, one rate.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use crate::build::{self, Boot};
+use crate::options::{Accel, Options};
+use crate::{qemu, setup};
+
+/// name -> (value, unit)
+type Results = BTreeMap<String, (f64, String)>;
+
+const RATES: [u32; 3] = [100, 1000, 10_000];
+
+pub fn run(opts: &Options) -> Result<ExitCode, String> {
+    let out_dir = build::root().join("target/bench");
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let bench = compile(&out_dir)?;
+    let kernel = linux_kernel(&out_dir.join("linux"))?;
+    let rates: &[u32] = if opts.quick { &[1000] } else { &RATES };
+    let mut ours = Results::new();
+    let mut linux = Results::new();
+    for &hz in rates {
+        // Everything at 1000 Hz; only the profiling part at the other rates.
+        let args = bench_args(opts.quick, hz, hz != 1000);
+        println!("== this kernel at {hz} Hz: bench {}", args.join(" "));
+        merge(&mut ours, on_this_kernel(opts, &bench, hz, &args)?, hz);
+        println!("== Linux ({}): bench {}", kernel.display(), args.join(" "));
+        merge(
+            &mut linux,
+            on_linux(opts, &kernel, &bench, &out_dir, &args)?,
+            hz,
+        );
+    }
+    let table = table(&ours, &linux);
+    println!("\n{table}");
+    std::fs::write(out_dir.join("results.md"), &table).map_err(|e| e.to_string())?;
+    std::fs::write(out_dir.join("results.json"), json(&ours, &linux)).map_err(|e| e.to_string())?;
+    std::fs::write(out_dir.join("profiling.svg"), chart(&ours, &linux, rates))
+        .map_err(|e| e.to_string())?;
+    println!(
+        "bench: results in {}/results.{{md,json}}, chart in profiling.svg",
+        out_dir.display()
+    );
+    let missing = missing(&ours, &linux);
+    if missing.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err(format!("no result for {}", missing.join(", ")))
+    }
+}
+
+fn bench_args(quick: bool, hz: u32, profile_only: bool) -> Vec<String> {
+    let mut args = vec!["--hz".to_string(), hz.to_string()];
+    if quick {
+        args.push("--quick".into());
+    }
+    if profile_only {
+        args.push("--profile".into());
+    }
+    args
+}
+
+/// Builds the benchmark with musl-gcc (installed if missing).
+fn compile(out_dir: &Path) -> Result<PathBuf, String> {
+    let cc = setup::ensure("musl-gcc", "musl-tools")?;
+    let out = out_dir.join("bench");
+    let source = build::root().join("tests/bench/bench.c");
+    let mut cmd = Command::new(cc);
+    cmd.args(["-static", "-O2", "-w", "-o"])
+        .arg(&out)
+        .arg(&source);
+    build::run_checked(&mut cmd, "compiling tests/bench/bench.c")?;
+    Ok(out)
+}
+
+/// Debian's kernel image: fetched once with apt-get download (the package
+/// `linux-image-amd64` depends on) and unpacked with dpkg-deb.
+fn linux_kernel(dir: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let find = || -> Option<PathBuf> {
+        std::fs::read_dir(dir.join("boot"))
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))
+            })
+    };
+    if let Some(found) = find() {
+        return Ok(found);
+    }
+    let output = |cmd: &mut Command, what: &str| -> Result<String, String> {
+        let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{what} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let depends = output(
+        Command::new("apt-cache").args(["depends", "linux-image-amd64"]),
+        "apt-cache depends linux-image-amd64",
+    )?;
+    let package = depends
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Depends: "))
+        .filter(|p| p.starts_with("linux-image-"))
+        .ok_or("apt-cache names no kernel package for linux-image-amd64")?
+        .to_string();
+    println!("bench: fetching {package} (once) into {}", dir.display());
+    output(
+        Command::new("apt-get")
+            .args(["download", "-q", &package])
+            .current_dir(dir),
+        &format!("apt-get download {package}"),
+    )?;
+    let deb = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "deb"))
+        .ok_or("apt-get download left no .deb")?;
+    let unpack = format!(
+        "dpkg-deb --fsys-tarfile '{}' | tar -x -C '{}' --wildcards './boot/vmlinuz-*'",
+        deb.display(),
+        dir.display()
+    );
+    output(
+        Command::new("sh").args(["-c", &unpack]),
+        "unpacking the kernel",
+    )?;
+    let _ = std::fs::remove_file(&deb);
+    find().ok_or_else(|| "the package held no vmlinuz".to_string())
+}
+
+fn on_this_kernel(
+    opts: &Options,
+    bench: &Path,
+    hz: u32,
+    args: &[String],
+) -> Result<Results, String> {
+    let mut boot_opts = opts.clone();
+    boot_opts.hz = hz;
+    boot_opts.add = vec![(bench.display().to_string(), "/bin/bench".into())];
+    boot_opts.program = std::iter::once("/bin/bench".to_string())
+        .chain(args.iter().cloned())
+        .collect();
+    let image = build::image(&boot_opts, &Boot::test(&boot_opts, "bench", ""))?;
+    let outcome = qemu::boot(&boot_opts, &image, Duration::from_secs(1200), false, &[])?;
+    parse(&outcome.lines, "this kernel")
+}
+
+fn on_linux(
+    opts: &Options,
+    kernel: &Path,
+    bench: &Path,
+    dir: &Path,
+    args: &[String],
+) -> Result<Results, String> {
+    let mut cpio = Vec::new();
+    let data = std::fs::read(bench).map_err(|e| e.to_string())?;
+    kcore::cpio::write_entry(&mut cpio, 1, "init", 0o100_755, &data);
+    kcore::cpio::write_trailer(&mut cpio);
+    let initrd = dir.join("initramfs.cpio");
+    std::fs::write(&initrd, cpio).map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(setup::qemu()?);
+    cmd.args([
+        "-m",
+        "512M",
+        "-no-reboot",
+        "-display",
+        "none",
+        "-serial",
+        "stdio",
+    ]);
+    cmd.args(["-cpu", qemu::cpu_model(opts.accel)]);
+    cmd.args([
+        "-accel",
+        if opts.accel == Accel::Kvm {
+            "kvm"
+        } else {
+            "tcg"
+        },
+    ]);
+    cmd.arg("-kernel").arg(kernel).arg("-initrd").arg(&initrd);
+    cmd.arg("-append").arg(format!(
+        "console=ttyS0 quiet panic=-1 -- {}",
+        args.join(" ")
+    ));
+    cmd.stdin(Stdio::null());
+    let out = run_with_timeout(cmd, Duration::from_secs(1200))?;
+    let lines: Vec<String> = out
+        .lines()
+        .map(|l| l.trim_end_matches('\r').to_string())
+        .collect();
+    parse(&lines, "Linux")
+}
+
+fn run_with_timeout(mut cmd: Command, limit: Duration) -> Result<String, String> {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start QEMU: {e}"))?;
+    let mut stdout = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
+        text
+    });
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
+            break;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            return Err("Linux did not finish the benchmark in time".into());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(reader.join().unwrap_or_default())
+}
+
+/// The `bench: NAME VALUE UNIT` lines; it must end with `bench: done`.
+fn parse(lines: &[String], system: &str) -> Result<Results, String> {
+    let mut results = Results::new();
+    let mut done = false;
+    for line in lines {
+        let Some(rest) = line.trim().strip_prefix("bench: ") else {
+            continue;
+        };
+        if rest == "done" {
+            done = true;
+            continue;
+        }
+        let mut words = rest.split_whitespace();
+        if let (Some(name), Some(value), Some(unit)) = (words.next(), words.next(), words.next())
+            && let Ok(value) = value.parse::<f64>()
+        {
+            results.insert(name.to_string(), (value, unit.to_string()));
+        }
+    }
+    if !done {
+        return Err(format!(
+            "the benchmark on {system} did not finish (no 'bench: done')"
+        ));
+    }
+    Ok(results)
+}
+
+/// Profiling results get the rate in their name; the rest are taken once.
+fn merge(into: &mut Results, from: Results, hz: u32) {
+    for (name, value) in from {
+        if name.starts_with("profile_") {
+            into.insert(format!("{name}@{hz}Hz"), value);
+        } else {
+            into.entry(name).or_insert(value);
+        }
+    }
+}
+
+fn table(ours: &Results, linux: &Results) -> String {
+    let mut out = String::from("| benchmark | this kernel | Linux | ratio |\n|---|---|---|---|\n");
+    let names: std::collections::BTreeSet<&String> = ours.keys().chain(linux.keys()).collect();
+    for name in names.into_iter().filter(|n| !n.contains("_unavailable")) {
+        let cell = |r: &Results| {
+            r.get(name)
+                .map_or("-".to_string(), |(v, u)| format!("{v:.1} {u}"))
+        };
+        let ratio = match (ours.get(name), linux.get(name)) {
+            (Some((a, ua)), Some((b, _)))
+                if *b > 0.0 && (ua == "ns" || ua == "us" || ua == "ms") =>
+            {
+                format!("{:.2}x", a / b)
+            }
+            _ => "-".into(),
+        };
+        out.push_str(&format!(
+            "| {name} | {} | {} | {ratio} |\n",
+            cell(ours),
+            cell(linux)
+        ));
+    }
+    out
+}
+
+fn json(ours: &Results, linux: &Results) -> String {
+    let side = |r: &Results| {
+        let fields: Vec<String> = r
+            .iter()
+            .map(|(k, (v, u))| format!("    \"{k}\": {{\"value\": {v}, \"unit\": \"{u}\"}}"))
+            .collect();
+        format!("{{\n{}\n  }}", fields.join(",\n"))
+    };
+    format!(
+        "{{\n  \"this_kernel\": {},\n  \"linux\": {}\n}}\n",
+        side(ours),
+        side(linux)
+    )
+}
+
+/// A line chart of the profiling slowdown against the rate (log scale).
+fn chart(ours: &Results, linux: &Results, rates: &[u32]) -> String {
+    let series = [
+        ("this kernel, native profil", ours, "native", "#1b7837"),
+        ("this kernel, SIGPROF emulation", ours, "sigprof", "#c51b7d"),
+        ("Linux, SIGPROF emulation", linux, "sigprof", "#2166ac"),
+    ];
+    let value = |r: &Results, mode: &str, hz: u32| {
+        r.get(&format!("profile_{mode}_slowdown@{hz}Hz"))
+            .map(|(v, _)| *v)
+    };
+    let max = series
+        .iter()
+        .flat_map(|(_, r, m, _)| rates.iter().filter_map(|&hz| value(r, m, hz)))
+        .fold(1.0f64, f64::max);
+    let (w, h, left, bottom) = (640.0, 400.0, 70.0, 340.0);
+    let x = |hz: u32| left + ((hz as f64).log10() - 2.0) / 2.0 * 500.0;
+    let y = |v: f64| bottom - v.max(0.0) / max * 300.0;
+    let mut svg = format!(
+        "<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' font-family='sans-serif' font-size='12'>\n\
+         <text x='{left}' y='20' font-size='14'>Profiling slowdown of the same workload (%), by sampling rate</text>\n\
+         <line x1='{left}' y1='{bottom}' x2='{}' y2='{bottom}' stroke='black'/>\n\
+         <line x1='{left}' y1='{bottom}' x2='{left}' y2='40' stroke='black'/>\n",
+        left + 520.0
+    );
+    for &hz in &RATES {
+        svg.push_str(&format!(
+            "<text x='{}' y='{}' text-anchor='middle'>{hz} Hz</text>\n",
+            x(hz),
+            bottom + 18.0
+        ));
+    }
+    for i in 0..=4 {
+        let v = max * i as f64 / 4.0;
+        svg.push_str(&format!(
+            "<text x='{}' y='{}' text-anchor='end'>{v:.1}%</text>\n",
+            left - 6.0,
+            y(v) + 4.0
+        ));
+    }
+    for (k, (label, r, mode, color)) in series.iter().enumerate() {
+        let points: Vec<String> = rates
+            .iter()
+            .filter_map(|&hz| value(r, mode, hz).map(|v| format!("{:.1},{:.1}", x(hz), y(v))))
+            .collect();
+        if !points.is_empty() {
+            svg.push_str(&format!(
+                "<polyline fill='none' stroke='{color}' stroke-width='2' points='{}'/>\n",
+                points.join(" ")
+            ));
+            for p in &points {
+                let (px, py) = p.split_once(',').unwrap_or(("0", "0"));
+                svg.push_str(&format!(
+                    "<circle cx='{px}' cy='{py}' r='3' fill='{color}'/>\n"
+                ));
+            }
+        }
+        svg.push_str(&format!(
+            "<text x='{}' y='{}' fill='{color}'>{label}</text>\n",
+            left + 10.0,
+            60.0 + 16.0 * k as f64
+        ));
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// Benchmarks that must have produced a number on each side.
+fn missing(ours: &Results, linux: &Results) -> Vec<String> {
+    const BOTH: [&str; 8] = [
+        "null_syscall_getppid",
+        "pipe_write_then_read_1_byte",
+        "ramfs_read_4KiB",
+        "fork_exit_wait",
+        "fork_exec_wait",
+        "fork_exit_wait_64MiB_touched",
+        "pipe_ping_pong_round_trip",
+        "anon_memory_mmap_and_first_touch_per_page",
+    ];
+    let mut out = Vec::new();
+    for name in BOTH {
+        for (system, r) in [("this kernel", ours), ("Linux", linux)] {
+            if !r.contains_key(name) {
+                out.push(format!("{name} on {system}"));
+            }
+        }
+    }
+    for key in [
+        "profile_native_slowdown@1000Hz",
+        "profile_sigprof_slowdown@1000Hz",
+    ] {
+        if !ours.contains_key(key) {
+            out.push(format!("{key} on this kernel"));
+        }
+    }
+    if !linux.contains_key("profile_sigprof_slowdown@1000Hz") {
+        out.push("profile_sigprof_slowdown@1000Hz on Linux".into());
+    }
+    out
+}
