@@ -148,6 +148,21 @@ fn paging_address_space() -> TestResult {
         check(space.translate(VirtAddr::new(0x80_0000)).is_none(), || {
             "unmapped page translates".into()
         })?;
+        let far = VirtAddr::new(0x7f00_0000_0000);
+        let frame2 = frames::alloc().ok_or("out of frames")?;
+        space
+            .map(far, frame2, flags)
+            .map_err(|e| format!("map: {e:?}"))?;
+        let top = crate::mm::USER_TOP;
+        let walk = [
+            space.next_mapped(0, top),
+            space.next_mapped(addr.as_u64() + 4096, top),
+            space.next_mapped(far.as_u64() + 4096, top),
+        ];
+        check(
+            walk == [Some(addr.as_u64()), Some(far.as_u64()), None],
+            || format!("next_mapped walked {walk:x?}"),
+        )?;
         space.activate();
         // Through the user-copy path: with SMAP a plain read would fault.
         let mut bytes = [0u8; 8];

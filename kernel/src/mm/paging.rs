@@ -178,6 +178,42 @@ impl Space {
         Some(frame)
     }
 
+    /// The first page in `[from, end)` (user addresses) that a 4 KiB page
+    /// maps. Empty tables are skipped whole (512 GiB, 1 GiB, 2 MiB at a
+    /// time), so a walk over a huge, mostly empty range costs what is mapped,
+    /// not what was asked for: `munmap(0, 2^47)` must not take hours.
+    pub fn next_mapped(&self, from: u64, end: u64) -> Option<u64> {
+        /// The start of the next region of `size` bytes after `at`.
+        fn next_region(at: u64, size: u64) -> u64 {
+            (at | (size - 1)).saturating_add(1)
+        }
+        let mut at = from & !0xfff;
+        while at < end && at < super::USER_TOP {
+            let va = VirtAddr::new(at);
+            let e4 = &table(self.l4)[va.p4_index()];
+            if !e4.flags().contains(Flags::PRESENT) {
+                at = next_region(at, 1 << 39);
+                continue;
+            }
+            let e3 = &table(PhysFrame::containing_address(e4.addr()))[va.p3_index()];
+            if !e3.flags().contains(Flags::PRESENT) || e3.flags().contains(Flags::HUGE_PAGE) {
+                at = next_region(at, 1 << 30);
+                continue;
+            }
+            let e2 = &table(PhysFrame::containing_address(e3.addr()))[va.p2_index()];
+            if !e2.flags().contains(Flags::PRESENT) || e2.flags().contains(Flags::HUGE_PAGE) {
+                at = next_region(at, 1 << 21);
+                continue;
+            }
+            let e1 = &table(PhysFrame::containing_address(e2.addr()))[va.p1_index()];
+            if e1.flags().contains(Flags::PRESENT) {
+                return Some(at);
+            }
+            at += 0x1000;
+        }
+        None
+    }
+
     /// Replaces the flags of the mapped page `page`.
     pub fn set_flags(&self, page: VirtAddr, flags: Flags) -> bool {
         let page = Page::<Size4KiB>::containing_address(page);

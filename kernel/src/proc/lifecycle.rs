@@ -161,9 +161,27 @@ pub fn exit(status: i32) -> ! {
         let mut table = TABLE.lock();
         let ppid = table.procs[&pid].ppid;
         let mut zombie_orphans = false;
+        let mut orphaned_groups = alloc::vec::Vec::new();
         for p in table.procs.values_mut().filter(|p| p.ppid == pid) {
             p.ppid = INIT_PID;
             zombie_orphans |= matches!(p.state, State::Zombie { .. });
+            orphaned_groups.push(p.pgid);
+        }
+        // POSIX: a process group left without a parent outside it, with a
+        // stopped member, gets SIGHUP and SIGCONT, or nobody could ever
+        // continue it and its memory would be held for good. (Simplified:
+        // any group of the orphans that has a stopped member.)
+        for group in orphaned_groups {
+            let stopped = table
+                .procs
+                .values()
+                .any(|p| p.pgid == group && p.state == State::Stopped);
+            if stopped {
+                for p in table.procs.values_mut().filter(|p| p.pgid == group) {
+                    signal::send(p, abi::signal::SIGHUP, signal::Origin::kernel());
+                    signal::send(p, abi::signal::SIGCONT, signal::Origin::kernel());
+                }
+            }
         }
         table
             .procs

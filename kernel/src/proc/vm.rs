@@ -112,8 +112,14 @@ impl UserMemory {
         }
     }
 
-    /// Maps zeroed pages over `[start, end)`; on failure maps nothing.
+    /// Maps zeroed pages over `[start, end)`; on failure maps nothing. A
+    /// range larger than the frames user memory may still take is ENOMEM at
+    /// once, not after filling memory page by page.
     pub fn map_zeroed(&self, start: u64, end: u64, flags: Flags) -> Result<(), Errno> {
+        let pages = end.saturating_sub(start) / PAGE_SIZE;
+        if pages > frames::free_count().saturating_sub(KERNEL_RESERVE) as u64 {
+            return Err(Errno::ENOMEM);
+        }
         for page in (start..end).step_by(PAGE_SIZE as usize) {
             let mapped = alloc_user_frame().and_then(|frame| {
                 self.space
@@ -131,12 +137,15 @@ impl UserMemory {
         Ok(())
     }
 
-    /// Unmaps every mapped page in `[start, end)`.
+    /// Unmaps every mapped page in `[start, end)`, visiting only those
+    /// (a range may be as large as the user half).
     pub fn unmap_range(&self, start: u64, end: u64) {
-        for page in (start..end).step_by(PAGE_SIZE as usize) {
+        let mut at = start;
+        while let Some(page) = self.space.next_mapped(at, end) {
             if let Some(frame) = self.space.unmap(VirtAddr::new(page)) {
                 frames::release(frame);
             }
+            at = page + PAGE_SIZE;
         }
     }
 

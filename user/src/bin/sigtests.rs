@@ -738,6 +738,48 @@ fn sigstop_stops_and_sigcont_continues() -> Outcome {
     Ok(())
 }
 
+/// A stopped process whose parent exits is in an orphaned group: it gets
+/// SIGHUP and SIGCONT (POSIX), so it does not hold its memory forever.
+fn an_orphaned_stopped_process_is_hung_up() -> Outcome {
+    let (r, w) = sys::pipe().map_err(err("pipe"))?;
+    let status = child_status(|| {
+        let _ = signal::setpgid(0, 0);
+        let Ok(grandchild) = sys::fork() else {
+            return 1;
+        };
+        if grandchild == 0 {
+            let _ = signal::raise(SIGSTOP);
+            loop {
+                let _ = signal::pause();
+            }
+        }
+        let _ = sys::write(w, &grandchild.to_le_bytes());
+        while state_of(grandchild) != Some(PROC_STOPPED) {
+            sys::sched_yield();
+        }
+        0
+    })?;
+    let mut pid = [0u8; 4];
+    let got = sys::read(r, &mut pid);
+    let _ = sys::close(r);
+    let _ = sys::close(w);
+    ensure!(
+        sys::exited(status) == Some(0) && got == Ok(4),
+        "the middle process failed"
+    );
+    let grandchild = u32::from_le_bytes(pid);
+    let t0 = sys::monotonic_nanos();
+    while state_of(grandchild).is_some() {
+        ensure!(
+            sys::monotonic_nanos() - t0 < 2_000_000_000,
+            "the orphan is still there: state {:?}",
+            state_of(grandchild)
+        );
+        let _ = sys::nanosleep(10_000_000);
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------
 // Interval timers.
 
@@ -982,6 +1024,10 @@ const TESTS: &[Test] = &[
     (
         "sigstop_stops_and_sigcont_continues",
         sigstop_stops_and_sigcont_continues,
+    ),
+    (
+        "an_orphaned_stopped_process_is_hung_up",
+        an_orphaned_stopped_process_is_hung_up,
     ),
     ("alarm_and_itimer_real", alarm_and_itimer_real),
     (

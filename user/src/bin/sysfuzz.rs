@@ -545,6 +545,7 @@ fn run() -> i32 {
     let mut workers: Vec<Option<Worker>> = (0..o.workers).map(|_| None).collect();
     let start = sys::monotonic_nanos();
     let mut last_kill = start;
+    let mut last_beat = start;
     while sys::monotonic_nanos() - start < o.seconds * 1_000_000_000 {
         for (i, slot) in workers.iter_mut().enumerate() {
             if slot.is_none() {
@@ -578,6 +579,17 @@ fn run() -> i32 {
             }
         }
         let now = sys::monotonic_nanos();
+        if now - last_beat > 10_000_000_000 {
+            last_beat = now;
+            let running: u64 = workers.iter().flatten().map(|w| w.calls).sum();
+            let processes = sys::kinfo().map_or(0, |k| k.processes);
+            println!(
+                "sysfuzz: {} s: {} calls, {} workers started, {processes} processes",
+                (now - start) / 1_000_000_000,
+                tally.calls + running,
+                tally.spawned
+            );
+        }
         if now - last_kill > 100_000_000 {
             last_kill = now;
             let i = rng.below(o.workers as u64) as usize;

@@ -602,6 +602,22 @@ fn mremap_moves_grows_and_shrinks() -> Outcome {
     sys::munmap(q, 4096).map_err(|e| e.message().into())
 }
 
+/// munmap of the whole user half (its own text included) must end the
+/// process quickly, not walk 2^35 empty pages with the kernel locked.
+fn munmap_of_everything_is_quick() -> Outcome {
+    let t0 = sys::monotonic_nanos();
+    let status = child_status(|| {
+        // SAFETY: none: the process unmaps its own code and must die of it.
+        unsafe { libc_lite::syscall::syscall(nr::MUNMAP, &[0x1_0000, (1 << 47) - 0x2_0000]) };
+        0
+    })?;
+    let took = (sys::monotonic_nanos() - t0) / 1_000_000;
+    ensure!(sys::signaled(status) == Some(SIGSEGV), "status {status:#x}");
+    ensure!(took < 10_000, "took {took} ms");
+    let huge = sys::mmap_anon(1 << 40, PROT_READ | PROT_WRITE);
+    expect_err("mmap of 1 TiB", huge, Errno::ENOMEM)
+}
+
 fn faults_kill_only_the_process() -> Outcome {
     for (kind, signal) in [
         ("null", SIGSEGV),
@@ -769,6 +785,10 @@ const TESTS: &[Test] = &[
     (
         "mremap_moves_grows_and_shrinks",
         mremap_moves_grows_and_shrinks,
+    ),
+    (
+        "munmap_of_everything_is_quick",
+        munmap_of_everything_is_quick,
     ),
     ("faults_kill_only_the_process", faults_kill_only_the_process),
     (
