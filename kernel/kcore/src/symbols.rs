@@ -9,6 +9,8 @@ extern crate alloc;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::elf::{u16_at, u32_at, u64_at};
+
 /// A function: `[addr, addr + size)` is its code.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Symbol {
@@ -19,18 +21,6 @@ pub struct Symbol {
 
 const SHT_SYMTAB: u32 = 2;
 const STT_FUNC: u8 = 2;
-
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
-}
-
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
 
 /// The defined functions of the ELF64 file `file`, sorted by address
 /// (empty if it has no symbol table or is not ELF64).
