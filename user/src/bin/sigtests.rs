@@ -113,10 +113,16 @@ extern "C" fn release_after_some(signal: i32, info: *mut SigInfo, uc: *mut UCont
     // SAFETY: zeroes xmm5, which this soft-float program never uses itself;
     // the kernel must give the interrupted code its own value back.
     unsafe { core::arch::asm!("xorps xmm5, xmm5", options(nomem, nostack)) };
-    if HITS.load(Relaxed) >= SPINS_BEFORE_EXIT {
-        RELEASE.store(1, Relaxed);
+    // The handler that ends the loop interrupted it for sure: its pc is the
+    // one to check (the timer may fire again after the loop, before it is
+    // turned off, and overwrite LAST_PC).
+    if HITS.load(Relaxed) >= SPINS_BEFORE_EXIT && RELEASE.swap(1, Relaxed) == 0 {
+        RELEASING_PC.store(LAST_PC.load(Relaxed), Relaxed);
     }
 }
+
+/// The interrupted pc seen by the handler that set RELEASE.
+static RELEASING_PC: AtomicU64 = AtomicU64::new(0);
 
 /// The value `hold_registers` loads into register `i`.
 const fn pattern(i: u64) -> u64 {
@@ -209,7 +215,7 @@ fn every_register_survives_a_handler() -> Outcome {
         "xmm5 is {:#x} after the handlers",
         seen[19]
     );
-    let pc = LAST_PC.load(Relaxed);
+    let pc = RELEASING_PC.load(Relaxed);
     ensure!(
         (seen[17]..seen[18]).contains(&pc),
         "the handler's ucontext pc {pc:#x} is not in the loop {:#x}..{:#x}",
