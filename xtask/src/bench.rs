@@ -19,7 +19,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
 use crate::build::{self, Boot};
-use crate::options::{Accel, Options};
+use crate::options::Options;
 use crate::{qemu, setup};
 
 /// name -> (value, unit)
@@ -194,14 +194,7 @@ fn on_linux(
         "stdio",
     ]);
     cmd.args(["-cpu", qemu::cpu_model(opts.accel)]);
-    cmd.args([
-        "-accel",
-        if opts.accel == Accel::Kvm {
-            "kvm"
-        } else {
-            "tcg"
-        },
-    ]);
+    cmd.args(["-accel", qemu::accel_name(opts.accel)]);
     cmd.arg("-kernel").arg(kernel).arg("-initrd").arg(&initrd);
     cmd.arg("-append").arg(format!(
         "console=ttyS0 quiet panic=-1 -- {}",

@@ -94,6 +94,14 @@ pub fn cpu_model(accel: Accel) -> &'static str {
     }
 }
 
+/// QEMU's name for the accelerator.
+pub fn accel_name(accel: Accel) -> &'static str {
+    match accel {
+        Accel::Kvm => "kvm",
+        Accel::Tcg => "tcg",
+    }
+}
+
 pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command, String> {
     let mut cmd = Command::new(setup::qemu()?);
     cmd.arg("-drive")
@@ -114,14 +122,7 @@ pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command
         let _ = std::fs::remove_file(&stream);
         cmd.arg("-serial").arg(format!("file:{}", stream.display()));
     }
-    cmd.args([
-        "-accel",
-        if opts.accel == Accel::Kvm {
-            "kvm"
-        } else {
-            "tcg"
-        },
-    ]);
+    cmd.args(["-accel", accel_name(opts.accel)]);
     if opts.uefi {
         cmd.arg("-bios").arg(setup::ovmf()?);
     }
