@@ -55,6 +55,14 @@ const TESTS: &[Test] = &[
         "kernel_data_and_stacks_are_not_executable",
         kernel_no_execute,
     ),
+    (
+        "no_kernel_frame_is_both_writable_and_executable",
+        kernel_write_xor_execute,
+    ),
+    (
+        "no_program_frame_is_both_writable_and_executable",
+        programs_write_xor_execute,
+    ),
 ];
 
 /// Runs every test and powers off with the result.
@@ -345,6 +353,49 @@ fn kernel_no_execute() -> TestResult {
     check(nx(text) == Some(false), || {
         format!("text at {text:#x} is mapped NO_EXECUTE?")
     })
+}
+
+/// W^X over physical frames in the kernel's page table (every mapping, the
+/// physical-memory window included): no frame the kernel can execute may be
+/// writable through any address. A per-entry check would miss a frame
+/// mapped twice, once each way (kcore::wx says why).
+fn kernel_write_xor_execute() -> TestResult {
+    let mut mappings = Vec::new();
+    crate::mm::paging::Space::kernel().for_each_mapping(true, |m| mappings.push(m));
+    wx_report("the kernel", &mappings)
+}
+
+/// The same rule for every program in /bin, as exec loads it: no page of
+/// the new image is writable and executable, and no frame is both.
+fn programs_write_xor_execute() -> TestResult {
+    let bin = crate::fs::ramfs::lookup("/bin").map_err(|e| format!("/bin: {e:?}"))?;
+    let mut checked = 0;
+    for (name, _) in crate::fs::ramfs::list(&bin).map_err(|e| format!("/bin: {e:?}"))? {
+        let path = format!("/bin/{name}");
+        let argv = [path.clone()];
+        let image = match crate::proc::exec::load(&path, &argv, &[]) {
+            Ok(image) => image,
+            Err(abi::Errno::ENOEXEC) => continue, // not a program
+            Err(e) => return Err(format!("{path}: exec: {e:?}")),
+        };
+        let mut mappings = Vec::new();
+        image.mem.space.for_each_mapping(false, |m| mappings.push(m));
+        wx_report(&path, &mappings)?;
+        checked += 1;
+    }
+    check(checked > 10, || format!("only {checked} programs in /bin"))
+}
+
+fn wx_report(what: &str, mappings: &[kcore::wx::Mapping]) -> TestResult {
+    match kcore::wx::first_violation(mappings) {
+        None => Ok(()),
+        Some(v) => Err(format!(
+            "{what}: frame {:#x} is writable at {:#x} and executable at {:#x}",
+            v.writable.phys.max(v.executable.phys),
+            v.writable.virt + v.executable.phys.saturating_sub(v.writable.phys),
+            v.executable.virt + v.writable.phys.saturating_sub(v.executable.phys),
+        )),
+    }
 }
 
 /// Counts ticks over one second of the RTC, a clock the tick does not drive.

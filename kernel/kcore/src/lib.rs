@@ -1,6 +1,7 @@
 //! Pure logic of the kernel, with no hardware access, so `cargo test` checks it
-//! on the host: boot options, the cpio archive format of the ramdisk, and (as
-//! the kernel grows) ELF parsing, profil bin arithmetic and gmon encoding.
+//! on the host: boot options, the cpio archive format of the ramdisk, ELF
+//! parsing, frame bookkeeping, paths, profil bin arithmetic, gmon encoding,
+//! signal rules, symbols, time conversions and the W^X rule over frames.
 
 #![cfg_attr(not(test), no_std)]
 
@@ -14,3 +15,4 @@ pub mod profil;
 pub mod signal;
 pub mod symbols;
 pub mod time;
+pub mod wx;

@@ -61,4 +61,6 @@ pub fn init(boot_info: &'static BootInfo) {
     frames::init(&boot_info.memory_regions);
     paging::init();
     heap::init();
+    // W^X over frames (kcore::wx): no address may write kernel code.
+    paging::protect_code_aliases();
 }

@@ -20,6 +20,8 @@ use x86_64::structures::paging::{
 };
 use x86_64::{PhysAddr, VirtAddr};
 
+use kcore::wx::Mapping;
+
 use super::frames::{self, KernelFrames};
 use super::phys_to_virt;
 
@@ -101,6 +103,8 @@ fn map_in(
 
 /// Records the boot page table as the kernel's and creates every upper-half
 /// level-3 table, so that all address spaces share the kernel's mappings.
+/// The bootloader's own mappings in the lower half go (see below);
+/// `protect_code_aliases` finishes W^X once the heap is up.
 pub fn init() {
     let (l4, _) = Cr3::read();
     KERNEL_L4.call_once(|| l4);
@@ -110,6 +114,76 @@ pub fn init() {
             entry.set_frame(frame, Flags::PRESENT | Flags::WRITABLE);
         }
     }
+    // The bootloader leaves the page it jumped from identity-mapped and
+    // executable (and its GDT) in the lower half. Nothing uses them once the
+    // kernel runs, the lower half is user space's, and the window maps
+    // those frames writable.
+    for entry in table(l4).iter_mut().take(256) {
+        entry.set_unused();
+    }
+    x86_64::instructions::tlb::flush_all();
+}
+
+/// Makes the physical-memory window's alias of every frame the kernel can
+/// execute read-only, so kernel code is writable through no address (Linux
+/// does the same to its direct map). The window is built of huge pages;
+/// those over code are split down to 4 KiB pages first. Needs the heap.
+pub fn protect_code_aliases() {
+    let mut code = alloc::vec::Vec::new();
+    Space::kernel().for_each_mapping(true, |m| {
+        if m.executable {
+            code.push(m);
+        }
+    });
+    for m in code {
+        for phys in (m.phys..m.phys + m.len).step_by(super::PAGE_SIZE as usize) {
+            window_read_only(phys_to_virt(phys));
+        }
+    }
+}
+
+/// Removes write permission from the 4 KiB window page at `va`, splitting
+/// the huge pages above it as needed.
+fn window_read_only(va: VirtAddr) {
+    let mut frame = kernel_l4();
+    let indices = [va.p4_index(), va.p3_index(), va.p2_index(), va.p1_index()];
+    for (depth, index) in indices.into_iter().enumerate() {
+        let level = 4 - depth as u8;
+        let entry = &mut table(frame)[index];
+        assert!(
+            entry.flags().contains(Flags::PRESENT),
+            "the physical-memory window does not map {va:?}"
+        );
+        if level == 1 {
+            entry.set_flags(entry.flags() - Flags::WRITABLE);
+            break;
+        }
+        if entry.flags().contains(Flags::HUGE_PAGE) {
+            split_huge_page(entry, level);
+        }
+        frame = PhysFrame::containing_address(entry.addr());
+    }
+    x86_64::instructions::tlb::flush(va);
+}
+
+/// Replaces the huge page that `entry` (in a level-`level` table) maps by a
+/// table of pages one level smaller, with the same frames and rights.
+fn split_huge_page(entry: &mut PageTableEntry, level: u8) {
+    let flags = entry.flags();
+    let base = entry.addr().as_u64();
+    let child_size = 1u64 << (12 + 9 * (u32::from(level) - 2));
+    let child_flags = if level == 2 {
+        flags - Flags::HUGE_PAGE // 4 KiB pages have no size bit
+    } else {
+        flags
+    };
+    let frame = KernelTableFrames
+        .allocate_frame()
+        .expect("memory for the kernel's page tables");
+    for (i, child) in table(frame).iter_mut().enumerate() {
+        child.set_addr(PhysAddr::new(base + i as u64 * child_size), child_flags);
+    }
+    entry.set_frame(frame, flags - Flags::HUGE_PAGE);
 }
 
 fn kernel_l4() -> PhysFrame {
@@ -340,6 +414,62 @@ impl Space {
             done += n;
         }
         Ok(())
+    }
+}
+
+/// One level of a walk: the table at `frame` covers `level` (4 = the root),
+/// reached through parents whose combined rights were `writable` and
+/// `executable`.
+fn walk_table(
+    frame: PhysFrame,
+    level: u8,
+    base: u64,
+    entries: core::ops::Range<usize>,
+    (writable, executable): (bool, bool),
+    visit: &mut impl FnMut(Mapping),
+) {
+    let span = 1u64 << (12 + 9 * (u32::from(level) - 1));
+    for i in entries {
+        let entry = &table(frame)[i];
+        let flags = entry.flags();
+        if !flags.contains(Flags::PRESENT) {
+            continue;
+        }
+        // Sign-extend: the upper half starts at 0xffff_8000_0000_0000.
+        let virt = VirtAddr::new_truncate(base + i as u64 * span).as_u64();
+        let rights = (
+            writable && flags.contains(Flags::WRITABLE),
+            executable && !flags.contains(Flags::NO_EXECUTE),
+        );
+        if level == 1 || (level <= 3 && flags.contains(Flags::HUGE_PAGE)) {
+            visit(Mapping {
+                virt,
+                phys: entry.addr().as_u64(),
+                len: span,
+                writable: rights.0,
+                executable: rights.1,
+            });
+        } else {
+            let child = PhysFrame::containing_address(entry.addr());
+            walk_table(child, level - 1, virt, 0..512, rights, visit);
+        }
+    }
+}
+
+impl Space {
+    /// The kernel's own address space: the page table the bootloader built,
+    /// whose upper half every process shares.
+    pub fn kernel() -> Space {
+        Space { l4: kernel_l4() }
+    }
+
+    /// Visits every mapping in the user half (`kernel` false) or the whole
+    /// address space, with the rights that hold once every level's flags
+    /// are combined (writable only if every level allows writes, executable
+    /// unless some level forbids it). 4 KiB, 2 MiB and 1 GiB pages alike.
+    pub fn for_each_mapping(&self, kernel: bool, mut visit: impl FnMut(Mapping)) {
+        let entries = if kernel { 0..512 } else { 0..256 };
+        walk_table(self.l4, 4, 0, entries, (true, true), &mut visit);
     }
 }
 

@@ -141,13 +141,12 @@ fn load_segments(mem: &UserMemory, exe: &Executable, data: &[u8]) -> Result<(), 
         for page in (page_down(seg.vaddr)..end).step_by(4096) {
             let page = VirtAddr::new(page);
             match mem.space.translate(page) {
-                // Two segments share this page: it gets the union of rights.
-                Some((_, old)) => {
-                    let mut merged = old | (flags & Flags::WRITABLE);
-                    if !flags.contains(Flags::NO_EXECUTE) {
-                        merged -= Flags::NO_EXECUTE;
-                    }
-                    mem.space.set_flags(page, merged);
+                // Two segments share this page: as on Linux, whose loader
+                // maps each segment over the last, the later one's rights
+                // hold. A union would make a text page that shares a page
+                // with data writable and executable at once.
+                Some(_) => {
+                    mem.space.set_flags(page, flags);
                 }
                 None => {
                     let frame = alloc_user_frame()?;
