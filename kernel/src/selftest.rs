@@ -379,7 +379,10 @@ fn programs_write_xor_execute() -> TestResult {
             Err(e) => return Err(format!("{path}: exec: {e:?}")),
         };
         let mut mappings = Vec::new();
-        image.mem.space.for_each_mapping(false, |m| mappings.push(m));
+        image
+            .mem
+            .space
+            .for_each_mapping(false, |m| mappings.push(m));
         wx_report(&path, &mappings)?;
         checked += 1;
     }

@@ -41,18 +41,15 @@ pub struct Violation {
 /// Executable mappings are few (program text), writable ones many, so this
 /// looks at each executable mapping against every writable one.
 pub fn first_violation(mappings: &[Mapping]) -> Option<Violation> {
-    mappings
-        .iter()
-        .filter(|m| m.executable)
-        .find_map(|x| {
-            mappings
-                .iter()
-                .find(|w| w.writable && w.overlaps(x))
-                .map(|w| Violation {
-                    writable: *w,
-                    executable: *x,
-                })
-        })
+    mappings.iter().filter(|m| m.executable).find_map(|x| {
+        mappings
+            .iter()
+            .find(|w| w.writable && w.overlaps(x))
+            .map(|w| Violation {
+                writable: *w,
+                executable: *x,
+            })
+    })
 }
 
 #[cfg(test)]

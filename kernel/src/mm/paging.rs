@@ -71,15 +71,18 @@ fn mapper_for(l4: PhysFrame) -> OffsetPageTable<'static> {
     unsafe { OffsetPageTable::new(table(l4), offset) }
 }
 
+/// Maps `page` to `frame` in the tables under `l4`; tables made on the way
+/// get `parent_flags` (user-accessible ones for the user half, so that a
+/// page's own entry alone decides whether the user may touch it).
 fn map_in(
     l4: PhysFrame,
     page: VirtAddr,
     frame: PhysFrame,
     flags: Flags,
+    parent_flags: Flags,
     tables: &mut impl FrameAllocator<Size4KiB>,
 ) -> Result<(), MapError> {
     let page = Page::<Size4KiB>::containing_address(page);
-    let parent_flags = Flags::PRESENT | Flags::WRITABLE | (flags & Flags::USER_ACCESSIBLE);
     // SAFETY: the caller owns `frame`; mapping it cannot alias kernel data
     // because it came from the frame allocator.
     let result = unsafe {
@@ -193,7 +196,15 @@ fn kernel_l4() -> PhysFrame {
 /// Maps a kernel page (upper half), seen by every address space.
 pub fn map_kernel(page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), MapError> {
     debug_assert!(page.as_u64() >= super::USER_TOP);
-    map_in(kernel_l4(), page, frame, flags, &mut KernelTableFrames)
+    let parents = Flags::PRESENT | Flags::WRITABLE;
+    map_in(
+        kernel_l4(),
+        page,
+        frame,
+        flags,
+        parents,
+        &mut KernelTableFrames,
+    )
 }
 
 /// Removes a kernel mapping and returns the frame it mapped.
@@ -213,7 +224,44 @@ pub fn activate_kernel() {
 
 /// Marks a user page shared copy-on-write (an available PTE bit): it is
 /// mapped read-only, and a write fault gives the writer its own copy.
+///
+/// The rule every path keeps: a private page whose frame has more than one
+/// user is never mapped writable. Fork marks the writable pages of both
+/// sides COW; anything that later grants write goes through
+/// `Space::protect`, which marks a shared frame COW instead.
 pub const COW: Flags = Flags::BIT_9;
+
+/// Marks a `PROT_NONE` user page (an available PTE bit): present, so it
+/// keeps its frame and contents for a later mprotect, but not
+/// user-accessible, so every access from user mode faults and the
+/// user-memory path refuses it (EFAULT).
+pub const NO_ACCESS: Flags = Flags::BIT_10;
+
+/// Page-table flags for a user page with mmap-style `prot` bits: the one
+/// translation from `PROT_*` to rights.
+pub fn prot_flags(prot: u32) -> Flags {
+    use abi::types::{PROT_EXEC, PROT_READ, PROT_WRITE};
+    let mut flags = Flags::PRESENT;
+    if prot & (PROT_READ | PROT_WRITE | PROT_EXEC) == 0 {
+        flags |= NO_ACCESS;
+    }
+    if prot & PROT_WRITE != 0 {
+        flags |= Flags::WRITABLE;
+    }
+    if prot & PROT_EXEC == 0 {
+        flags |= Flags::NO_EXECUTE;
+    }
+    flags
+}
+
+/// A user page's entry flags: user-accessible unless it is `NO_ACCESS`.
+fn user_entry(flags: Flags) -> Flags {
+    if flags.contains(NO_ACCESS) {
+        (flags | Flags::PRESENT) - Flags::USER_ACCESSIBLE - Flags::WRITABLE
+    } else {
+        flags | Flags::PRESENT | Flags::USER_ACCESSIBLE
+    }
+}
 
 /// A handle on a level-4 table: the operations on an address space, without
 /// owning it. `Space::current()` is whatever CR3 holds (the running process's
@@ -229,15 +277,18 @@ impl Space {
         Space { l4: Cr3::read().0 }
     }
 
-    /// Maps user page `page` to `frame`. The frame's reference now belongs to
-    /// this address space, which releases it when unmapped or dropped.
+    /// Maps user page `page` to `frame` (user-accessible unless `flags` has
+    /// `NO_ACCESS`). The frame's reference now belongs to this address
+    /// space, which releases it when unmapped or dropped.
     pub fn map(&self, page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), MapError> {
         debug_assert!(page.as_u64() < super::USER_TOP);
+        let parents = Flags::PRESENT | Flags::WRITABLE | Flags::USER_ACCESSIBLE;
         map_in(
             self.l4,
             page,
             frame,
-            flags | Flags::USER_ACCESSIBLE,
+            user_entry(flags),
+            parents,
             &mut KernelFrames,
         )
     }
@@ -288,14 +339,30 @@ impl Space {
         None
     }
 
-    /// Replaces the flags of the mapped page `page`.
+    /// Gives the mapped private user page `page` the rights `flags` (from
+    /// `prot_flags`), keeping the copy-on-write rule (see `COW`): write on a
+    /// frame that has another user is granted as COW, so the first write
+    /// gives this page its own copy. mprotect's one way to change rights.
+    pub fn protect(&self, page: VirtAddr, flags: Flags) -> bool {
+        let Some((phys, _)) = self.translate(page) else {
+            return false;
+        };
+        let shared = frames::users(PhysFrame::containing_address(phys)) > 1;
+        let flags = if flags.contains(Flags::WRITABLE) && shared {
+            (flags - Flags::WRITABLE) | COW
+        } else {
+            flags
+        };
+        self.set_flags(page, flags)
+    }
+
+    /// Replaces the flags of the mapped user page `page` as they are: the
+    /// caller keeps the copy-on-write rule (`protect` does).
     pub fn set_flags(&self, page: VirtAddr, flags: Flags) -> bool {
         let page = Page::<Size4KiB>::containing_address(page);
         // SAFETY: only user pages reach here, and the caller keeps their
         // frames' reference counts consistent with the new flags.
-        match unsafe {
-            mapper_for(self.l4).update_flags(page, flags | Flags::PRESENT | Flags::USER_ACCESSIBLE)
-        } {
+        match unsafe { mapper_for(self.l4).update_flags(page, user_entry(flags)) } {
             Ok(flush) => {
                 flush.flush();
                 true

@@ -9,9 +9,12 @@
 //!          ...               free, one unmapped guard page
 //!     STACK_TOP - STACK_SIZE .. STACK_TOP   the user stack
 //!
-//! Memory is mapped eagerly (frames are zeroed when allocated) except that
-//! fork shares every page copy-on-write: `break_cow` gives a writer its own
-//! copy, or just makes the page writable when no one else shares it. User
+//! Memory is mapped eagerly (frames are zeroed when allocated; `PROT_NONE`
+//! pages too, present but not user-accessible) except that fork shares every
+//! page copy-on-write: `break_cow` gives a writer its own copy, or just makes
+//! the page writable when no one else shares it. Rights change only through
+//! `Space::protect`, which keeps the rule that a frame with two users is
+//! never mapped writable (mm/paging.rs, `COW`). User
 //! allocations leave `KERNEL_RESERVE` frames free, so a process that eats all
 //! memory gets ENOMEM while the kernel can still grow its heap.
 
@@ -23,7 +26,7 @@ use alloc::vec::Vec;
 use x86_64::VirtAddr;
 use x86_64::structures::paging::{PageTableFlags as Flags, PhysFrame};
 
-use crate::mm::paging::{AddressSpace, COW, Space};
+use crate::mm::paging::{AddressSpace, COW, Space, prot_flags};
 use crate::mm::{PAGE_SIZE, USER_TOP, frames, phys_to_virt};
 
 pub const STACK_TOP: u64 = 0x0000_7fff_ffff_f000;
@@ -53,18 +56,6 @@ pub fn alloc_user_frame() -> Result<PhysFrame, Errno> {
         return Err(Errno::ENOMEM);
     }
     frames::alloc().ok_or(Errno::ENOMEM)
-}
-
-/// Page flags for mmap-style `prot` bits.
-pub fn prot_flags(prot: u32) -> Flags {
-    let mut flags = Flags::PRESENT;
-    if prot & PROT_WRITE != 0 {
-        flags |= Flags::WRITABLE;
-    }
-    if prot & PROT_EXEC == 0 {
-        flags |= Flags::NO_EXECUTE;
-    }
-    flags
 }
 
 /// Resolves a write to the copy-on-write page at `page` in `space`.
@@ -206,9 +197,9 @@ impl UserMemory {
                 .filter(|&s| s > self.brk_start + BRK_MAX)
                 .ok_or(Errno::ENOMEM)?
         };
-        if prot != 0 {
-            self.map_zeroed(start, start + len, prot_flags(prot))?;
-        }
+        // PROT_NONE pages are mapped too (present, not user-accessible), so
+        // a later mprotect can open them, as glibc does with thread stacks.
+        self.map_zeroed(start, start + len, prot_flags(prot))?;
         if flags & MAP_FIXED == 0 {
             self.mmap_next = start;
         }
@@ -312,15 +303,7 @@ impl UserMemory {
             }
         }
         for page in (addr..end).step_by(PAGE_SIZE as usize) {
-            let (_, old) = self
-                .space
-                .translate(VirtAddr::new(page))
-                .expect("checked above");
-            let mut flags = prot_flags(prot);
-            if flags.contains(Flags::WRITABLE) && old.contains(COW) {
-                flags = (flags - Flags::WRITABLE) | COW; // stays shared until written
-            }
-            self.space.set_flags(VirtAddr::new(page), flags);
+            self.space.protect(VirtAddr::new(page), prot_flags(prot));
         }
         Ok(())
     }

@@ -602,6 +602,184 @@ fn mremap_moves_grows_and_shrinks() -> Outcome {
     sys::munmap(q, 4096).map_err(|e| e.message().into())
 }
 
+/// A page of `.data` of its own, so mprotect on it touches nothing else.
+#[repr(C, align(4096))]
+struct DataPage([u8; 4096]);
+static mut DATA_PAGE: DataPage = DataPage([1; 4096]);
+
+/// Runs `child` in a forked child, which must exit 0, then checks that the
+/// parent's byte at `p` is still `want`: whatever the child did to its
+/// copy of the page, the parent's memory is its own.
+fn parent_keeps(what: &str, p: *mut u8, want: u8, child: impl FnOnce() -> i32) -> Outcome {
+    let status = child_status(child)?;
+    ensure!(
+        sys::exited(status) == Some(0),
+        "{what}: child status {status:#x}"
+    );
+    // SAFETY: `p` is a mapped, readable page of the caller's.
+    let seen = unsafe { p.read_volatile() };
+    ensure!(
+        seen == want,
+        "{what}: the child's write reached the parent ({seen}, want {want})"
+    );
+    Ok(())
+}
+
+/// A child's write through `p` after mprotect(PROT_READ) and back to
+/// `prot`: the page is still shared with the parent, so the write must get
+/// its own copy (the copy-on-write rule in mm::paging::Space::protect).
+fn write_after_reprotect(p: *mut u8, prot: u32) -> i32 {
+    let reprotected = sys::mprotect(p, 4096, PROT_READ)
+        .and_then(|()| sys::mprotect(p, 4096, prot))
+        .is_ok();
+    // SAFETY: the page is ours and was just made writable again.
+    unsafe { p.write_volatile(2) };
+    // SAFETY: as above.
+    i32::from(!reprotected || unsafe { p.read_volatile() } != 2)
+}
+
+/// Process isolation through every path that changes a page's rights or
+/// sharing after fork: mprotect R -> RW and R -> RWX of an anonymous and a
+/// `.data` page, a page read-only at fork made writable later, a shared
+/// page moved by mremap, and a profil buffer in such a page. The child
+/// writes each time; the parent must never see it.
+fn private_pages_stay_private_after_mprotect() -> Outcome {
+    let err = |e: Errno| e.message();
+    let anon = sys::mmap_anon(4096, PROT_READ | PROT_WRITE).map_err(err)?;
+    // SAFETY: a fresh page of ours.
+    unsafe { anon.write_volatile(1) };
+    let data = (&raw mut DATA_PAGE).cast::<u8>();
+    for (what, p) in [("anonymous page", anon), (".data page", data)] {
+        parent_keeps(&format!("{what}, R -> RW"), p, 1, || {
+            write_after_reprotect(p, PROT_READ | PROT_WRITE)
+        })?;
+        parent_keeps(&format!("{what}, R -> RWX"), p, 1, || {
+            write_after_reprotect(p, PROT_READ | PROT_WRITE | PROT_EXEC)
+        })?;
+    }
+    // Read-only at fork (shared without the copy-on-write mark), made
+    // writable in the child.
+    sys::mprotect(anon, 4096, PROT_READ).map_err(err)?;
+    parent_keeps("read-only at fork, RW in the child", anon, 1, || {
+        if sys::mprotect(anon, 4096, PROT_READ | PROT_WRITE).is_err() {
+            return 1;
+        }
+        // SAFETY: made writable just above.
+        unsafe { anon.write_volatile(3) };
+        0
+    })?;
+    sys::mprotect(anon, 4096, PROT_READ | PROT_WRITE).map_err(err)?;
+    // Moved by mremap in the child, then written.
+    parent_keeps("moved by mremap", anon, 1, || {
+        match sys::mremap(anon, 4096, 3 * 4096, true) {
+            Ok(moved) => {
+                // SAFETY: the moved mapping's first page.
+                unsafe { moved.write_volatile(4) };
+                0
+            }
+            Err(_) => 1,
+        }
+    })?;
+    // A profil buffer in a page shared with the parent: the child's bins
+    // must land in the child's copy.
+    let bins = sys::mmap_anon(4096, PROT_READ | PROT_WRITE).map_err(err)?;
+    parent_keeps("profil buffer", bins, 0, || {
+        if sys::mprotect(bins, 4096, PROT_READ)
+            .and_then(|()| sys::mprotect(bins, 4096, PROT_READ | PROT_WRITE))
+            .is_err()
+        {
+            return 1;
+        }
+        // SAFETY: 2048 bins in our own page, written only by the kernel
+        // while profiling is on.
+        let buffer = unsafe { core::slice::from_raw_parts_mut(bins.cast::<u16>(), 2048) };
+        // Scale 1: every pc below 256 MiB counts into one of the first bins.
+        if sys::profil(buffer, 0, 1).is_err() {
+            return 1;
+        }
+        let start = sys::kinfo().map_or(0, |k| k.ticks);
+        while sys::kinfo().map_or(u64::MAX, |k| k.ticks) < start + 20 {
+            core::hint::spin_loop();
+        }
+        let _ = sys::profil(&mut [], 0, 0);
+        // SAFETY: as above; profiling is off now.
+        let counted: u64 = unsafe { core::slice::from_raw_parts(bins.cast::<u16>(), 2048) }
+            .iter()
+            .map(|&b| u64::from(b))
+            .sum();
+        i32::from(counted == 0)
+    })?;
+    // SAFETY: the parent's own buffer, never profiled into.
+    let parent_bins = unsafe { core::slice::from_raw_parts(bins.cast::<u16>(), 2048) };
+    ensure!(
+        parent_bins.iter().all(|&b| b == 0),
+        "profil: the child's samples reached the parent's buffer"
+    );
+    let _ = sys::munmap(anon, 4096);
+    sys::munmap(bins, 4096).map_err(|e| e.message().into())
+}
+
+/// PROT_NONE: every access from user mode faults, every system call handed
+/// the page fails with EFAULT, and the contents come back with the rights.
+fn prot_none_pages_are_inaccessible() -> Outcome {
+    let err = |e: Errno| e.message();
+    let p = sys::mmap_anon(4096, PROT_READ | PROT_WRITE).map_err(err)?;
+    // SAFETY: a fresh page of ours.
+    unsafe { p.write_volatile(7) };
+    sys::mprotect(p, 4096, 0).map_err(err)?;
+    for (what, access) in [("read", false), ("write", true)] {
+        let status = child_status(|| {
+            // SAFETY: none: the page is PROT_NONE and this must fault.
+            unsafe {
+                if access {
+                    p.write_volatile(1);
+                } else {
+                    core::ptr::read_volatile(p);
+                }
+            }
+            0
+        })?;
+        ensure!(
+            sys::signaled(status) == Some(SIGSEGV),
+            "a {what} of a PROT_NONE page gave status {status:#x}"
+        );
+    }
+    expect_err(
+        "write(2) from a PROT_NONE page",
+        raw(nr::WRITE, &[1, p as usize, 1]),
+        Errno::EFAULT,
+    )?;
+    let (r, w) = sys::pipe().map_err(err)?;
+    let _ = sys::write(w, b"x");
+    let into = raw(nr::READ, &[r as usize, p as usize, 1]);
+    let _ = sys::close(r);
+    let _ = sys::close(w);
+    expect_err("read(2) into a PROT_NONE page", into, Errno::EFAULT)?;
+    sys::mprotect(p, 4096, PROT_READ | PROT_WRITE).map_err(err)?;
+    // SAFETY: readable again.
+    let kept = unsafe { p.read_volatile() };
+    ensure!(kept == 7, "the page came back holding {kept}, not 7");
+    // mmap(PROT_NONE) reserves memory a later mprotect opens (as glibc
+    // does for thread stacks).
+    let q = sys::mmap_anon(2 * 4096, 0).map_err(err)?;
+    let status = child_status(|| {
+        // SAFETY: none: PROT_NONE, this must fault.
+        unsafe { core::ptr::read_volatile(q) as i32 }
+    })?;
+    ensure!(
+        sys::signaled(status) == Some(SIGSEGV),
+        "a read of mmap(PROT_NONE) memory gave status {status:#x}"
+    );
+    sys::mprotect(q, 2 * 4096, PROT_READ | PROT_WRITE).map_err(err)?;
+    // SAFETY: opened just above.
+    unsafe {
+        ensure!(q.add(4096).read_volatile() == 0, "not zeroed");
+        q.add(4096).write_volatile(5);
+    }
+    let _ = sys::munmap(q, 2 * 4096);
+    sys::munmap(p, 4096).map_err(|e| e.message().into())
+}
+
 /// munmap of the whole user half (its own text included) must end the
 /// process quickly, not walk 2^35 empty pages with the kernel locked.
 fn munmap_of_everything_is_quick() -> Outcome {
@@ -789,6 +967,14 @@ const TESTS: &[Test] = &[
     (
         "munmap_of_everything_is_quick",
         munmap_of_everything_is_quick,
+    ),
+    (
+        "private_pages_stay_private_after_mprotect",
+        private_pages_stay_private_after_mprotect,
+    ),
+    (
+        "prot_none_pages_are_inaccessible",
+        prot_none_pages_are_inaccessible,
     ),
     ("faults_kill_only_the_process", faults_kill_only_the_process),
     (
