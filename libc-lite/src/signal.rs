@@ -197,15 +197,13 @@ pub fn getpgid(pid: i32) -> Result<u32> {
 
 /// Makes `pgid` the terminal's foreground group (the one Ctrl-C signals).
 pub fn tcsetpgrp(fd: i32, pgid: u32) -> Result<()> {
-    const TIOCSPGRP: u32 = 0x5410;
     let pgid = pgid as i32;
-    call!(IOCTL, fd, TIOCSPGRP, &pgid as *const i32).map(drop)
+    call!(IOCTL, fd, abi::types::TIOCSPGRP, &pgid as *const i32).map(drop)
 }
 
 pub fn tcgetpgrp(fd: i32) -> Result<u32> {
-    const TIOCGPGRP: u32 = 0x540f;
     let mut pgid = 0i32;
-    call!(IOCTL, fd, TIOCGPGRP, &mut pgid as *mut i32)?;
+    call!(IOCTL, fd, abi::types::TIOCGPGRP, &mut pgid as *mut i32)?;
     Ok(pgid as u32)
 }
 

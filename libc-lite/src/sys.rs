@@ -5,7 +5,7 @@ extern crate alloc;
 
 use abi::Errno;
 use abi::sys::*;
-use abi::types::{KInfo, ProcInfo, Stat, Timespec, Utsname};
+use abi::types::{KInfo, ProcInfo, Stat, TCGETS, TCSETS, Termios, Timespec, Utsname};
 use alloc::vec::Vec;
 
 use crate::syscall::syscall;
@@ -135,32 +135,26 @@ pub fn mmap_anon(len: usize, prot: u32) -> Result<*mut u8> {
 /// The terminal's local mode flags (termios `c_lflag`: ICANON, ECHO, ISIG),
 /// or ENOTTY if `fd` is not a terminal.
 pub fn terminal_flags(fd: i32) -> Result<u32> {
-    const TCGETS: u32 = 0x5401;
-    let mut termios = [0u8; 60];
-    call!(IOCTL, fd, TCGETS, termios.as_mut_ptr())?;
-    Ok(u32::from_le_bytes([
-        termios[12],
-        termios[13],
-        termios[14],
-        termios[15],
-    ]))
+    Ok(termios(fd)?.c_lflag)
 }
 
 /// Sets the terminal's local mode flags (tcsetattr with only `c_lflag`
 /// changed).
 pub fn set_terminal_flags(fd: i32, lflag: u32) -> Result<()> {
-    const TCGETS: u32 = 0x5401;
-    const TCSETS: u32 = 0x5402;
-    let mut termios = [0u8; 60];
-    call!(IOCTL, fd, TCGETS, termios.as_mut_ptr())?;
-    termios[12..16].copy_from_slice(&lflag.to_le_bytes());
-    call!(IOCTL, fd, TCSETS, termios.as_ptr()).map(drop)
+    let mut t = termios(fd)?;
+    t.c_lflag = lflag;
+    call!(IOCTL, fd, TCSETS, &t as *const Termios).map(drop)
+}
+
+/// The terminal's settings (tcgetattr).
+pub fn termios(fd: i32) -> Result<Termios> {
+    let mut t = Termios::initial();
+    call!(IOCTL, fd, TCGETS, &mut t as *mut Termios)?;
+    Ok(t)
 }
 
 /// termios `c_lflag` bits.
-pub const ISIG: u32 = 0o1;
-pub const ICANON: u32 = 0o2;
-pub const ECHO: u32 = 0o10;
+pub use abi::types::{ECHO, ICANON, ISIG};
 
 /// mremap(2); `may_move` is MREMAP_MAYMOVE.
 pub fn mremap(addr: *mut u8, old_len: usize, new_len: usize, may_move: bool) -> Result<*mut u8> {

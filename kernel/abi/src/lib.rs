@@ -14,4 +14,7 @@ pub mod signal;
 pub mod sys;
 pub mod types;
 
+#[cfg(test)]
+mod linux_layouts;
+
 pub use errno::Errno;

@@ -115,6 +115,97 @@ pub struct Utsname {
     pub domainname: [u8; 65],
 }
 
+// Terminal ioctls (Linux's `asm-generic/ioctls.h`).
+pub const TCGETS: u32 = 0x5401;
+pub const TCSETS: u32 = 0x5402;
+pub const TCSETSW: u32 = 0x5403;
+pub const TCSETSF: u32 = 0x5404;
+pub const TIOCGPGRP: u32 = 0x540f;
+pub const TIOCSPGRP: u32 = 0x5410;
+pub const TIOCGWINSZ: u32 = 0x5413;
+
+/// The kernel's `struct termios` (`asm-generic/termbits.h`), 36 bytes: what
+/// TCGETS writes and TCSETS reads. C libraries declare their own, which may
+/// be larger (musl's is 60 bytes: it adds the speeds); glibc's buffer is
+/// exactly this size, so writing more smashes its stack.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Termios {
+    pub c_iflag: u32,
+    pub c_oflag: u32,
+    pub c_cflag: u32,
+    pub c_lflag: u32,
+    pub c_line: u8,
+    pub c_cc: [u8; NCCS],
+}
+pub const NCCS: usize = 19;
+
+// termios flag bits (octal, as in the headers).
+pub const ICRNL: u32 = 0o400;
+pub const OPOST: u32 = 0o1;
+pub const ONLCR: u32 = 0o4;
+pub const B38400: u32 = 0o17;
+pub const CS8: u32 = 0o60;
+pub const CREAD: u32 = 0o200;
+pub const ISIG: u32 = 0o1;
+pub const ICANON: u32 = 0o2;
+pub const ECHO: u32 = 0o10;
+
+// Indices into `c_cc`.
+pub const VINTR: usize = 0;
+pub const VQUIT: usize = 1;
+pub const VERASE: usize = 2;
+pub const VKILL: usize = 3;
+pub const VEOF: usize = 4;
+pub const VTIME: usize = 5;
+pub const VMIN: usize = 6;
+pub const VSTART: usize = 8;
+pub const VSTOP: usize = 9;
+pub const VSUSP: usize = 10;
+pub const VREPRINT: usize = 12;
+pub const VDISCARD: usize = 13;
+pub const VWERASE: usize = 14;
+pub const VLNEXT: usize = 15;
+
+impl Termios {
+    /// A new terminal's settings: Linux's control characters (`INIT_C_CC`:
+    /// ^C, ^\, DEL, ^U, ^D, ...) and canonical mode with echo and signals.
+    pub const fn initial() -> Termios {
+        let mut c_cc = [0u8; NCCS];
+        c_cc[VINTR] = 0x03;
+        c_cc[VQUIT] = 0x1c;
+        c_cc[VERASE] = 0x7f;
+        c_cc[VKILL] = 0x15;
+        c_cc[VEOF] = 0x04;
+        c_cc[VMIN] = 1;
+        c_cc[VSTART] = 0x11;
+        c_cc[VSTOP] = 0x13;
+        c_cc[VSUSP] = 0x1a;
+        c_cc[VREPRINT] = 0x12;
+        c_cc[VDISCARD] = 0x0f;
+        c_cc[VWERASE] = 0x17;
+        c_cc[VLNEXT] = 0x16;
+        Termios {
+            c_iflag: ICRNL,
+            c_oflag: OPOST | ONLCR,
+            c_cflag: B38400 | CS8 | CREAD,
+            c_lflag: ISIG | ICANON | ECHO,
+            c_line: 0,
+            c_cc,
+        }
+    }
+}
+
+/// `struct winsize` (TIOCGWINSZ).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Winsize {
+    pub ws_row: u16,
+    pub ws_col: u16,
+    pub ws_xpixel: u16,
+    pub ws_ypixel: u16,
+}
+
 // open(2) flags.
 pub const O_RDONLY: u32 = 0;
 pub const O_WRONLY: u32 = 1;

@@ -6,13 +6,16 @@
 //! Ctrl-D at the start of a line is end of file, Ctrl-U erases the line.
 //! Readers sleep until a whole line is ready. Ctrl-C and Ctrl-\ discard the
 //! line and send SIGINT and SIGQUIT to the foreground process group, which a
-//! shell sets with `tcsetpgrp` (ioctl TIOCSPGRP) for each job it runs.
+//! shell sets with `tcsetpgrp` (ioctl TIOCSPGRP) for each job it runs. Those
+//! keys are the terminal's control characters (`c_cc`: VERASE, VKILL, VEOF,
+//! VINTR, VQUIT), Linux's defaults until a program sets others.
 //!
 //! That is the terminal's canonical mode. A program that edits lines itself
 //! (the shell, for its history and arrow keys) turns it off with `tcsetattr`
 //! (ioctl TCSETS, `c_lflag` without ICANON): then every byte is readable as
 //! it arrives, echoed only with ECHO, and Ctrl-C still signals with ISIG.
 
+use abi::types::{ECHO, ICANON, ISIG, Termios, VEOF, VERASE, VINTR, VKILL, VQUIT};
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -30,33 +33,31 @@ struct Input {
     ready: VecDeque<u8>,
     /// Ctrl-D on an empty line: the next read returns 0.
     eof: bool,
-    /// The termios `c_lflag` bits in force (ICANON, ECHO, ISIG).
-    lflag: u32,
+    /// The terminal's settings as last set (TCSETS) and reported (TCGETS).
+    /// Of them the console honours the local flags ISIG, ICANON and ECHO;
+    /// its control keys are Linux's defaults (^C, ^\, ^D, DEL/BS, ^U)
+    /// whatever `c_cc` says.
+    termios: Termios,
 }
-
-/// termios `c_lflag` bits this console honours.
-pub const ISIG: u32 = 0o1;
-pub const ICANON: u32 = 0o2;
-pub const ECHO: u32 = 0o10;
 
 static INPUT: IrqLock<Input> = IrqLock::new(Input {
     editing: Vec::new(),
     ready: VecDeque::new(),
     eof: false,
-    lflag: ISIG | ICANON | ECHO,
+    termios: Termios::initial(),
 });
 
-/// The local mode flags (`c_lflag`) in force.
-pub fn local_flags() -> u32 {
-    INPUT.lock().lflag
+/// The terminal's settings (TCGETS).
+pub fn termios() -> Termios {
+    INPUT.lock().termios
 }
 
-/// Sets the local mode flags; leaving canonical mode makes a half-typed
-/// line readable at once, as on Linux.
-pub fn set_local_flags(lflag: u32) {
+/// Sets the terminal's settings (TCSETS); leaving canonical mode makes a
+/// half-typed line readable at once, as on Linux.
+pub fn set_termios(termios: Termios) {
     let mut input = INPUT.lock();
-    input.lflag = lflag & (ISIG | ICANON | ECHO);
-    if input.lflag & ICANON == 0 && !input.editing.is_empty() {
+    input.termios = termios;
+    if termios.c_lflag & ICANON == 0 && !input.editing.is_empty() {
         let line = core::mem::take(&mut input.editing);
         input.ready.extend(line);
         sched::wakeup(Chan::Console);
@@ -98,16 +99,25 @@ pub fn on_interrupt() {
     crate::arch::pic::end_of_interrupt(crate::arch::trap::IRQ_COM1);
 }
 
+/// Whether `byte` is the control character `c_cc[index]` (0 disables one,
+/// as `_POSIX_VDISABLE`).
+fn is_control(termios: &Termios, index: usize, byte: u8) -> bool {
+    termios.c_cc[index] != 0 && termios.c_cc[index] == byte
+}
+
 fn receive(byte: u8) {
-    let lflag = local_flags();
+    let termios = termios();
+    let lflag = termios.c_lflag;
+    let signals = lflag & ISIG != 0;
     let signal = match byte {
-        0x03 if lflag & ISIG != 0 => abi::signal::SIGINT,
-        0x1c if lflag & ISIG != 0 => abi::signal::SIGQUIT,
+        _ if signals && is_control(&termios, VINTR, byte) => abi::signal::SIGINT,
+        _ if signals && is_control(&termios, VQUIT, byte) => abi::signal::SIGQUIT,
         _ if lflag & ICANON == 0 => return pass_through(byte, lflag),
         _ => return edit_line(byte),
     };
     if lflag & ECHO != 0 {
-        crate::log::write_bytes(if byte == 0x03 { b"^C\n" } else { b"^\\\n" });
+        // Echoed as ^X, as Linux's ECHOCTL does.
+        crate::log::write_bytes(&[b'^', byte ^ 0x40, b'\n']);
     }
     // As a terminal does (without NOFLSH): typed-ahead input goes too.
     let mut input = INPUT.lock();
@@ -132,6 +142,8 @@ fn pass_through(byte: u8, lflag: u32) {
 
 fn edit_line(byte: u8) {
     let mut input = INPUT.lock();
+    let termios = input.termios;
+    let control = |index| is_control(&termios, index, byte);
     match byte {
         b'\r' | b'\n' => {
             crate::log::write_bytes(b"\n");
@@ -140,18 +152,20 @@ fn edit_line(byte: u8) {
             input.ready.push_back(b'\n');
             sched::wakeup(Chan::Console);
         }
-        0x7f | 0x08 => {
+        // Backspace erases too, whatever VERASE says: serial terminals send
+        // either.
+        _ if control(VERASE) || byte == 0x08 => {
             if input.editing.pop().is_some() {
                 crate::log::write_bytes(b"\x08 \x08");
             }
         }
-        0x15 => {
+        _ if control(VKILL) => {
             for _ in 0..input.editing.len() {
                 crate::log::write_bytes(b"\x08 \x08");
             }
             input.editing.clear();
         }
-        0x04 => {
+        _ if control(VEOF) => {
             if input.editing.is_empty() {
                 input.eof = true;
             } else {

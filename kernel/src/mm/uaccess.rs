@@ -206,6 +206,8 @@ unsafe impl Pod for abi::types::SysInfo {}
 unsafe impl Pod for abi::types::Rlimit {}
 unsafe impl Pod for abi::types::Tms {}
 unsafe impl Pod for abi::types::Rusage {}
+unsafe impl Pod for abi::types::Termios {}
+unsafe impl Pod for abi::types::Winsize {}
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 /// Reads one `T` from user memory.

@@ -360,13 +360,6 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
 }
 
 pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
-    const TCGETS: u32 = 0x5401;
-    const TCSETS: u32 = 0x5402;
-    const TCSETSW: u32 = 0x5403;
-    const TCSETSF: u32 = 0x5404;
-    const TIOCGWINSZ: u32 = 0x5413;
-    const TIOCGPGRP: u32 = 0x540f;
-    const TIOCSPGRP: u32 = 0x5410;
     let file = fd_file(fd)?;
     let is_console =
         matches!(&file.kind, Kind::Node(n) if matches!(n.lock().content, Content::Console));
@@ -375,24 +368,21 @@ pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
     }
     match request {
         TCGETS => {
-            // c_iflag ICRNL, c_oflag OPOST|ONLCR, c_cflag B38400|CS8|CREAD,
-            // and the local flags in force (ICANON, ECHO, ISIG).
-            let mut termios = [0u8; 60];
-            termios[0..4].copy_from_slice(&0o400u32.to_le_bytes());
-            termios[4..8].copy_from_slice(&0o5u32.to_le_bytes());
-            termios[8..12].copy_from_slice(&0o277u32.to_le_bytes());
-            termios[12..16].copy_from_slice(&console::local_flags().to_le_bytes());
-            uaccess::copy_to_user(arg, &termios)?;
+            // Linux's kernel struct termios, 36 bytes: no more, or a C
+            // library's smaller buffer is overrun (abi::types::Termios).
+            uaccess::write(arg, &console::termios())?;
             Ok(0)
         }
         TCSETS | TCSETSW | TCSETSF => {
-            // Only the local flags mean something here; the rest is accepted.
-            let lflag: u32 = uaccess::read(arg + 12)?;
-            console::set_local_flags(lflag);
+            console::set_termios(uaccess::read::<Termios>(arg)?);
             Ok(0)
         }
         TIOCGWINSZ => {
-            let winsize: [u16; 4] = [24, 80, 0, 0];
+            let winsize = Winsize {
+                ws_row: 24,
+                ws_col: 80,
+                ..Winsize::default()
+            };
             uaccess::write(arg, &winsize)?;
             Ok(0)
         }

@@ -917,6 +917,62 @@ fn preemption_lets_others_run() -> Outcome {
     Ok(())
 }
 
+/// TCGETS writes Linux's 36-byte kernel `struct termios` and not a byte
+/// more (glibc's buffer is exactly that size: more smashed its stack), with
+/// Linux's control characters; TCSETS keeps what it is given.
+fn termios_is_linux_sized() -> Outcome {
+    const TCGETS_LEN: usize = 36;
+    let mut buf = [0xaau8; 64];
+    raw(nr::IOCTL, &[0, TCGETS as usize, buf.as_mut_ptr() as usize])
+        .map_err(|e| format!("TCGETS: {}", e.message()))?;
+    ensure!(
+        buf[TCGETS_LEN..].iter().all(|&b| b == 0xaa),
+        "TCGETS wrote past byte {TCGETS_LEN}: {:02x?}",
+        &buf[TCGETS_LEN..]
+    );
+    let saved = sys::termios(0).map_err(|e| e.message())?;
+    let cc = saved.c_cc;
+    ensure!(
+        [
+            cc[VINTR], cc[VQUIT], cc[VERASE], cc[VKILL], cc[VEOF], cc[VMIN]
+        ] == [0x03, 0x1c, 0x7f, 0x15, 0x04, 1],
+        "control characters {cc:02x?}"
+    );
+    ensure!(
+        saved.c_lflag & (ISIG | ICANON | ECHO) == ISIG | ICANON | ECHO,
+        "c_lflag {:#o}",
+        saved.c_lflag
+    );
+    // A round trip keeps every field, flags this console does not act on
+    // (0o20 is ECHOE) included.
+    let mut changed = saved;
+    changed.c_lflag |= 0o20;
+    changed.c_cc[VWERASE] = 0x01;
+    raw(
+        nr::IOCTL,
+        &[0, TCSETS as usize, &changed as *const Termios as usize],
+    )
+    .map_err(|e| format!("TCSETS: {}", e.message()))?;
+    let back = sys::termios(0).map_err(|e| e.message());
+    raw(
+        nr::IOCTL,
+        &[0, TCSETS as usize, &saved as *const Termios as usize],
+    )
+    .map_err(|e| format!("TCSETS: {}", e.message()))?;
+    ensure!(back? == changed, "TCSETS then TCGETS changed the settings");
+    let mut winsize = [0xaau8; 16];
+    raw(
+        nr::IOCTL,
+        &[0, TIOCGWINSZ as usize, winsize.as_mut_ptr() as usize],
+    )
+    .map_err(|e| format!("TIOCGWINSZ: {}", e.message()))?;
+    ensure!(
+        winsize[8..].iter().all(|&b| b == 0xaa),
+        "TIOCGWINSZ wrote past its 8 bytes"
+    );
+    Ok(())
+}
+
 fn identity_and_time() -> Outcome {
     let u = sys::uname().map_err(|e| e.message())?;
     ensure!(u.sysname.starts_with(b"profkern\0"), "sysname");
@@ -985,6 +1041,7 @@ const TESTS: &[Test] = &[
     ("nanosleep_sleeps", nanosleep_sleeps),
     ("preemption_lets_others_run", preemption_lets_others_run),
     ("identity_and_time", identity_and_time),
+    ("termios_is_linux_sized", termios_is_linux_sized),
     (
         "a_full_ramfs_is_enospc_and_loses_nothing",
         a_full_ramfs_is_enospc_and_loses_nothing,

@@ -1,0 +1,178 @@
+//! Every structure the kernel writes to (or reads from) user memory,
+//! checked against Linux's own layout: size and the offset of each field.
+//!
+//! The reference numbers were printed by a C program that includes only
+//! Linux's uapi headers (Debian's `linux-libc-dev` 6.1, x86_64) and prints
+//! `sizeof` and `offsetof`; the header each comes from is named beside it.
+//! A layout that differs from Linux's breaks every C library that trusts the
+//! kernel (glibc's 36-byte `struct termios` buffer was overrun by a 60-byte
+//! TCGETS answer, and every glibc program died of "stack smashing").
+//! `struct statfs` is not here because the kernel has no statfs yet.
+
+use core::mem::{offset_of, size_of};
+
+use crate::types::*;
+
+/// `asm/stat.h`: `struct stat`.
+#[test]
+fn stat() {
+    assert_eq!(size_of::<Stat>(), 144);
+    assert_eq!(offset_of!(Stat, st_ino), 8);
+    assert_eq!(offset_of!(Stat, st_nlink), 16);
+    assert_eq!(offset_of!(Stat, st_mode), 24);
+    assert_eq!(offset_of!(Stat, st_uid), 28);
+    assert_eq!(offset_of!(Stat, st_gid), 32);
+    assert_eq!(offset_of!(Stat, st_rdev), 40);
+    assert_eq!(offset_of!(Stat, st_size), 48);
+    assert_eq!(offset_of!(Stat, st_blksize), 56);
+    assert_eq!(offset_of!(Stat, st_blocks), 64);
+    assert_eq!(offset_of!(Stat, st_atime), 72);
+    assert_eq!(offset_of!(Stat, st_atime_nsec), 80);
+    assert_eq!(offset_of!(Stat, st_mtime), 88);
+    assert_eq!(offset_of!(Stat, st_ctime), 104);
+    assert_eq!(offset_of!(Stat, st_ctime_nsec), 112);
+}
+
+/// `linux/sysinfo.h`: `struct sysinfo`.
+#[test]
+fn sysinfo() {
+    assert_eq!(size_of::<SysInfo>(), 112);
+    assert_eq!(offset_of!(SysInfo, loads), 8);
+    assert_eq!(offset_of!(SysInfo, totalram), 32);
+    assert_eq!(offset_of!(SysInfo, freeram), 40);
+    assert_eq!(offset_of!(SysInfo, procs), 80);
+    assert_eq!(offset_of!(SysInfo, totalhigh), 88);
+    assert_eq!(offset_of!(SysInfo, mem_unit), 104);
+}
+
+/// `linux/resource.h`: `struct rusage` and `struct rlimit`.
+#[test]
+fn rusage_and_rlimit() {
+    assert_eq!(size_of::<Rusage>(), 144);
+    assert_eq!(offset_of!(Rusage, stime), 16);
+    assert_eq!(offset_of!(Rusage, counters), 32, "ru_maxrss");
+    assert_eq!(offset_of!(Rusage, counters) + 13 * 8, 136, "ru_nivcsw");
+    assert_eq!(size_of::<Rlimit>(), 16);
+    assert_eq!(offset_of!(Rlimit, max), 8);
+}
+
+/// `linux/times.h`: `struct tms`.
+#[test]
+fn tms() {
+    assert_eq!(size_of::<Tms>(), 32);
+    assert_eq!(offset_of!(Tms, stime), 8);
+    assert_eq!(offset_of!(Tms, cutime), 16);
+    assert_eq!(offset_of!(Tms, cstime), 24);
+}
+
+/// `linux/utsname.h`: `struct new_utsname`.
+#[test]
+fn utsname() {
+    assert_eq!(size_of::<Utsname>(), 390);
+    assert_eq!(offset_of!(Utsname, nodename), 65);
+    assert_eq!(offset_of!(Utsname, machine), 260);
+    assert_eq!(offset_of!(Utsname, domainname), 325);
+}
+
+/// `asm-generic/termbits.h`: the kernel's `struct termios`, its flag bits and
+/// control-character indices; `asm-generic/ioctls.h`: the requests;
+/// `asm-generic/termios.h`: `struct winsize`.
+#[test]
+fn termios_and_winsize() {
+    assert_eq!(size_of::<Termios>(), 36);
+    assert_eq!(offset_of!(Termios, c_oflag), 4);
+    assert_eq!(offset_of!(Termios, c_cflag), 8);
+    assert_eq!(offset_of!(Termios, c_lflag), 12);
+    assert_eq!(offset_of!(Termios, c_line), 16);
+    assert_eq!(offset_of!(Termios, c_cc), 17);
+    assert_eq!(NCCS, 19);
+    assert_eq!(
+        [VINTR, VQUIT, VERASE, VKILL, VEOF, VTIME, VMIN],
+        [0, 1, 2, 3, 4, 5, 6]
+    );
+    assert_eq!(
+        [VSTART, VSTOP, VSUSP, VREPRINT, VDISCARD, VWERASE, VLNEXT],
+        [8, 9, 10, 12, 13, 14, 15]
+    );
+    assert_eq!(
+        [ISIG, ICANON, ECHO, ICRNL, OPOST, ONLCR],
+        [0o1, 0o2, 0o10, 0o400, 0o1, 0o4]
+    );
+    assert_eq!([B38400, CS8, CREAD], [0o17, 0o60, 0o200]);
+    assert_eq!(
+        [TCGETS, TCSETS, TCSETSW, TCSETSF],
+        [0x5401, 0x5402, 0x5403, 0x5404]
+    );
+    assert_eq!([TIOCGWINSZ, TIOCGPGRP, TIOCSPGRP], [0x5413, 0x540f, 0x5410]);
+    assert_eq!(size_of::<Winsize>(), 8);
+    assert_eq!(offset_of!(Winsize, ws_col), 2);
+    assert_eq!(offset_of!(Winsize, ws_xpixel), 4);
+    assert_eq!(offset_of!(Winsize, ws_ypixel), 6);
+    // Linux's INIT_C_CC (include/linux/tty.h): ^C ^\ DEL ^U ^D, VMIN 1.
+    let cc = Termios::initial().c_cc;
+    assert_eq!(&cc[..7], &[0x03, 0x1c, 0x7f, 0x15, 0x04, 0, 1]);
+}
+
+/// The kernel's `struct linux_dirent64` (not in uapi; `include/linux/dirent.h`
+/// in the kernel tree): `d_ino`, `d_off`, `d_reclen`, `d_type`, `d_name`.
+#[test]
+fn linux_dirent64() {
+    assert_eq!(offset_of!(Dirent64Header, d_off), 8);
+    assert_eq!(offset_of!(Dirent64Header, d_reclen), 16);
+    assert_eq!(offset_of!(Dirent64Header, d_type), 18);
+    assert_eq!(DIRENT64_NAME_OFFSET, 19);
+}
+
+/// `asm/signal.h`: the kernel's `struct sigaction` and `stack_t`;
+/// `asm-generic/siginfo.h`: `siginfo_t`.
+#[test]
+fn sigaction_stack_and_siginfo() {
+    assert_eq!(size_of::<SigAction>(), 32);
+    assert_eq!(offset_of!(SigAction, flags), 8);
+    assert_eq!(offset_of!(SigAction, restorer), 16);
+    assert_eq!(offset_of!(SigAction, mask), 24);
+    assert_eq!(size_of::<StackT>(), 24);
+    assert_eq!(offset_of!(StackT, flags), 8);
+    assert_eq!(offset_of!(StackT, size), 16);
+    assert_eq!(size_of::<SigInfo>(), 128);
+    assert_eq!(offset_of!(SigInfo, errno), 4);
+    assert_eq!(offset_of!(SigInfo, code), 8);
+    assert_eq!(offset_of!(SigInfo, pid_or_addr), 16, "si_pid, si_addr");
+    assert_eq!(offset_of!(SigInfo, status), 24);
+    assert_eq!(offset_of!(SigInfo, utime), 32);
+    assert_eq!(offset_of!(SigInfo, stime), 40);
+}
+
+/// `asm/ucontext.h` and `asm/sigcontext.h`: `struct ucontext` and the
+/// register order of `struct sigcontext` (`mcontext_t`).
+#[test]
+fn ucontext_and_sigcontext() {
+    assert_eq!(size_of::<UContext>(), 304);
+    assert_eq!(offset_of!(UContext, link), 8);
+    assert_eq!(offset_of!(UContext, stack), 16);
+    assert_eq!(offset_of!(UContext, mcontext), 40);
+    assert_eq!(offset_of!(UContext, sigmask), 296);
+    assert_eq!(size_of::<MContext>(), 256);
+    let at = |reg: usize| reg * 8;
+    assert_eq!(at(REG_R8), 0);
+    assert_eq!(at(REG_RIP), 128);
+    assert_eq!(at(REG_EFL), 136);
+    assert_eq!(at(REG_CSGSFS), 144);
+    assert_eq!(at(REG_ERR), 152);
+    assert_eq!(at(REG_TRAPNO), 160);
+    assert_eq!(at(REG_OLDMASK), 168);
+    assert_eq!(at(REG_CR2), 176);
+    assert_eq!(offset_of!(MContext, fpstate), 184);
+}
+
+/// `linux/time_types.h`: `__kernel_timespec`, `__kernel_old_timeval`,
+/// `__kernel_old_itimerval`.
+#[test]
+fn time_structures() {
+    assert_eq!(size_of::<Timespec>(), 16);
+    assert_eq!(offset_of!(Timespec, tv_nsec), 8);
+    assert_eq!(size_of::<Timeval>(), 16);
+    assert_eq!(offset_of!(Timeval, tv_usec), 8);
+    assert_eq!(size_of::<ItimerVal>(), 32);
+    assert_eq!(offset_of!(ItimerVal, value), 16);
+}
