@@ -1,6 +1,6 @@
 //! profil(2): the clock interrupt builds each process's execution histogram.
 //!
-//! The path of one sample (the contract is `../shared/spec/profil.md`):
+//! The path of one sample (the contract is `docs/profil.md`):
 //!
 //!     timer interrupt -> clock::on_timer_interrupt -> proc::on_tick
 //!         -> State::on_tick(pc)      computes the bin, records a pending tick;
@@ -190,7 +190,9 @@ pub fn profil(samples: u64, size: u64, offset: u64, scale: u64) -> Result<usize,
     Ok(0)
 }
 
-/// The AIX form: an array of `struct prof` ended by `p_high == 0`.
+/// The AIX form: an array of `struct prof` ended by `p_high == 0`. Only
+/// `p_high` of the last entry is read ("all other fields in this last
+/// structure are ignored"), so an array may end where its memory does.
 fn profil_regions(array: u64) -> Result<usize, Errno> {
     let fault = |e: Errno| {
         current(|p| p.prof.stop(PROF_STOPPED_BY_BAD_CALL));
@@ -199,13 +201,16 @@ fn profil_regions(array: u64) -> Result<usize, Errno> {
     let mut entries = Vec::new();
     loop {
         let at = array.wrapping_add((entries.len() * size_of::<Prof>()) as u64);
+        let high_at = at.wrapping_add(core::mem::offset_of!(Prof, p_high) as u64);
+        match uaccess::read::<u64>(high_at) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return fault(e),
+        }
         let entry: Prof = match uaccess::read(at) {
             Ok(entry) => entry,
             Err(e) => return fault(e),
         };
-        if entry.p_high == 0 {
-            break;
-        }
         if entries.len() == MAX_REGIONS {
             return Err(Errno::EINVAL);
         }

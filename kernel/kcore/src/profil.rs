@@ -1,6 +1,6 @@
 //! profil(2) arithmetic: which 16-bit bin a program counter falls into.
 //!
-//! The relation is 4.4BSD's (`../shared/spec/profil.md`):
+//! The relation is 4.4BSD's (the contract is `docs/profil.md`):
 //!
 //! ```text
 //! bin = floor( floor((pc - offset) / 2) * scale / 65536 )
@@ -59,17 +59,28 @@ pub fn saturating_count(old: u16, ticks: u64) -> u16 {
     u16::try_from(u64::from(old) + ticks).unwrap_or(u16::MAX)
 }
 
-/// The scale that maps `[low, high)` onto `bufsize` bytes of bins (AIX's
-/// `p_scale == -1`): the largest scale whose last pc still has a bin.
+/// The scale that maps `[low, high)` onto the whole bins of a `bufsize`-byte
+/// buffer (AIX's `p_scale == -1`): the largest scale at which the range's
+/// last pc still falls in the last bin. Bins are whole: `bufsize / 2` of
+/// them, an odd last byte is none. The scale stays in 1..=65536, so a range
+/// too long for its buffer even at scale 1 drops its top pcs, and a buffer
+/// with no bin counts nothing.
 pub fn scale_for(low: u64, high: u64, bufsize: u64) -> u32 {
-    let span = high.saturating_sub(low).max(1) as u128;
-    let scale = (bufsize as u128 * 65536) / span;
-    scale.clamp(1, SCALE_ONE as u128) as u32
+    let bins = u128::from(bufsize / 2);
+    // The half-word index of the last pc, which must land in bin `bins - 1`:
+    // last * scale / 65536 < bins.
+    let last = u128::from((high.saturating_sub(low).max(1) - 1) / 2);
+    if last == 0 {
+        return SCALE_ONE;
+    }
+    let scale = (bins * 65536).saturating_sub(1) / last;
+    scale.clamp(1, u128::from(SCALE_ONE)) as u32
 }
 
 /// Checks a multi-region array (without its terminating entry) and turns it
 /// into regions: every `p_low < p_high`, `p_high` strictly ascending, a
-/// non-negative size, and a scale of at most 65536 (or "compute it").
+/// non-negative size, and a scale from 1 to 65536 (or "compute it"). A
+/// scale of 0 is EINVAL: it would pour every pc of the region into bin 0.
 pub fn regions_from(
     array: &[Prof],
     out: &mut [Option<Region>; MAX_REGIONS],
@@ -86,6 +97,7 @@ pub fn regions_from(
         let size = p.p_bufsize as u64;
         let scale = match p.p_scale {
             PROF_SCALE_AUTO => scale_for(p.p_low, p.p_high, size),
+            0 => return Err(Errno::EINVAL),
             s if s > SCALE_ONE => return Err(Errno::EINVAL),
             s => s,
         };
@@ -197,6 +209,54 @@ mod tests {
         assert_eq!(scale_for(0, 1 << 40, 2), 1, "at least 1");
     }
 
+    /// Every pc of the range has a bin, the last bin is reached, and no
+    /// larger scale would do: for odd buffer sizes and ranges of any length,
+    /// not only multiples (3 bytes = 1 bin for a 6-byte range was the case
+    /// that lost its top pcs when the scale was computed from bytes).
+    #[test]
+    fn computed_scale_uses_whole_bins() {
+        for size in 2..40u64 {
+            for span in 1..300u64 {
+                let (low, high) = (0x40_0000, 0x40_0000 + span);
+                let scale = scale_for(low, high, size);
+                let r = Region {
+                    buffer: 0,
+                    size,
+                    offset: low,
+                    scale,
+                    high,
+                };
+                let bins = size / 2;
+                let last = r.bin(high - 1);
+                assert!(
+                    last.is_some(),
+                    "size {size}, span {span}: the last pc has no bin at scale {scale}"
+                );
+                assert!((low..high).all(|pc| r.bin(pc).is_some_and(|b| b < bins)));
+                if scale < SCALE_ONE {
+                    let wider = Region {
+                        scale: scale + 1,
+                        ..r
+                    };
+                    assert_eq!(
+                        wider.bin(high - 1),
+                        None,
+                        "size {size}, span {span}: scale {scale} is not the largest"
+                    );
+                }
+            }
+        }
+        assert_eq!(scale_for(0, 6, 3), 32767, "the case from the report");
+        let none = Region {
+            buffer: 0,
+            size: 1,
+            offset: 0,
+            scale: scale_for(0, 6, 1),
+            high: 6,
+        };
+        assert!((0..6).all(|pc| none.bin(pc).is_none()), "no bin, no count");
+    }
+
     #[test]
     fn region_arrays_are_validated() {
         let p = |low, high, scale| Prof {
@@ -234,6 +294,11 @@ mod tests {
             regions_from(&[p(0x100, 0x200, 65537)], &mut out),
             Err(Errno::EINVAL),
             "scale too big"
+        );
+        assert_eq!(
+            regions_from(&[p(0x100, 0x200, 0)], &mut out),
+            Err(Errno::EINVAL),
+            "scale 0 would count every pc into bin 0"
         );
         let mut neg = p(0x100, 0x200, 1);
         neg.p_bufsize = -2;

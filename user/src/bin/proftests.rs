@@ -1,4 +1,4 @@
-//! /bin/proftests: the profil(2) contract (`../shared/spec/profil.md`),
+//! /bin/proftests: the profil(2) contract (`docs/profil.md`),
 //! checked from user space, one test per sentence of the spec.
 //!
 //! Each test runs in its own child process and prints `proftest: ok NAME`
@@ -519,9 +519,99 @@ fn multi_region_form() -> Outcome {
     Ok(())
 }
 
-/// The AIX computed scale, written out: bufsize * 65536 / (high - low), in 1..=65536.
+/// The AIX computed scale, written out: the largest scale at which the
+/// range's last half-word still falls in the last whole bin, in 1..=65536.
 fn kcore_scale(low: u64, high: u64, bufsize: u64) -> u32 {
-    ((bufsize as u128 * 65536) / (high - low).max(1) as u128).clamp(1, 65536) as u32
+    let bins = (bufsize / 2) as u128;
+    let last = ((high - low).max(1) - 1) as u128 / 2;
+    if last == 0 {
+        return 65536;
+    }
+    ((bins * 65536).saturating_sub(1) / last).clamp(1, 65536) as u32
+}
+
+/// The multi-region form's edges. A computed scale maps the whole range
+/// onto the whole bins of an odd-sized buffer (3 bytes = 1 bin), even when
+/// every sampled pc lies at the top of the range; `p_scale` 0 is EINVAL
+/// with the state unchanged; and only `p_high` of the terminating entry is
+/// read, so an array may end where its memory does.
+fn multi_region_edges() -> Outcome {
+    let (a0, a1) = spin::range_a();
+    let per = cycles_per_tick();
+    // The loop is the top 1.5% of a range whose only bin is bin 0.
+    let mut bins = [0u16; 2];
+    let odd = [
+        Prof {
+            p_low: a0 - 1000,
+            p_high: a1,
+            p_buff: bins.as_mut_ptr() as u64,
+            p_bufsize: 3,
+            p_scale: PROF_SCALE_AUTO,
+        },
+        Prof::default(),
+    ];
+    sys::profil_regions(&odd).map_err(|e| format!("odd buffer: {}", e.name()))?;
+    loop_a(20 * per);
+    off();
+    // SAFETY: profiling is off; read what the kernel wrote.
+    let (first, second) = unsafe {
+        (
+            core::ptr::read_volatile(&bins[0]),
+            core::ptr::read_volatile(&bins[1]),
+        )
+    };
+    ensure!(
+        first >= 8,
+        "3-byte buffer: the loop's samples reached its one bin {first} times (dropped: {})",
+        stat().dropped
+    );
+    ensure!(second == 0, "the odd byte was counted into: {second}");
+    // Scale 0 in a region: EINVAL, the profile in force stays.
+    let mut keep = vec![0u16; 64];
+    sys::profil(&mut keep, a0, 65536).map_err(|e| e.name())?;
+    let zero = [
+        Prof {
+            p_scale: 0,
+            ..odd[0]
+        },
+        Prof::default(),
+    ];
+    ensure!(
+        sys::profil_regions(&zero) == Err(Errno::EINVAL),
+        "p_scale 0 accepted"
+    );
+    ensure!(
+        stat().on == 1 && stat().regions == 1 && stat().stopped_by == PROF_RUNNING,
+        "EINVAL changed the state"
+    );
+    off();
+    // An array whose terminating entry has only p_low and p_high mapped.
+    let page = sys::mmap_anon(2 * 4096, PROT_READ | PROT_WRITE).map_err(|e| e.name())?;
+    // SAFETY: the second page of our own fresh mapping.
+    sys::munmap(unsafe { page.add(4096) }, 4096).map_err(|e| e.name())?;
+    let entry_len = size_of::<Prof>();
+    // SAFETY: both writes are inside the first page, the last one ending
+    // exactly at its end.
+    let array = unsafe {
+        let at = page.add(4096 - entry_len - 16);
+        at.cast::<Prof>().write_unaligned(odd[0]);
+        at.add(entry_len).cast::<[u64; 2]>().write_unaligned([0, 0]);
+        at
+    };
+    // SAFETY: the array is one full entry and a terminator cut short; the
+    // kernel must read only the terminator's p_high.
+    let ret = unsafe {
+        libc_lite::syscall::syscall(abi::sys::PROFIL, &[array as usize, PROFIL_MULTI, 0, 0])
+    };
+    let result = Errno::from_return(ret);
+    let regions = stat().regions;
+    off();
+    let _ = sys::munmap(page, 4096);
+    ensure!(
+        result.is_ok() && regions == 1,
+        "an array ending at the end of its page: {result:?}, {regions} regions"
+    );
+    Ok(())
 }
 
 fn time_shares_show_in_the_histogram() -> Outcome {
@@ -613,6 +703,7 @@ const TESTS: &[Test] = &[
         system_time_is_charged_to_the_syscall_site,
     ),
     ("multi_region_form", multi_region_form),
+    ("multi_region_edges", multi_region_edges),
     (
         "time_shares_show_in_the_histogram",
         time_shares_show_in_the_histogram,
