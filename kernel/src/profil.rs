@@ -17,7 +17,8 @@
 //! but the return to user mode runs in the process's own context, where the
 //! checked copy path can. A tick that lands while the process is in the
 //! kernel on its own behalf is charged to the user pc at which it entered
-//! (proc::on_tick reads it from the trap frame at the top of its kernel stack).
+//! (proc::on_tick reads it from the entry record above the trap frame at the
+//! top of its kernel stack, written at entry: see mm/kstack.rs).
 
 use abi::Errno;
 use abi::types::*;

@@ -63,6 +63,10 @@ const TESTS: &[Test] = &[
         "no_program_frame_is_both_writable_and_executable",
         programs_write_xor_execute,
     ),
+    (
+        "system_ticks_are_charged_to_the_entry_pc",
+        entry_pc_survives_a_rewritten_frame,
+    ),
 ];
 
 /// Runs every test and powers off with the result.
@@ -352,6 +356,47 @@ fn kernel_no_execute() -> TestResult {
     let text = run_all as *const () as u64;
     check(nx(text) == Some(false), || {
         format!("text at {text:#x} is mapped NO_EXECUTE?")
+    })
+}
+
+/// A tick in system time is charged to the pc at which the process entered
+/// the kernel, even after the call rewrote its trap frame (rt_sigreturn
+/// restores another pc, execve sets the new entry point): proc::on_tick
+/// reads `Process::user_pc_at_entry`, which reads the entry record that
+/// every entry from user mode writes above its frame. A real rt_sigreturn
+/// spends microseconds after its rewrite, too few for a user test to catch
+/// a tick there reliably, so this walks the mechanism on a kernel stack of
+/// its own: a new process's stack, an entry at a second pc (written by the
+/// same code as a real one, `arch::trap::record_entry`), then the frame
+/// rewritten.
+fn entry_pc_survives_a_rewritten_frame() -> TestResult {
+    use crate::arch::trap::TrapFrame;
+    let stack = crate::mm::kstack::KernelStack::new().ok_or("no memory for a stack")?;
+    let frame = TrapFrame {
+        rip: 0x40_1000,
+        cs: 0x23,
+        ..TrapFrame::default()
+    };
+    // SAFETY: a fresh, mapped stack that nothing runs on.
+    unsafe { arch::switch::prepare_new_stack(stack.entry_top(), &frame) };
+    check(stack.entry_pc() == 0x40_1000, || {
+        format!("a new stack records {:#x}", stack.entry_pc())
+    })?;
+    // SAFETY: the frame slot of this unused stack; writing it is what an
+    // entry from user mode does.
+    let tf = unsafe { &mut *stack.user_frame_at() };
+    tf.rip = 0x40_2002; // the pc after a `syscall`
+    // SAFETY: `tf` lies at this stack's entry_top.
+    unsafe { arch::trap::record_entry(tf) };
+    tf.rip = 0x40_3000; // what rt_sigreturn restores
+    check(stack.entry_pc() == 0x40_2002, || {
+        format!(
+            "after the frame was rewritten, the entry pc reads {:#x}, want 0x402002",
+            stack.entry_pc()
+        )
+    })?;
+    check(stack.user_frame().rip == 0x40_3000, || {
+        "the frame itself was not rewritten (the test is broken)".into()
     })
 }
 

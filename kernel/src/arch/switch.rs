@@ -37,17 +37,22 @@ unsafe extern "C" {
     pub fn switch_stacks(save: *mut u64, next: u64);
 }
 
-/// Lays out a fresh kernel stack whose top is `top`: `frame` at the very top,
-/// and under it what `switch_stacks` pops (six zero registers and the return
-/// address `trap_return`). Returns the rsp to switch to.
+/// Lays out a fresh kernel stack whose entry top is `top`
+/// (`KernelStack::entry_top`): the entry record above it says the process
+/// entered at `frame.rip`, `frame` lies just under it, and under that what
+/// `switch_stacks` pops (six zero registers and the return address
+/// `trap_return`). Returns the rsp to switch to.
 ///
 /// # Safety
-/// `top` must be the top of a mapped, unused kernel stack of at least a page.
+/// `top` must be the entry top of a mapped, unused kernel stack of at least
+/// a page.
 pub unsafe fn prepare_new_stack(top: u64, frame: &TrapFrame) -> u64 {
     let frame_at = top - size_of::<TrapFrame>() as u64;
     let words = frame_at - 7 * 8;
-    // SAFETY: both writes stay within the top page of the caller's stack.
+    // SAFETY: every write stays within the top page of the caller's stack
+    // (the entry record is reserved above `top`).
     unsafe {
+        (top as *mut u64).write(frame.rip);
         (frame_at as *mut TrapFrame).write(*frame);
         let slots = words as *mut u64;
         for i in 0..6 {

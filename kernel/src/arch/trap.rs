@@ -22,8 +22,10 @@ use x86_64::structures::idt::InterruptDescriptorTable;
 use super::{gdt, power};
 
 pub const DIVIDE_ERROR: u64 = 0;
+pub const NMI: u64 = 2;
 pub const BREAKPOINT: u64 = 3;
 pub const INVALID_OPCODE: u64 = 6;
+pub const DOUBLE_FAULT: u64 = 8;
 pub const GENERAL_PROTECTION: u64 = 13;
 pub const PAGE_FAULT: u64 = 14;
 /// First vector of the remapped legacy PIC (IRQ 0 = the PIT).
@@ -193,8 +195,30 @@ pub fn init() {
 /// Breakpoints taken so far (`int3` returns; the self-test counts them).
 pub static BREAKPOINTS: AtomicU64 = AtomicU64::new(0);
 
+/// Records the user pc of an entry from user mode in the word just above
+/// its trap frame (the entry record, mm/kstack.rs), before anything can
+/// rewrite the frame.
+///
+/// # Safety
+/// `tf` must have been built by an entry from user mode, so that it lies at
+/// its kernel stack's `entry_top` (the TSS's rsp0 or the syscall stub's
+/// stack), with the record above it.
+pub unsafe fn record_entry(tf: &mut TrapFrame) {
+    let rip = tf.rip;
+    // SAFETY: by the caller's promise the word after the frame is the entry
+    // record of the same stack.
+    unsafe { (tf as *mut TrapFrame).add(1).cast::<u64>().write(rip) };
+}
+
 #[unsafe(no_mangle)]
 extern "C" fn trap_dispatch(tf: &mut TrapFrame) {
+    // NMI and double fault run on IST stacks of their own, not at entry_top.
+    let on_ist_stack = matches!(tf.vector, NMI | DOUBLE_FAULT);
+    if tf.is_from_user() && !on_ist_stack {
+        // SAFETY: a trap from ring 3 (or a system call) switched to the
+        // process's entry_top before pushing the frame.
+        unsafe { record_entry(tf) };
+    }
     match tf.vector {
         super::syscall::SYSCALL_VECTOR => {
             x86_64::instructions::interrupts::enable();

@@ -42,7 +42,7 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
     let kstack = KernelStack::new().ok_or(Errno::ENOMEM)?;
     let frame = exec::user_entry_frame(image.entry, image.stack_pointer);
     // SAFETY: the stack was just mapped and nothing runs on it yet.
-    let saved_rsp = unsafe { prepare_new_stack(kstack.top(), &frame) };
+    let saved_rsp = unsafe { prepare_new_stack(kstack.entry_top(), &frame) };
     let mut table = TABLE.lock();
     let pid = table.alloc_pid();
     assert_eq!(pid, INIT_PID, "init is the first process");
@@ -128,7 +128,7 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
     let mut child_frame = *tf;
     child_frame.rax = 0;
     // SAFETY: the stack was just mapped and nothing runs on it yet.
-    let saved_rsp = unsafe { prepare_new_stack(kstack.top(), &child_frame) };
+    let saved_rsp = unsafe { prepare_new_stack(kstack.entry_top(), &child_frame) };
     let mut table = TABLE.lock();
     if table.procs.len() >= MAX_PROCS {
         return Err(Errno::EAGAIN);

@@ -84,21 +84,15 @@ pub struct Process {
 }
 
 impl Process {
-    /// The user pc at which the process last entered the kernel: the trap
-    /// frame every entry from user mode leaves at the top of its kernel stack.
+    /// The user pc at which the process last entered the kernel, as
+    /// recorded at entry (mm/kstack.rs: the entry record).
     pub fn user_pc_at_entry(&self) -> u64 {
-        let frame = self.kstack.top() - size_of::<crate::arch::trap::TrapFrame>() as u64;
-        // SAFETY: the top of a live process's kernel stack is mapped and holds
-        // the TrapFrame of its latest entry from user mode (or the one its
-        // first switch will return through); this reads kernel memory only.
-        unsafe { (*(frame as *const crate::arch::trap::TrapFrame)).rip }
+        self.kstack.entry_pc()
     }
 
     /// The user stack pointer at the same entry.
     pub fn user_sp_at_entry(&self) -> u64 {
-        let frame = self.kstack.top() - size_of::<crate::arch::trap::TrapFrame>() as u64;
-        // SAFETY: as in user_pc_at_entry.
-        unsafe { (*(frame as *const crate::arch::trap::TrapFrame)).rsp }
+        self.kstack.user_frame().rsp
     }
 }
 

@@ -66,7 +66,7 @@ pub fn run() -> ! {
                 (
                     pid,
                     p.saved_rsp,
-                    p.kstack.top(),
+                    p.kstack.entry_top(),
                     p.mem.as_ref().map(|m| m.space.space()),
                     p.fs_base,
                 )
