@@ -36,6 +36,16 @@ use crate::mm::{USER_TOP, uaccess};
 use crate::proc::sched::{self, Chan};
 use crate::proc::{INIT_PID, Process, State, current, lifecycle};
 
+/// A system call a signal interrupted: the way back to user mode restarts
+/// it, or (for a handler without SA_RESTART) makes it fail with EINTR.
+/// Kernel-internal, like Linux's 512: user space never sees it, so it is
+/// not in abi's table.
+pub const ERESTARTSYS: Errno = Errno(512);
+/// Like ERESTARTSYS, but always restarted, handler or not (Linux's 513):
+/// for a call that has not started its work, such as a fork that found a
+/// signal pending.
+pub const ERESTARTNOINTR: Errno = Errno(513);
+
 /// `TrapFrame::error_code` of a system call holds its number (Linux's
 /// orig_rax), which a restart needs; this value there means "not a system
 /// call any more", so nothing restarts a frame sigreturn restored.
@@ -114,6 +124,10 @@ pub struct Signals {
     altstack: StackT,
     /// ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF.
     pub timers: [Timer; 3],
+    /// While this process is in fork: the signals sent to a group of
+    /// processes it belongs to (see `send_to_many`), which the new child
+    /// gets too once it is in the table.
+    forking: Option<SigSet>,
 }
 
 impl Default for Signals {
@@ -126,6 +140,7 @@ impl Default for Signals {
             saved_mask: None,
             altstack: StackT::new(0, SS_DISABLE, 0),
             timers: [Timer::OFF; 3],
+            forking: None,
         }
     }
 }
@@ -195,6 +210,22 @@ impl Signals {
 
     pub fn set_altstack(&mut self, stack: StackT) {
         self.altstack = stack;
+    }
+
+    /// Fork begins: from now on, signals sent to this process's group are
+    /// kept for the child as well (`send_to_many`).
+    pub fn fork_begins(&mut self) {
+        self.forking = Some(0);
+    }
+
+    /// Fork is over (the child is in the table, or the fork failed): the
+    /// group signals that arrived meanwhile, with their origins.
+    pub fn fork_ends(&mut self) -> impl Iterator<Item = (u32, Origin)> + use<> {
+        let sent = self.forking.take().unwrap_or(0);
+        let origins = self.origins;
+        (1..NSIG)
+            .filter(move |&s| sent & sig_bit(s) != 0)
+            .map(move |s| (s, origins[s as usize - 1]))
     }
 
     fn pend(&mut self, signal: u32, origin: Origin) {
@@ -273,13 +304,27 @@ fn wake_if_deliverable(p: &mut Process) {
     }
 }
 
+/// Sends `signal` to `p` as one of several processes (a process group, or
+/// every process): a signal sent to a group must reach every member,
+/// including a child that `p` is forking right now and that is not in the
+/// table yet, so a forking `p` keeps it for that child (`Signals::fork_ends`).
+/// Linux does the same (its "multiprocess" signals in copy_process), rather
+/// than restarting the fork, which a busy SIGPROF could repeat forever.
+/// The process table is locked by the caller.
+pub fn send_to_many(p: &mut Process, signal: u32, origin: Origin) {
+    if let Some(sent) = p.sig.forking.as_mut() {
+        *sent |= sig_bit(signal);
+    }
+    send(p, signal, origin);
+}
+
 /// Sends `signal` to every process in group `pgid`; false if there is none.
 pub fn send_to_group(pgid: u32, signal: u32, origin: Origin) -> bool {
     let mut found = false;
     let mut table = crate::proc::TABLE.lock();
     for p in table.procs.values_mut().filter(|p| p.pgid == pgid) {
         found = true;
-        send(p, signal, origin);
+        send_to_many(p, signal, origin);
     }
     found
 }
@@ -364,23 +409,28 @@ pub fn deliver(tf: &mut TrapFrame) {
     }
 }
 
-/// Whether the trap frame holds a system call's ERESTARTSYS, which
-/// `deliver` must turn into a restart or EINTR.
+/// Whether the trap frame holds a system call's ERESTARTSYS or
+/// ERESTARTNOINTR, which `deliver` must turn into a restart or EINTR.
 pub fn restart_pending(tf: &TrapFrame) -> bool {
     tf.vector == SYSCALL_VECTOR
         && tf.error_code != NOT_A_SYSCALL
-        && tf.rax == Errno::ERESTARTSYS.as_return() as u64
+        && [ERESTARTSYS, ERESTARTNOINTR]
+            .iter()
+            .any(|e| tf.rax == e.as_return() as u64)
 }
 
 /// A system call that a signal interrupted (it returned ERESTARTSYS) is
 /// restarted, unless a handler without SA_RESTART runs: then it fails with
-/// EINTR.
+/// EINTR. ERESTARTNOINTR is restarted in every case.
 fn settle_interrupted_call(tf: &mut TrapFrame, handler_flags: Option<u64>) {
     if !restart_pending(tf) {
         return;
     }
+    let always = tf.rax == ERESTARTNOINTR.as_return() as u64;
     match handler_flags {
-        Some(flags) if flags & SA_RESTART == 0 => tf.rax = Errno::EINTR.as_return() as u64,
+        Some(flags) if flags & SA_RESTART == 0 && !always => {
+            tf.rax = Errno::EINTR.as_return() as u64
+        }
         _ => {
             tf.rax = tf.error_code;
             tf.rip -= SYSCALL_INSN_LEN;

@@ -194,6 +194,30 @@ struct Suite {
     expect: Expect,
 }
 
+/// Ctrl-C for each of forkrace's 20 rounds, on its `go N` line.
+const FORKRACE_TYPING: [(&str, &str); 20] = [
+    ("forkrace: go 1", "\x03"),
+    ("forkrace: go 2", "\x03"),
+    ("forkrace: go 3", "\x03"),
+    ("forkrace: go 4", "\x03"),
+    ("forkrace: go 5", "\x03"),
+    ("forkrace: go 6", "\x03"),
+    ("forkrace: go 7", "\x03"),
+    ("forkrace: go 8", "\x03"),
+    ("forkrace: go 9", "\x03"),
+    ("forkrace: go 10", "\x03"),
+    ("forkrace: go 11", "\x03"),
+    ("forkrace: go 12", "\x03"),
+    ("forkrace: go 13", "\x03"),
+    ("forkrace: go 14", "\x03"),
+    ("forkrace: go 15", "\x03"),
+    ("forkrace: go 16", "\x03"),
+    ("forkrace: go 17", "\x03"),
+    ("forkrace: go 18", "\x03"),
+    ("forkrace: go 19", "\x03"),
+    ("forkrace: go 20", "\x03"),
+];
+
 const SHELL_SCRIPT: &str = "echo hello world | cat; mkdir /d; cd /d; echo one > f; echo two >> f; cat < f | cat; \
      cat f > /out.txt; \
      cd /; rm /d/f; rm -d /d; ls /d; fault null; false; exit 3";
@@ -430,6 +454,19 @@ fn suites() -> Vec<Suite> {
                 ],
                 7,
             ),
+        },
+        Suite {
+            // Ctrl-C typed while a process forks: the child being made is in
+            // the foreground group too and must die with it (forkrace.rs).
+            name: "forkrace-ctrl-c",
+            hz: 1000,
+            tick: Tick::Pit,
+            uefi: false,
+            conf: "",
+            program: &["/bin/forkrace", "20"],
+            exports: &[],
+            typing: &FORKRACE_TYPING,
+            expect: Expect::Output(&["forkrace: go 20", "forkrace: ok"], 0),
         },
     ]
 }

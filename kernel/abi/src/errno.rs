@@ -59,16 +59,9 @@ errnos! {
     ENOSYS = 38, "Function not implemented";
     ENOTEMPTY = 39, "Directory not empty";
     ELOOP = 40, "Symbolic link loop";
-    ERESTARTSYS = 512, "Interrupted system call (to be restarted)";
 }
 
 impl Errno {
-    /// Whether this is the kernel's own "interrupted by a signal" answer,
-    /// which becomes a restart or `EINTR` before user space can see it.
-    pub const fn is_restart(self) -> bool {
-        self.0 == 512
-    }
-
     /// The value a system call returns in `rax` for this error.
     pub const fn as_return(self) -> isize {
         -(self.0 as isize)

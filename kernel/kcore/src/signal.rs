@@ -157,6 +157,35 @@ impl Timer {
         interval: 0,
     };
 
+    /// A timer set now to expire after `value` ticks, then every `interval`.
+    ///
+    /// The tick in progress when it is set is already partly over, so
+    /// counting it as a whole one would fire the timer up to a tick early:
+    /// the first expiry counts one tick more (as Linux's jiffies timers
+    /// do), and the timer never fires before `value` full ticks have passed.
+    /// Reloads happen on a tick, so the interval needs no such tick.
+    pub fn armed(value: u64, interval: u64) -> Timer {
+        Timer {
+            value: if value == 0 {
+                0
+            } else {
+                value.saturating_add(1)
+            },
+            interval,
+        }
+    }
+
+    /// Whole ticks left before the next expiry, for getitimer and alarm:
+    /// the partial tick in progress is not counted, but an armed timer
+    /// always has some time left (0 means disarmed).
+    pub fn ticks_left(&self) -> u64 {
+        match self.value {
+            0 => 0,
+            1 => 1,
+            v => v - 1,
+        }
+    }
+
     /// Counts one tick; true if the timer expired on it (and then reloads).
     pub fn tick(&mut self) -> bool {
         if self.value == 0 {
@@ -255,6 +284,34 @@ mod tests {
         assert_eq!(alarm_seconds_left(1, 100), 1);
         assert_eq!(alarm_seconds_left(149, 100), 1);
         assert_eq!(alarm_seconds_left(150, 100), 2);
+    }
+
+    /// A timer set for N ticks never fires before N whole ticks: the tick
+    /// it was set in counts only as the part that is left.
+    #[test]
+    fn a_timer_never_fires_early() {
+        for n in [1u64, 2, 50] {
+            let mut t = Timer::armed(n, 0);
+            assert_eq!(t.ticks_left(), n, "getitimer right after setting {n}");
+            for i in 1..=n {
+                assert!(!t.tick(), "set for {n} ticks, fired on tick {i}");
+            }
+            assert!(t.tick(), "set for {n} ticks, not fired on tick {}", n + 1);
+        }
+        let mut periodic = Timer::armed(2, 5);
+        assert!(!periodic.tick() && !periodic.tick() && periodic.tick());
+        for _ in 0..4 {
+            assert!(!periodic.tick(), "the interval is counted from a tick");
+        }
+        assert!(periodic.tick());
+        assert_eq!(
+            Timer::armed(0, 7),
+            Timer {
+                value: 0,
+                interval: 7
+            }
+        );
+        assert_eq!(Timer::armed(0, 0).ticks_left(), 0);
     }
 
     #[test]

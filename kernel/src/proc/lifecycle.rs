@@ -98,51 +98,88 @@ fn new_process(
 }
 
 /// fork(2): the child returns 0 from the same call.
+///
+/// A group signal (a Ctrl-C, `kill(-pgid)`) sent while a fork is under way
+/// must reach the child as well as the parent, or the child outlives the
+/// job it belongs to. So, in steps: a signal already pending restarts the
+/// call after its delivery (the child is not made yet); from then on, group
+/// signals to the parent are also kept for the child (`Signals::fork_begins`,
+/// `signal::send_to_many`); and the child gets them when it enters the table.
 pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
     if TABLE.lock().procs.len() >= MAX_PROCS {
         return Err(Errno::EAGAIN);
     }
-    let (ppid, mem, files, cwd, name, fs_base, prof, pgid, sig, fpu, umask) = current(|p| {
-        let mem = p.mem.as_ref().expect("a running process has memory").fork();
-        let files = p.files.clone();
-        (
-            p.pid,
-            mem,
-            files,
-            p.cwd.clone(),
-            p.name.clone(),
-            p.fs_base,
-            p.prof.inherited(),
-            p.pgid,
-            p.sig.forked(),
-            {
-                // The live registers are the parent's; the child starts with a copy.
-                p.fpu.save();
-                p.fpu.clone()
-            },
-            p.umask,
-        )
-    });
-    let mem = mem?;
+    current(|p| {
+        if p.sig.interrupts() {
+            return Err(signal::ERESTARTNOINTR);
+        }
+        p.sig.fork_begins();
+        Ok(())
+    })?;
+    let child = copy_current(tf);
+    // Out of memory or out of slots: the parent stops keeping group signals.
+    let abandon = |e: Errno| {
+        current(|p| p.sig.fork_ends().for_each(drop));
+        Err(e)
+    };
+    let child = match child {
+        Ok(child) => child,
+        Err(e) => return abandon(e),
+    };
+    let mut table = TABLE.lock();
+    if table.procs.len() >= MAX_PROCS {
+        drop(table);
+        drop(child); // frees its memory and stack outside the table's lock
+        return abandon(Errno::EAGAIN);
+    }
+    let pid = table.alloc_pid();
+    let mut child = child;
+    child.pid = pid;
+    let parent = table.current_mut().expect("the forking process is current");
+    let arrived: Vec<(u32, signal::Origin)> = parent.sig.fork_ends().collect();
+    for (sig, origin) in arrived {
+        signal::send(&mut child, sig, origin);
+    }
+    table.procs.insert(pid, child);
+    Ok(pid as usize)
+}
+
+/// A copy of the current process for a child of fork (its pid is set when
+/// it enters the table): copy-on-write memory, the same open files, cwd,
+/// umask, handlers and mask, profil regions, FPU state and thread pointer,
+/// and a kernel stack whose saved frame is the parent's with rax = 0.
+fn copy_current(tf: &TrapFrame) -> Result<Box<Process>, Errno> {
     let kstack = KernelStack::new().ok_or(Errno::ENOMEM)?;
     let mut child_frame = *tf;
     child_frame.rax = 0;
     // SAFETY: the stack was just mapped and nothing runs on it yet.
     let saved_rsp = unsafe { prepare_new_stack(kstack.entry_top(), &child_frame) };
-    let mut table = TABLE.lock();
-    if table.procs.len() >= MAX_PROCS {
-        return Err(Errno::EAGAIN);
-    }
-    let pid = table.alloc_pid();
-    let mut child = new_process(pid, ppid, name, mem, kstack, saved_rsp, files, cwd);
-    child.fs_base = fs_base;
-    child.prof = prof;
-    child.pgid = pgid;
-    child.sig = sig;
-    child.fpu = fpu;
-    child.umask = umask;
-    table.procs.insert(pid, Box::new(child));
-    Ok(pid as usize)
+    current(|p| {
+        let mem = p
+            .mem
+            .as_ref()
+            .expect("a running process has memory")
+            .fork()?;
+        // The live registers are the parent's; the child starts with a copy.
+        p.fpu.save();
+        let mut child = new_process(
+            0,
+            p.pid,
+            p.name.clone(),
+            mem,
+            kstack,
+            saved_rsp,
+            p.files.clone(),
+            p.cwd.clone(),
+        );
+        child.pgid = p.pgid;
+        child.umask = p.umask;
+        child.sig = p.sig.forked();
+        child.prof = p.prof.inherited();
+        child.fpu = p.fpu.clone();
+        child.fs_base = p.fs_base;
+        Ok(Box::new(child))
+    })
 }
 
 /// Ends the current process with wait status `status`.
@@ -178,8 +215,8 @@ pub fn exit(status: i32) -> ! {
                 .any(|p| p.pgid == group && p.state == State::Stopped);
             if stopped {
                 for p in table.procs.values_mut().filter(|p| p.pgid == group) {
-                    signal::send(p, abi::signal::SIGHUP, signal::Origin::kernel());
-                    signal::send(p, abi::signal::SIGCONT, signal::Origin::kernel());
+                    signal::send_to_many(p, abi::signal::SIGHUP, signal::Origin::kernel());
+                    signal::send_to_many(p, abi::signal::SIGCONT, signal::Origin::kernel());
                 }
             }
         }

@@ -127,7 +127,7 @@ pub fn wait_event<R>(chan: Chan, mut poll: impl FnMut() -> Option<R>) -> Result<
             break Ok(r);
         }
         if current(|p| p.sig.interrupts()) {
-            break Err(Errno::ERESTARTSYS);
+            break Err(crate::signal::ERESTARTSYS);
         }
         current(|p| p.state = State::Sleeping(chan));
         switch_to_scheduler();

@@ -135,8 +135,10 @@ pub fn kill(pid: i32, signal: u32) -> SysResult {
     let mut found = false;
     for p in table.procs.values_mut().filter(|p| wanted(p)) {
         found = true;
-        if signal != 0 {
-            signal::send(p, signal, Origin::user(me));
+        match (signal, pid) {
+            (0, _) => {}
+            (_, ..=0) => signal::send_to_many(p, signal, Origin::user(me)),
+            _ => signal::send(p, signal, Origin::user(me)),
         }
     }
     if found { Ok(0) } else { Err(Errno::ESRCH) }
@@ -195,7 +197,7 @@ fn as_itimerval(timer: Timer) -> ItimerVal {
     let hz = u64::from(crate::clock::hz());
     ItimerVal {
         interval: rules::timeval_from_ticks(timer.interval, hz),
-        value: rules::timeval_from_ticks(timer.value, hz),
+        value: rules::timeval_from_ticks(timer.ticks_left(), hz),
     }
 }
 
@@ -210,10 +212,10 @@ pub fn setitimer(which: u32, new: u64, old: u64) -> SysResult {
     let index = timer_index(which)?;
     let hz = u64::from(crate::clock::hz());
     let wanted: ItimerVal = uaccess::read(new)?;
-    let timer = Timer {
-        value: rules::ticks_from_timeval(wanted.value, hz).ok_or(Errno::EINVAL)?,
-        interval: rules::ticks_from_timeval(wanted.interval, hz).ok_or(Errno::EINVAL)?,
-    };
+    let timer = Timer::armed(
+        rules::ticks_from_timeval(wanted.value, hz).ok_or(Errno::EINVAL)?,
+        rules::ticks_from_timeval(wanted.interval, hz).ok_or(Errno::EINVAL)?,
+    );
     if old != 0 {
         uaccess::check_range(old, size_of::<ItimerVal>(), true)?;
     }
@@ -226,10 +228,7 @@ pub fn setitimer(which: u32, new: u64, old: u64) -> SysResult {
 
 pub fn alarm(seconds: u32) -> SysResult {
     let hz = u64::from(crate::clock::hz());
-    let timer = Timer {
-        value: u64::from(seconds) * hz,
-        interval: 0,
-    };
+    let timer = Timer::armed(u64::from(seconds) * hz, 0);
     let previous = current(|p| core::mem::replace(&mut p.sig.timers[ITIMER_REAL as usize], timer));
-    Ok(rules::alarm_seconds_left(previous.value, hz) as usize)
+    Ok(rules::alarm_seconds_left(previous.ticks_left(), hz) as usize)
 }

@@ -266,7 +266,19 @@ fn run_pipeline(pipeline: &[Command], last_status: &mut i32) -> Option<i32> {
         match sys::fork() {
             Ok(0) => {
                 if jobs {
+                    // The child takes the terminal for its job itself, as
+                    // the parent does below: whichever runs first, the job
+                    // is in the foreground before any of it runs. (Left to
+                    // the parent alone, a child scheduled first could print
+                    // and be sent Ctrl-C while the shell still held the
+                    // terminal: the SIGINT went to the shell, the job ran on.)
                     let _ = signal::setpgid(0, group);
+                    let leader = if group == 0 {
+                        sys::getpid()
+                    } else {
+                        group as u32
+                    };
+                    let _ = signal::tcsetpgrp(0, leader);
                 }
                 exec_child(cmd, stdin, stdout, &pipes)
             }

@@ -113,13 +113,32 @@ extern "C" fn release_after_some(signal: i32, info: *mut SigInfo, uc: *mut UCont
     // SAFETY: zeroes xmm5, which this soft-float program never uses itself;
     // the kernel must give the interrupted code its own value back.
     unsafe { core::arch::asm!("xorps xmm5, xmm5", options(nomem, nostack)) };
-    // The handler that ends the loop interrupted it for sure: its pc is the
+    // Only a handler that interrupted the loop may end it, and its pc is the
     // one to check (the timer may fire again after the loop, before it is
-    // turned off, and overwrite LAST_PC).
-    if HITS.load(Relaxed) >= SPINS_BEFORE_EXIT && RELEASE.swap(1, Relaxed) == 0 {
-        RELEASING_PC.store(LAST_PC.load(Relaxed), Relaxed);
+    // turned off, and overwrite LAST_PC). Handlers also run before the loop:
+    // on a loaded host a handler can take a whole tick, and the next one
+    // then runs as soon as it returns, at the same pc, so the first few can
+    // all see hold_registers' first instruction. After GIVE_UP hits without
+    // one inside, the loop ends anyway and the check fails.
+    let pc = LAST_PC.load(Relaxed);
+    // SAFETY: written by hold_registers before its loop starts; read here
+    // in the same thread.
+    let (start, end) = unsafe {
+        (
+            core::ptr::addr_of!(SEEN[17]).read_volatile(),
+            core::ptr::addr_of!(SEEN[18]).read_volatile(),
+        )
+    };
+    let hits = HITS.load(Relaxed);
+    let done = (hits >= SPINS_BEFORE_EXIT && (start..end).contains(&pc)) || hits >= GIVE_UP;
+    if done && RELEASE.swap(1, Relaxed) == 0 {
+        RELEASING_PC.store(pc, Relaxed);
     }
 }
+
+/// Handlers after which the loop in `hold_registers` ends even if none of
+/// them interrupted it (about ten seconds at 1000 Hz).
+const GIVE_UP: u64 = 10_000;
 
 /// The interrupted pc seen by the handler that set RELEASE.
 static RELEASING_PC: AtomicU64 = AtomicU64::new(0);
