@@ -1,13 +1,20 @@
 //! Profiling for gprof: monstartup, moncontrol, _mcleanup, mcount.
 //!
 //! `monstartup(low, high)` allocates a histogram of one 16-bit bin per 4
-//! bytes of text and an arc table sized from the text (3 arcs per 100 bytes,
-//! as glibc's ARCDENSITY; `GMON_MAXARCS=N` in the environment caps it), and
-//! turns on the kernel's profil(2) over `[low, high)`. Functions compiled with
-//! `gcc -pg` or `rustc -Z instrument-mcount` call `mcount` on entry; it
-//! records the arc (caller's call site, callee) in the table. `_mcleanup`
-//! turns profiling off and writes `gmon.out` in the current directory in the
-//! format GNU gprof reads (`kcore::gmon`).
+//! bytes of text and an arc table for 3 arcs per 100 bytes of text (glibc's
+//! ARCDENSITY), or exactly `GMON_MAXARCS=N` arcs when the environment says
+//! so (clamped to 1..=2^20: `kcore::gmon::arc_limit`), and turns on the
+//! kernel's profil(2) over `[low, high)`. Functions compiled with `gcc -pg`
+//! or `rustc -Z instrument-mcount` call `mcount` on entry; it records the arc
+//! (caller's call site, callee) in the table (`kcore::gmon::record_arc`).
+//! `_mcleanup` turns profiling off and writes the profile in the format GNU
+//! gprof reads (`kcore::gmon`): to `gmon.out` in the current directory, or
+//! to `PREFIX.PID` when `GMON_OUT_PREFIX=PREFIX` is set (glibc's variable),
+//! so that the processes of a program that forks each keep their own.
+//!
+//! When the table is full, arcs already in it go on counting and calls on
+//! new arcs are counted as lost: `_mcleanup` says how many on stderr, and
+//! the file still has the whole histogram and every arc that fit.
 //!
 //! mcount runs inside every profiled function, including libc-lite's own, so
 //! its guard is the first thing it checks, in assembly, before any code that
@@ -28,8 +35,6 @@ use crate::sys;
 
 /// Bytes of text per histogram bin (glibc's HISTFRACTION 2 x 2-byte counters).
 const BYTES_PER_BIN: u64 = 4;
-const MIN_ARCS: usize = 50;
-const MAX_ARCS: usize = 1 << 20;
 
 /// 1 while mcount must not record (off, or already inside mcount).
 #[unsafe(no_mangle)]
@@ -42,6 +47,8 @@ struct State {
     /// Open-addressing table of arcs; count 0 marks a free slot.
     arcs: Vec<Arc>,
     used: usize,
+    /// Most arcs the table takes.
+    limit: usize,
     /// Calls not recorded because the table was full.
     lost: u64,
 }
@@ -57,17 +64,24 @@ fn state() -> &'static mut Option<State> {
     unsafe { &mut *STATE.0.get() }
 }
 
-fn arc_limit(text: u64) -> usize {
-    let from_env = crate::env::vars()
-        .find_map(|v| v.strip_prefix("GMON_MAXARCS="))
-        .and_then(|n| n.parse().ok());
-    from_env.unwrap_or(((text * 3 / 100) as usize).clamp(MIN_ARCS, MAX_ARCS))
+/// The value of environment variable `name`.
+fn env(name: &str) -> Option<&'static str> {
+    crate::env::vars().find_map(|v| v.strip_prefix(name)?.strip_prefix('='))
 }
 
-/// Where the profile goes when the environment asks for one
-/// (`LIBC_LITE_PROFILE=FILE`); gmon.out otherwise.
+/// Where `prof` asks the profile to go (`LIBC_LITE_PROFILE=FILE`), if it does.
 pub fn profile_file() -> Option<&'static str> {
-    crate::env::vars().find_map(|v| v.strip_prefix("LIBC_LITE_PROFILE="))
+    env("LIBC_LITE_PROFILE")
+}
+
+/// Where this process's profile goes: `LIBC_LITE_PROFILE`, else
+/// `GMON_OUT_PREFIX.PID`, else `gmon.out`.
+fn output_path() -> alloc::string::String {
+    match (profile_file(), env("GMON_OUT_PREFIX")) {
+        (Some(file), _) => file.into(),
+        (None, Some(prefix)) => alloc::format!("{prefix}.{}", sys::getpid()),
+        (None, None) => "gmon.out".into(),
+    }
 }
 
 /// Starts profiling the text in `[lowpc, highpc)`.
@@ -81,7 +95,8 @@ pub extern "C" fn monstartup(lowpc: usize, highpc: usize) {
         return;
     }
     let nbins = ((high - low) / BYTES_PER_BIN) as usize;
-    let table = arc_limit(high - low).next_power_of_two();
+    let limit = kcore::gmon::arc_limit(env("GMON_MAXARCS"), high - low);
+    let table = kcore::gmon::arc_slots(limit);
     *state() = Some(State {
         low,
         high,
@@ -95,6 +110,7 @@ pub extern "C" fn monstartup(lowpc: usize, highpc: usize) {
             table
         ],
         used: 0,
+        limit,
         lost: 0,
     });
     moncontrol(1);
@@ -136,15 +152,16 @@ pub extern "C" fn _mcleanup() {
         &arcs,
         &mut out,
     );
+    let path = output_path();
     if s.lost > 0 {
         crate::eprintln!(
-            "gmon: arc table full ({} arcs): {} calls were not recorded; gmon.out has the histogram and the arcs that fit",
-            s.arcs.len(),
+            "gmon: arc table full ({} arcs): {} calls were not recorded; {path} has the histogram and the arcs that fit",
+            s.limit,
             s.lost
         );
     }
     use abi::types::{O_CREAT, O_TRUNC, O_WRONLY};
-    let path = profile_file().unwrap_or("gmon.out");
+    let path = path.as_str();
     let written = sys::open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644).and_then(|fd| {
         let r = sys::write_all(fd, &out);
         let _ = sys::close(fd);
@@ -160,39 +177,12 @@ pub extern "C" fn _mcleanup() {
 #[unsafe(no_mangle)]
 extern "C" fn gmon_record_arc(from_pc: u64, self_pc: u64) {
     let Some(s) = state().as_mut() else { return };
-    if s.lost > 0 {
-        s.lost += 1; // the table filled up: count, do not record
-        return;
-    }
     if from_pc < s.low || from_pc >= s.high {
         return; // a call from outside the profiled text
     }
-    let capacity = s.arcs.len();
-    let mask = capacity - 1;
-    let mut i = ((from_pc ^ self_pc.rotate_left(17)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40)
-        as usize
-        & mask;
-    for _ in 0..capacity {
-        let slot = &mut s.arcs[i];
-        if slot.count == 0 {
-            if s.used * 4 >= capacity * 3 {
-                break; // keep probes short: 3/4 full counts as full
-            }
-            *slot = Arc {
-                from_pc,
-                self_pc,
-                count: 1,
-            };
-            s.used += 1;
-            return;
-        }
-        if slot.from_pc == from_pc && slot.self_pc == self_pc {
-            slot.count = slot.count.saturating_add(1);
-            return;
-        }
-        i = (i + 1) & mask;
+    if !kcore::gmon::record_arc(&mut s.arcs, &mut s.used, s.limit, from_pc, self_pc) {
+        s.lost += 1;
     }
-    s.lost += 1;
 }
 
 // mcount: called right after the profiled function's prologue (push rbp;

@@ -171,6 +171,8 @@ enum Expect {
         top: &'static str,
         calls: &'static [&'static str],
         console: &'static [&'static str],
+        /// Exactly this many arcs in the file, when given.
+        arcs: Option<usize>,
     },
     /// The static musl programs of `tests/musl/`, run by `/bin/musltests`:
     /// each one's stdout and exit status must be what the same binary gives
@@ -368,8 +370,38 @@ fn suites() -> Vec<Suite> {
                 top: "callgraph::a",
                 calls: &["1000/1000 callgraph::a", "10/10 callgraph::b"],
                 console: &["callgraph: called a 1000 times and b 10 times"],
+                arcs: None,
             },
             ..usertests("gprof-rust", Tick::Pit)
+        },
+        Suite {
+            // A GMON_MAXARCS far beyond memory is clamped, not an allocation
+            // failure at start-up.
+            program: &["/bin/sh", "-c", "GMON_MAXARCS=1000000000000 callgraph"],
+            expect: Expect::Gprof {
+                elf: "callgraph",
+                top: "callgraph::a",
+                calls: &["1000/1000 callgraph::a", "10/10 callgraph::b"],
+                console: &["callgraph: called a 1000 times and b 10 times"],
+                arcs: None,
+            },
+            ..usertests("gprof-huge-arc-limit", Tick::Pit)
+        },
+        Suite {
+            // GMON_OUT_PREFIX: a program that forks leaves one profile per
+            // process, PREFIX.PID, instead of the parent's overwriting the
+            // child's gmon.out.
+            program: &["/bin/sh", "-c", "GMON_OUT_PREFIX=/gmon forkcall; ls /"],
+            expect: Expect::Output(
+                &[
+                    "forkcall: the child wrote /gmon.* (* bytes)",
+                    "forkcall: called a 1000 times, the child b 10 times",
+                    "gmon.*",
+                    "gmon.*",
+                ],
+                0,
+            ),
+            ..usertests("gprof-out-prefix", Tick::Pit)
         },
         Suite {
             program: &["/bin/ccallgraph"],
@@ -378,6 +410,7 @@ fn suites() -> Vec<Suite> {
                 top: "a",
                 calls: &["1000/1000 a", "10/10 b"],
                 console: &["ccallgraph: called a 1000 times and b 10 times"],
+                arcs: None,
             },
             ..usertests("gprof-c", Tick::Pit)
         },
@@ -387,15 +420,17 @@ fn suites() -> Vec<Suite> {
             ..usertests("c-libc-lite", Tick::Pit)
         },
         Suite {
-            program: &["/bin/sh", "-c", "GMON_MAXARCS=1 callgraph"],
+            program: &["/bin/sh", "-c", "GMON_MAXARCS=4 callgraph"],
             expect: Expect::Gprof {
                 elf: "callgraph",
                 top: "callgraph::a",
                 calls: &[],
                 console: &[
-                    "gmon: arc table full (1 arcs): ",
+                    "gmon: arc table full (4 arcs): ",
                     "gmon.out has the histogram and the arcs that fit",
                 ],
+                // The table holds what was asked, not three quarters of it.
+                arcs: Some(4),
             },
             ..usertests("gprof-arc-table-full", Tick::Pit)
         },
@@ -519,11 +554,12 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             top,
             calls,
             console,
+            arcs,
         } => check_gprof(
             suite.name,
             &boot_opts,
             &outcome,
-            (elf, top, calls, console),
+            (elf, top, calls, console, arcs),
             tally,
         )?,
     }
@@ -740,13 +776,19 @@ fn check_output(suite: &str, outcome: &Outcome, want: &[&str], status: u8, tally
     tally.record(&format!("{suite}/output_and_status_{status}"), ok, &why);
 }
 
-type GprofExpect<'a> = (&'a str, &'a str, &'a [&'a str], &'a [&'a str]);
+type GprofExpect<'a> = (
+    &'a str,
+    &'a str,
+    &'a [&'a str],
+    &'a [&'a str],
+    Option<usize>,
+);
 
 fn check_gprof(
     suite: &str,
     opts: &Options,
     outcome: &Outcome,
-    (elf, top, calls, console): GprofExpect,
+    (elf, top, calls, console, arcs): GprofExpect,
     tally: &mut Tally,
 ) -> Result<(), String> {
     let name = |what: &str| format!("{suite}/{what}");
@@ -764,6 +806,17 @@ fn check_gprof(
         tally.record(&name("gmon_out_written"), false, &outcome.ending.describe());
         return Ok(());
     };
+    if let Some(want) = arcs {
+        let got = std::fs::read(&gmon)
+            .ok()
+            .and_then(|bytes| kcore::gmon::decode(&bytes).ok())
+            .map(|d| d.arcs.len());
+        tally.record(
+            &name(&format!("gmon_out_has_{want}_arcs")),
+            got == Some(want),
+            &format!("{got:?} arcs"),
+        );
+    }
     let flat = prof::gprof(&elf, &gmon, &["-p"]);
     tally.record(
         &name("gprof_reads_it_without_warning"),

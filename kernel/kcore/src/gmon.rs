@@ -43,6 +43,67 @@ pub struct Arc {
     pub count: u32,
 }
 
+/// Most arcs a profile records, whatever `GMON_MAXARCS` asks: 2^20 arcs
+/// already take 24 MiB of table.
+pub const MAX_ARCS: usize = 1 << 20;
+/// Fewest arcs the default (sized from the text) gives a small program.
+const DEFAULT_MIN_ARCS: usize = 50;
+
+/// How many arcs a profile records: `GMON_MAXARCS` when it is a number,
+/// clamped to 1..=MAX_ARCS (a huge value must not make the start-up
+/// allocation fail), else 3 per 100 bytes of text (glibc's ARCDENSITY),
+/// at least 50.
+pub fn arc_limit(requested: Option<&str>, text_bytes: u64) -> usize {
+    match requested.and_then(|n| n.trim().parse::<u64>().ok()) {
+        Some(n) => n.clamp(1, MAX_ARCS as u64) as usize,
+        None => ((text_bytes * 3 / 100) as usize).clamp(DEFAULT_MIN_ARCS, MAX_ARCS),
+    }
+}
+
+/// Slots of the open-addressing table that holds `limit` arcs: a power of
+/// two with the table at most 3/4 full, so probes stay short.
+pub fn arc_slots(limit: usize) -> usize {
+    (limit * 4).div_ceil(3).next_power_of_two()
+}
+
+/// Records one call from the call site `from_pc` into `self_pc`'s function
+/// in the table `slots` (`arc_slots(limit)` long, count 0 = free), where
+/// `used` arcs are already. An arc already there counts on, always; a new
+/// arc takes a slot only while fewer than `limit` are used. Returns false
+/// for a call that could not be recorded (a new arc in a full table).
+pub fn record_arc(
+    slots: &mut [Arc],
+    used: &mut usize,
+    limit: usize,
+    from_pc: u64,
+    self_pc: u64,
+) -> bool {
+    let mask = slots.len() - 1;
+    let hash = (from_pc ^ self_pc.rotate_left(17)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
+    let mut i = hash as usize & mask;
+    for _ in 0..slots.len() {
+        let slot = &mut slots[i];
+        if slot.count == 0 {
+            if *used >= limit {
+                return false;
+            }
+            *slot = Arc {
+                from_pc,
+                self_pc,
+                count: 1,
+            };
+            *used += 1;
+            return true;
+        }
+        if slot.from_pc == from_pc && slot.self_pc == self_pc {
+            slot.count = slot.count.saturating_add(1);
+            return true;
+        }
+        i = (i + 1) & mask;
+    }
+    false
+}
+
 /// Appends a complete gmon.out to `out`.
 pub fn encode(hist: &Histogram, arcs: &[Arc], out: &mut Vec<u8>) {
     out.extend_from_slice(MAGIC);
@@ -241,5 +302,56 @@ mod tests {
         bad.push(9);
         assert_eq!(decode(&bad), Err(DecodeError::UnknownTag(9)));
         assert_eq!(decode(&out[..20]), Err(DecodeError::NoHistogram));
+    }
+
+    #[test]
+    fn the_arc_limit_is_honoured_and_clamped() {
+        assert_eq!(arc_limit(Some("1"), 1 << 20), 1);
+        assert_eq!(arc_limit(Some("1000"), 0), 1000);
+        assert_eq!(arc_limit(Some("0"), 0), 1, "at least one arc");
+        assert_eq!(
+            arc_limit(Some("1000000000000"), 0),
+            MAX_ARCS,
+            "a huge request must not fail the start-up allocation"
+        );
+        assert_eq!(
+            arc_limit(Some("lots"), 10_000),
+            300,
+            "not a number: the default"
+        );
+        assert_eq!(arc_limit(None, 100), 50, "the default has a floor");
+        assert_eq!(arc_limit(None, u64::MAX / 100), MAX_ARCS);
+    }
+
+    #[test]
+    fn the_table_holds_exactly_the_limit() {
+        for limit in [1usize, 2, 3, 7, 50, 1000] {
+            let mut slots = alloc::vec![
+                Arc {
+                    from_pc: 0,
+                    self_pc: 0,
+                    count: 0
+                };
+                arc_slots(limit)
+            ];
+            assert!(slots.len().is_power_of_two() && limit * 4 <= slots.len() * 3);
+            let mut used = 0;
+            for n in 0..limit as u64 {
+                assert!(
+                    record_arc(&mut slots, &mut used, limit, 0x1000 + n * 8, 0x2000),
+                    "limit {limit}: arc {n} did not fit"
+                );
+            }
+            assert_eq!(used, limit);
+            assert!(
+                !record_arc(&mut slots, &mut used, limit, 0x9999, 0x2000),
+                "limit {limit}: one arc too many was recorded"
+            );
+            // Arcs already in the table still count.
+            assert!(record_arc(&mut slots, &mut used, limit, 0x1000, 0x2000));
+            let first = slots.iter().find(|a| a.from_pc == 0x1000).unwrap();
+            assert_eq!(first.count, 2);
+            assert_eq!(slots.iter().filter(|a| a.count > 0).count(), limit);
+        }
     }
 }
