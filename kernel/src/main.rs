@@ -102,8 +102,15 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
 
 /// Starts the first user process; without one there is nothing to do.
 fn start_init(opts: &BootOptions) {
-    let args: alloc::vec::Vec<alloc::string::String> =
-        opts.init_args().map(alloc::string::String::from).collect();
+    // xtask passes only UTF-8 (it refuses other arguments); a hand-written
+    // boot.conf with other bytes gets them replaced, not a failed boot.
+    let args: alloc::vec::Vec<alloc::string::String> = opts
+        .init_args()
+        .map(|arg| {
+            let bytes: alloc::vec::Vec<u8> = arg.bytes().collect();
+            alloc::string::String::from_utf8_lossy(&bytes).into_owned()
+        })
+        .collect();
     match proc::lifecycle::spawn_init(opts.init, &args) {
         Ok(()) => {
             info!("boot: starting {} {:?}", opts.init, args);

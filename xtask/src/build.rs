@@ -313,7 +313,9 @@ impl Boot {
     fn with(opts: &Options, name: &str, extra: &str) -> Boot {
         let mut conf = format!("hz={}\ntick={}\n", opts.hz, opts.tick.name());
         for arg in &opts.program {
-            conf += &format!("init_arg={arg}\n");
+            conf += "init_arg=";
+            kcore::bootopts::encode_arg(arg, &mut conf).expect("writing to a String");
+            conf += "\n";
         }
         if !opts.export.is_empty() {
             conf += &format!("export={}\n", opts.export.join(","));

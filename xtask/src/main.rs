@@ -25,25 +25,26 @@ mod test;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = options::parse(&args).and_then(|command| match command {
-        options::Command::Help => {
-            print!("{}", options::USAGE);
-            Ok(ExitCode::SUCCESS)
-        }
-        options::Command::Run(opts) => qemu::run(&opts),
-        options::Command::Image(opts) => {
-            build::image(&opts, &build::Boot::normal(&opts)).map(|image| {
-                println!("{}", image.display());
-                ExitCode::SUCCESS
-            })
-        }
-        options::Command::Test(opts) => test::run(&opts),
-        options::Command::Prof(opts) => prof::run(&opts),
-        options::Command::Gdb(opts) => gdb::run(&opts, opts.batch.as_ref()),
-        options::Command::Fuzz(opts) => qemu::run(&fuzz_run(opts)),
-        options::Command::Bench(opts) => bench::run(&opts),
-    });
+    let result =
+        utf8_args()
+            .and_then(|args| options::parse(&args))
+            .and_then(|command| match command {
+                options::Command::Help => {
+                    print!("{}", options::USAGE);
+                    Ok(ExitCode::SUCCESS)
+                }
+                options::Command::Run(opts) => qemu::run(&opts),
+                options::Command::Image(opts) => build::image(&opts, &build::Boot::normal(&opts))
+                    .map(|image| {
+                        println!("{}", image.display());
+                        ExitCode::SUCCESS
+                    }),
+                options::Command::Test(opts) => test::run(&opts),
+                options::Command::Prof(opts) => prof::run(&opts),
+                options::Command::Gdb(opts) => gdb::run(&opts, opts.batch.as_ref()),
+                options::Command::Fuzz(opts) => qemu::run(&fuzz_run(opts)),
+                options::Command::Bench(opts) => bench::run(&opts),
+            });
     match result {
         Ok(code) => code,
         Err(message) => {
@@ -51,6 +52,24 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The command line, or a one-line error for an argument that is not UTF-8
+/// (the guest's programs are passed their arguments through a text file).
+fn utf8_args() -> Result<Vec<String>, String> {
+    std::env::args_os()
+        .skip(1)
+        .enumerate()
+        .map(|(i, arg)| {
+            arg.into_string().map_err(|raw| {
+                format!(
+                    "argument {} ({}) is not valid UTF-8; programs in the guest take UTF-8 arguments only",
+                    i + 1,
+                    raw.to_string_lossy()
+                )
+            })
+        })
+        .collect()
 }
 
 /// `cargo xtask fuzz`: /bin/sysfuzz as the program, with a time limit that

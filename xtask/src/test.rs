@@ -503,6 +503,27 @@ fn suites() -> Vec<Suite> {
             typing: &FORKRACE_TYPING,
             expect: Expect::Output(&["forkrace: go 20", "forkrace: ok"], 0),
         },
+        Suite {
+            // `cargo xtask run -- PROGRAM ARGS` passes every argument byte
+            // for byte through etc/boot.conf (kcore::bootopts::encode_arg).
+            program: &[
+                "/bin/showargs",
+                "line one\nline two",
+                "",
+                "it's \"quoted\"",
+                "h\u{e9}llo w\u{f6}rld \u{2713}",
+                "100%",
+                "#not a comment",
+                "  spaced  ",
+            ],
+            expect: Expect::Output(
+                &[
+                    "showargs: [\"line one\\nline two\", \"\", \"it's \\\"quoted\\\"\", \"h\u{e9}llo w\u{f6}rld \u{2713}\", \"100%\", \"#not a comment\", \"  spaced  \"]",
+                ],
+                0,
+            ),
+            ..usertests("program-arguments", Tick::Pit)
+        },
     ]
 }
 

@@ -120,12 +120,58 @@ impl<'a> BootOptions<'a> {
 }
 
 impl<'a> BootOptions<'a> {
-    /// Arguments for init, one `init_arg=` line each, in order, kept
-    /// verbatim (spaces and quotes included): `cargo xtask run -- PROGRAM ARGS`.
-    pub fn init_args(&self) -> impl Iterator<Item = &'a str> + 'a {
+    /// Arguments for init, one `init_arg=` line each, in order:
+    /// `cargo xtask run -- PROGRAM ARGS`. Each is written with
+    /// `encode_arg`; `InitArg::bytes` gives the argument back byte for byte.
+    pub fn init_args(&self) -> impl Iterator<Item = InitArg<'a>> + 'a {
         self.text
             .lines()
             .filter_map(|line| line.strip_prefix("init_arg="))
+            .map(InitArg)
+    }
+}
+
+/// Writes `arg` as the value of an `init_arg=` line: every byte as it is,
+/// except `%`, line breaks and the other control characters, which become
+/// `%XX` (two hex digits). So an argument with a newline, a `#`, spaces at
+/// either end, quotes or any UTF-8 comes back exactly, and one line is one
+/// argument (an empty argument is an empty value).
+pub fn encode_arg(arg: &str, out: &mut impl core::fmt::Write) -> core::fmt::Result {
+    for c in arg.chars() {
+        if c == '%' || c.is_ascii_control() {
+            write!(out, "%{:02X}", c as u32)?;
+        } else {
+            out.write_char(c)?;
+        }
+    }
+    Ok(())
+}
+
+/// One argument for init, as `encode_arg` wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InitArg<'a>(&'a str);
+
+impl<'a> InitArg<'a> {
+    /// The argument's bytes, decoded. A `%` not followed by two hex digits
+    /// stands for itself.
+    pub fn bytes(self) -> impl Iterator<Item = u8> + 'a {
+        let raw = self.0.as_bytes();
+        let mut i = 0;
+        core::iter::from_fn(move || {
+            let byte = *raw.get(i)?;
+            let hex = |b: u8| (b as char).to_digit(16);
+            if byte == b'%' {
+                if let (Some(hi), Some(lo)) = (
+                    raw.get(i + 1).and_then(|&b| hex(b)),
+                    raw.get(i + 2).and_then(|&b| hex(b)),
+                ) {
+                    i += 3;
+                    return Some((hi * 16 + lo) as u8);
+                }
+            }
+            i += 1;
+            Some(byte)
+        })
     }
 }
 
@@ -157,10 +203,8 @@ mod tests {
         assert_eq!(opts.tick, TickSource::Apic);
         assert_eq!(opts.mode, Mode::SelfTest);
         assert_eq!(opts.init, "/bin/sh");
-        assert_eq!(
-            opts.init_args().collect::<Vec<_>>(),
-            ["-c", "ls /bin | cat"]
-        );
+        let args: Vec<Vec<u8>> = opts.init_args().map(|a| a.bytes().collect()).collect();
+        assert_eq!(args, [&b"-c"[..], b"ls /bin | cat"]);
         assert_eq!(opts.crash, Some("pagefault"));
         assert_eq!(opts.export, "/gmon.out,/x");
     }
@@ -195,5 +239,44 @@ mod tests {
     fn hz_bounds_are_inclusive() {
         assert_eq!(parse_all("hz=100").0.hz, 100);
         assert_eq!(parse_all("hz=10000").0.hz, 10000);
+    }
+
+    /// Every argument comes back byte for byte through a boot.conf line:
+    /// newlines, carriage returns, quotes, `#`, `%`, spaces at the ends,
+    /// empty arguments, non-ASCII.
+    #[test]
+    fn init_args_survive_the_file_exactly() {
+        let args = [
+            "line one\nline two",
+            "",
+            "it's \"quoted\"",
+            "h\u{e9}llo w\u{f6}rld \u{2713}",
+            "100%",
+            "%41 is not A",
+            "#not a comment",
+            "  spaced  ",
+            "tab\there\r\n",
+            "=",
+        ];
+        let mut text = String::from("hz=100\n");
+        for arg in args {
+            text.push_str("init_arg=");
+            encode_arg(arg, &mut text).unwrap();
+            text.push('\n');
+        }
+        text.push_str("tick=apic\n");
+        let (opts, bad) = parse_all(&text);
+        assert!(bad.is_empty(), "{bad:?}");
+        let back: Vec<String> = opts
+            .init_args()
+            .map(|a| String::from_utf8(a.bytes().collect()).unwrap())
+            .collect();
+        assert_eq!(back, args);
+        assert_eq!((opts.hz, opts.tick), (100, TickSource::Apic));
+        assert_eq!(
+            text.lines().count(),
+            args.len() + 2,
+            "one line per argument"
+        );
     }
 }
