@@ -1,4 +1,4 @@
-//! profil emulated in user space, the way glibc does it on Linux (seed 002):
+//! profil emulated in user space, the way glibc does it on Linux (as Linux's manual page describes):
 //! an `ITIMER_PROF` timer that fires every clock tick of the process's user
 //! plus system time, and a SIGPROF handler that reads the interrupted pc from
 //! its `ucontext` and adds one to that pc's bin.

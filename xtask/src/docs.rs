@@ -11,6 +11,11 @@
 //! `docs/syscalls.md` must also have a table row for every Linux call the
 //! `abi` crate numbers (`syscall_rows_missing`), so the table cannot fall
 //! behind the kernel.
+//!
+//! And nothing may point outside the repository (`leaves_repository`): a
+//! Markdown link or a backticked `../` path in a document, or a backticked
+//! `../` path in a source comment, that resolves above the repository's root
+//! names a file that someone who clones the project does not have.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -185,10 +190,53 @@ fn defined_names(text: &str, into: &mut BTreeSet<String>) {
     }
 }
 
+/// `path` with `.` and `..` taken out, without asking the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The relative paths in `text` (a file in `dir`) that lead out of `root`:
+/// Markdown link targets (resolved from `dir`), and backticked `../` paths
+/// that lead out when resolved from `root` and name no file from `dir`
+/// (in a source comment, ../signal.rs in backticks names the file one
+/// directory up from that source file).
+pub fn leaves_repository(text: &str, dir: &Path, root: &Path) -> Vec<String> {
+    let outside = |base: &Path, target: &str| !normalize(&base.join(target)).starts_with(root);
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("](") {
+        let tail = &rest[at + 2..];
+        let target = tail.split([')', ' ', '#']).next().unwrap_or("");
+        if !target.is_empty() && !target.contains("://") && outside(dir, target) {
+            found.push(format!("link to {target} leaves the repository"));
+        }
+        rest = tail;
+    }
+    for (i, span) in text.split('`').enumerate() {
+        if i % 2 == 1 && span.starts_with("../") && !span.contains(char::is_whitespace) {
+            let here = normalize(&dir.join(span));
+            if outside(root, span) && (!here.starts_with(root) || !here.exists()) {
+                found.push(format!("{span} is outside the repository"));
+            }
+        }
+    }
+    found
+}
+
 /// Problems with the references of `doc` (empty when all exist).
 pub fn check_doc(root: &Path, doc: &Path, names: &BTreeSet<String>) -> Vec<String> {
     let text = std::fs::read_to_string(doc).unwrap_or_default();
-    let mut problems = Vec::new();
+    let mut problems = leaves_repository(&text, doc.parent().unwrap_or(root), root);
     for reference in references(&text) {
         match &reference {
             Reference::Path(path) => {
@@ -223,11 +271,15 @@ pub fn check_doc(root: &Path, doc: &Path, names: &BTreeSet<String>) -> Vec<Strin
 /// Checks README.md and docs/*.md; returns (document, problems) for each.
 pub fn check_all(root: &Path) -> Vec<(String, Vec<String>)> {
     let mut names = BTreeSet::new();
+    let mut sources_outside = Vec::new();
     for file in sources(root) {
-        defined_names(
-            &std::fs::read_to_string(&file).unwrap_or_default(),
-            &mut names,
-        );
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        defined_names(&text, &mut names);
+        let dir = file.parent().unwrap_or(root);
+        for problem in leaves_repository(&text, dir, root) {
+            let name = file.strip_prefix(root).unwrap_or(&file).display();
+            sources_outside.push(format!("{name}: {problem}"));
+        }
     }
     let mut docs = vec![root.join("README.md")];
     for dir in ["docs", "docs/book"] {
@@ -241,8 +293,9 @@ pub fn check_all(root: &Path) -> Vec<(String, Vec<String>)> {
             docs.extend(md);
         }
     }
-    docs.iter()
-        .map(|doc| {
+    let sources_check = ("sources".to_string(), sources_outside);
+    std::iter::once(sources_check)
+        .chain(docs.iter().map(|doc| {
             let name = doc.strip_prefix(root).unwrap_or(doc).display().to_string();
             let mut problems = check_doc(root, doc, &names);
             if name == "docs/syscalls.md" {
@@ -252,7 +305,7 @@ pub fn check_all(root: &Path) -> Vec<(String, Vec<String>)> {
                 problems.extend(syscall_rows_missing(&abi, &table));
             }
             (name, problems)
-        })
+        }))
         .collect()
 }
 
@@ -337,5 +390,28 @@ mod tests {
                 "nothing defines a::gone"
             ]
         );
+    }
+
+    #[test]
+    fn paths_that_leave_the_repository_are_found() {
+        let root = Path::new("/repo");
+        let docs = Path::new("/repo/docs");
+        let text = "see [the spec](../../shared/spec.md), [ok](../README.md), \
+                    [web](https://example.org/x), `../shared/spec/profil.md` and `kernel/../docs/x.md`";
+        assert_eq!(
+            leaves_repository(text, docs, root),
+            [
+                "link to ../../shared/spec.md leaves the repository",
+                "../shared/spec/profil.md is outside the repository",
+            ]
+        );
+        // From a source file, a `../` path that names no file one directory
+        // up (here nothing exists under /repo) and leaves the root is found.
+        let from_kernel = leaves_repository("`../x.md`", Path::new("/repo/kernel/src"), root);
+        assert_eq!(from_kernel, ["../x.md is outside the repository"]);
+        // One that names a real file beside it is a neighbour, not outside.
+        let here = std::env::current_dir().unwrap();
+        let beside = leaves_repository("`../main.rs`", &here.join("src/bin"), &here);
+        assert!(beside.is_empty(), "{beside:?}");
     }
 }

@@ -160,14 +160,14 @@ impl<'a> InitArg<'a> {
         core::iter::from_fn(move || {
             let byte = *raw.get(i)?;
             let hex = |b: u8| (b as char).to_digit(16);
-            if byte == b'%' {
-                if let (Some(hi), Some(lo)) = (
+            if byte == b'%'
+                && let (Some(hi), Some(lo)) = (
                     raw.get(i + 1).and_then(|&b| hex(b)),
                     raw.get(i + 2).and_then(|&b| hex(b)),
-                ) {
-                    i += 3;
-                    return Some((hi * 16 + lo) as u8);
-                }
+                )
+            {
+                i += 3;
+                return Some((hi * 16 + lo) as u8);
             }
             i += 1;
             Some(byte)
