@@ -91,15 +91,17 @@ impl Origin {
 
     /// Child `pid` ended with wait status `wait_status`.
     pub fn child(pid: u32, wait_status: i32) -> Origin {
-        let killed = wait_status & 0x7f;
+        let (code, status) = match abi::types::wait_term_signal(wait_status) {
+            Some(signal) => (CLD_KILLED, signal as i32),
+            None => (
+                CLD_EXITED,
+                abi::types::wait_exit_code(wait_status).unwrap_or(0),
+            ),
+        };
         Origin {
-            code: if killed != 0 { CLD_KILLED } else { CLD_EXITED },
+            code,
             pid_or_addr: u64::from(pid),
-            status: if killed != 0 {
-                killed
-            } else {
-                (wait_status >> 8) & 0xff
-            },
+            status,
         }
     }
 
@@ -494,7 +496,7 @@ fn enter_handler(tf: &mut TrapFrame, signal: u32, action: &SigAction, origin: Or
     tf.rsi = at + core::mem::offset_of!(SigFrame, info) as u64;
     tf.rdx = at + core::mem::offset_of!(SigFrame, uc) as u64;
     tf.rax = 0;
-    tf.rflags &= !(0x100 | 0x400 | 0x1_0000); // TF, DF, RF: the ABI's start state
+    tf.rflags &= !(EFL_TF | EFL_DF | EFL_RF); // the ABI's start state
     current(|p| {
         let mut blocked = mask | action.mask;
         if action.flags & SA_NODEFER == 0 {

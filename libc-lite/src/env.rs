@@ -58,6 +58,12 @@ pub fn auxv(key: u64) -> Option<u64> {
     }
 }
 
+/// Clock ticks per second, as the kernel's aux vector says (AT_CLKTCK, the
+/// boot option hz); 100, the traditional value, if it says nothing.
+pub fn clock_ticks_per_second() -> u64 {
+    auxv(abi::types::AT_CLKTCK).unwrap_or(100).max(1)
+}
+
 /// The program's name (the last part of argv[0]).
 pub fn program_name() -> &'static str {
     args()

@@ -33,8 +33,7 @@ use kcore::gmon::{Arc, Histogram};
 
 use crate::sys;
 
-/// Bytes of text per histogram bin (glibc's HISTFRACTION 2 x 2-byte counters).
-const BYTES_PER_BIN: u64 = 4;
+use kcore::gmon::BYTES_PER_BIN;
 
 /// 1 while mcount must not record (off, or already inside mcount).
 #[unsafe(no_mangle)]
@@ -139,7 +138,7 @@ pub extern "C" fn _mcleanup() {
     moncontrol(0);
     GMON_BUSY.store(1, Ordering::SeqCst);
     let Some(s) = state().take() else { return };
-    let rate = crate::env::auxv(abi::types::AT_CLKTCK).unwrap_or(100) as u32;
+    let rate = crate::env::clock_ticks_per_second() as u32;
     let arcs: Vec<Arc> = s.arcs.iter().copied().filter(|a| a.count > 0).collect();
     let mut out = Vec::new();
     kcore::gmon::encode(

@@ -201,12 +201,6 @@ pub fn tcsetpgrp(fd: i32, pgid: u32) -> Result<()> {
     call!(IOCTL, fd, abi::types::TIOCSPGRP, &pgid as *const i32).map(drop)
 }
 
-pub fn tcgetpgrp(fd: i32) -> Result<u32> {
-    let mut pgid = 0i32;
-    call!(IOCTL, fd, abi::types::TIOCGPGRP, &mut pgid as *mut i32)?;
-    Ok(pgid as u32)
-}
-
 /// A signal's name ("SIGINT"), or "signal" for one without a name.
 pub fn name(signal: u32) -> &'static str {
     SIGNAL_NAMES

@@ -112,10 +112,7 @@ fn stop() -> Result<()> {
 /// One clock tick in microseconds (glibc asks the kernel the same way:
 /// the profiling clock's rate), from the aux vector's AT_CLKTCK.
 pub fn tick_micros() -> u64 {
-    let hz = crate::env::auxv(abi::types::AT_CLKTCK)
-        .unwrap_or(100)
-        .max(1);
-    (1_000_000 / hz).max(1)
+    (1_000_000 / crate::env::clock_ticks_per_second()).max(1)
 }
 
 /// SIGPROF signals the handler has taken since the program started.

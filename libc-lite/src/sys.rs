@@ -158,7 +158,12 @@ pub use abi::types::{ECHO, ICANON, ISIG};
 
 /// mremap(2); `may_move` is MREMAP_MAYMOVE.
 pub fn mremap(addr: *mut u8, old_len: usize, new_len: usize, may_move: bool) -> Result<*mut u8> {
-    call!(MREMAP, addr, old_len, new_len, u32::from(may_move)).map(|a| a as *mut u8)
+    let flags = if may_move {
+        abi::types::MREMAP_MAYMOVE
+    } else {
+        0
+    };
+    call!(MREMAP, addr, old_len, new_len, flags).map(|a| a as *mut u8)
 }
 
 pub fn munmap(addr: *mut u8, len: usize) -> Result<()> {
@@ -275,13 +280,12 @@ pub fn poweroff(status: i32) -> Result<()> {
 
 /// Exit code of a wait status, if the process exited normally.
 pub fn exited(status: i32) -> Option<i32> {
-    (status & 0x7f == 0).then_some((status >> 8) & 0xff)
+    abi::types::wait_exit_code(status)
 }
 
 /// Signal of a wait status, if the process was killed by one.
 pub fn signaled(status: i32) -> Option<u32> {
-    let sig = (status & 0x7f) as u32;
-    (sig != 0 && sig != 0x7f).then_some(sig)
+    abi::types::wait_term_signal(status)
 }
 
 /// Reads the time-stamp counter.

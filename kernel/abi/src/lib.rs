@@ -8,6 +8,7 @@
 //! well outside Linux's table. `docs/syscalls.md` lists the same table in prose.
 
 #![no_std]
+#![forbid(unsafe_code)]
 
 pub mod errno;
 pub mod signal;

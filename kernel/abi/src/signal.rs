@@ -203,6 +203,19 @@ pub const SS_DISABLE: i32 = 2;
 /// The smallest alternate stack sigaltstack accepts.
 pub const MINSIGSTKSZ: u64 = 2048;
 
+// The arithmetic and control flags of `MContext::gregs[REG_EFL]` that user
+// code sees and may set (rflags bits).
+pub const EFL_CF: u64 = 0x1;
+pub const EFL_PF: u64 = 0x4;
+pub const EFL_AF: u64 = 0x10;
+pub const EFL_ZF: u64 = 0x40;
+pub const EFL_SF: u64 = 0x80;
+pub const EFL_TF: u64 = 0x100;
+pub const EFL_DF: u64 = 0x400;
+pub const EFL_OF: u64 = 0x800;
+pub const EFL_RF: u64 = 0x1_0000;
+pub const EFL_AC: u64 = 0x4_0000;
+
 // Indices into `MContext::gregs` (glibc's and musl's REG_* names).
 pub const REG_R8: usize = 0;
 pub const REG_R15: usize = 7;

@@ -24,6 +24,15 @@ pub struct KInfo {
     pub processes: u64,
 }
 
+impl KInfo {
+    /// Frames held by processes and files: all of them less the free ones,
+    /// the kernel heap's and the kernel's page tables (both kept for reuse,
+    /// never given back). A leak check compares this before and after.
+    pub fn frames_in_use(&self) -> u64 {
+        self.total_frames - self.free_frames - self.heap_frames - self.kernel_table_frames
+    }
+}
+
 /// Process states as `proclist` reports them.
 pub const PROC_RUNNABLE: u32 = 0;
 pub const PROC_RUNNING: u32 = 1;
@@ -223,6 +232,30 @@ pub const AT_FDCWD: i32 = -100;
 pub const AT_REMOVEDIR: u32 = 0x200;
 /// newfstatat/faccessat: operate on `dirfd` itself when the path is empty.
 pub const AT_EMPTY_PATH: u32 = 0x1000;
+/// faccessat: check with the effective ids (here the same as the real ones).
+pub const AT_EACCESS: u32 = 0x200;
+
+// fcntl(2).
+pub const F_DUPFD: u32 = 0;
+pub const F_GETFD: u32 = 1;
+pub const F_SETFD: u32 = 2;
+pub const F_GETFL: u32 = 3;
+pub const F_SETFL: u32 = 4;
+pub const F_DUPFD_CLOEXEC: u32 = 1030;
+pub const FD_CLOEXEC: u64 = 1;
+
+// Clocks (clock_gettime, clock_getres, clock_nanosleep).
+pub const CLOCK_REALTIME: u32 = 0;
+pub const CLOCK_MONOTONIC: u32 = 1;
+pub const CLOCK_PROCESS_CPUTIME_ID: u32 = 2;
+pub const CLOCK_THREAD_CPUTIME_ID: u32 = 3;
+pub const CLOCK_MONOTONIC_RAW: u32 = 4;
+pub const CLOCK_REALTIME_COARSE: u32 = 5;
+pub const CLOCK_MONOTONIC_COARSE: u32 = 6;
+pub const CLOCK_BOOTTIME: u32 = 7;
+pub const CLOCK_TAI: u32 = 11;
+/// clock_nanosleep: the time is absolute.
+pub const TIMER_ABSTIME: u32 = 1;
 
 pub const SEEK_SET: u32 = 0;
 pub const SEEK_CUR: u32 = 1;
@@ -236,9 +269,19 @@ pub const MAP_SHARED: u32 = 0x01;
 pub const MAP_PRIVATE: u32 = 0x02;
 pub const MAP_FIXED: u32 = 0x10;
 pub const MAP_ANONYMOUS: u32 = 0x20;
+/// mremap(2): the mapping may move to grow.
+pub const MREMAP_MAYMOVE: u32 = 1;
+
+// arch_prctl(2).
+pub const ARCH_SET_FS: u32 = 0x1002;
+pub const ARCH_GET_FS: u32 = 0x1003;
 
 // wait4(2).
 pub const WNOHANG: u32 = 1;
+pub const WUNTRACED: u32 = 2;
+pub const WCONTINUED: u32 = 8;
+/// Linux's `__WALL`: wait for every kind of child.
+pub const WALL: u32 = 0x4000_0000;
 
 // Signal numbers and structures: see `signal.rs` (re-exported here).
 pub use crate::signal::*;
@@ -251,6 +294,27 @@ pub const fn wait_status_exited(code: u8) -> i32 {
 /// Wait status of a process killed by `signal`.
 pub const fn wait_status_signaled(signal: u32) -> i32 {
     (signal & 0x7f) as i32
+}
+
+/// The exit code in a wait status, if the process exited (WIFEXITED,
+/// WEXITSTATUS).
+pub const fn wait_exit_code(status: i32) -> Option<i32> {
+    if status & 0x7f == 0 {
+        Some((status >> 8) & 0xff)
+    } else {
+        None
+    }
+}
+
+/// The signal in a wait status, if a signal ended the process (WIFSIGNALED,
+/// WTERMSIG); 0x7f there means stopped, not ended.
+pub const fn wait_term_signal(status: i32) -> Option<u32> {
+    let signal = (status & 0x7f) as u32;
+    if signal != 0 && signal != 0x7f {
+        Some(signal)
+    } else {
+        None
+    }
 }
 
 // Aux vector keys.

@@ -43,6 +43,10 @@ pub struct Arc {
     pub count: u32,
 }
 
+/// Bytes of text per histogram bin in libc-lite's profiles (glibc's
+/// HISTFRACTION: 2 bytes per 16-bit counter, twice): profil scale 32768.
+pub const BYTES_PER_BIN: u64 = 4;
+
 /// Most arcs a profile records, whatever `GMON_MAXARCS` asks: 2^20 arcs
 /// already take 24 MiB of table.
 pub const MAX_ARCS: usize = 1 << 20;

@@ -4,6 +4,7 @@
 //! signal rules, symbols, time conversions and the W^X rule over frames.
 
 #![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
 
 pub mod bootopts;
 pub mod cpio;

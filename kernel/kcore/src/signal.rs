@@ -105,7 +105,7 @@ pub fn frame_layout(sp: u64, size: u64, skip_red_zone: bool) -> Option<(u64, u64
 /// (CF, PF, AF, ZF, SF, TF, DF, OF, RF, AC: Linux's FIX_EFLAGS); the rest
 /// (IF, IOPL, VM, ...) stay what the kernel says.
 pub const USER_FLAGS: u64 =
-    0x1 | 0x4 | 0x10 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x1_0000 | 0x4_0000;
+    EFL_CF | EFL_PF | EFL_AF | EFL_ZF | EFL_SF | EFL_TF | EFL_DF | EFL_OF | EFL_RF | EFL_AC;
 
 /// rflags after sigreturn: the user's choice of `USER_FLAGS`, the rest from `current`.
 pub fn restored_flags(current: u64, from_user: u64) -> u64 {

@@ -7,7 +7,7 @@
 //! the common path in trap.rs, which returns with `iretq`. The frame's error
 //! code slot holds the system call number (Linux's orig_rax), which survives
 //! the result overwriting rax, so a call a signal interrupted can restart. One frame layout
-//! for every entry keeps fork, exec and (later) signals simple: each of them
+//! for every entry keeps fork, exec and signals simple: each of them
 //! just edits the frame.
 //!
 //! This kernel runs on one CPU and does not use GS: the kernel stack top lives

@@ -17,7 +17,7 @@ use spin::Lazy;
 use x86_64::PrivilegeLevel;
 use x86_64::VirtAddr;
 use x86_64::registers::control::Cr2;
-use x86_64::structures::idt::InterruptDescriptorTable;
+use x86_64::structures::idt::{InterruptDescriptorTable, PageFaultErrorCode};
 
 use super::{gdt, power};
 
@@ -28,6 +28,8 @@ pub const INVALID_OPCODE: u64 = 6;
 pub const DOUBLE_FAULT: u64 = 8;
 pub const GENERAL_PROTECTION: u64 = 13;
 pub const PAGE_FAULT: u64 = 14;
+pub const X87_FP_ERROR: u64 = 16;
+pub const SIMD_FP_ERROR: u64 = 19;
 /// First vector of the remapped legacy PIC (IRQ 0 = the PIT).
 pub const PIC_BASE: u64 = 32;
 pub const IRQ_PIT: u64 = PIC_BASE;
@@ -68,6 +70,11 @@ impl TrapFrame {
     /// Whether the trap interrupted user mode (ring 3).
     pub fn is_from_user(&self) -> bool {
         self.cs & 3 == 3
+    }
+
+    /// A page fault's error code, decoded (meaningless for other vectors).
+    pub fn page_fault_error(&self) -> PageFaultErrorCode {
+        PageFaultErrorCode::from_bits_truncate(self.error_code)
     }
 }
 
@@ -308,23 +315,27 @@ pub fn report(tf: &TrapFrame) {
         tf.rflags,
     ));
     if tf.vector == PAGE_FAULT {
-        let e = tf.error_code;
+        let e = tf.page_fault_error();
         crate::log::emergency_write(format_args!(
             "    cr2 {:#018x} ({}, {}, {})\n",
             Cr2::read_raw(),
-            if e & 1 != 0 {
+            if e.contains(PageFaultErrorCode::PROTECTION_VIOLATION) {
                 "protection violation"
             } else {
                 "page not present"
             },
-            if e & 2 != 0 {
+            if e.contains(PageFaultErrorCode::CAUSED_BY_WRITE) {
                 "write"
-            } else if e & 16 != 0 {
+            } else if e.contains(PageFaultErrorCode::INSTRUCTION_FETCH) {
                 "instruction fetch"
             } else {
                 "read"
             },
-            if e & 4 != 0 { "user" } else { "supervisor" },
+            if e.contains(PageFaultErrorCode::USER_MODE) {
+                "user"
+            } else {
+                "supervisor"
+            },
         ));
     }
     let regs = [

@@ -5,7 +5,7 @@
 //! and its memory goes back the moment it is truncated or deleted (the heap
 //! never shrinks). A page that was never written is a hole and reads as
 //! zeros. Growth stops at the frames user memory must leave the kernel
-//! (`proc::vm::KERNEL_RESERVE`): a ramfs that fills memory is ENOSPC for the
+//! (`mm::frames::KERNEL_RESERVE`): a ramfs that fills memory is ENOSPC for the
 //! writer, never an out-of-memory kernel, and no other file loses a byte.
 
 use abi::Errno;
@@ -94,7 +94,7 @@ impl FileData {
             if self.pages[page].is_some() {
                 continue;
             }
-            match crate::proc::vm::alloc_user_frame() {
+            match crate::mm::frames::alloc_user_frame() {
                 Ok(frame) => {
                     self.pages[page] = Some(frame);
                     fresh.push(page);

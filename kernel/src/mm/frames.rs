@@ -93,6 +93,20 @@ pub fn check() -> Result<(), &'static str> {
     with_table(|t| t.check())
 }
 
+/// Frames that user memory and file data leave for the kernel, so a process
+/// (or a ramfs) that eats all memory gets ENOMEM (ENOSPC) while the kernel
+/// can still grow its heap and make kernel stacks.
+pub const KERNEL_RESERVE: usize = 2048;
+
+/// A zeroed frame for user memory or file data, or ENOMEM past the
+/// kernel's reserve.
+pub fn alloc_user_frame() -> Result<PhysFrame, abi::Errno> {
+    if free_count() <= KERNEL_RESERVE {
+        return Err(abi::Errno::ENOMEM);
+    }
+    alloc().ok_or(abi::Errno::ENOMEM)
+}
+
 pub fn free_count() -> usize {
     with_table(|t| t.free_count())
 }

@@ -28,6 +28,20 @@ pub const KSTACKS_START: u64 = 0xffff_d000_0000_0000;
 /// First address above user space.
 pub const USER_TOP: u64 = 0x0000_8000_0000_0000;
 
+/// `a` rounded down to a page boundary.
+pub const fn page_down(a: u64) -> u64 {
+    a & !(PAGE_SIZE - 1)
+}
+
+/// `a` rounded up to a page boundary; None if that passes 2^64 (a user's
+/// length near u64::MAX must be an error, not an overflow).
+pub const fn page_up(a: u64) -> Option<u64> {
+    match a.checked_add(PAGE_SIZE - 1) {
+        Some(x) => Some(x & !(PAGE_SIZE - 1)),
+        None => None,
+    }
+}
+
 static PHYS_OFFSET: Once<u64> = Once::new();
 
 /// The kernel's virtual address for physical address `phys`.

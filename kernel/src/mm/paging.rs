@@ -356,6 +356,37 @@ impl Space {
         self.set_flags(page, flags)
     }
 
+    /// Resolves a write to the copy-on-write page holding `addr`: a frame
+    /// this page alone uses just becomes writable; a shared one is copied
+    /// into a fresh frame for this page. EFAULT if the page is not COW.
+    pub fn break_cow(&self, addr: u64) -> Result<(), abi::Errno> {
+        use abi::Errno;
+        let page = VirtAddr::new(super::page_down(addr));
+        let (phys, flags) = self.translate(page).ok_or(Errno::EFAULT)?;
+        if !flags.contains(COW) {
+            return Err(Errno::EFAULT);
+        }
+        let writable = (flags - COW) | Flags::WRITABLE;
+        let old = PhysFrame::containing_address(phys);
+        if frames::users(old) == 1 {
+            self.set_flags(page, writable);
+            return Ok(());
+        }
+        let new = frames::alloc_user_frame()?;
+        // SAFETY: both frames are mapped by the physical window; `new` is
+        // ours alone and `old` stays alive (shared) during the copy.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                phys_to_virt(old.start_address()).as_ptr::<u8>(),
+                phys_to_virt(new.start_address()).as_mut_ptr::<u8>(),
+                super::PAGE_SIZE as usize,
+            )
+        };
+        self.unmap(page);
+        frames::release(old);
+        self.map(page, new, writable).map_err(|_| Errno::ENOMEM)
+    }
+
     /// Replaces the flags of the mapped user page `page` as they are: the
     /// caller keeps the copy-on-write rule (`protect` does).
     pub fn set_flags(&self, page: VirtAddr, flags: Flags) -> bool {

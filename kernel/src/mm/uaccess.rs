@@ -141,7 +141,7 @@ pub fn check_range(addr: u64, len: usize, write: bool) -> Result<(), Errno> {
             if !flags.contains(COW) {
                 return Err(Errno::EFAULT);
             }
-            crate::proc::vm::break_cow(space, page).map_err(|_| Errno::EFAULT)?;
+            space.break_cow(page).map_err(|_| Errno::EFAULT)?;
         }
         page += PAGE_SIZE;
     }

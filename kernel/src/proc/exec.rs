@@ -17,11 +17,13 @@ use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
 use super::current;
-use super::vm::{STACK_SIZE, STACK_TOP, UserMemory, alloc_user_frame, page_down, page_up};
+use super::vm::{STACK_SIZE, STACK_TOP, UserMemory};
 use crate::arch::trap::TrapFrame;
 use crate::fs::ramfs::{self, Content};
+use crate::mm::frames::alloc_user_frame;
 use crate::mm::paging::AddressSpace;
 use crate::mm::{USER_TOP, uaccess};
+use crate::mm::{page_down, page_up};
 
 /// Most argv + envp strings, in bytes (Linux allows more; we keep it small).
 pub const ARG_MAX: usize = 128 * 1024;

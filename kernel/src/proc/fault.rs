@@ -8,8 +8,9 @@
 
 use abi::signal::*;
 use x86_64::registers::control::Cr2;
+use x86_64::structures::idt::PageFaultErrorCode;
 
-use super::{current, vm};
+use super::current;
 use crate::arch::trap::{self, TrapFrame};
 use crate::mm::USER_TOP;
 use crate::mm::paging::Space;
@@ -17,11 +18,13 @@ use crate::signal::{self, Origin};
 
 pub fn user_fault(tf: &TrapFrame) {
     let addr = Cr2::read_raw();
-    let write_protect = tf.error_code & 0b11 == 0b11; // present page, write access
+    let error = tf.page_fault_error();
+    let write_protect = error
+        .contains(PageFaultErrorCode::PROTECTION_VIOLATION | PageFaultErrorCode::CAUSED_BY_WRITE);
     if tf.vector == trap::PAGE_FAULT
         && write_protect
         && addr < USER_TOP
-        && vm::break_cow(Space::current(), addr).is_ok()
+        && Space::current().break_cow(addr).is_ok()
     {
         return;
     }
@@ -30,15 +33,17 @@ pub fn user_fault(tf: &TrapFrame) {
         trap::INVALID_OPCODE => (SIGILL, "invalid opcode", Origin::fault(ILL_ILLOPC, tf.rip)),
         trap::BREAKPOINT => (SIGTRAP, "breakpoint", Origin::fault(TRAP_BRKPT, tf.rip)),
         trap::PAGE_FAULT => {
-            let code = if tf.error_code & 1 == 0 {
-                SEGV_MAPERR
-            } else {
+            let code = if error.contains(PageFaultErrorCode::PROTECTION_VIOLATION) {
                 SEGV_ACCERR
+            } else {
+                SEGV_MAPERR
             };
             (SIGSEGV, "segmentation fault", Origin::fault(code, addr))
         }
         trap::GENERAL_PROTECTION => (SIGSEGV, "general protection fault", Origin::kernel()),
-        16 | 19 => (SIGFPE, "floating-point error", Origin::fault(0, tf.rip)),
+        trap::X87_FP_ERROR | trap::SIMD_FP_ERROR => {
+            (SIGFPE, "floating-point error", Origin::fault(0, tf.rip))
+        }
         _ => (SIGSEGV, trap::exception_name(tf.vector), Origin::kernel()),
     };
     let (pid, name, caught) = current(|p| {

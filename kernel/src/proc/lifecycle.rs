@@ -9,7 +9,7 @@
 //! off with init's status, which is how `cargo xtask run -- PROGRAM` ends.
 
 use abi::Errno;
-use abi::types::{SIGCHLD, WNOHANG};
+use abi::types::{SIGCHLD, WALL, WCONTINUED, WNOHANG, WUNTRACED};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -239,10 +239,10 @@ pub fn exit(status: i32) -> ! {
 }
 
 fn power_off_after_init(status: i32) -> ! {
-    let code = if status & 0x7f == 0 {
-        (status >> 8) & 0xff
-    } else {
-        128 + (status & 0x7f)
+    // As a shell reports it: the exit code, or 128 + the signal.
+    let code = match abi::types::wait_term_signal(status) {
+        Some(signal) => 128 + signal as i32,
+        None => abi::types::wait_exit_code(status).unwrap_or(0),
     };
     crate::info!("init exited with status {code}; powering off");
     crate::fs::export::export_all();
@@ -251,7 +251,7 @@ fn power_off_after_init(status: i32) -> ! {
 
 /// wait4(2), without rusage.
 pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
-    const KNOWN: u32 = WNOHANG | 2 /* WUNTRACED */ | 8 /* WCONTINUED */ | 0x4000_0000 /* __WALL */;
+    const KNOWN: u32 = WNOHANG | WUNTRACED | WCONTINUED | WALL;
     if options & !KNOWN != 0 {
         return Err(Errno::EINVAL);
     }

@@ -11,81 +11,32 @@
 //!
 //! Memory is mapped eagerly (frames are zeroed when allocated; `PROT_NONE`
 //! pages too, present but not user-accessible) except that fork shares every
-//! page copy-on-write: `break_cow` gives a writer its own copy, or just makes
-//! the page writable when no one else shares it. Rights change only through
-//! `Space::protect`, which keeps the rule that a frame with two users is
-//! never mapped writable (mm/paging.rs, `COW`). User
-//! allocations leave `KERNEL_RESERVE` frames free, so a process that eats all
-//! memory gets ENOMEM while the kernel can still grow its heap.
+//! page copy-on-write. Copy-on-write and frame policy are mm's: rights change
+//! only through `Space::protect`, which keeps the rule that a frame with two
+//! users is never mapped writable, `Space::break_cow` gives a writer its own
+//! copy (mm/paging.rs, `COW`), and user allocations leave `KERNEL_RESERVE`
+//! frames free (mm/frames.rs), so a process that eats all memory gets ENOMEM
+//! while the kernel can still grow its heap. This file decides where things
+//! go in the address space; mm decides what a page may do.
 
 use abi::Errno;
 use abi::types::{
-    MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, PROT_EXEC, PROT_READ, PROT_WRITE,
+    MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, MREMAP_MAYMOVE, PROT_EXEC, PROT_READ,
+    PROT_WRITE,
 };
 use alloc::vec::Vec;
 use x86_64::VirtAddr;
-use x86_64::structures::paging::{PageTableFlags as Flags, PhysFrame};
+use x86_64::structures::paging::PageTableFlags as Flags;
 
-use crate::mm::paging::{AddressSpace, COW, Space, prot_flags};
-use crate::mm::{PAGE_SIZE, USER_TOP, frames, phys_to_virt};
+use crate::mm::frames::{self, KERNEL_RESERVE, alloc_user_frame};
+use crate::mm::paging::{AddressSpace, COW, prot_flags};
+use crate::mm::{PAGE_SIZE, USER_TOP, page_up};
 
 pub const STACK_TOP: u64 = 0x0000_7fff_ffff_f000;
 pub const STACK_SIZE: u64 = 256 * 1024;
 pub const MMAP_TOP: u64 = 0x0000_7f00_0000_0000;
 /// Most the heap may grow past its start.
 pub const BRK_MAX: u64 = 1 << 32;
-/// Frames user allocations leave for the kernel.
-pub const KERNEL_RESERVE: usize = 2048;
-
-pub const fn page_down(a: u64) -> u64 {
-    a & !(PAGE_SIZE - 1)
-}
-
-/// `a` rounded up to a page boundary; None if that passes 2^64 (a user's
-/// length near u64::MAX must be an error, not an overflow).
-pub const fn page_up(a: u64) -> Option<u64> {
-    match a.checked_add(PAGE_SIZE - 1) {
-        Some(x) => Some(x & !(PAGE_SIZE - 1)),
-        None => None,
-    }
-}
-
-/// A zeroed frame for user memory, or ENOMEM past the kernel's reserve.
-pub fn alloc_user_frame() -> Result<PhysFrame, Errno> {
-    if frames::free_count() <= KERNEL_RESERVE {
-        return Err(Errno::ENOMEM);
-    }
-    frames::alloc().ok_or(Errno::ENOMEM)
-}
-
-/// Resolves a write to the copy-on-write page at `page` in `space`.
-pub fn break_cow(space: Space, page: u64) -> Result<(), Errno> {
-    let page = VirtAddr::new(page_down(page));
-    let (phys, flags) = space.translate(page).ok_or(Errno::EFAULT)?;
-    if !flags.contains(COW) {
-        return Err(Errno::EFAULT);
-    }
-    let writable = (flags - COW) | Flags::WRITABLE;
-    let old = PhysFrame::containing_address(phys);
-    if frames::users(old) == 1 {
-        space.set_flags(page, writable);
-        return Ok(());
-    }
-    let new = alloc_user_frame()?;
-    // SAFETY: both frames are mapped by the physical window; `new` is ours
-    // alone and `old` stays alive (shared) during the copy.
-    unsafe {
-        core::ptr::copy_nonoverlapping(
-            phys_to_virt(old.start_address()).as_ptr::<u8>(),
-            phys_to_virt(new.start_address()).as_mut_ptr::<u8>(),
-            PAGE_SIZE as usize,
-        )
-    };
-    space.unmap(page);
-    frames::release(old);
-    space.map(page, new, writable).map_err(|_| Errno::ENOMEM)
-}
-
 pub struct UserMemory {
     pub space: AddressSpace,
     pub brk_start: u64,
@@ -228,7 +179,6 @@ impl UserMemory {
         new_len: u64,
         flags: u32,
     ) -> Result<u64, Errno> {
-        const MREMAP_MAYMOVE: u32 = 1;
         let (Some(old_len), Some(new_len)) = (page_up(old_len), page_up(new_len)) else {
             return Err(Errno::EINVAL);
         };

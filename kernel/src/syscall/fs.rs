@@ -331,13 +331,6 @@ pub fn ftruncate(fd: i32, len: i64) -> SysResult {
 }
 
 pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
-    const F_DUPFD: u32 = 0;
-    const F_GETFD: u32 = 1;
-    const F_SETFD: u32 = 2;
-    const F_GETFL: u32 = 3;
-    const F_SETFL: u32 = 4;
-    const F_DUPFD_CLOEXEC: u32 = 1030;
-    const FD_CLOEXEC: u64 = 1;
     match cmd {
         F_DUPFD | F_DUPFD_CLOEXEC => current(|p| {
             let file = p.files.get(fd)?;
@@ -414,7 +407,6 @@ pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
 
 /// faccessat(2): existence only (one user), like access.
 pub fn faccessat(dirfd: i32, path: u64, mode: u32, flags: u32) -> SysResult {
-    const AT_EACCESS: u32 = 0x200;
     if mode & !7 != 0 || flags & !(AT_EACCESS | abi::types::AT_EMPTY_PATH) != 0 {
         return Err(Errno::EINVAL);
     }

@@ -2,8 +2,10 @@
 
 use abi::Errno;
 use abi::types::{
-    KInfo, PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED, PROC_ZOMBIE, ProcInfo,
-    Timespec, Utsname,
+    CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW,
+    CLOCK_PROCESS_CPUTIME_ID, CLOCK_REALTIME, CLOCK_REALTIME_COARSE, CLOCK_TAI,
+    CLOCK_THREAD_CPUTIME_ID, KInfo, PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED,
+    PROC_ZOMBIE, ProcInfo, Timespec, Utsname,
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Once;
@@ -22,10 +24,12 @@ pub fn realtime_nanos() -> u64 {
 
 pub fn clock_gettime(clock_id: u32, ts: u64) -> SysResult {
     let nanos = match clock_id {
-        0 | 5 | 11 => realtime_nanos(),             // REALTIME, _COARSE, TAI
-        1 | 4 | 6 | 7 => clock::nanos_since_boot(), // MONOTONIC, _RAW, _COARSE, BOOTTIME
-        2 | 3 => {
-            // PROCESS_/THREAD_CPUTIME_ID, at the tick's resolution
+        CLOCK_REALTIME | CLOCK_REALTIME_COARSE | CLOCK_TAI => realtime_nanos(),
+        CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => {
+            clock::nanos_since_boot()
+        }
+        CLOCK_PROCESS_CPUTIME_ID | CLOCK_THREAD_CPUTIME_ID => {
+            // at the tick's resolution
             let ticks = current(|p| p.user_ticks + p.system_ticks);
             ticks * 1_000_000_000 / u64::from(clock::hz())
         }
@@ -248,8 +252,16 @@ pub fn time(out: u64) -> SysResult {
 /// clocks one tick.
 pub fn clock_getres(clock_id: u32, out: u64) -> SysResult {
     let nanos = match clock_id {
-        0 | 1 | 4 | 5 | 6 | 7 | 11 => 1,
-        2 | 3 => 1_000_000_000 / u64::from(clock::hz()),
+        CLOCK_REALTIME
+        | CLOCK_REALTIME_COARSE
+        | CLOCK_TAI
+        | CLOCK_MONOTONIC
+        | CLOCK_MONOTONIC_RAW
+        | CLOCK_MONOTONIC_COARSE
+        | CLOCK_BOOTTIME => 1,
+        CLOCK_PROCESS_CPUTIME_ID | CLOCK_THREAD_CPUTIME_ID => {
+            1_000_000_000 / u64::from(clock::hz())
+        }
         _ => return Err(Errno::EINVAL),
     };
     if out != 0 {

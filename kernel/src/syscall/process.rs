@@ -1,7 +1,9 @@
 //! Process calls whose mechanism lives in `proc/`: argument checks only.
 
 use abi::Errno;
-use abi::types::Timespec;
+use abi::types::{
+    ARCH_GET_FS, ARCH_SET_FS, CLOCK_MONOTONIC, CLOCK_REALTIME, TIMER_ABSTIME, Timespec,
+};
 
 use super::SysResult;
 use crate::mm::uaccess;
@@ -16,15 +18,13 @@ pub fn nanosleep(req: u64, rem: u64) -> SysResult {
     sleep_for(nanos_of(&want)?, rem)
 }
 
-const TIMER_ABSTIME: u32 = 1;
-
 /// clock_nanosleep(2) on CLOCK_REALTIME or CLOCK_MONOTONIC, relative or
 /// absolute (TIMER_ABSTIME).
 pub fn clock_nanosleep(clock_id: u32, flags: u32, req: u64, rem: u64) -> SysResult {
     let want = nanos_of(&uaccess::read(req)?)?;
     let now = match clock_id {
-        0 => super::info::realtime_nanos(),
-        1 => crate::clock::nanos_since_boot(),
+        CLOCK_REALTIME => super::info::realtime_nanos(),
+        CLOCK_MONOTONIC => crate::clock::nanos_since_boot(),
         _ => return Err(Errno::EINVAL),
     };
     if flags & TIMER_ABSTIME != 0 {
@@ -70,9 +70,6 @@ fn sleep_for(nanos: u128, rem: u64) -> SysResult {
 pub fn umask(mask: u32) -> SysResult {
     Ok(current(|p| core::mem::replace(&mut p.umask, mask & 0o777)) as usize)
 }
-
-const ARCH_SET_FS: u32 = 0x1002;
-const ARCH_GET_FS: u32 = 0x1003;
 
 pub fn arch_prctl(code: u32, addr: u64) -> SysResult {
     match code {

@@ -213,7 +213,7 @@ pub unsafe extern "C" fn sprofil(
 /// The number of clock ticks per second (sysconf(_SC_CLK_TCK)).
 #[unsafe(no_mangle)]
 pub extern "C" fn profkern_hz() -> c_long {
-    crate::env::auxv(abi::types::AT_CLKTCK).unwrap_or(100) as c_long
+    crate::env::clock_ticks_per_second() as c_long
 }
 
 /// syscall(2): any system call by number, for everything without its own

@@ -23,8 +23,6 @@ use libc_lite::{Errno, eprintln, println, sys};
 
 libc_lite::entry!(run);
 
-/// Bytes of text per bin in libc-lite's profile (gmon.rs: BYTES_PER_BIN).
-const BIN_BYTES: u64 = 4;
 /// Functions drawn; the rest are summed in one line.
 const SHOWN: usize = 12;
 const BAR: u64 = 40;
@@ -107,7 +105,7 @@ fn run() -> i32 {
     let mut per_function: BTreeMap<&str, u64> = BTreeMap::new();
     let mut total = 0;
     for (i, &count) in hist.bins.iter().enumerate().filter(|(_, c)| **c > 0) {
-        let pc = hist.low_pc + i as u64 * BIN_BYTES;
+        let pc = hist.low_pc + i as u64 * kcore::gmon::BYTES_PER_BIN;
         let name = kcore::symbols::containing(&functions, pc).map_or("?", |s| s.name.as_str());
         *per_function.entry(name).or_default() += u64::from(count);
         total += u64::from(count);

@@ -147,8 +147,8 @@ static RELEASING_PC: AtomicU64 = AtomicU64::new(0);
 const fn pattern(i: u64) -> u64 {
     0x1111_1111_1111_1111u64.wrapping_mul(i + 1) ^ 0x0f0f_0000_0000_00f0
 }
-/// Flags set during the loop: CF PF AF ZF SF OF.
-const FLAGS: u64 = 0x8d5;
+/// Flags set during the loop: the six arithmetic flags.
+const FLAGS: u64 = EFL_CF | EFL_PF | EFL_AF | EFL_ZF | EFL_SF | EFL_OF;
 
 /// Loads every general register with a pattern, xmm5 with another and the
 /// arithmetic flags with `FLAGS`, then spins (with `jrcxz`, which reads rcx and changes no

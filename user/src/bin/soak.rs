@@ -17,12 +17,7 @@ libc_lite::entry!(run);
 
 /// (frames in use outside the kernel heap and kernel page tables, heap frames).
 fn measure() -> (u64, u64) {
-    sys::kinfo().map_or((0, 0), |k| {
-        (
-            k.total_frames - k.free_frames - k.heap_frames - k.kernel_table_frames,
-            k.heap_frames,
-        )
-    })
+    sys::kinfo().map_or((0, 0), |k| (k.frames_in_use(), k.heap_frames))
 }
 
 fn run() -> i32 {

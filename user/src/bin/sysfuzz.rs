@@ -25,7 +25,7 @@
 extern crate alloc;
 
 use abi::sys::*;
-use abi::types::{KInfo, O_DIRECTORY, O_NONBLOCK, O_RDONLY, WNOHANG};
+use abi::types::{O_DIRECTORY, O_NONBLOCK, O_RDONLY, WNOHANG};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -477,13 +477,6 @@ fn remove_tree(path: &str) {
 }
 
 /// Frames that are not free, counted so that heap growth is not a loss.
-fn frames_in_use(k: &KInfo) -> i64 {
-    k.total_frames as i64
-        - k.free_frames as i64
-        - k.heap_frames as i64
-        - k.kernel_table_frames as i64
-}
-
 struct Options {
     seconds: u64,
     seed: u64,
@@ -523,7 +516,7 @@ fn run() -> i32 {
         }
     };
     let _ = libc_lite::signal::setpgid(0, 0);
-    let before = sys::kinfo().map(|k| frames_in_use(&k)).unwrap_or(0);
+    let before = sys::kinfo().map(|k| k.frames_in_use() as i64).unwrap_or(0);
     println!(
         "sysfuzz: seed {}, {} workers, {} s (replay: cargo xtask fuzz --seed {} --minutes N)",
         o.seed, o.workers, o.seconds, o.seed
@@ -610,7 +603,7 @@ fn run() -> i32 {
     while sys::wait4(-1, 0).is_ok() {}
     remove_tree(SCRATCH);
     let _ = sys::profil_raw(0, 0, 0, 0);
-    let after = sys::kinfo().map(|k| frames_in_use(&k)).unwrap_or(0);
+    let after = sys::kinfo().map(|k| k.frames_in_use() as i64).unwrap_or(0);
     let lost = after - before;
     let check = sys::kcheck();
     let mut causes = String::new();

@@ -1155,9 +1155,7 @@ fn a_foreign_pointer_is_efault() -> Outcome {
 /// harness allocates, which is not a kernel leak).
 fn frames_in_use() -> u64 {
     let own_heap = sys::brk(0).div_ceil(4096) as u64;
-    sys::kinfo().map_or(0, |k| {
-        k.total_frames - k.free_frames - k.heap_frames - k.kernel_table_frames - own_heap
-    })
+    sys::kinfo().map_or(0, |k| k.frames_in_use() - own_heap)
 }
 
 fn run() -> i32 {
