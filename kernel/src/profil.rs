@@ -163,16 +163,16 @@ pub fn add_to_bin(addr: u64, ticks: u64) -> Result<(), Errno> {
     uaccess::write(addr, &saturating_count(old, ticks))
 }
 
-/// profil(2).
-pub fn profil(samples: u64, size: u64, offset: u64, scale: u64) -> Result<usize, Errno> {
-    if size as usize == PROFIL_MULTI {
-        return profil_regions(samples);
-    }
-    let scale = scale as u32; // `unsigned int` in C: the upper half is not ours
-    if scale == 0 {
-        current(|p| p.prof.stop(PROF_STOPPED_BY_CALL));
-        return Ok(0);
-    }
+/// Turns profiling off at the process's own request (profil with scale 0).
+pub fn stop_by_call() {
+    current(|p| p.prof.stop(PROF_STOPPED_BY_CALL));
+}
+
+/// Turns profiling on with one region: `size` bytes of bins at `samples`,
+/// `offset` and `scale` (1..=65536) as in the relation. A scale above 65536
+/// is EINVAL with the state unchanged; a buffer that is not writable user
+/// memory is EFAULT with profiling off (4.4BSD: "profiling is terminated").
+pub fn start(samples: u64, size: u64, offset: u64, scale: u32) -> Result<(), Errno> {
     if scale > kcore::profil::SCALE_ONE {
         return Err(Errno::EINVAL); // previous state unchanged
     }
@@ -188,13 +188,13 @@ pub fn profil(samples: u64, size: u64, offset: u64, scale: u64) -> Result<usize,
         high: u64::MAX,
     };
     current(|p| p.prof.start(alloc::vec![region]));
-    Ok(0)
+    Ok(())
 }
 
 /// The AIX form: an array of `struct prof` ended by `p_high == 0`. Only
 /// `p_high` of the last entry is read ("all other fields in this last
 /// structure are ignored"), so an array may end where its memory does.
-fn profil_regions(array: u64) -> Result<usize, Errno> {
+pub fn start_regions(array: u64) -> Result<(), Errno> {
     let fault = |e: Errno| {
         current(|p| p.prof.stop(PROF_STOPPED_BY_BAD_CALL));
         Err(e)
@@ -226,11 +226,11 @@ fn profil_regions(array: u64) -> Result<usize, Errno> {
         }
     }
     if regions.is_empty() {
-        current(|p| p.prof.stop(PROF_STOPPED_BY_CALL));
+        stop_by_call();
     } else {
         current(|p| p.prof.start(regions));
     }
-    Ok(0)
+    Ok(())
 }
 
 /// Recent costs of one side of the path, in TSC cycles.

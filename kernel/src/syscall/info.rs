@@ -145,30 +145,6 @@ pub fn proclist(buf: u64, count: u64) -> SysResult {
     Ok(rows.len())
 }
 
-/// profstat(pid, buf): pid 0 is the caller.
-pub fn profstat(pid: i32, buf: u64) -> SysResult {
-    let stat = {
-        let mut table = TABLE.lock();
-        let p = match pid {
-            0 => table.current_mut().ok_or(Errno::ESRCH)?,
-            pid if pid > 0 => table
-                .procs
-                .get_mut(&(pid as u32))
-                .map(|p| &mut **p)
-                .ok_or(Errno::ESRCH)?,
-            _ => return Err(Errno::EINVAL),
-        };
-        p.prof.stat()
-    };
-    uaccess::write(buf, &stat)?;
-    Ok(0)
-}
-
-pub fn profcost(buf: u64) -> SysResult {
-    uaccess::write(buf, &crate::profil::costs())?;
-    Ok(0)
-}
-
 /// Only init may power the machine off (its exit does so too).
 pub fn poweroff(status: u64) -> SysResult {
     if current(|p| p.pid) != crate::proc::INIT_PID {

@@ -2,14 +2,18 @@
 //!
 //! Arguments arrive in rdi, rsi, rdx, r10, r8, r9 (Linux's order) and the
 //! result goes back in rax, `-errno` on failure. The numbers are the ones in
-//! `abi::sys` (Linux's, plus ours from 1000). Handlers take plain integers and
-//! reach user memory only through `mm::uaccess`. An unknown number is
-//! `ENOSYS`, logged once per number.
+//! `abi::sys` (Linux's, plus ours from 1000). The table calls only the
+//! handlers of this directory, one file per group (fs, mem, process,
+//! signal, info, profil); each handler turns the raw integers into the
+//! types they stand for and calls the mechanism (`proc::lifecycle::fork`,
+//! `profil::start`, ...), reaching user memory only through `mm::uaccess`.
+//! An unknown number is `ENOSYS`, logged once per number.
 
 mod fs;
 mod info;
 mod mem;
 mod process;
+mod profil;
 mod signal;
 
 use abi::{Errno, sys};
@@ -69,16 +73,16 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::MPROTECT => mem::mprotect(a[0], a[1], a[2] as u32),
         sys::MREMAP => mem::mremap(a[0], a[1], a[2], a[3] as u32),
         sys::MADVISE => Ok(0),
-        sys::FORK | sys::VFORK => crate::proc::lifecycle::fork(tf),
-        sys::EXECVE => crate::proc::exec::execve(tf, a[0], a[1], a[2]),
+        sys::FORK | sys::VFORK => process::fork(tf),
+        sys::EXECVE => process::execve(tf, a[0], a[1], a[2]),
         sys::EXIT | sys::EXIT_GROUP => process::exit(a[0] as i32),
-        sys::WAIT4 => crate::proc::lifecycle::wait4(a[0] as i32, a[1], a[2] as u32),
+        sys::WAIT4 => process::wait4(a[0] as i32, a[1], a[2] as u32),
         sys::KILL => signal::kill(a[0] as i32, a[1] as u32),
         sys::TKILL => signal::tgkill(-1, a[0] as i32, a[1] as u32),
         sys::TGKILL => signal::tgkill(a[0] as i32, a[1] as i32, a[2] as u32),
         sys::RT_SIGACTION => signal::rt_sigaction(a[0] as u32, a[1], a[2], a[3]),
         sys::RT_SIGPROCMASK => signal::rt_sigprocmask(a[0] as u32, a[1], a[2], a[3]),
-        sys::RT_SIGRETURN => crate::signal::sigreturn(tf),
+        sys::RT_SIGRETURN => signal::rt_sigreturn(tf),
         sys::RT_SIGPENDING => signal::rt_sigpending(a[0], a[1]),
         sys::RT_SIGSUSPEND => signal::rt_sigsuspend(a[0], a[1]),
         sys::PAUSE => signal::pause(),
@@ -86,18 +90,14 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::GETITIMER => signal::getitimer(a[0] as u32, a[1]),
         sys::SETITIMER => signal::setitimer(a[0] as u32, a[1], a[2]),
         sys::ALARM => signal::alarm(a[0] as u32),
-        sys::SETPGID => signal::setpgid(a[0] as i32, a[1] as i32),
-        sys::GETPGID => signal::getpgid(a[0] as i32),
-        sys::GETPGRP => signal::getpgid(0),
-        sys::GETPID | sys::GETTID | sys::SET_TID_ADDRESS => {
-            Ok(crate::proc::current(|p| p.pid) as usize)
-        }
-        sys::GETPPID => Ok(crate::proc::current(|p| p.ppid) as usize),
+        sys::SETPGID => process::setpgid(a[0] as i32, a[1] as i32),
+        sys::GETPGID => process::getpgid(a[0] as i32),
+        sys::GETPGRP => process::getpgid(0),
+        sys::GETPID | sys::GETTID | sys::SET_TID_ADDRESS => process::getpid(),
+        sys::GETPPID => process::getppid(),
+        // One user, root: every id is 0.
         sys::GETUID | sys::GETGID | sys::GETEUID | sys::GETEGID => Ok(0),
-        sys::SCHED_YIELD => {
-            crate::proc::sched::yield_now();
-            Ok(0)
-        }
+        sys::SCHED_YIELD => process::sched_yield(),
         sys::NANOSLEEP => process::nanosleep(a[0], a[1]),
         sys::CLOCK_NANOSLEEP => process::clock_nanosleep(a[0] as u32, a[1] as u32, a[2], a[3]),
         sys::UMASK => process::umask(a[0] as u32),
@@ -117,9 +117,9 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::KINFO => info::kinfo(a[0]),
         sys::PROCLIST => info::proclist(a[0], a[1]),
         sys::POWEROFF => info::poweroff(a[0]),
-        sys::PROFIL => crate::profil::profil(a[0], a[1], a[2], a[3]),
-        sys::PROFSTAT => info::profstat(a[0] as i32, a[1]),
-        sys::PROFCOST => info::profcost(a[0]),
+        sys::PROFIL => profil::profil(a[0], a[1], a[2], a[3]),
+        sys::PROFSTAT => profil::profstat(a[0] as i32, a[1]),
+        sys::PROFCOST => profil::profcost(a[0]),
         sys::KCHECK => info::kcheck(),
         nr => unknown(nr),
     };

@@ -1,4 +1,6 @@
 //! Process calls whose mechanism lives in `proc/`: argument checks only.
+//! Process groups are here too (setpgid, getpgid): they are process state,
+//! whatever signals do with them.
 
 use abi::Errno;
 use abi::types::{
@@ -6,11 +8,68 @@ use abi::types::{
 };
 
 use super::SysResult;
+use crate::arch::trap::TrapFrame;
 use crate::mm::uaccess;
-use crate::proc::{current, lifecycle, sched};
+use crate::proc::{Pid, State, TABLE, current, lifecycle, sched};
+
+pub fn fork(tf: &TrapFrame) -> SysResult {
+    lifecycle::fork(tf)
+}
+
+pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> SysResult {
+    crate::proc::exec::execve(tf, path, argv, envp)
+}
 
 pub fn exit(code: i32) -> SysResult {
     lifecycle::exit(abi::types::wait_status_exited(code as u8))
+}
+
+pub fn wait4(pid: i32, status: u64, options: u32) -> SysResult {
+    lifecycle::wait4(pid, status, options)
+}
+
+/// getpid(2); also gettid (one thread per process) and set_tid_address,
+/// which answers the caller's tid.
+pub fn getpid() -> SysResult {
+    Ok(current(|p| p.pid) as usize)
+}
+
+pub fn getppid() -> SysResult {
+    Ok(current(|p| p.ppid) as usize)
+}
+
+pub fn sched_yield() -> SysResult {
+    sched::yield_now();
+    Ok(0)
+}
+
+pub fn setpgid(pid: i32, pgid: i32) -> SysResult {
+    if pgid < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let me = current(|p| p.pid);
+    let target = if pid == 0 { me } else { pid as Pid };
+    let group = if pgid == 0 { target } else { pgid as Pid };
+    let mut table = TABLE.lock();
+    let exists = group == target || table.procs.values().any(|p| p.pgid == group);
+    let p = table.procs.get_mut(&target).ok_or(Errno::ESRCH)?;
+    if p.pid != me && p.ppid != me {
+        return Err(Errno::ESRCH);
+    }
+    if !exists || matches!(p.state, State::Zombie { .. }) {
+        return Err(Errno::EPERM);
+    }
+    p.pgid = group;
+    Ok(0)
+}
+
+pub fn getpgid(pid: i32) -> SysResult {
+    if pid == 0 {
+        return Ok(current(|p| p.pgid) as usize);
+    }
+    let table = TABLE.lock();
+    let p = table.procs.get(&(pid as Pid)).ok_or(Errno::ESRCH)?;
+    Ok(p.pgid as usize)
 }
 
 pub fn nanosleep(req: u64, rem: u64) -> SysResult {

@@ -1,14 +1,14 @@
-//! Signal, timer and process-group calls: argument checks and copies only;
-//! the mechanism is in `signal.rs` (and the timers' counting in its
-//! `on_tick`).
+//! Signal and timer calls: argument checks and copies only; the mechanism is
+//! in `signal.rs` (and the timers' counting in its `on_tick`).
 
 use abi::Errno;
 use abi::signal::*;
 use kcore::signal::{self as rules, Timer};
 
 use super::SysResult;
+use crate::arch::trap::TrapFrame;
 use crate::mm::uaccess;
-use crate::proc::{Pid, State, TABLE, current, sched};
+use crate::proc::{Pid, TABLE, current, sched};
 use crate::signal::{self, Origin};
 
 /// The only sigset size the kernel's calls accept (8 bytes, as on Linux).
@@ -83,6 +83,11 @@ pub fn rt_sigsuspend(mask: u64, setsize: u64) -> SysResult {
     pause()
 }
 
+/// rt_sigreturn(2): back to the state the handler's frame saved.
+pub fn rt_sigreturn(tf: &mut TrapFrame) -> SysResult {
+    signal::sigreturn(tf)
+}
+
 pub fn pause() -> SysResult {
     let _ = sched::wait_event(sched::Chan::Signal, || None::<()>);
     Err(Errno::EINTR)
@@ -155,35 +160,6 @@ pub fn tgkill(tgid: i32, tid: i32, signal: u32) -> SysResult {
         });
     }
     kill(tid, signal)
-}
-
-pub fn setpgid(pid: i32, pgid: i32) -> SysResult {
-    if pgid < 0 {
-        return Err(Errno::EINVAL);
-    }
-    let me = current(|p| p.pid);
-    let target = if pid == 0 { me } else { pid as Pid };
-    let group = if pgid == 0 { target } else { pgid as Pid };
-    let mut table = TABLE.lock();
-    let exists = group == target || table.procs.values().any(|p| p.pgid == group);
-    let p = table.procs.get_mut(&target).ok_or(Errno::ESRCH)?;
-    if p.pid != me && p.ppid != me {
-        return Err(Errno::ESRCH);
-    }
-    if !exists || matches!(p.state, State::Zombie { .. }) {
-        return Err(Errno::EPERM);
-    }
-    p.pgid = group;
-    Ok(0)
-}
-
-pub fn getpgid(pid: i32) -> SysResult {
-    if pid == 0 {
-        return Ok(current(|p| p.pgid) as usize);
-    }
-    let table = TABLE.lock();
-    let p = table.procs.get(&(pid as Pid)).ok_or(Errno::ESRCH)?;
-    Ok(p.pgid as usize)
 }
 
 fn timer_index(which: u32) -> Result<usize, Errno> {
