@@ -3,14 +3,14 @@
 //! The path of one sample (the contract is `docs/profil.md`):
 //!
 //!     timer interrupt -> clock::on_timer_interrupt -> proc::on_tick
-//!         -> State::on_tick(pc)      computes the bin, records a pending tick;
+//!         -> Profile::on_tick(pc)      computes the bin, records a pending tick;
 //!                                    never touches user memory
 //!     return to user mode -> proc::return_to_user
 //!         -> apply_pending()         read-modify-write of the 16-bit bin
 //!                                    through mm::uaccess, saturating at 65535
-//!     that copy fails        -> State::stop(FAULT): silently off, the
+//!     that copy fails        -> Profile::stop(FAULT): silently off, the
 //!                                    process runs on
-//!     fork / exec / exit     -> State::inherited / stop(EXEC) / stop(EXIT)
+//!     fork / exec / exit     -> Profile::for_child / stop(EXEC) / stop(EXIT)
 //!
 //! This is the BSD design (`addupc_intr` records, `addupc_task` applies at
 //! the AST): an interrupt handler cannot take a page fault on a user buffer,
@@ -35,7 +35,10 @@ use crate::sync::IrqLock;
 const MAX_PENDING: usize = 4;
 
 #[derive(Clone, Default)]
-pub struct State {
+/// A process's profile: its regions (empty when profiling is off), the
+/// ticks waiting for the return to user mode, and the counters profstat
+/// reports.
+pub struct Profile {
     /// Empty when profiling is off.
     regions: Vec<Region>,
     /// (user address of the bin, ticks) waiting for the return to user mode.
@@ -47,7 +50,7 @@ pub struct State {
     stopped_by: u32,
 }
 
-impl State {
+impl Profile {
     pub fn is_on(&self) -> bool {
         !self.regions.is_empty()
     }
@@ -59,10 +62,10 @@ impl State {
 
     /// Turns profiling on with `regions`, replacing any earlier ones.
     pub fn start(&mut self, regions: Vec<Region>) {
-        *self = State {
+        *self = Profile {
             regions,
             stopped_by: PROF_RUNNING,
-            ..State::default()
+            ..Profile::default()
         };
     }
 
@@ -77,11 +80,11 @@ impl State {
 
     /// A forked child's state: the same buffers (in its own copy of memory),
     /// fresh counters, nothing pending.
-    pub fn inherited(&self) -> State {
-        State {
+    pub fn for_child(&self) -> Profile {
+        Profile {
             regions: self.regions.clone(),
             stopped_by: self.stopped_by,
-            ..State::default()
+            ..Profile::default()
         }
     }
 

@@ -150,7 +150,7 @@ impl Default for Signals {
 impl Signals {
     /// A fork child's: the same handlers, mask and alternate stack; nothing
     /// pending and no timers (POSIX).
-    pub fn forked(&self) -> Signals {
+    pub fn for_child(&self) -> Signals {
         Signals {
             actions: self.actions,
             blocked: self.blocked,

@@ -39,7 +39,7 @@ use kcore::gmon::BYTES_PER_BIN;
 #[unsafe(no_mangle)]
 static GMON_BUSY: AtomicU8 = AtomicU8::new(1);
 
-struct State {
+struct Profile {
     low: u64,
     high: u64,
     bins: Vec<u16>,
@@ -52,14 +52,21 @@ struct State {
     lost: u64,
 }
 
-struct Global(UnsafeCell<Option<State>>);
+struct Global(UnsafeCell<Option<Profile>>);
 // SAFETY: programs here are single-threaded; the state is only touched by
 // monstartup/moncontrol/_mcleanup and by mcount behind GMON_BUSY.
 unsafe impl Sync for Global {}
 static STATE: Global = Global(UnsafeCell::new(None));
 
-fn state() -> &'static mut Option<State> {
-    // SAFETY: see Global.
+/// The profile.
+///
+/// # Safety
+/// The caller must not hold another reference from `state` at the same
+/// time: monstartup, moncontrol and _mcleanup run in the program's one
+/// thread outside mcount, and mcount's recorder runs only with GMON_BUSY
+/// set, so none of them interleave.
+unsafe fn state() -> &'static mut Option<Profile> {
+    // SAFETY: the caller's promise (see Global).
     unsafe { &mut *STATE.0.get() }
 }
 
@@ -96,7 +103,8 @@ pub extern "C" fn monstartup(lowpc: usize, highpc: usize) {
     let nbins = ((high - low) / BYTES_PER_BIN) as usize;
     let limit = kcore::gmon::arc_limit(env("GMON_MAXARCS"), high - low);
     let table = kcore::gmon::arc_slots(limit);
-    *state() = Some(State {
+    // SAFETY: monstartup runs outside mcount (GMON_BUSY is set above).
+    *unsafe { state() } = Some(Profile {
         low,
         high,
         bins: vec![0; nbins],
@@ -118,7 +126,10 @@ pub extern "C" fn monstartup(lowpc: usize, highpc: usize) {
 /// Turns profiling on (`mode != 0`) or off, keeping what was gathered.
 #[unsafe(no_mangle)]
 pub extern "C" fn moncontrol(mode: i32) {
-    let Some(s) = state().as_mut() else { return };
+    // SAFETY: called by the program, not from inside mcount.
+    let Some(s) = (unsafe { state() }).as_mut() else {
+        return;
+    };
     let result = if mode != 0 {
         // One bin per 4 bytes: scale 65536 * 2 / 4.
         let scale = (65536 * 2 / BYTES_PER_BIN) as u32;
@@ -137,7 +148,10 @@ pub extern "C" fn moncontrol(mode: i32) {
 pub extern "C" fn _mcleanup() {
     moncontrol(0);
     GMON_BUSY.store(1, Ordering::SeqCst);
-    let Some(s) = state().take() else { return };
+    // SAFETY: GMON_BUSY is set: mcount records nothing from here on.
+    let Some(s) = (unsafe { state() }).take() else {
+        return;
+    };
     let rate = crate::env::clock_ticks_per_second() as u32;
     let arcs: Vec<Arc> = s.arcs.iter().copied().filter(|a| a.count > 0).collect();
     let mut out = Vec::new();
@@ -175,7 +189,10 @@ pub extern "C" fn _mcleanup() {
 /// Called by the mcount stub with GMON_BUSY already set.
 #[unsafe(no_mangle)]
 extern "C" fn gmon_record_arc(from_pc: u64, self_pc: u64) {
-    let Some(s) = state().as_mut() else { return };
+    // SAFETY: the mcount stub set GMON_BUSY, so no other use interleaves.
+    let Some(s) = (unsafe { state() }).as_mut() else {
+        return;
+    };
     if from_pc < s.low || from_pc >= s.high {
         return; // a call from outside the profiled text
     }

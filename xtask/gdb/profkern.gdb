@@ -16,12 +16,12 @@ Run until the next clock tick enters the kernel (kernel::clock::on_timer_interru
 end
 
 define sample
-  hbreak kernel::profil::State::on_tick
+  hbreak kernel::profil::Profile::on_tick
   continue
   # The stop is inside small helpers inlined into on_tick: climb to it.
   python
 frame = gdb.selected_frame()
-while frame is not None and frame.name() != "kernel::profil::State::on_tick":
+while frame is not None and frame.name() != "kernel::profil::Profile::on_tick":
     frame = frame.older()
 if frame is not None:
     frame.select()
@@ -30,7 +30,7 @@ if frame is not None:
 end
 document sample
 Run until a clock tick is charged to a process that has profil(2) on
-(kernel::profil::State::on_tick): start `profdemo` in the guest first.
+(kernel::profil::Profile::on_tick): start `profdemo` in the guest first.
 end
 
 define user

@@ -22,15 +22,25 @@ pub struct FileData {
     len: u64,
 }
 
-/// The bytes of `frame`.
-fn bytes(frame: PhysFrame) -> &'static mut [u8; PAGE] {
-    // SAFETY: the frame belongs to one file (allocated for it, freed only
-    // when dropped from it), and the physical window maps it writable; the
-    // file's node lock serialises every access.
-    unsafe { &mut *phys_to_virt(frame.start_address()).as_mut_ptr::<[u8; PAGE]>() }
-}
-
 impl FileData {
+    /// The bytes of page `page`, if it has a frame; borrowed from the file,
+    /// which owns the frame.
+    fn page(&self, page: usize) -> Option<&[u8; PAGE]> {
+        let frame = self.pages.get(page).copied().flatten()?;
+        // SAFETY: the frame belongs to this file alone (allocated for it,
+        // released only when it leaves `pages`), the physical window maps
+        // it, and the shared borrow of the file keeps writers away.
+        Some(unsafe { &*phys_to_virt(frame.start_address()).as_ptr::<[u8; PAGE]>() })
+    }
+
+    /// The bytes of page `page`, for writing, if it has a frame.
+    fn page_mut(&mut self, page: usize) -> Option<&mut [u8; PAGE]> {
+        let frame = self.pages.get(page).copied().flatten()?;
+        // SAFETY: as in `page`; the exclusive borrow of the file makes this
+        // the only reference to the frame's bytes.
+        Some(unsafe { &mut *phys_to_virt(frame.start_address()).as_mut_ptr::<[u8; PAGE]>() })
+    }
+
     pub fn from_bytes(data: &[u8]) -> Result<FileData, Errno> {
         let mut file = FileData::default();
         file.write_at(0, data)?;
@@ -49,9 +59,9 @@ impl FileData {
             let pos = at as usize + done;
             let (page, offset) = (pos / PAGE, pos % PAGE);
             let chunk = (PAGE - offset).min(n - done);
-            match self.pages.get(page).copied().flatten() {
-                Some(frame) => {
-                    buf[done..done + chunk].copy_from_slice(&bytes(frame)[offset..offset + chunk])
+            match self.page(page) {
+                Some(bytes) => {
+                    buf[done..done + chunk].copy_from_slice(&bytes[offset..offset + chunk])
                 }
                 None => buf[done..done + chunk].fill(0),
             }
@@ -73,8 +83,8 @@ impl FileData {
             let pos = start + done;
             let (page, offset) = (pos / PAGE, pos % PAGE);
             let chunk = (PAGE - offset).min(buf.len() - done);
-            let frame = self.pages[page].expect("allocated above");
-            bytes(frame)[offset..offset + chunk].copy_from_slice(&buf[done..done + chunk]);
+            let bytes = self.page_mut(page).expect("allocated above");
+            bytes[offset..offset + chunk].copy_from_slice(&buf[done..done + chunk]);
             done += chunk;
         }
         self.len = self.len.max(end as u64);
@@ -123,8 +133,8 @@ impl FileData {
             }
             self.pages.shrink_to_fit();
         }
-        if let Some(Some(frame)) = self.pages.get(len_bytes / PAGE) {
-            bytes(*frame)[len_bytes % PAGE..].fill(0);
+        if let Some(bytes) = self.page_mut(len_bytes / PAGE) {
+            bytes[len_bytes % PAGE..].fill(0);
         }
         self.len = len;
         Ok(())

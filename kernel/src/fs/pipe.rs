@@ -17,10 +17,11 @@ use crate::sync::IrqLock;
 pub const CAPACITY: usize = 4096;
 
 pub struct Pipe {
-    state: IrqLock<State>,
+    state: IrqLock<Buffer>,
 }
 
-struct State {
+/// What a pipe holds: the bytes in flight and who has it open.
+struct Buffer {
     bytes: VecDeque<u8>,
     readers: usize,
     writers: usize,
@@ -30,7 +31,7 @@ impl Pipe {
     /// A pipe with one reader and one writer.
     pub fn new() -> Arc<Pipe> {
         Arc::new(Pipe {
-            state: IrqLock::new(State {
+            state: IrqLock::new(Buffer {
                 bytes: VecDeque::with_capacity(CAPACITY),
                 readers: 1,
                 writers: 1,

@@ -57,17 +57,24 @@ pub enum MapError {
 }
 
 /// A page table reached through the physical window.
-fn table(frame: PhysFrame) -> &'static mut PageTable {
-    // SAFETY: `frame` holds a page table (callers only pass frames taken from
-    // page-table entries or allocated for tables) and the physical window maps
-    // it; the kernel is single-CPU and edits tables without interleaving.
+///
+/// # Safety
+/// `frame` must hold a page table (a frame taken from a present, non-huge
+/// page-table entry, or one allocated for a table), and the caller must not
+/// let the reference outlive that use nor hold another reference to the
+/// same table at the same time. The kernel runs on one CPU and no interrupt
+/// handler edits page tables, so a walk that takes one table at a time
+/// keeps this.
+unsafe fn table(frame: PhysFrame) -> &'static mut PageTable {
+    // SAFETY: the caller's promise; the physical window maps every frame.
     unsafe { &mut *phys_to_virt(frame.start_address()).as_mut_ptr::<PageTable>() }
 }
 
 fn mapper_for(l4: PhysFrame) -> OffsetPageTable<'static> {
     let offset = phys_to_virt(0u64);
-    // SAFETY: `l4` is a valid level-4 table and `offset` is where the
-    // bootloader mapped all of physical memory.
+    // SAFETY: `l4` is a level-4 table and `offset` is where the bootloader
+    // mapped all of physical memory; the mapper is used for one operation
+    // and dropped, one table walk at a time (see `table`).
     unsafe { OffsetPageTable::new(table(l4), offset) }
 }
 
@@ -111,7 +118,8 @@ fn map_in(
 pub fn init() {
     let (l4, _) = Cr3::read();
     KERNEL_L4.call_once(|| l4);
-    for entry in table(l4).iter_mut().skip(256) {
+    // SAFETY: a table (see `table`) that nothing else references now.
+    for entry in unsafe { table(l4) }.iter_mut().skip(256) {
         if entry.is_unused() {
             let frame = frames::alloc().expect("memory for the kernel's page tables");
             entry.set_frame(frame, Flags::PRESENT | Flags::WRITABLE);
@@ -121,7 +129,8 @@ pub fn init() {
     // executable (and its GDT) in the lower half. Nothing uses them once the
     // kernel runs, the lower half is user space's, and the window maps
     // those frames writable.
-    for entry in table(l4).iter_mut().take(256) {
+    // SAFETY: a table (see `table`) that nothing else references now.
+    for entry in unsafe { table(l4) }.iter_mut().take(256) {
         entry.set_unused();
     }
     x86_64::instructions::tlb::flush_all();
@@ -152,7 +161,8 @@ fn window_read_only(va: VirtAddr) {
     let indices = [va.p4_index(), va.p3_index(), va.p2_index(), va.p1_index()];
     for (depth, index) in indices.into_iter().enumerate() {
         let level = 4 - depth as u8;
-        let entry = &mut table(frame)[index];
+        // SAFETY: a table (see `table`) that nothing else references now.
+        let entry = &mut unsafe { table(frame) }[index];
         assert!(
             entry.flags().contains(Flags::PRESENT),
             "the physical-memory window does not map {va:?}"
@@ -183,7 +193,8 @@ fn split_huge_page(entry: &mut PageTableEntry, level: u8) {
     let frame = KernelTableFrames
         .allocate_frame()
         .expect("memory for the kernel's page tables");
-    for (i, child) in table(frame).iter_mut().enumerate() {
+    // SAFETY: a table (see `table`) that nothing else references now.
+    for (i, child) in unsafe { table(frame) }.iter_mut().enumerate() {
         child.set_addr(PhysAddr::new(base + i as u64 * child_size), child_flags);
     }
     entry.set_frame(frame, flags - Flags::HUGE_PAGE);
@@ -315,22 +326,26 @@ impl Space {
         let mut at = from & !0xfff;
         while at < end && at < super::USER_TOP {
             let va = VirtAddr::new(at);
-            let e4 = &table(self.l4)[va.p4_index()];
+            // SAFETY: a table (see `table`) that nothing else references now.
+            let e4 = &unsafe { table(self.l4) }[va.p4_index()];
             if !e4.flags().contains(Flags::PRESENT) {
                 at = next_region(at, 1 << 39);
                 continue;
             }
-            let e3 = &table(PhysFrame::containing_address(e4.addr()))[va.p3_index()];
+            // SAFETY: a table (see `table`) that nothing else references now.
+            let e3 = &unsafe { table(PhysFrame::containing_address(e4.addr())) }[va.p3_index()];
             if !e3.flags().contains(Flags::PRESENT) || e3.flags().contains(Flags::HUGE_PAGE) {
                 at = next_region(at, 1 << 30);
                 continue;
             }
-            let e2 = &table(PhysFrame::containing_address(e3.addr()))[va.p2_index()];
+            // SAFETY: a table (see `table`) that nothing else references now.
+            let e2 = &unsafe { table(PhysFrame::containing_address(e3.addr())) }[va.p2_index()];
             if !e2.flags().contains(Flags::PRESENT) || e2.flags().contains(Flags::HUGE_PAGE) {
                 at = next_region(at, 1 << 21);
                 continue;
             }
-            let e1 = &table(PhysFrame::containing_address(e2.addr()))[va.p1_index()];
+            // SAFETY: a table (see `table`) that nothing else references now.
+            let e1 = &unsafe { table(PhysFrame::containing_address(e2.addr())) }[va.p1_index()];
             if e1.flags().contains(Flags::PRESENT) {
                 return Some(at);
             }
@@ -428,25 +443,29 @@ impl Space {
 
     /// Visits every mapped user page as (address, entry).
     fn for_each_user_page(&self, mut visit: impl FnMut(VirtAddr, &mut PageTableEntry)) {
-        for (i4, e4) in table(self.l4).iter().take(256).enumerate() {
+        // SAFETY: a table (see `table`) that nothing else references now.
+        for (i4, e4) in unsafe { table(self.l4) }.iter().take(256).enumerate() {
             if !e4.flags().contains(Flags::PRESENT) {
                 continue;
             }
-            for (i3, e3) in table(PhysFrame::containing_address(e4.addr()))
+            // SAFETY: a table (see `table`) that nothing else references now.
+            for (i3, e3) in unsafe { table(PhysFrame::containing_address(e4.addr())) }
                 .iter()
                 .enumerate()
             {
                 if !e3.flags().contains(Flags::PRESENT) {
                     continue;
                 }
-                for (i2, e2) in table(PhysFrame::containing_address(e3.addr()))
+                // SAFETY: a table (see `table`) that nothing else references now.
+                for (i2, e2) in unsafe { table(PhysFrame::containing_address(e3.addr())) }
                     .iter()
                     .enumerate()
                 {
                     if !e2.flags().contains(Flags::PRESENT) {
                         continue;
                     }
-                    for (i1, e1) in table(PhysFrame::containing_address(e2.addr()))
+                    // SAFETY: a table (see `table`) that nothing else references now.
+                    for (i1, e1) in unsafe { table(PhysFrame::containing_address(e2.addr())) }
                         .iter_mut()
                         .enumerate()
                     {
@@ -528,7 +547,8 @@ fn walk_table(
 ) {
     let span = 1u64 << (12 + 9 * (u32::from(level) - 1));
     for i in entries {
-        let entry = &table(frame)[i];
+        // SAFETY: a table (see `table`) that nothing else references now.
+        let entry = &unsafe { table(frame) }[i];
         let flags = entry.flags();
         if !flags.contains(Flags::PRESENT) {
             continue;
@@ -581,8 +601,10 @@ impl AddressSpace {
     /// An empty user half over the shared kernel half; None when out of memory.
     pub fn new() -> Option<AddressSpace> {
         let l4 = frames::alloc()?;
-        let kernel = table(kernel_l4());
-        let new = table(l4);
+        // SAFETY: a table (see `table`) that nothing else references now.
+        let kernel = unsafe { table(kernel_l4()) };
+        // SAFETY: a table (see `table`) that nothing else references now.
+        let new = unsafe { table(l4) };
         for i in 256..512 {
             new[i] = kernel[i].clone();
         }
@@ -605,7 +627,8 @@ impl core::ops::Deref for AddressSpace {
 
 /// Releases every frame below `level` and the table frames themselves.
 fn free_table(frame: PhysFrame, level: u8) {
-    for entry in table(frame).iter() {
+    // SAFETY: a table (see `table`) that nothing else references now.
+    for entry in unsafe { table(frame) }.iter() {
         if !entry.flags().contains(Flags::PRESENT) {
             continue;
         }
@@ -624,7 +647,8 @@ impl Drop for AddressSpace {
         if self.is_active() {
             activate_kernel();
         }
-        for entry in table(self.space.l4).iter().take(256) {
+        // SAFETY: a table (see `table`) that nothing else references now.
+        for entry in unsafe { table(self.space.l4) }.iter().take(256) {
             if entry.flags().contains(Flags::PRESENT) {
                 free_table(PhysFrame::containing_address(entry.addr()), 3);
             }

@@ -92,7 +92,7 @@ fn new_process(
         sig: crate::signal::Signals::default(),
         wake_at: 0,
         fs_base: 0,
-        prof: crate::profil::State::default(),
+        prof: crate::profil::Profile::default(),
         fpu: crate::arch::fpu::FpuState::initial(),
     }
 }
@@ -174,8 +174,8 @@ fn copy_current(tf: &TrapFrame) -> Result<Box<Process>, Errno> {
         );
         child.pgid = p.pgid;
         child.umask = p.umask;
-        child.sig = p.sig.forked();
-        child.prof = p.prof.inherited();
+        child.sig = p.sig.for_child();
+        child.prof = p.prof.for_child();
         child.fpu = p.fpu.clone();
         child.fs_base = p.fs_base;
         Ok(Box::new(child))

@@ -78,7 +78,7 @@ pub struct Process {
     /// The user's FS base (thread pointer), set by arch_prctl.
     pub fs_base: u64,
     /// profil(2) state: regions, pending ticks, counters.
-    pub prof: crate::profil::State,
+    pub prof: crate::profil::Profile,
     /// The user's FPU/SSE registers while the process is switched out.
     pub fpu: crate::arch::fpu::FpuState,
 }
