@@ -6,15 +6,15 @@
 //!
 //!     [     1234] INFO  clock: pit at 1000 Hz
 //!
-//! The port is behind a spin lock taken with interrupts off, because the timer
-//! interrupt and exception handlers print too.
+//! The port is behind the kernel's lock (interrupts off while held), because
+//! the timer interrupt and exception handlers print too.
 
 use core::fmt::{self, Write};
-use spin::Mutex;
 use uart_16550::SerialPort;
-use x86_64::instructions::interrupts;
 
-static COM1: Mutex<Option<SerialPort>> = Mutex::new(None);
+use crate::sync::IrqLock;
+
+static COM1: IrqLock<Option<SerialPort>> = IrqLock::new(None);
 
 /// Sets up COM1 at its standard I/O port.
 pub fn init() {
@@ -27,25 +27,21 @@ pub fn init() {
 
 /// Writes formatted text to the console; used by the `print!` macros.
 pub fn write_fmt(args: fmt::Arguments) {
-    interrupts::without_interrupts(|| {
-        if let Some(port) = COM1.lock().as_mut() {
-            let _ = port.write_fmt(args);
-        }
-    });
+    if let Some(port) = COM1.lock().as_mut() {
+        let _ = port.write_fmt(args);
+    }
 }
 
 /// Writes raw bytes (user `write` to the console goes through here).
 pub fn write_bytes(bytes: &[u8]) {
-    interrupts::without_interrupts(|| {
-        if let Some(port) = COM1.lock().as_mut() {
-            for &b in bytes {
-                if b == b'\n' {
-                    port.send(b'\r');
-                }
-                port.send(b);
+    if let Some(port) = COM1.lock().as_mut() {
+        for &b in bytes {
+            if b == b'\n' {
+                port.send(b'\r');
             }
+            port.send(b);
         }
-    });
+    }
 }
 
 /// Writes text even if the lock is held: for the last words of a panic or a

@@ -491,6 +491,13 @@ pub fn crash(kind: &str) -> ! {
             }
             panic!("recursion returned {}", recurse(0));
         }
+        "switch-holding-lock" => {
+            // What the scheduler's switch checks: a lock held across it.
+            static SOME_LOCK: crate::sync::IrqLock<u32> = crate::sync::IrqLock::new(0);
+            let _held = SOME_LOCK.lock();
+            crate::sync::assert_none_held("switch_to_scheduler");
+            panic!("a switch with a lock held went unnoticed");
+        }
         _ => panic!("deliberate panic ({kind})"),
     }
 }

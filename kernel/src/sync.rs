@@ -1,14 +1,43 @@
-//! The kernel's one lock type.
+//! The kernel's one lock type, the order locks are taken in, and the rules
+//! the scheduler checks.
 //!
 //! A single CPU needs locks only against interrupt handlers: a spin lock that
 //! an interrupt handler also takes would deadlock if the interrupt arrived
 //! while the lock was held. `IrqLock` therefore turns interrupts off for as
-//! long as it is held (and restores the previous state afterwards), and is
-//! used for every structure the timer path can touch.
+//! long as it is held (and restores the previous state afterwards). It is the
+//! only lock in the kernel (console, PIC, files, ramfs nodes, pipes, the
+//! process table, memory), so every one of them is safe to take from the
+//! timer path, and the SMP work has one type to turn into a real spin lock.
+//!
+//! ## Lock order
+//!
+//! A lock may be taken while holding only locks listed above it:
+//!
+//! 1. a ramfs node (`fs::ramfs::NodeRef`), then an open file's flags and
+//!    offset (`fs::file::OpenFile`), in that order;
+//! 2. `proc::TABLE`, the process table (`proc::current` takes it);
+//! 3. a pipe's buffer, the console's input, the export list;
+//! 4. profil's cost rings (taken inside the table by the timer path);
+//! 5. memory: kernel-stack slots, frames, the kernel heap;
+//! 6. the PIC, then the serial port (`log`): anything may print.
+//!
+//! ## Rules, checked
+//!
+//! Nothing may sleep or switch while holding a lock: a lock held across a
+//! switch would be held by a process that is not running, and the next
+//! taker would spin forever (on one CPU, with interrupts off). So code
+//! inside `proc::current(|p| ...)` must not sleep, and file locks are let go
+//! before a read sleeps on the console or a pipe. `IrqLock` counts the locks
+//! held, and the scheduler's switch panics if any is (`assert_none_held`),
+//! as xv6's `sched()` panics when it is entered holding more than its lock.
 
 use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicUsize, Ordering};
 use spin::{Mutex, MutexGuard};
 use x86_64::instructions::interrupts;
+
+/// IrqLocks held right now (one CPU, so one count).
+static HELD: AtomicUsize = AtomicUsize::new(0);
 
 pub struct IrqLock<T> {
     inner: Mutex<T>,
@@ -29,9 +58,25 @@ impl<T> IrqLock<T> {
     pub fn lock(&self) -> IrqGuard<'_, T> {
         let were_enabled = interrupts::are_enabled();
         interrupts::disable();
+        let guard = self.inner.lock();
+        HELD.fetch_add(1, Ordering::Relaxed);
         IrqGuard {
-            guard: Some(self.inner.lock()),
+            guard: Some(guard),
             were_enabled,
+        }
+    }
+
+    /// Releases the lock whoever holds it, for the last words of a panic or
+    /// a fault report, when the holder will never run again.
+    ///
+    /// # Safety
+    /// The holder must never touch the protected value again: only for the
+    /// way to power-off, with interrupts off.
+    pub unsafe fn force_unlock(&self) {
+        if self.inner.is_locked() {
+            // SAFETY: the caller's promise.
+            unsafe { self.inner.force_unlock() };
+            HELD.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
@@ -52,8 +97,18 @@ impl<T> DerefMut for IrqGuard<'_, T> {
 impl<T> Drop for IrqGuard<'_, T> {
     fn drop(&mut self) {
         drop(self.guard.take());
+        HELD.fetch_sub(1, Ordering::Relaxed);
         if self.were_enabled {
             interrupts::enable();
         }
+    }
+}
+
+/// Panics if any lock is held: called where the CPU leaves the current
+/// thread of control (the scheduler's switches).
+pub fn assert_none_held(at: &str) {
+    let held = HELD.load(Ordering::Relaxed);
+    if held != 0 {
+        panic!("{at}: switching with {held} lock(s) held (nothing may sleep holding a lock)");
     }
 }

@@ -279,6 +279,14 @@ fn suites() -> Vec<Suite> {
             &["EXCEPTION: double fault (#DF) (vector 8) in kernel mode"],
         ),
         crash(
+            "crash-switch-holding-a-lock",
+            "crash=switch-holding-lock\n",
+            &[
+                "KERNEL PANIC: ",
+                "switch_to_scheduler: switching with 1 lock(s) held",
+            ],
+        ),
+        crash(
             "crash-panic",
             "crash=panic\n",
             &["KERNEL PANIC: ", "deliberate panic (panic)"],

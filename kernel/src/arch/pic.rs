@@ -5,16 +5,16 @@
 //! cannot interrupt us.
 
 use pic8259::ChainedPics;
-use spin::Mutex;
 
 use super::trap::PIC_BASE;
+use crate::sync::IrqLock;
 
-static PICS: Mutex<ChainedPics> =
+static PICS: IrqLock<ChainedPics> =
     // SAFETY: PIC_BASE..PIC_BASE+16 are vectors reserved for the PIC in trap.rs.
-    Mutex::new(unsafe { ChainedPics::new(PIC_BASE as u8, PIC_BASE as u8 + 8) });
+    IrqLock::new(unsafe { ChainedPics::new(PIC_BASE as u8, PIC_BASE as u8 + 8) });
 
 /// Bit `n` set masks IRQ `n`.
-static MASK: Mutex<u16> = Mutex::new(!(1 << 2)); // IRQ 2 chains the slave
+static MASK: IrqLock<u16> = IrqLock::new(!(1 << 2)); // IRQ 2 chains the slave
 
 /// Remaps the PICs and masks every line.
 pub fn init() {
@@ -29,16 +29,14 @@ pub fn init() {
 
 /// Lets IRQ `irq` through (`enable == true`) or masks it.
 pub fn set_irq_enabled(irq: u8, enable: bool) {
-    x86_64::instructions::interrupts::without_interrupts(|| {
-        let mut mask = MASK.lock();
-        if enable {
-            *mask &= !(1 << irq);
-        } else {
-            *mask |= 1 << irq;
-        }
-        // SAFETY: writing the interrupt mask registers has no other effect.
-        unsafe { PICS.lock().write_masks(*mask as u8, (*mask >> 8) as u8) };
-    });
+    let mut mask = MASK.lock();
+    if enable {
+        *mask &= !(1 << irq);
+    } else {
+        *mask |= 1 << irq;
+    }
+    // SAFETY: writing the interrupt mask registers has no other effect.
+    unsafe { PICS.lock().write_masks(*mask as u8, (*mask >> 8) as u8) };
 }
 
 /// Acknowledges the interrupt at `vector`.

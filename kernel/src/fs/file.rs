@@ -11,11 +11,11 @@ use abi::types::{
     Stat,
 };
 use alloc::sync::Arc;
-use spin::Mutex;
 
 use super::console;
 use super::pipe::Pipe;
 use super::ramfs::{Content, NodeRef};
+use crate::sync::IrqLock;
 
 /// Descriptors per process.
 pub const MAX_FDS: usize = 64;
@@ -29,16 +29,16 @@ pub enum Kind {
 pub struct OpenFile {
     pub kind: Kind,
     /// `O_ACCMODE`, `O_APPEND` and `O_NONBLOCK` bits of the open flags.
-    pub flags: Mutex<u32>,
-    offset: Mutex<u64>,
+    pub flags: IrqLock<u32>,
+    offset: IrqLock<u64>,
 }
 
 impl OpenFile {
     pub fn new(kind: Kind, flags: u32) -> Arc<OpenFile> {
         Arc::new(OpenFile {
             kind,
-            flags: Mutex::new(flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)),
-            offset: Mutex::new(0),
+            flags: IrqLock::new(flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)),
+            offset: IrqLock::new(0),
         })
     }
 

@@ -1,6 +1,6 @@
 //! The ramfs: a tree of directories and files kept in kernel memory.
 //!
-//! Every node is an `Arc<Mutex<Node>>`; a directory maps names to child nodes,
+//! Every node is an `Arc<IrqLock<Node>>`; a directory maps names to child nodes,
 //! a file owns its bytes. Open files hold an `Arc` to their node, so a file
 //! unlinked while open lives on until the last close, as on Unix. The tree is
 //! filled at boot from the ramdisk's cpio archive (`load_cpio`) and changed at
@@ -15,9 +15,11 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::path::split_last;
-use spin::{Mutex, Once};
+use spin::Once;
 
-pub type NodeRef = Arc<Mutex<Node>>;
+use crate::sync::IrqLock;
+
+pub type NodeRef = Arc<IrqLock<Node>>;
 
 pub enum Content {
     /// A regular file's bytes (fs/filedata.rs: one frame per page).
@@ -61,7 +63,7 @@ static NEXT_INO: AtomicU64 = AtomicU64::new(1);
 static ROOT: Once<NodeRef> = Once::new();
 
 fn new_node(perm: u32, content: Content) -> NodeRef {
-    Arc::new(Mutex::new(Node {
+    Arc::new(IrqLock::new(Node {
         ino: NEXT_INO.fetch_add(1, Ordering::Relaxed),
         perm,
         content,

@@ -81,6 +81,7 @@ pub fn run() -> ! {
                     space.activate();
                 }
                 FsBase::write(x86_64::VirtAddr::new_truncate(fs_base));
+                crate::sync::assert_none_held("scheduler");
                 // SAFETY: `rsp` is the saved context of a process whose
                 // kernel stack is mapped; it switches back here when it
                 // gives up the CPU.
@@ -95,11 +96,15 @@ pub fn run() -> ! {
 /// Switches from the current process to the scheduler. Interrupts must be
 /// off and the process's state already changed from Running.
 pub fn switch_to_scheduler() {
-    debug_assert!(!interrupts::are_enabled());
+    assert!(
+        !interrupts::are_enabled(),
+        "switch_to_scheduler with interrupts on"
+    );
     let save = current(|p| {
         p.fpu.save();
         core::ptr::addr_of_mut!(p.saved_rsp)
     });
+    crate::sync::assert_none_held("switch_to_scheduler");
     // SAFETY: `save` points into the current process's boxed entry, which
     // stays put while it is switched out; SCHEDULER_RSP was saved by `run`.
     unsafe { switch_stacks(save, SCHEDULER_RSP) };
