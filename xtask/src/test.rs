@@ -196,6 +196,16 @@ struct Suite {
     expect: Expect,
 }
 
+/// What /bin/callgraph's profile must show (user/profiled: `a` on top,
+/// called 1000 times, `b` 10 times).
+const CALLGRAPH_PROFILE: Expect = Expect::Gprof {
+    elf: "callgraph",
+    top: "callgraph::a",
+    calls: &["1000/1000 callgraph::a", "10/10 callgraph::b"],
+    console: &["callgraph: called a 1000 times and b 10 times"],
+    arcs: None,
+};
+
 /// Ctrl-C for each of forkrace's 20 rounds, on its `go N` line.
 const FORKRACE_TYPING: [(&str, &str); 20] = [
     ("forkrace: go 1", "\x03"),
@@ -373,26 +383,14 @@ fn suites() -> Vec<Suite> {
         },
         Suite {
             program: &["/bin/callgraph"],
-            expect: Expect::Gprof {
-                elf: "callgraph",
-                top: "callgraph::a",
-                calls: &["1000/1000 callgraph::a", "10/10 callgraph::b"],
-                console: &["callgraph: called a 1000 times and b 10 times"],
-                arcs: None,
-            },
+            expect: CALLGRAPH_PROFILE,
             ..usertests("gprof-rust", Tick::Pit)
         },
         Suite {
             // A GMON_MAXARCS far beyond memory is clamped, not an allocation
             // failure at start-up.
             program: &["/bin/sh", "-c", "GMON_MAXARCS=1000000000000 callgraph"],
-            expect: Expect::Gprof {
-                elf: "callgraph",
-                top: "callgraph::a",
-                calls: &["1000/1000 callgraph::a", "10/10 callgraph::b"],
-                console: &["callgraph: called a 1000 times and b 10 times"],
-                arcs: None,
-            },
+            expect: CALLGRAPH_PROFILE,
             ..usertests("gprof-huge-arc-limit", Tick::Pit)
         },
         Suite {

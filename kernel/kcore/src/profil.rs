@@ -179,6 +179,18 @@ mod tests {
         assert_eq!(saturating_count(1, u64::MAX - 1), 65535);
     }
 
+    /// A region over `[low, high)` with a `size`-byte buffer and the
+    /// computed scale.
+    fn auto_region(low: u64, high: u64, size: u64) -> Region {
+        Region {
+            buffer: 0,
+            size,
+            offset: low,
+            scale: scale_for(low, high, size),
+            high,
+        }
+    }
+
     #[test]
     fn computed_scale_covers_the_range_exactly() {
         for (low, high, size) in [
@@ -187,14 +199,8 @@ mod tests {
             (0x1000, 0x1002, 2),
             (0, 1 << 20, 64),
         ] {
-            let scale = scale_for(low, high, size);
-            let r = Region {
-                buffer: 0,
-                size,
-                offset: low,
-                scale,
-                high,
-            };
+            let r = auto_region(low, high, size);
+            let scale = r.scale;
             assert!(
                 r.bin(high - 1).is_some(),
                 "last pc of [{low:#x},{high:#x}) has no bin at scale {scale}"
@@ -218,14 +224,8 @@ mod tests {
         for size in 2..40u64 {
             for span in 1..300u64 {
                 let (low, high) = (0x40_0000, 0x40_0000 + span);
-                let scale = scale_for(low, high, size);
-                let r = Region {
-                    buffer: 0,
-                    size,
-                    offset: low,
-                    scale,
-                    high,
-                };
+                let r = auto_region(low, high, size);
+                let scale = r.scale;
                 let bins = size / 2;
                 let last = r.bin(high - 1);
                 assert!(
