@@ -13,15 +13,16 @@ extern crate alloc;
 
 mod arch;
 mod clock;
+#[deny(unsafe_code)]
 mod fs;
 mod log;
 mod mm;
 mod proc;
 // The mechanisms above the hardware hold no unsafe code of their own: what
 // they need of it is behind the named walls `arch` and `mm` (and the
-// boot-time `selftest`, which provokes faults on purpose). `proc` and `fs`
-// still have a few unsafe lines of their own (the context switch, the
-// console's ports, a file page through the physical window) on the way out.
+// boot-time `selftest`, which provokes faults on purpose). In `proc` every
+// file denies it but sched.rs, whose two context switches are the last
+// unsafe lines outside the walls.
 #[deny(unsafe_code)]
 mod profil;
 mod selftest;

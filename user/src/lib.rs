@@ -17,6 +17,15 @@ pub fn run(path: &str, args: &[&str]) -> Result<i32, libc_lite::Errno> {
     sys::waitpid(pid as i32)
 }
 
+/// The kernel's `kinfo()` for a program that cannot go on without it: on
+/// failure it says so on stderr (`PROGRAM: why`) and gives the exit status 1.
+pub fn kinfo_or_report() -> Result<abi::types::KInfo, i32> {
+    sys::kinfo().map_err(|e| {
+        libc_lite::eprintln!("{}: {}", libc_lite::env::program_name(), e.message());
+        1
+    })
+}
+
 /// Spin loops whose code addresses are known, for profiling tests and demos.
 pub mod spin {
     use libc_lite::sys;

@@ -11,6 +11,7 @@ pub mod rtc;
 pub mod switch;
 pub mod syscall;
 pub mod trap;
+pub mod uart;
 
 /// Reads the time-stamp counter.
 pub fn rdtsc() -> u64 {

@@ -19,13 +19,11 @@ use abi::types::{ECHO, ICANON, ISIG, Termios, VEOF, VERASE, VINTR, VKILL, VQUIT}
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, Ordering};
-use x86_64::instructions::port::Port;
 
+use crate::arch::uart;
 use crate::proc::sched::{self, Chan};
 use crate::sync::IrqLock;
 
-const COM1_DATA: u16 = 0x3f8;
-const COM1_LINE_STATUS: u16 = 0x3fd;
 const MAX_LINE: usize = 1024;
 
 struct Input {
@@ -77,23 +75,13 @@ pub fn set_foreground(pgid: u32) {
 
 /// Lets the serial port's receive interrupt through.
 pub fn init() {
-    // SAFETY: IER bit 0 enables the "data received" interrupt of COM1, which
-    // log.rs has initialised; nothing else uses IER.
-    unsafe { Port::<u8>::new(COM1_DATA + 1).write(0x01) };
+    uart::enable_com1_receive_interrupt();
     crate::arch::pic::set_irq_enabled(4, true);
 }
 
 /// IRQ 4: take every byte the UART has.
 pub fn on_interrupt() {
-    loop {
-        // SAFETY: reading the line status and data registers of COM1 only
-        // consumes received bytes, which is what this handler is for.
-        let byte = unsafe {
-            if Port::<u8>::new(COM1_LINE_STATUS).read() & 1 == 0 {
-                break;
-            }
-            Port::<u8>::new(COM1_DATA).read()
-        };
+    while let Some(byte) = uart::com1_received_byte() {
         receive(byte);
     }
     crate::arch::pic::end_of_interrupt(crate::arch::trap::IRQ_COM1);

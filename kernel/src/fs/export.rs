@@ -8,7 +8,6 @@
 //! and `END` last.
 
 use spin::Once;
-use uart_16550::SerialPort;
 
 use super::ramfs::{self, Content};
 
@@ -23,9 +22,7 @@ pub fn export_all() {
     let Some(paths) = PATHS.get().filter(|p| !p.is_empty()) else {
         return;
     };
-    // SAFETY: 0x2f8 is COM2, which only this function drives.
-    let mut port = unsafe { SerialPort::new(0x2f8) };
-    port.init();
+    let mut port = crate::arch::uart::com2();
     let mut send = |bytes: &[u8]| bytes.iter().for_each(|&b| port.send_raw(b));
     for path in paths.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let data = ramfs::lookup(path)

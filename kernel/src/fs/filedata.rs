@@ -10,35 +10,30 @@
 
 use abi::Errno;
 use alloc::vec::Vec;
-use x86_64::structures::paging::PhysFrame;
 
-use crate::mm::{PAGE_SIZE, frames, phys_to_virt};
+use crate::mm::PAGE_SIZE;
+use crate::mm::frames::OwnedFrame;
 
 const PAGE: usize = PAGE_SIZE as usize;
 
 #[derive(Default)]
 pub struct FileData {
-    pages: Vec<Option<PhysFrame>>,
+    pages: Vec<Option<OwnedFrame>>,
     len: u64,
 }
 
 impl FileData {
-    /// The bytes of page `page`, if it has a frame; borrowed from the file,
-    /// which owns the frame.
+    /// The bytes of page `page`, if it has a frame.
     fn page(&self, page: usize) -> Option<&[u8; PAGE]> {
-        let frame = self.pages.get(page).copied().flatten()?;
-        // SAFETY: the frame belongs to this file alone (allocated for it,
-        // released only when it leaves `pages`), the physical window maps
-        // it, and the shared borrow of the file keeps writers away.
-        Some(unsafe { &*phys_to_virt(frame.start_address()).as_ptr::<[u8; PAGE]>() })
+        self.pages.get(page)?.as_ref().map(OwnedFrame::bytes)
     }
 
     /// The bytes of page `page`, for writing, if it has a frame.
     fn page_mut(&mut self, page: usize) -> Option<&mut [u8; PAGE]> {
-        let frame = self.pages.get(page).copied().flatten()?;
-        // SAFETY: as in `page`; the exclusive borrow of the file makes this
-        // the only reference to the frame's bytes.
-        Some(unsafe { &mut *phys_to_virt(frame.start_address()).as_mut_ptr::<[u8; PAGE]>() })
+        self.pages
+            .get_mut(page)?
+            .as_mut()
+            .map(OwnedFrame::bytes_mut)
     }
 
     pub fn from_bytes(data: &[u8]) -> Result<FileData, Errno> {
@@ -97,23 +92,21 @@ impl FileData {
             self.pages
                 .try_reserve(end - self.pages.len())
                 .map_err(|_| Errno::ENOSPC)?;
-            self.pages.resize(end, None);
+            self.pages.resize_with(end, || None);
         }
         let mut fresh = Vec::new();
         for page in first..end {
             if self.pages[page].is_some() {
                 continue;
             }
-            match crate::mm::frames::alloc_user_frame() {
+            match OwnedFrame::new_user() {
                 Ok(frame) => {
                     self.pages[page] = Some(frame);
                     fresh.push(page);
                 }
                 Err(_) => {
                     for page in fresh {
-                        if let Some(frame) = self.pages[page].take() {
-                            frames::release(frame);
-                        }
+                        self.pages[page] = None; // the frame goes back
                     }
                     return Err(Errno::ENOSPC);
                 }
@@ -128,9 +121,7 @@ impl FileData {
         let len_bytes = usize::try_from(len).map_err(|_| Errno::EFBIG)?;
         let keep = len_bytes.div_ceil(PAGE);
         if keep < self.pages.len() {
-            for frame in self.pages.drain(keep..).flatten() {
-                frames::release(frame);
-            }
+            self.pages.truncate(keep); // the frames go back as they drop
             self.pages.shrink_to_fit();
         }
         if let Some(bytes) = self.page_mut(len_bytes / PAGE) {
@@ -145,13 +136,5 @@ impl FileData {
         let mut out = alloc::vec![0u8; self.len as usize];
         self.read_at(0, &mut out);
         out
-    }
-}
-
-impl Drop for FileData {
-    fn drop(&mut self) {
-        for frame in self.pages.drain(..).flatten() {
-            frames::release(frame);
-        }
     }
 }

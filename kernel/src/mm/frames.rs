@@ -107,6 +107,39 @@ pub fn alloc_user_frame() -> Result<PhysFrame, abi::Errno> {
     alloc().ok_or(abi::Errno::ENOMEM)
 }
 
+/// A frame that belongs to one owner (a page of a file): given back to the
+/// allocator when dropped, its bytes borrowed from the owner through the
+/// physical window. Owning the frame is what makes those borrows safe.
+pub struct OwnedFrame(PhysFrame);
+
+impl OwnedFrame {
+    /// A zeroed frame for file data, or ENOMEM past the kernel's reserve.
+    pub fn new_user() -> Result<OwnedFrame, abi::Errno> {
+        alloc_user_frame().map(OwnedFrame)
+    }
+
+    pub fn bytes(&self) -> &[u8; PAGE_SIZE as usize] {
+        // SAFETY: the frame is this owner's alone (allocated for it, given
+        // back only when it drops), the window maps it, and the shared
+        // borrow of the owner keeps writers away.
+        unsafe { &*phys_to_virt(self.0.start_address()).as_ptr::<[u8; PAGE_SIZE as usize]>() }
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8; PAGE_SIZE as usize] {
+        // SAFETY: as in `bytes`; the exclusive borrow makes this the only
+        // reference to the frame's bytes.
+        unsafe {
+            &mut *phys_to_virt(self.0.start_address()).as_mut_ptr::<[u8; PAGE_SIZE as usize]>()
+        }
+    }
+}
+
+impl Drop for OwnedFrame {
+    fn drop(&mut self) {
+        release(self.0);
+    }
+}
+
 pub fn free_count() -> usize {
     with_table(|t| t.free_count())
 }

@@ -80,6 +80,16 @@ impl KernelStack {
         self.page(STACK_PAGES).as_u64()
     }
 
+    /// A new stack prepared so that the first switch to it returns through
+    /// `trap_return` with `frame` (the way a new process starts); with the
+    /// saved stack pointer to switch to. None when out of memory.
+    pub fn with_first_frame(frame: &TrapFrame) -> Option<(KernelStack, u64)> {
+        let stack = KernelStack::new()?;
+        // SAFETY: the stack was just mapped and nothing runs on it yet.
+        let saved_rsp = unsafe { crate::arch::switch::prepare_new_stack(stack.entry_top(), frame) };
+        Some((stack, saved_rsp))
+    }
+
     /// Where an entry from user mode builds its trap frame: just under the
     /// entry record.
     pub fn entry_top(&self) -> u64 {

@@ -8,6 +8,8 @@
 //! which the parent's wait4 frees. When init itself exits the machine powers
 //! off with init's status, which is how `cargo xtask run -- PROGRAM` ends.
 
+#![deny(unsafe_code)]
+
 use abi::Errno;
 use abi::types::{SIGCHLD, WALL, WCONTINUED, WNOHANG, WUNTRACED};
 use alloc::boxed::Box;
@@ -17,7 +19,6 @@ use x86_64::instructions::interrupts;
 
 use super::sched::{self, Chan};
 use super::{INIT_PID, MAX_PROCS, Pid, Process, State, TABLE, current, exec};
-use crate::arch::switch::prepare_new_stack;
 use crate::arch::trap::TrapFrame;
 use crate::fs::file::{FdTable, Kind, OpenFile};
 use crate::mm::kstack::KernelStack;
@@ -39,10 +40,8 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
             false,
         )?;
     }
-    let kstack = KernelStack::new().ok_or(Errno::ENOMEM)?;
     let frame = exec::user_entry_frame(image.entry, image.stack_pointer);
-    // SAFETY: the stack was just mapped and nothing runs on it yet.
-    let saved_rsp = unsafe { prepare_new_stack(kstack.entry_top(), &frame) };
+    let (kstack, saved_rsp) = KernelStack::with_first_frame(&frame).ok_or(Errno::ENOMEM)?;
     let mut table = TABLE.lock();
     let pid = table.alloc_pid();
     assert_eq!(pid, INIT_PID, "init is the first process");
@@ -149,11 +148,9 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
 /// umask, handlers and mask, profil regions, FPU state and thread pointer,
 /// and a kernel stack whose saved frame is the parent's with rax = 0.
 fn copy_current(tf: &TrapFrame) -> Result<Box<Process>, Errno> {
-    let kstack = KernelStack::new().ok_or(Errno::ENOMEM)?;
     let mut child_frame = *tf;
     child_frame.rax = 0;
-    // SAFETY: the stack was just mapped and nothing runs on it yet.
-    let saved_rsp = unsafe { prepare_new_stack(kstack.entry_top(), &child_frame) };
+    let (kstack, saved_rsp) = KernelStack::with_first_frame(&child_frame).ok_or(Errno::ENOMEM)?;
     current(|p| {
         let mem = p
             .mem
@@ -183,6 +180,12 @@ fn copy_current(tf: &TrapFrame) -> Result<Box<Process>, Errno> {
 }
 
 /// Ends the current process with wait status `status`.
+///
+/// Steps: stop profiling and let go of memory and files at once; init's
+/// exit powers the machine off; otherwise, with the table locked, give the
+/// children to init, hang up the process groups that leaves orphaned with a
+/// stopped member, become a zombie and tell the parent; then give up the
+/// CPU for good. The zombie keeps its kernel stack until wait4 reaps it.
 pub fn exit(status: i32) -> ! {
     let (pid, files, mem) = current(|p| {
         p.prof.stop(abi::types::PROF_STOPPED_BY_EXIT);
@@ -194,48 +197,54 @@ pub fn exit(status: i32) -> ! {
         power_off_after_init(status);
     }
     interrupts::disable();
-    {
-        let mut table = TABLE.lock();
-        let ppid = table.procs[&pid].ppid;
-        let mut zombie_orphans = false;
-        let mut orphaned_groups = alloc::vec::Vec::new();
-        for p in table.procs.values_mut().filter(|p| p.ppid == pid) {
-            p.ppid = INIT_PID;
-            zombie_orphans |= matches!(p.state, State::Zombie { .. });
-            orphaned_groups.push(p.pgid);
-        }
-        // POSIX: a process group left without a parent outside it, with a
-        // stopped member, gets SIGHUP and SIGCONT, or nobody could ever
-        // continue it and its memory would be held for good. (Simplified:
-        // any group of the orphans that has a stopped member.)
-        for group in orphaned_groups {
-            let stopped = table
-                .procs
-                .values()
-                .any(|p| p.pgid == group && p.state == State::Stopped);
-            if stopped {
-                for p in table.procs.values_mut().filter(|p| p.pgid == group) {
-                    signal::send_to_many(p, abi::signal::SIGHUP, signal::Origin::kernel());
-                    signal::send_to_many(p, abi::signal::SIGCONT, signal::Origin::kernel());
-                }
-            }
-        }
-        table
-            .procs
-            .get_mut(&pid)
-            .expect("current is in the table")
-            .state = State::Zombie { status };
-        if let Some(parent) = table.procs.get_mut(&ppid) {
-            signal::send(parent, SIGCHLD, signal::Origin::child(pid, status));
-        }
-        drop(table);
-        sched::wakeup(Chan::Child(ppid));
-        if zombie_orphans {
-            sched::wakeup(Chan::Child(INIT_PID));
-        }
+    let mut table = TABLE.lock();
+    let (zombie_orphans, orphaned_groups) = give_children_to_init(&mut table, pid);
+    hang_up_orphaned_groups(&mut table, &orphaned_groups);
+    let me = table.procs.get_mut(&pid).expect("current is in the table");
+    me.state = State::Zombie { status };
+    let ppid = me.ppid;
+    if let Some(parent) = table.procs.get_mut(&ppid) {
+        signal::send(parent, SIGCHLD, signal::Origin::child(pid, status));
+    }
+    drop(table);
+    sched::wakeup(Chan::Child(ppid));
+    if zombie_orphans {
+        sched::wakeup(Chan::Child(INIT_PID));
     }
     sched::switch_to_scheduler();
     unreachable!("a zombie was scheduled");
+}
+
+/// Makes init the parent of `pid`'s children. Returns whether one of them
+/// is a zombie already (init must be woken to reap it) and their groups.
+fn give_children_to_init(table: &mut super::Table, pid: Pid) -> (bool, Vec<Pid>) {
+    let mut zombie_orphans = false;
+    let mut groups = Vec::new();
+    for p in table.procs.values_mut().filter(|p| p.ppid == pid) {
+        p.ppid = INIT_PID;
+        zombie_orphans |= matches!(p.state, State::Zombie { .. });
+        groups.push(p.pgid);
+    }
+    (zombie_orphans, groups)
+}
+
+/// POSIX: a process group left without a parent outside it, with a stopped
+/// member, gets SIGHUP and SIGCONT, or nobody could ever continue it and its
+/// memory would be held for good. (Simplified: any of these groups that has
+/// a stopped member.)
+fn hang_up_orphaned_groups(table: &mut super::Table, groups: &[Pid]) {
+    for &group in groups {
+        let stopped = table
+            .procs
+            .values()
+            .any(|p| p.pgid == group && p.state == State::Stopped);
+        if stopped {
+            for p in table.procs.values_mut().filter(|p| p.pgid == group) {
+                signal::send_to_many(p, abi::signal::SIGHUP, signal::Origin::kernel());
+                signal::send_to_many(p, abi::signal::SIGCONT, signal::Origin::kernel());
+            }
+        }
+    }
 }
 
 fn power_off_after_init(status: i32) -> ! {

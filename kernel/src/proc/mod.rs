@@ -12,6 +12,8 @@
 //! programs), `lifecycle.rs` (fork, exit, wait), `fault.rs` (user faults). Signals are
 //! in `../signal.rs`.
 
+#![deny(unsafe_code)]
+
 pub mod exec;
 pub mod fault;
 pub mod lifecycle;

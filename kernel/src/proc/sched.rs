@@ -12,7 +12,13 @@
 //! someone calls `wakeup(chan)`. Checking and sleeping with interrupts off is
 //! what keeps a wakeup from an interrupt handler from being lost in between.
 
+// The two context switches below are the only unsafe code in proc/ (the
+// rest of the directory denies it, proc/mod.rs): each passes a saved stack
+// pointer whose validity the scheduler's bookkeeping guarantees.
+#![allow(unsafe_code)]
+
 use abi::Errno;
+use core::sync::atomic::{AtomicU64, Ordering};
 use x86_64::instructions::interrupts;
 use x86_64::registers::model_specific::FsBase;
 
@@ -34,8 +40,9 @@ pub enum Chan {
     Signal,
 }
 
-/// The scheduler thread's saved rsp while a process runs.
-static mut SCHEDULER_RSP: u64 = 0;
+/// The scheduler thread's saved rsp while a process runs (written by
+/// `switch_stacks` through its address, read back by the next switch).
+static SCHEDULER_RSP: AtomicU64 = AtomicU64::new(0);
 
 /// Ticks in a time slice: 10 ms, at least one tick.
 pub fn time_slice() -> u32 {
@@ -85,7 +92,7 @@ pub fn run() -> ! {
                 // SAFETY: `rsp` is the saved context of a process whose
                 // kernel stack is mapped; it switches back here when it
                 // gives up the CPU.
-                unsafe { switch_stacks(core::ptr::addr_of_mut!(SCHEDULER_RSP), rsp) };
+                unsafe { switch_stacks(SCHEDULER_RSP.as_ptr(), rsp) };
                 TABLE.lock().current = None;
             }
             None => interrupts::enable_and_hlt(),
@@ -107,7 +114,7 @@ pub fn switch_to_scheduler() {
     crate::sync::assert_none_held("switch_to_scheduler");
     // SAFETY: `save` points into the current process's boxed entry, which
     // stays put while it is switched out; SCHEDULER_RSP was saved by `run`.
-    unsafe { switch_stacks(save, SCHEDULER_RSP) };
+    unsafe { switch_stacks(save, SCHEDULER_RSP.load(Ordering::Relaxed)) };
 }
 
 /// Gives up the CPU but stays runnable.

@@ -12,16 +12,6 @@ fn raw(number: usize, args: &[usize]) -> Result<usize, Errno> {
     Errno::from_return(unsafe { raw_syscall(number, args) })
 }
 
-#[unsafe(no_mangle)]
-pub extern "C" fn read(fd: c_int, buf: *mut c_void, n: usize) -> isize {
-    ret(raw(nr::READ, &[fd as usize, buf as usize, n])) as isize
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn write(fd: c_int, buf: *const c_void, n: usize) -> isize {
-    ret(raw(nr::WRITE, &[fd as usize, buf as usize, n])) as isize
-}
-
 /// `open(path, flags, ...)`: the mode is read only with O_CREAT.
 ///
 /// # Safety
@@ -40,34 +30,47 @@ pub unsafe extern "C" fn open(path: *const c_char, flags: c_int, mut args: ...) 
     )) as c_int
 }
 
-#[unsafe(no_mangle)]
-pub extern "C" fn close(fd: c_int) -> c_int {
-    ret(raw(nr::CLOSE, &[fd as usize])) as c_int
+/// C functions that are one system call each: the arguments go to the
+/// kernel as they are (pointers too: the C caller vouches for them, and the
+/// kernel checks them), and the answer is C's, the value or -1 with errno.
+macro_rules! c_syscalls {
+    ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty = $nr:ident;)*) => {
+        $(
+            $(#[$doc])*
+            #[unsafe(no_mangle)]
+            pub extern "C" fn $name($($arg: $ty),*) -> $ret {
+                ret(raw(nr::$nr, &[$($arg as usize),*])) as $ret
+            }
+        )*
+    };
 }
 
-#[unsafe(no_mangle)]
-pub extern "C" fn lseek(fd: c_int, offset: i64, whence: c_int) -> i64 {
-    ret(raw(
-        nr::LSEEK,
-        &[fd as usize, offset as usize, whence as usize],
-    ))
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn fork() -> c_int {
-    ret(raw(nr::FORK, &[])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn execve(
-    path: *const c_char,
-    argv: *const *const c_char,
-    envp: *const *const c_char,
-) -> c_int {
-    ret(raw(
-        nr::EXECVE,
-        &[path as usize, argv as usize, envp as usize],
-    )) as c_int
+c_syscalls! {
+    fn read(fd: c_int, buf: *mut c_void, n: usize) -> isize = READ;
+    fn write(fd: c_int, buf: *const c_void, n: usize) -> isize = WRITE;
+    fn close(fd: c_int) -> c_int = CLOSE;
+    fn lseek(fd: c_int, offset: i64, whence: c_int) -> i64 = LSEEK;
+    fn fork() -> c_int = FORK;
+    fn execve(path: *const c_char, argv: *const *const c_char, envp: *const *const c_char) -> c_int = EXECVE;
+    fn kill(pid: c_int, signal: c_int) -> c_int = KILL;
+    fn pipe(fds: *mut c_int) -> c_int = PIPE;
+    fn dup(fd: c_int) -> c_int = DUP;
+    fn dup2(old: c_int, new: c_int) -> c_int = DUP2;
+    fn unlink(path: *const c_char) -> c_int = UNLINK;
+    fn mkdir(path: *const c_char, mode: c_uint) -> c_int = MKDIR;
+    fn rmdir(path: *const c_char) -> c_int = RMDIR;
+    fn chdir(path: *const c_char) -> c_int = CHDIR;
+    fn stat(path: *const c_char, st: *mut abi::types::Stat) -> c_int = STAT;
+    fn fstat(fd: c_int, st: *mut abi::types::Stat) -> c_int = FSTAT;
+    fn rename(from: *const c_char, to: *const c_char) -> c_int = RENAME;
+    fn munmap(addr: *mut c_void, len: usize) -> c_int = MUNMAP;
+    fn mprotect(addr: *mut c_void, len: usize, prot: c_int) -> c_int = MPROTECT;
+    fn clock_gettime(clock: c_int, ts: *mut abi::types::Timespec) -> c_int = CLOCK_GETTIME;
+    fn nanosleep(req: *const abi::types::Timespec, rem: *mut abi::types::Timespec) -> c_int = NANOSLEEP;
+    fn uname(buf: *mut abi::types::Utsname) -> c_int = UNAME;
+    /// profil(2), BSD's signature with `size_t` size; `size == (size_t)-1`
+    /// selects the AIX multi-region form (`samples` is then a `struct prof *`).
+    fn profil(samples: *mut u16, size: usize, offset: usize, scale: c_uint) -> c_int = PROFIL;
 }
 
 #[unsafe(no_mangle)]
@@ -96,46 +99,6 @@ pub extern "C" fn getpid() -> c_int {
 #[unsafe(no_mangle)]
 pub extern "C" fn getppid() -> c_int {
     crate::sys::getppid() as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn kill(pid: c_int, signal: c_int) -> c_int {
-    ret(raw(nr::KILL, &[pid as usize, signal as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn pipe(fds: *mut c_int) -> c_int {
-    ret(raw(nr::PIPE, &[fds as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn dup(fd: c_int) -> c_int {
-    ret(raw(nr::DUP, &[fd as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn dup2(old: c_int, new: c_int) -> c_int {
-    ret(raw(nr::DUP2, &[old as usize, new as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn unlink(path: *const c_char) -> c_int {
-    ret(raw(nr::UNLINK, &[path as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn mkdir(path: *const c_char, mode: c_uint) -> c_int {
-    ret(raw(nr::MKDIR, &[path as usize, mode as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn rmdir(path: *const c_char) -> c_int {
-    ret(raw(nr::RMDIR, &[path as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn chdir(path: *const c_char) -> c_int {
-    ret(raw(nr::CHDIR, &[path as usize])) as c_int
 }
 
 #[unsafe(no_mangle)]
@@ -172,16 +135,6 @@ pub extern "C" fn sbrk(increment: isize) -> *mut c_void {
         return usize::MAX as *mut c_void;
     }
     old as *mut c_void
-}
-
-/// profil(2), BSD's signature with `size_t` size; `size == (size_t)-1`
-/// selects the AIX multi-region form (`samples` is then a `struct prof *`).
-#[unsafe(no_mangle)]
-pub extern "C" fn profil(samples: *mut u16, size: usize, offset: usize, scale: c_uint) -> c_int {
-    ret(raw(
-        nr::PROFIL,
-        &[samples as usize, size, offset, scale as usize],
-    )) as c_int
 }
 
 /// sprofil(3) as in glibc and HP-UX: several regions at once, each a
@@ -233,21 +186,6 @@ pub unsafe extern "C" fn syscall(number: c_long, mut args: ...) -> c_long {
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn stat(path: *const c_char, st: *mut abi::types::Stat) -> c_int {
-    ret(raw(nr::STAT, &[path as usize, st as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn fstat(fd: c_int, st: *mut abi::types::Stat) -> c_int {
-    ret(raw(nr::FSTAT, &[fd as usize, st as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn rename(from: *const c_char, to: *const c_char) -> c_int {
-    ret(raw(nr::RENAME, &[from as usize, to as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
 pub extern "C" fn mmap(
     addr: *mut c_void,
     len: usize,
@@ -273,32 +211,4 @@ pub extern "C" fn mmap(
             usize::MAX as *mut c_void // MAP_FAILED
         }
     }
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn munmap(addr: *mut c_void, len: usize) -> c_int {
-    ret(raw(nr::MUNMAP, &[addr as usize, len])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn mprotect(addr: *mut c_void, len: usize, prot: c_int) -> c_int {
-    ret(raw(nr::MPROTECT, &[addr as usize, len, prot as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn clock_gettime(clock: c_int, ts: *mut abi::types::Timespec) -> c_int {
-    ret(raw(nr::CLOCK_GETTIME, &[clock as usize, ts as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn nanosleep(
-    req: *const abi::types::Timespec,
-    rem: *mut abi::types::Timespec,
-) -> c_int {
-    ret(raw(nr::NANOSLEEP, &[req as usize, rem as usize])) as c_int
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn uname(buf: *mut abi::types::Utsname) -> c_int {
-    ret(raw(nr::UNAME, &[buf as usize])) as c_int
 }
