@@ -11,18 +11,20 @@
 
 extern crate alloc;
 
+// The mechanisms above the hardware hold no unsafe code of their own (the
+// compiler refuses it in the modules marked below): what they need of it
+// is behind the named walls `arch` and `mm`. Outside the walls only `log`
+// (COM1), `selftest` (which provokes faults on purpose) and the boot code in
+// this file have any.
 mod arch;
+#[deny(unsafe_code)]
 mod clock;
 #[deny(unsafe_code)]
 mod fs;
 mod log;
 mod mm;
+#[deny(unsafe_code)]
 mod proc;
-// The mechanisms above the hardware hold no unsafe code of their own: what
-// they need of it is behind the named walls `arch` and `mm` (and the
-// boot-time `selftest`, which provokes faults on purpose). In `proc` every
-// file denies it but sched.rs, whose two context switches are the last
-// unsafe lines outside the walls.
 #[deny(unsafe_code)]
 mod profil;
 mod selftest;

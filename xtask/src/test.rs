@@ -476,10 +476,18 @@ fn suites() -> Vec<Suite> {
             conf: "",
             program: &["/bin/sh"],
             exports: &[],
+            // After a Ctrl-C at the prompt the next line is typed only once
+            // the shell has shown it took the Ctrl-C (a line ending in ^C,
+            // with or without the abc the Ctrl-C flushed): a byte typed
+            // after Ctrl-C but read before the SIGINT handler has run would
+            // be dropped with the line (on Linux as here: a read returns the
+            // data it has before the signal is delivered), which made this
+            // suite fail once in ten runs beside a CPU hog.
             typing: &[
                 ("profkern shell:", "sh -c 'echo re\"\"ady; sleep 100'\n"),
                 ("ready", "\x03"),
-                ("[sh: killed by SIGINT]", "abc\x03echo al''ive\n"),
+                ("[sh: killed by SIGINT]", "abc\x03"),
+                ("^C", "echo al''ive\n"),
                 ("alive", "\x1b[A\x1b[D\x1b[D\x1b[DX\n"),
                 ("alXive", "exit 7\n"),
             ],

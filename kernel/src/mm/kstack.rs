@@ -9,7 +9,10 @@
 //! The top of a stack, from high to low:
 //!
 //!     top()                      end of the stack
-//!     entry record (16 bytes)    the user pc of the latest entry from user
+//!     saved context (8 bytes)    the stack pointer `suspend` saved, which
+//!                                `resume` switches back to; 0 while the
+//!                                stack runs
+//!     entry record (8 bytes)     the user pc of the latest entry from user
 //!                                mode (arch::trap::record_entry)
 //!     entry_top()                the TSS's rsp0 and the syscall stub's stack
 //!     TrapFrame                  built by every entry from user mode
@@ -19,20 +22,33 @@
 //! rt_sigreturn and execve rewrite it in the middle of the call, and a tick
 //! that lands after that must still be charged to the pc the process
 //! entered at (profil's system time, proc::on_tick).
+//!
+//! The context switch is here too, behind two safe functions: `resume`
+//! switches from the scheduler to a suspended stack and `suspend` from the
+//! running stack back to the scheduler. A stack is named by its `StackId`,
+//! both check what they are given (a live, suspended stack; the stack the
+//! CPU is on) and panic otherwise, so the scheduler in proc/ needs no unsafe
+//! code to switch.
 
 use alloc::vec::Vec;
 use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
 use super::{KSTACKS_START, PAGE_SIZE, frames, paging};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::arch::switch;
 use crate::arch::trap::TrapFrame;
 use crate::sync::IrqLock;
 
 /// Usable pages per stack (64 KiB), plus one guard page per slot.
 const STACK_PAGES: u64 = 16;
-/// Bytes above the trap frame for the entry record; 16 keeps the frame, and
-/// so the stack below it, 16-byte aligned.
+/// Bytes above the trap frame for the entry record and the saved context;
+/// 16 keeps the frame, and so the stack below it, 16-byte aligned.
 const ENTRY_RECORD: u64 = 16;
+
+/// The scheduler's own saved stack pointer while a process's stack runs.
+static SCHEDULER_CONTEXT: AtomicU64 = AtomicU64::new(0);
 const SLOT_SIZE: u64 = (STACK_PAGES + 1) * PAGE_SIZE;
 
 struct Slots {
@@ -47,6 +63,63 @@ static SLOTS: IrqLock<Slots> = IrqLock::new(Slots {
 
 pub struct KernelStack {
     slot: u64,
+}
+
+/// Names a kernel stack for `resume` and `suspend`: a copy the scheduler
+/// can keep after letting go of the process table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackId(u64);
+
+/// The saved-context word of the stack in `slot`.
+fn context_word(slot: u64) -> *mut u64 {
+    let top = KSTACKS_START + slot * SLOT_SIZE + (STACK_PAGES + 1) * PAGE_SIZE;
+    (top - 8) as *mut u64
+}
+
+/// Whether `slot` holds a stack right now.
+fn is_live(slot: u64) -> bool {
+    let slots = SLOTS.lock();
+    slot < slots.next && !slots.free.contains(&slot)
+}
+
+/// Switches from the scheduler to the suspended stack `id`; returns when
+/// that stack calls `suspend`. Panics if `id` names no live stack, or one
+/// with no saved context (it runs already, or was never prepared).
+pub fn resume(id: StackId) {
+    assert!(is_live(id.0), "resume: no kernel stack in slot {}", id.0);
+    // SAFETY: the slot holds a live stack (checked), whose top page is
+    // mapped; the scheduler is the only one switching, with interrupts off.
+    let next = unsafe { context_word(id.0).replace(0) };
+    assert!(
+        next != 0,
+        "resume: kernel stack {} has no saved context",
+        id.0
+    );
+    // SAFETY: `next` was saved by `suspend` or `with_first_frame` on that
+    // stack, which is still mapped; the scheduler's own context goes to
+    // SCHEDULER_CONTEXT, where `suspend` finds it.
+    unsafe { switch::switch_stacks(SCHEDULER_CONTEXT.as_ptr(), next) };
+}
+
+/// Switches from the running stack `id` back to the scheduler, saving this
+/// context for a later `resume`. Panics unless the CPU is on that stack.
+pub fn suspend(id: StackId) {
+    let here = &id as *const StackId as u64;
+    let base = KSTACKS_START + id.0 * SLOT_SIZE;
+    assert!(
+        is_live(id.0) && (base..base + SLOT_SIZE).contains(&here),
+        "suspend: not running on kernel stack {}",
+        id.0
+    );
+    // SAFETY: this is the running stack (checked), so its top page is
+    // mapped and stays so until it is resumed; the scheduler saved its own
+    // context in SCHEDULER_CONTEXT before resuming this stack.
+    unsafe {
+        switch::switch_stacks(
+            context_word(id.0),
+            SCHEDULER_CONTEXT.load(Ordering::Relaxed),
+        )
+    };
 }
 
 impl KernelStack {
@@ -80,14 +153,23 @@ impl KernelStack {
         self.page(STACK_PAGES).as_u64()
     }
 
-    /// A new stack prepared so that the first switch to it returns through
-    /// `trap_return` with `frame` (the way a new process starts); with the
-    /// saved stack pointer to switch to. None when out of memory.
-    pub fn with_first_frame(frame: &TrapFrame) -> Option<(KernelStack, u64)> {
+    /// A new stack prepared so that its first `resume` returns through
+    /// `trap_return` with `frame` (the way a new process starts). None when
+    /// out of memory.
+    pub fn with_first_frame(frame: &TrapFrame) -> Option<KernelStack> {
         let stack = KernelStack::new()?;
-        // SAFETY: the stack was just mapped and nothing runs on it yet.
-        let saved_rsp = unsafe { crate::arch::switch::prepare_new_stack(stack.entry_top(), frame) };
-        Some((stack, saved_rsp))
+        // SAFETY: the stack was just mapped and nothing runs on it yet; the
+        // context word is in its top page, above the frame.
+        unsafe {
+            let saved = switch::prepare_new_stack(stack.entry_top(), frame);
+            context_word(stack.slot).write(saved);
+        }
+        Some(stack)
+    }
+
+    /// The name `resume` and `suspend` take.
+    pub fn id(&self) -> StackId {
+        StackId(self.slot)
     }
 
     /// Where an entry from user mode builds its trap frame: just under the

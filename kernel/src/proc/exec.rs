@@ -8,8 +8,6 @@
 //! return to user mode lands at the new entry point. A failed exec therefore
 //! returns an error to an unchanged caller.
 
-#![deny(unsafe_code)]
-
 use abi::Errno;
 use abi::types::*;
 use alloc::string::String;

@@ -6,8 +6,6 @@
 //! or move rip on); otherwise the process (and only it) dies of the signal,
 //! after one line on the console that says who, what and where.
 
-#![deny(unsafe_code)]
-
 use abi::signal::*;
 use x86_64::registers::control::Cr2;
 use x86_64::structures::idt::PageFaultErrorCode;

@@ -8,8 +8,6 @@
 //! which the parent's wait4 frees. When init itself exits the machine powers
 //! off with init's status, which is how `cargo xtask run -- PROGRAM` ends.
 
-#![deny(unsafe_code)]
-
 use abi::Errno;
 use abi::types::{SIGCHLD, WALL, WCONTINUED, WNOHANG, WUNTRACED};
 use alloc::boxed::Box;
@@ -41,7 +39,7 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
         )?;
     }
     let frame = exec::user_entry_frame(image.entry, image.stack_pointer);
-    let (kstack, saved_rsp) = KernelStack::with_first_frame(&frame).ok_or(Errno::ENOMEM)?;
+    let kstack = KernelStack::with_first_frame(&frame).ok_or(Errno::ENOMEM)?;
     let mut table = TABLE.lock();
     let pid = table.alloc_pid();
     assert_eq!(pid, INIT_PID, "init is the first process");
@@ -53,7 +51,6 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
             exec::program_name(path),
             image.mem,
             kstack,
-            saved_rsp,
             files,
             String::from("/"),
         )),
@@ -61,14 +58,12 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn new_process(
     pid: Pid,
     ppid: Pid,
     name: String,
     mem: super::vm::UserMemory,
     kstack: KernelStack,
-    saved_rsp: u64,
     files: FdTable,
     cwd: String,
 ) -> Process {
@@ -80,7 +75,6 @@ fn new_process(
         state: State::Runnable,
         mem: Some(mem),
         kstack,
-        saved_rsp,
         files,
         cwd,
         umask: 0o022,
@@ -150,7 +144,7 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
 fn copy_current(tf: &TrapFrame) -> Result<Box<Process>, Errno> {
     let mut child_frame = *tf;
     child_frame.rax = 0;
-    let (kstack, saved_rsp) = KernelStack::with_first_frame(&child_frame).ok_or(Errno::ENOMEM)?;
+    let kstack = KernelStack::with_first_frame(&child_frame).ok_or(Errno::ENOMEM)?;
     current(|p| {
         let mem = p
             .mem
@@ -165,7 +159,6 @@ fn copy_current(tf: &TrapFrame) -> Result<Box<Process>, Errno> {
             p.name.clone(),
             mem,
             kstack,
-            saved_rsp,
             p.files.clone(),
             p.cwd.clone(),
         );

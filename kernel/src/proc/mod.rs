@@ -12,8 +12,6 @@
 //! programs), `lifecycle.rs` (fork, exit, wait), `fault.rs` (user faults). Signals are
 //! in `../signal.rs`.
 
-#![deny(unsafe_code)]
-
 pub mod exec;
 pub mod fault;
 pub mod lifecycle;
@@ -59,9 +57,9 @@ pub struct Process {
     pub state: State,
     /// None once the process has exited.
     pub mem: Option<UserMemory>,
+    /// Its kernel stack, which also keeps its saved context while it is
+    /// switched out (mm/kstack.rs).
     pub kstack: KernelStack,
-    /// Saved kernel rsp while switched out (see arch/switch.rs).
-    pub saved_rsp: u64,
     pub files: FdTable,
     pub cwd: String,
     /// The file mode creation mask (kept for umask(2); modes are not enforced).

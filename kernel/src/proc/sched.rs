@@ -12,18 +12,13 @@
 //! someone calls `wakeup(chan)`. Checking and sleeping with interrupts off is
 //! what keeps a wakeup from an interrupt handler from being lost in between.
 
-// The two context switches below are the only unsafe code in proc/ (the
-// rest of the directory denies it, proc/mod.rs): each passes a saved stack
-// pointer whose validity the scheduler's bookkeeping guarantees.
-#![allow(unsafe_code)]
-
 use abi::Errno;
-use core::sync::atomic::{AtomicU64, Ordering};
 use x86_64::instructions::interrupts;
 use x86_64::registers::model_specific::FsBase;
 
 use super::{Pid, State, TABLE, current};
-use crate::arch::{gdt, switch::switch_stacks, syscall};
+use crate::arch::{gdt, syscall};
+use crate::mm::kstack;
 
 /// What a sleeping process waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,10 +34,6 @@ pub enum Chan {
     /// Only a signal (pause, sigsuspend).
     Signal,
 }
-
-/// The scheduler thread's saved rsp while a process runs (written by
-/// `switch_stacks` through its address, read back by the next switch).
-static SCHEDULER_RSP: AtomicU64 = AtomicU64::new(0);
 
 /// Ticks in a time slice: 10 ms, at least one tick.
 pub fn time_slice() -> u32 {
@@ -72,7 +63,7 @@ pub fn run() -> ! {
                 p.fpu.restore();
                 (
                     pid,
-                    p.saved_rsp,
+                    p.kstack.id(),
                     p.kstack.entry_top(),
                     p.mem.as_ref().map(|m| m.space.space()),
                     p.fs_base,
@@ -80,7 +71,7 @@ pub fn run() -> ! {
             })
         };
         match next {
-            Some((pid, rsp, stack_top, space, fs_base)) => {
+            Some((pid, stack, stack_top, space, fs_base)) => {
                 last = pid;
                 gdt::set_kernel_stack(x86_64::VirtAddr::new(stack_top));
                 syscall::set_kernel_stack(stack_top);
@@ -89,10 +80,8 @@ pub fn run() -> ! {
                 }
                 FsBase::write(x86_64::VirtAddr::new_truncate(fs_base));
                 crate::sync::assert_none_held("scheduler");
-                // SAFETY: `rsp` is the saved context of a process whose
-                // kernel stack is mapped; it switches back here when it
-                // gives up the CPU.
-                unsafe { switch_stacks(SCHEDULER_RSP.as_ptr(), rsp) };
+                // Runs the process until it gives up the CPU.
+                kstack::resume(stack);
                 TABLE.lock().current = None;
             }
             None => interrupts::enable_and_hlt(),
@@ -107,14 +96,12 @@ pub fn switch_to_scheduler() {
         !interrupts::are_enabled(),
         "switch_to_scheduler with interrupts on"
     );
-    let save = current(|p| {
+    let stack = current(|p| {
         p.fpu.save();
-        core::ptr::addr_of_mut!(p.saved_rsp)
+        p.kstack.id()
     });
     crate::sync::assert_none_held("switch_to_scheduler");
-    // SAFETY: `save` points into the current process's boxed entry, which
-    // stays put while it is switched out; SCHEDULER_RSP was saved by `run`.
-    unsafe { switch_stacks(save, SCHEDULER_RSP.load(Ordering::Relaxed)) };
+    kstack::suspend(stack);
 }
 
 /// Gives up the CPU but stays runnable.

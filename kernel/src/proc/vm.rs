@@ -19,8 +19,6 @@
 //! while the kernel can still grow its heap. This file decides where things
 //! go in the address space; mm decides what a page may do.
 
-#![deny(unsafe_code)]
-
 use abi::Errno;
 use abi::types::{
     MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, MREMAP_MAYMOVE, PROT_EXEC, PROT_READ,
