@@ -274,10 +274,12 @@ fn user_entry(flags: Flags) -> Flags {
     }
 }
 
-/// A handle on a level-4 table: the operations on an address space, without
-/// owning it. `Space::current()` is whatever CR3 holds (the running process's
-/// address space), which is what the user-memory path works on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The operations on an address space, on its level-4 table. An
+/// `AddressSpace` owns one and lends it out (`Deref`); `Space::current()` is
+/// whatever CR3 holds (the running process's address space, which cannot be
+/// freed while it runs), for the user-memory path and the fault handler. It
+/// is neither Copy nor Clone, so no handle outlives the memory it names.
+#[derive(Debug, PartialEq, Eq)]
 pub struct Space {
     l4: PhysFrame,
 }
@@ -611,10 +613,6 @@ impl AddressSpace {
         Some(AddressSpace {
             space: Space { l4 },
         })
-    }
-
-    pub fn space(&self) -> Space {
-        self.space
     }
 }
 

@@ -61,23 +61,17 @@ pub fn run() -> ! {
                 p.state = State::Running;
                 p.slice_left = time_slice();
                 p.fpu.restore();
-                (
-                    pid,
-                    p.kstack.id(),
-                    p.kstack.entry_top(),
-                    p.mem.as_ref().map(|m| m.space.space()),
-                    p.fs_base,
-                )
+                if let Some(mem) = p.mem.as_ref() {
+                    mem.space.activate();
+                }
+                (pid, p.kstack.id(), p.kstack.entry_top(), p.fs_base)
             })
         };
         match next {
-            Some((pid, stack, stack_top, space, fs_base)) => {
+            Some((pid, stack, stack_top, fs_base)) => {
                 last = pid;
                 gdt::set_kernel_stack(x86_64::VirtAddr::new(stack_top));
                 syscall::set_kernel_stack(stack_top);
-                if let Some(space) = space {
-                    space.activate();
-                }
                 FsBase::write(x86_64::VirtAddr::new_truncate(fs_base));
                 crate::sync::assert_none_held("scheduler");
                 // Runs the process until it gives up the CPU.
