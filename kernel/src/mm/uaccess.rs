@@ -181,7 +181,7 @@ pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Errno> {
 pub unsafe trait Pod: Copy {}
 
 // SAFETY: integers and these repr(C) structs of integers accept every bit
-// pattern; their padding (Stat, Dirent64Header, StackT, SigInfo) is written
+// pattern; their padding (Stat, StackT, SigInfo) is written
 // as zero fields.
 unsafe impl Pod for u8 {}
 unsafe impl Pod for u16 {}
