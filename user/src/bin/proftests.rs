@@ -49,10 +49,10 @@ fn spin_a(ticks: u64) -> (u64, u64) {
 }
 
 /// Profiles loop A at `scale` with the offset `below_start` bytes under the
-/// loop. At least 95% of the samples must land exactly in the bins the
-/// formula gives for the loop's pcs; the rest may only be in bins of the spin
-/// function's own entry and exit code (a tick can catch the CPU there), never
-/// anywhere else.
+/// loop. At least 95% of the samples (or all but the two that the entry and
+/// exit can take) must land exactly in the bins the formula gives for the
+/// loop's pcs; the rest may only be in bins of the spin function's own entry
+/// and exit code (a tick can catch the CPU there), never anywhere else.
 fn check_relation(scale: u32, below_start: u64) -> Outcome {
     let (start, end) = spin::range_a();
     let function = loop_a as *const () as u64;
@@ -76,8 +76,13 @@ fn check_relation(scale: u32, below_start: u64) -> Outcome {
         .iter()
         .map(|&c| u64::from(c))
         .sum();
+    // Samples outside the loop can only come from the spin function's entry
+    // and exit code (checked below, bin by bin): one tick each at most per
+    // call, however few ticks a loaded host lets through (one run beside a
+    // CPU hog counted 28 in 40 ticks, 2 of them there).
+    let outside = counted - in_loop;
     ensure!(
-        in_loop * 100 >= counted * 95,
+        in_loop * 100 >= counted * 95 || outside <= 2,
         "{context}: {in_loop} of {counted} samples in bins {first}..={last}"
     );
     for (bin, &count) in buf.iter().enumerate() {
