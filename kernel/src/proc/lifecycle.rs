@@ -112,7 +112,7 @@ pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
     let child = copy_current(tf);
     // Out of memory or out of slots: the parent stops keeping group signals.
     let abandon = |e: Errno| {
-        current(|p| p.sig.fork_ends().for_each(drop));
+        current(|p| drop(p.sig.fork_ends()));
         Err(e)
     };
     let child = match child {

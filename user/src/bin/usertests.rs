@@ -510,6 +510,20 @@ fn brk_until_enomem() -> Outcome {
     Ok(())
 }
 
+/// Runs `access` in a child, which must die of SIGSEGV; `what` names the
+/// access in the failure.
+fn dies_of_sigsegv(what: &str, access: impl FnOnce()) -> Outcome {
+    let status = child_status(|| {
+        access();
+        0
+    })?;
+    ensure!(
+        sys::signaled(status) == Some(SIGSEGV),
+        "{what} gave status {status:#x}"
+    );
+    Ok(())
+}
+
 fn mmap_munmap_mprotect() -> Outcome {
     let len = 1 << 20;
     let p = sys::mmap_anon(len, PROT_READ | PROT_WRITE).map_err(|e| e.message())?;
@@ -522,25 +536,16 @@ fn mmap_munmap_mprotect() -> Outcome {
         ensure!(*p.add(4096) == 1, "read back");
     }
     sys::munmap(p, len).map_err(|e| e.message())?;
-    let status = child_status(|| {
+    dies_of_sigsegv("touching unmapped memory", || {
         // SAFETY: none: the page is gone and this must fault.
-        unsafe { core::ptr::read_volatile(p) as i32 }
+        unsafe { core::ptr::read_volatile(p) };
     })?;
-    ensure!(
-        sys::signaled(status) == Some(SIGSEGV),
-        "touching unmapped memory gave {status:#x}"
-    );
     let q = sys::mmap_anon(8192, PROT_READ | PROT_WRITE).map_err(|e| e.message())?;
     sys::mprotect(q, 8192, PROT_READ).map_err(|e| e.message())?;
-    let status = child_status(|| {
+    dies_of_sigsegv("writing read-only memory", || {
         // SAFETY: none: the page is read-only and this must fault.
         unsafe { core::ptr::write_volatile(q, 1) };
-        0
     })?;
-    ensure!(
-        sys::signaled(status) == Some(SIGSEGV),
-        "writing read-only memory gave {status:#x}"
-    );
     let _ = sys::munmap(q, 8192);
     expect_err(
         "mmap of length 0",
@@ -727,23 +732,14 @@ fn prot_none_pages_are_inaccessible() -> Outcome {
     // SAFETY: a fresh page of ours.
     unsafe { p.write_volatile(7) };
     sys::mprotect(p, 4096, 0).map_err(err)?;
-    for (what, access) in [("read", false), ("write", true)] {
-        let status = child_status(|| {
-            // SAFETY: none: the page is PROT_NONE and this must fault.
-            unsafe {
-                if access {
-                    p.write_volatile(1);
-                } else {
-                    core::ptr::read_volatile(p);
-                }
-            }
-            0
-        })?;
-        ensure!(
-            sys::signaled(status) == Some(SIGSEGV),
-            "a {what} of a PROT_NONE page gave status {status:#x}"
-        );
-    }
+    dies_of_sigsegv("a read of a PROT_NONE page", || {
+        // SAFETY: none: the page is PROT_NONE and this must fault.
+        unsafe { core::ptr::read_volatile(p) };
+    })?;
+    dies_of_sigsegv("a write of a PROT_NONE page", || {
+        // SAFETY: none: the page is PROT_NONE and this must fault.
+        unsafe { p.write_volatile(1) };
+    })?;
     expect_err(
         "write(2) from a PROT_NONE page",
         raw(nr::WRITE, &[1, p as usize, 1]),
@@ -762,14 +758,10 @@ fn prot_none_pages_are_inaccessible() -> Outcome {
     // mmap(PROT_NONE) reserves memory a later mprotect opens (as glibc
     // does for thread stacks).
     let q = sys::mmap_anon(2 * 4096, 0).map_err(err)?;
-    let status = child_status(|| {
+    dies_of_sigsegv("a read of mmap(PROT_NONE) memory", || {
         // SAFETY: none: PROT_NONE, this must fault.
-        unsafe { core::ptr::read_volatile(q) as i32 }
+        unsafe { core::ptr::read_volatile(q) };
     })?;
-    ensure!(
-        sys::signaled(status) == Some(SIGSEGV),
-        "a read of mmap(PROT_NONE) memory gave status {status:#x}"
-    );
     sys::mprotect(q, 2 * 4096, PROT_READ | PROT_WRITE).map_err(err)?;
     // SAFETY: opened just above.
     unsafe {
