@@ -3,14 +3,21 @@
 //! The path of one sample (the contract is `docs/profil.md`):
 //!
 //!     timer interrupt -> clock::on_timer_interrupt -> proc::on_tick
-//!         -> Profile::on_tick(pc)      computes the bin, records a pending tick;
-//!                                    never touches user memory
+//!         -> Profile::on_tick(pc, ..) computes the bin, records a pending
+//!                                    tick in the running thread; never
+//!                                    touches user memory
 //!     return to user mode -> proc::return_to_user
 //!         -> apply_pending()         read-modify-write of the 16-bit bin
 //!                                    through mm::uaccess, saturating at 65535
 //!     that copy fails        -> Profile::stop(FAULT): silently off, the
-//!                                    process runs on
+//!                                    process (every thread) runs on
 //!     fork / exec / exit     -> Profile::for_child / stop(EXEC) / stop(EXIT)
+//!
+//! The regions, the buffer and the counters are the process's; the pending
+//! ticks are each thread's (`PendingTicks`), earned on its own ticks and
+//! applied on its own return to user mode, into the one buffer: so the
+//! counts are the sum over the threads (OSF/1's rule). A thread's exit
+//! drops only its own pending ticks.
 //!
 //! This is the BSD design (`addupc_intr` records, `addupc_task` applies at
 //! the AST): an interrupt handler cannot take a page fault on a user buffer,
@@ -26,7 +33,7 @@ use alloc::vec::Vec;
 use kcore::profil::{MAX_REGIONS, Region, regions_from, saturating_count};
 
 use crate::mm::uaccess;
-use crate::proc::current;
+use crate::proc::{current, current_thread};
 use crate::sync::IrqLock;
 
 /// Distinct bins a process can have pending between two returns to user
@@ -34,16 +41,43 @@ use crate::sync::IrqLock;
 /// bin); a tick for a further distinct bin is counted as dropped.
 const MAX_PENDING: usize = 4;
 
+/// The ticks a thread earned and has not yet added to the buffer: (user
+/// address of the bin, ticks), applied on its return to user mode.
 #[derive(Clone, Default)]
-/// A process's profile: its regions (empty when profiling is off), the
-/// ticks waiting for the return to user mode, and the counters profstat
-/// reports.
+pub struct PendingTicks {
+    pending: [(u64, u64); MAX_PENDING],
+    len: usize,
+    /// Bumped by every start and stop of the process's profile: ticks
+    /// recorded under an older one are not applied (the buffer they were
+    /// computed for may be gone).
+    epoch: u64,
+}
+
+impl PendingTicks {
+    pub fn has_pending(&self) -> bool {
+        self.len > 0
+    }
+
+    /// Drops the pending ticks (the thread is exiting).
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    fn take(&mut self) -> ([(u64, u64); MAX_PENDING], usize, u64) {
+        let taken = (self.pending, self.len, self.epoch);
+        self.len = 0;
+        taken
+    }
+}
+
+#[derive(Clone, Default)]
+/// A process's profile: its regions (empty when profiling is off) and the
+/// counters profstat reports, over all its threads.
 pub struct Profile {
     /// Empty when profiling is off.
     regions: Vec<Region>,
-    /// (user address of the bin, ticks) waiting for the return to user mode.
-    pending: [(u64, u64); MAX_PENDING],
-    pending_len: usize,
+    /// Bumped by every start and stop (see `PendingTicks::epoch`).
+    epoch: u64,
     samples: u64,
     dropped: u64,
     applied: u64,
@@ -55,25 +89,22 @@ impl Profile {
         !self.regions.is_empty()
     }
 
-    /// Whether ticks wait to be added to the buffer.
-    pub fn has_pending(&self) -> bool {
-        self.pending_len > 0
-    }
-
     /// Turns profiling on with `regions`, replacing any earlier ones.
     pub fn start(&mut self, regions: Vec<Region>) {
         *self = Profile {
             regions,
+            epoch: self.epoch + 1,
             stopped_by: PROF_RUNNING,
             ..Profile::default()
         };
     }
 
-    /// Turns profiling off; pending ticks are dropped.
+    /// Turns profiling off; every thread's pending ticks are dropped (their
+    /// epoch is over).
     pub fn stop(&mut self, reason: u32) {
         if self.is_on() || reason == PROF_STOPPED_BY_CALL || reason == PROF_STOPPED_BY_BAD_CALL {
             self.regions.clear();
-            self.pending_len = 0;
+            self.epoch += 1;
             self.stopped_by = reason;
         }
     }
@@ -88,8 +119,9 @@ impl Profile {
         }
     }
 
-    /// Called by the timer interrupt with the pc to charge.
-    pub fn on_tick(&mut self, pc: u64) {
+    /// Called by the timer interrupt with the pc to charge to the running
+    /// thread, whose pending ticks are `pending`.
+    pub fn on_tick(&mut self, pc: u64, pending: &mut PendingTicks) {
         if !self.is_on() {
             return;
         }
@@ -104,31 +136,20 @@ impl Profile {
         match hit {
             Some((region, bin)) => {
                 self.samples += 1;
-                self.add_pending(region.buffer.wrapping_add(2 * bin));
+                let addr = region.buffer.wrapping_add(2 * bin);
+                if pending.epoch != self.epoch {
+                    *pending = PendingTicks {
+                        epoch: self.epoch,
+                        ..PendingTicks::default()
+                    };
+                }
+                if !add_pending(pending, addr) {
+                    self.dropped += 1;
+                }
             }
             None => self.dropped += 1,
         }
         TICK_COSTS.lock().record(crate::arch::rdtsc() - start);
-    }
-
-    fn add_pending(&mut self, addr: u64) {
-        if let Some(slot) = self.pending[..self.pending_len]
-            .iter_mut()
-            .find(|(a, _)| *a == addr)
-        {
-            slot.1 += 1;
-        } else if self.pending_len < MAX_PENDING {
-            self.pending[self.pending_len] = (addr, 1);
-            self.pending_len += 1;
-        } else {
-            self.dropped += 1;
-        }
-    }
-
-    fn take_pending(&mut self) -> ([(u64, u64); MAX_PENDING], usize) {
-        let taken = (self.pending, self.pending_len);
-        self.pending_len = 0;
-        taken
     }
 
     pub fn stat(&self) -> ProfStat {
@@ -144,18 +165,49 @@ impl Profile {
     }
 }
 
-/// On the way back to user mode: add the pending ticks to their bins.
+/// Records one tick for the bin at `addr`; false if the tick had to be
+/// dropped (MAX_PENDING distinct bins already wait).
+fn add_pending(pending: &mut PendingTicks, addr: u64) -> bool {
+    if let Some(slot) = pending.pending[..pending.len]
+        .iter_mut()
+        .find(|(a, _)| *a == addr)
+    {
+        slot.1 += 1;
+    } else if pending.len < MAX_PENDING {
+        pending.pending[pending.len] = (addr, 1);
+        pending.len += 1;
+    } else {
+        return false;
+    }
+    true
+}
+
+/// On the current thread's way back to user mode: add its pending ticks to
+/// their bins in the process's buffer. Ticks from a profile that has since
+/// been stopped or replaced are dropped.
 pub fn apply_pending() {
-    let (pending, len) = current(|p| p.prof.take_pending());
+    let (pending, len, epoch) = current_thread(|t| t.prof.take());
+    if current(|p| p.prof.epoch != epoch) {
+        return;
+    }
     for &(addr, ticks) in &pending[..len] {
         let start = crate::arch::rdtsc();
         let updated = add_to_bin(addr, ticks);
         APPLY_COSTS.lock().record(crate::arch::rdtsc() - start);
-        if updated.is_err() {
-            current(|p| p.prof.stop(PROF_STOPPED_BY_FAULT));
+        let applied = current(|p| {
+            if p.prof.epoch != epoch {
+                return false; // another thread stopped it meanwhile
+            }
+            if updated.is_err() {
+                p.prof.stop(PROF_STOPPED_BY_FAULT);
+                return false;
+            }
+            p.prof.applied += 1;
+            true
+        });
+        if !applied {
             return;
         }
-        current(|p| p.prof.applied += 1);
     }
 }
 

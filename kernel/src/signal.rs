@@ -1,9 +1,14 @@
 //! Signals: how they are sent, and how a handler runs and returns.
 //!
-//! Sending only marks the signal pending in the target (`send`, with the
-//! process table locked; the timer interrupt sends too) and wakes the target
-//! if it sleeps, so its system call ends with `ERESTARTSYS`. Everything else
-//! happens in the target's own context on its way back to user mode
+//! A signal goes to a process (kill, timers, the console: any of its threads
+//! that does not block it may take it) or to one thread (tgkill, a fault,
+//! SIGPIPE); handlers are the process's, masks each thread's. Sending only
+//! marks the signal pending (`send`, `send_to_thread`, with the table
+//! locked; the timer interrupt sends too) and wakes one thread that can take
+//! it if it sleeps, so its system call ends with `ERESTARTSYS`. A fatal
+//! signal ends every thread (exit_group); a stop parks them all. Everything
+//! else happens in the taking thread's own context on its way back to user
+//! mode
 //! (`deliver`, called by proc::return_to_user), where user memory can be
 //! written safely, as with profil's pending ticks:
 //!
@@ -34,7 +39,10 @@ use crate::arch::syscall::SYSCALL_VECTOR;
 use crate::arch::trap::TrapFrame;
 use crate::mm::{USER_TOP, uaccess};
 use crate::proc::sched::{self, Chan};
-use crate::proc::{INIT_PID, Process, State, current, lifecycle};
+use crate::proc::{
+    INIT_PID, Pid, Process, State, Table, Thread, Tid, current, current_both, current_thread,
+    lifecycle,
+};
 
 /// A system call a signal interrupted: the way back to user mode restarts
 /// it, or (for a handler without SA_RESTART) makes it fail with EINTR.
@@ -113,22 +121,53 @@ impl Origin {
     }
 }
 
-/// A process's signal state.
+/// Pending signals and who sent each.
+#[derive(Clone)]
+pub struct SigQueue {
+    pub pending: SigSet,
+    /// Indexed by signal number - 1.
+    origins: [Origin; 64],
+}
+
+impl Default for SigQueue {
+    fn default() -> SigQueue {
+        SigQueue {
+            pending: 0,
+            origins: [Origin::default(); 64],
+        }
+    }
+}
+
+impl SigQueue {
+    fn pend(&mut self, signal: u32, origin: Origin) {
+        self.pending |= sig_bit(signal);
+        self.origins[signal as usize - 1] = origin;
+    }
+
+    /// Takes `signal` off the queue if it is there, with its origin.
+    fn take(&mut self, signal: u32) -> Option<Origin> {
+        let bit = sig_bit(signal);
+        (self.pending & bit != 0).then(|| {
+            self.pending &= !bit;
+            self.origins[signal as usize - 1]
+        })
+    }
+}
+
+/// A process's signal state: what all its threads share.
 #[derive(Clone)]
 pub struct Signals {
     /// Indexed by signal number - 1.
     actions: [SigAction; 64],
-    origins: [Origin; 64],
-    pub pending: SigSet,
-    pub blocked: SigSet,
-    /// The mask to go back to after the handler that ends a sigsuspend.
-    saved_mask: Option<SigSet>,
-    altstack: StackT,
-    /// ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF.
+    /// Process-directed signals (kill, timers, the console), taken by
+    /// whichever thread gets to them first.
+    pub shared: SigQueue,
+    /// ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF: counting the CPU time of
+    /// all threads.
     pub timers: [Timer; 3],
-    /// While this process is in fork: the signals sent to a group of
-    /// processes it belongs to (see `send_to_many`), which the new child
-    /// gets too once it is in the table.
+    /// While a thread of this process is in fork: the signals sent to a
+    /// group of processes it belongs to (see `send_to_many`), which the new
+    /// child gets too once it is in the table.
     forking: Option<SigSet>,
 }
 
@@ -136,68 +175,48 @@ impl Default for Signals {
     fn default() -> Signals {
         Signals {
             actions: [SigAction::default(); 64],
-            origins: [Origin::default(); 64],
-            pending: 0,
-            blocked: 0,
-            saved_mask: None,
-            altstack: StackT::new(0, SS_DISABLE, 0),
+            shared: SigQueue::default(),
             timers: [Timer::OFF; 3],
             forking: None,
         }
     }
 }
 
-impl Signals {
-    /// A fork child's: the same handlers, mask and alternate stack; nothing
-    /// pending and no timers (POSIX).
-    pub fn for_child(&self) -> Signals {
-        Signals {
-            actions: self.actions,
+/// A thread's own signal state.
+#[derive(Clone)]
+pub struct ThreadSignals {
+    pub blocked: SigSet,
+    /// Thread-directed signals (tgkill, faults, SIGPIPE).
+    pub own: SigQueue,
+    /// The mask to go back to after the handler that ends a sigsuspend.
+    saved_mask: Option<SigSet>,
+    altstack: StackT,
+}
+
+impl Default for ThreadSignals {
+    fn default() -> ThreadSignals {
+        ThreadSignals {
+            blocked: 0,
+            own: SigQueue::default(),
+            saved_mask: None,
+            altstack: StackT::new(0, SS_DISABLE, 0),
+        }
+    }
+}
+
+impl ThreadSignals {
+    /// A new thread's, or a fork child's: the creator's mask (and, for a
+    /// fork child, its alternate stack); nothing pending (POSIX).
+    pub fn for_child(&self, keep_altstack: bool) -> ThreadSignals {
+        ThreadSignals {
             blocked: self.blocked,
-            altstack: self.altstack,
-            ..Signals::default()
-        }
-    }
-
-    /// After exec: handlers back to the default (the code they pointed to
-    /// is gone), ignored signals stay ignored, the mask, pending signals and
-    /// timers stay.
-    pub fn exec(&mut self) {
-        for action in &mut self.actions {
-            let handler = if action.handler == SIG_IGN {
-                SIG_IGN
+            altstack: if keep_altstack {
+                self.altstack
             } else {
-                SIG_DFL
-            };
-            *action = SigAction {
-                handler,
-                ..SigAction::default()
-            };
+                StackT::new(0, SS_DISABLE, 0)
+            },
+            ..ThreadSignals::default()
         }
-        self.altstack = StackT::new(0, SS_DISABLE, 0);
-    }
-
-    pub fn action(&self, signal: u32) -> SigAction {
-        self.actions[signal as usize - 1]
-    }
-
-    pub fn set_action(&mut self, signal: u32, action: SigAction) {
-        self.actions[signal as usize - 1] = action;
-        // Setting SIG_IGN (or a default of ignore) discards one pending (POSIX).
-        if is_ignored(&action, signal) {
-            self.pending &= !sig_bit(signal);
-        }
-    }
-
-    /// Whether a signal is waiting that should end a sleep.
-    pub fn interrupts(&self) -> bool {
-        rules::next(self.pending, self.blocked).is_some()
-    }
-
-    /// Whether `deliver` has anything to do: a signal to act on, or a mask
-    /// that sigsuspend set aside.
-    pub fn need_attention(&self) -> bool {
-        self.interrupts() || self.saved_mask.is_some()
     }
 
     /// Replaces the mask until the next handler returns (sigsuspend).
@@ -214,6 +233,54 @@ impl Signals {
         self.altstack = stack;
     }
 
+    /// After exec: the alternate stack is gone with the old memory; the
+    /// mask and pending signals stay.
+    pub fn exec(&mut self) {
+        self.altstack = StackT::new(0, SS_DISABLE, 0);
+    }
+}
+
+impl Signals {
+    /// A fork child's: the same handlers; nothing pending and no timers
+    /// (POSIX).
+    pub fn for_child(&self) -> Signals {
+        Signals {
+            actions: self.actions,
+            ..Signals::default()
+        }
+    }
+
+    /// After exec: handlers back to the default (the code they pointed to
+    /// is gone), ignored signals stay ignored; pending signals and timers
+    /// stay.
+    pub fn exec(&mut self) {
+        for action in &mut self.actions {
+            let handler = if action.handler == SIG_IGN {
+                SIG_IGN
+            } else {
+                SIG_DFL
+            };
+            *action = SigAction {
+                handler,
+                ..SigAction::default()
+            };
+        }
+    }
+
+    pub fn action(&self, signal: u32) -> SigAction {
+        self.actions[signal as usize - 1]
+    }
+
+    /// Sets the action of `signal`. Setting SIG_IGN (or a default of ignore)
+    /// discards one pending for the process; the caller discards it from
+    /// each thread (`discard_ignored`).
+    pub fn set_action(&mut self, signal: u32, action: SigAction) {
+        self.actions[signal as usize - 1] = action;
+        if is_ignored(&action, signal) {
+            self.shared.pending &= !sig_bit(signal);
+        }
+    }
+
     /// Fork begins: from now on, signals sent to this process's group are
     /// kept for the child as well (`send_to_many`).
     pub fn fork_begins(&mut self) {
@@ -224,19 +291,33 @@ impl Signals {
     /// group signals that arrived meanwhile, with their origins.
     pub fn fork_ends(&mut self) -> impl Iterator<Item = (u32, Origin)> + use<> {
         let sent = self.forking.take().unwrap_or(0);
-        let origins = self.origins;
+        let origins = self.shared.origins;
         (1..NSIG)
             .filter(move |&s| sent & sig_bit(s) != 0)
             .map(move |s| (s, origins[s as usize - 1]))
     }
-
-    fn pend(&mut self, signal: u32, origin: Origin) {
-        self.pending |= sig_bit(signal);
-        self.origins[signal as usize - 1] = origin;
-    }
 }
 
-fn is_ignored(action: &SigAction, signal: u32) -> bool {
+/// Whether a signal is waiting for thread `t` (of `p`) that should end a
+/// sleep.
+pub fn interrupts(t: &Thread, p: &Process) -> bool {
+    rules::next(t.sig.own.pending | p.sig.shared.pending, t.sig.blocked).is_some()
+}
+
+/// Whether `deliver` has anything to do for `t`: a signal to act on, or a
+/// mask that sigsuspend set aside.
+pub fn need_attention(t: &Thread, p: &Process) -> bool {
+    interrupts(t, p) || t.sig.saved_mask.is_some()
+}
+
+/// Signals pending for `t`: its own and its process's.
+pub fn pending_for(t: &Thread, p: &Process) -> SigSet {
+    t.sig.own.pending | p.sig.shared.pending
+}
+
+/// Whether `action` for `signal` throws it away (SIG_IGN, or a default
+/// of ignore).
+pub fn is_ignored(action: &SigAction, signal: u32) -> bool {
     action.handler == SIG_IGN
         || (action.handler == SIG_DFL && rules::default_action(signal) == DefaultAction::Ignore)
 }
@@ -246,20 +327,57 @@ pub fn on_stack(stack: &StackT, sp: u64) -> bool {
     stack.flags & SS_DISABLE == 0 && sp > stack.sp && sp - stack.sp <= stack.size
 }
 
-/// Sends `signal` to `p` (the process table is locked by the caller).
-pub fn send(p: &mut Process, signal: u32, origin: Origin) {
-    if matches!(p.state, State::Zombie { .. }) {
+/// Where a signal goes: to the process (any thread that does not block it
+/// takes it) or to one thread.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Process,
+    Thread(Tid),
+}
+
+/// Sends `signal` to process `pid` (the table is locked by the caller): it
+/// waits in the process's queue, and one thread that does not block it is
+/// woken to take it, the current one if it can.
+pub fn send(table: &mut Table, pid: Pid, signal: u32, origin: Origin) {
+    send_to(table, pid, Target::Process, signal, origin);
+}
+
+/// Sends `signal` to thread `tid` alone (tgkill; the table is locked by the
+/// caller).
+pub fn send_to_thread(table: &mut Table, tid: Tid, signal: u32, origin: Origin) {
+    if let Some(pid) = table
+        .threads
+        .get(&tid)
+        .filter(|t| t.state != State::Dead)
+        .map(|t| t.pid)
+    {
+        send_to(table, pid, Target::Thread(tid), signal, origin);
+    }
+}
+
+fn send_to(table: &mut Table, pid: Pid, target: Target, signal: u32, origin: Origin) {
+    let current = table.current;
+    let Some((p, threads)) = table.process_and_threads(pid) else {
+        return;
+    };
+    if p.is_zombie() {
         return;
     }
+    let mut threads: alloc::vec::Vec<&mut Thread> =
+        threads.filter(|t| t.state != State::Dead).collect();
     let bit = sig_bit(signal);
     let action = p.sig.action(signal);
     if signal == SIGCONT {
-        p.sig.pending &= !rules::STOP_SIGNALS;
-        if p.state == State::Stopped {
-            p.state = State::Runnable;
+        p.sig.shared.pending &= !rules::STOP_SIGNALS;
+        for t in threads.iter_mut() {
+            t.sig.own.pending &= !rules::STOP_SIGNALS;
         }
+        continue_process(p, &mut threads);
     } else if bit & rules::STOP_SIGNALS != 0 {
-        p.sig.pending &= !sig_bit(SIGCONT);
+        p.sig.shared.pending &= !sig_bit(SIGCONT);
+        for t in threads.iter_mut() {
+            t.sig.own.pending &= !sig_bit(SIGCONT);
+        }
     }
     // Init gets only the signals it has handlers for, so a stray kill (or
     // Ctrl-C) cannot take the system down.
@@ -268,79 +386,144 @@ pub fn send(p: &mut Process, signal: u32, origin: Origin) {
     }
     // Blocked signals are kept even if ignored: the action may change
     // before they are unblocked.
-    if is_ignored(&action, signal) && p.sig.blocked & bit == 0 {
+    let blocked_by = |t: &Thread| t.sig.blocked & bit != 0;
+    let blocked = match target {
+        Target::Thread(tid) => threads.iter().any(|t| t.tid == tid && blocked_by(t)),
+        Target::Process => threads.iter().all(|t| blocked_by(t)),
+    };
+    if is_ignored(&action, signal) && !blocked {
         return;
     }
-    p.sig.pend(signal, origin);
-    wake_if_deliverable(p);
+    if signal == SIGKILL {
+        // Nothing stops a kill: a stopped process goes on to die.
+        continue_process(p, &mut threads);
+    }
+    let taker = match target {
+        Target::Thread(tid) => {
+            let t = threads.iter_mut().find(|t| t.tid == tid);
+            let Some(t) = t else { return };
+            t.sig.own.pend(signal, origin);
+            Some(tid)
+        }
+        Target::Process => {
+            p.sig.shared.pend(signal, origin);
+            // The current thread takes it on its way out if it can; else
+            // the first that does not block it.
+            threads
+                .iter()
+                .filter(|t| !blocked_by(t))
+                .map(|t| t.tid)
+                .find(|&tid| Some(tid) == current)
+                .or_else(|| threads.iter().find(|t| !blocked_by(t)).map(|t| t.tid))
+        }
+    };
+    if let Some(t) = threads.iter_mut().find(|t| Some(t.tid) == taker)
+        && let State::Sleeping(_) = t.state
+    {
+        t.state = State::Runnable;
+    }
 }
 
-/// Sends the signal a faulting instruction raises: if the process blocks or
-/// ignores it, it gets the default action (death), as on Linux, since
-/// returning to the instruction would only fault again.
-pub fn force(p: &mut Process, signal: u32, origin: Origin) {
+/// Ends thread `tid` (exit_group, exec): SIGKILL pending for it alone,
+/// which no mask or handler can stop, and it is woken from any sleep or
+/// stop. The table is locked by the caller.
+pub fn kill_thread(table: &mut Table, tid: Tid) {
+    if let Some(t) = table.threads.get_mut(&tid) {
+        t.sig.own.pend(SIGKILL, Origin::kernel());
+        if matches!(t.state, State::Sleeping(_) | State::Stopped) {
+            t.state = State::Runnable;
+        }
+    }
+}
+
+/// Ends a stop of process `p`: it runs on, its parked threads with it.
+fn continue_process(p: &mut Process, threads: &mut [&mut Thread]) {
+    p.stopped = false;
+    for t in threads.iter_mut().filter(|t| t.state == State::Stopped) {
+        t.state = State::Runnable;
+    }
+}
+
+/// Sends the signal a faulting instruction raises to the thread that
+/// raised it: if the thread blocks or ignores it, it gets the default
+/// action (death), as on Linux, since returning to the instruction would
+/// only fault again.
+pub fn force(t: &mut Thread, p: &mut Process, signal: u32, origin: Origin) {
     let mut action = p.sig.action(signal);
-    if action.handler == SIG_IGN || p.sig.blocked & sig_bit(signal) != 0 {
+    if action.handler == SIG_IGN || t.sig.blocked & sig_bit(signal) != 0 {
         action.handler = SIG_DFL;
         p.sig.set_action(signal, action);
-        p.sig.blocked &= !sig_bit(signal);
+        t.sig.blocked &= !sig_bit(signal);
     }
-    p.sig.pend(signal, origin);
+    t.sig.own.pend(signal, origin);
 }
 
 /// Whether a fault signal sent now would run a handler (else it kills, and
 /// the caller prints why).
-pub fn will_catch(p: &Process, signal: u32) -> bool {
+pub fn will_catch(t: &Thread, p: &Process, signal: u32) -> bool {
     let handler = p.sig.action(signal).handler;
-    handler != SIG_DFL && handler != SIG_IGN && p.sig.blocked & sig_bit(signal) == 0
+    handler != SIG_DFL && handler != SIG_IGN && t.sig.blocked & sig_bit(signal) == 0
 }
 
-fn wake_if_deliverable(p: &mut Process) {
-    if !p.sig.interrupts() {
-        return;
-    }
-    match p.state {
-        State::Sleeping(_) => p.state = State::Runnable,
-        State::Stopped if p.sig.pending & sig_bit(SIGKILL) != 0 => p.state = State::Runnable,
-        _ => {}
-    }
-}
-
-/// Sends `signal` to `p` as one of several processes (a process group, or
-/// every process): a signal sent to a group must reach every member,
-/// including a child that `p` is forking right now and that is not in the
-/// table yet, so a forking `p` keeps it for that child (`Signals::fork_ends`).
-/// Linux does the same (its "multiprocess" signals in copy_process), rather
-/// than restarting the fork, which a busy SIGPROF could repeat forever.
-/// The process table is locked by the caller.
-pub fn send_to_many(p: &mut Process, signal: u32, origin: Origin) {
-    if let Some(sent) = p.sig.forking.as_mut() {
+/// Sends `signal` to process `pid` as one of several processes (a process
+/// group, or every process): a signal sent to a group must reach every
+/// member, including a child that `pid` is forking right now and that is
+/// not in the table yet, so a forking process keeps it for that child
+/// (`Signals::fork_ends`). Linux does the same (its "multiprocess" signals
+/// in copy_process), rather than restarting the fork, which a busy SIGPROF
+/// could repeat forever. The table is locked by the caller.
+pub fn send_to_many(table: &mut Table, pid: Pid, signal: u32, origin: Origin) {
+    if let Some(sent) = table
+        .procs
+        .get_mut(&pid)
+        .and_then(|p| p.sig.forking.as_mut())
+    {
         *sent |= sig_bit(signal);
     }
-    send(p, signal, origin);
+    send(table, pid, signal, origin);
+}
+
+/// The pids of the processes `wanted` picks, for sending to each (the
+/// table cannot be walked while each send borrows it).
+pub fn pids_where(table: &Table, wanted: impl Fn(&Process) -> bool) -> alloc::vec::Vec<Pid> {
+    table
+        .procs
+        .values()
+        .filter(|p| wanted(p))
+        .map(|p| p.pid)
+        .collect()
 }
 
 /// Sends `signal` to every process in group `pgid`; false if there is none.
 pub fn send_to_group(pgid: u32, signal: u32, origin: Origin) -> bool {
-    let mut found = false;
     let mut table = crate::proc::TABLE.lock();
-    for p in table.procs.values_mut().filter(|p| p.pgid == pgid) {
-        found = true;
-        send_to_many(p, signal, origin);
+    let members = pids_where(&table, |p| p.pgid == pgid);
+    for &pid in &members {
+        send_to_many(&mut table, pid, signal, origin);
     }
-    found
+    !members.is_empty()
 }
 
-/// Sends `signal` to the current process.
+/// Sends `signal` to the current thread (SIGPIPE: the writer gets it).
 pub fn send_to_current(signal: u32, origin: Origin) {
-    current(|p| send(p, signal, origin));
+    let mut table = crate::proc::TABLE.lock();
+    if let Some(tid) = table.current {
+        send_to_thread(&mut table, tid, signal, origin);
+    }
 }
 
-/// Counts one tick against the interval timers of `p`: ITIMER_REAL always
-/// (the caller calls this for every process), ITIMER_VIRTUAL and
-/// ITIMER_PROF only for the process the tick interrupted (`running`), the
-/// first only if it was in user mode.
-pub fn on_tick(p: &mut Process, running: bool, user_mode: bool) {
+/// Counts one tick against the interval timers of process `pid`:
+/// ITIMER_REAL always (the caller calls this for every process),
+/// ITIMER_VIRTUAL and ITIMER_PROF only for the process one of whose
+/// threads the tick interrupted (`running`), the first only if it was in
+/// user mode. So both count the CPU time of all the process's threads.
+pub fn on_tick(table: &mut Table, pid: Pid, running: bool, user_mode: bool) {
+    let Some(p) = table.procs.get_mut(&pid) else {
+        return;
+    };
+    if p.is_zombie() {
+        return;
+    }
     let mut fire = [false; 3];
     fire[ITIMER_REAL as usize] = p.sig.timers[ITIMER_REAL as usize].tick();
     if running {
@@ -351,7 +534,7 @@ pub fn on_tick(p: &mut Process, running: bool, user_mode: bool) {
     }
     for (which, signal) in [SIGALRM, SIGVTALRM, SIGPROF].into_iter().enumerate() {
         if fire[which] {
-            send(p, signal, Origin::kernel());
+            send(table, pid, signal, Origin::kernel());
         }
     }
 }
@@ -365,11 +548,17 @@ enum Step {
     Handle(u32, SigAction, Origin),
 }
 
-fn next_step(p: &mut Process) -> Step {
-    let Some(signal) = rules::next(p.sig.pending, p.sig.blocked) else {
+fn next_step(t: &mut Thread, p: &mut Process) -> Step {
+    let Some(signal) = rules::next(pending_for(t, p), t.sig.blocked) else {
         return Step::Nothing;
     };
-    p.sig.pending &= !sig_bit(signal);
+    // The thread's own first, as Linux dequeues them.
+    let origin = t
+        .sig
+        .own
+        .take(signal)
+        .or_else(|| p.sig.shared.take(signal))
+        .unwrap_or_default();
     let action = p.sig.action(signal);
     match action.handler {
         SIG_IGN => Step::Next,
@@ -378,28 +567,30 @@ fn next_step(p: &mut Process) -> Step {
             DefaultAction::Stop => Step::Stop,
             DefaultAction::Ignore | DefaultAction::Continue => Step::Next,
         },
-        _ => Step::Handle(signal, action, p.sig.origins[signal as usize - 1]),
+        _ => Step::Handle(signal, action, origin),
     }
 }
 
-/// On the way back to user mode: act on pending signals, at most one
-/// handler per return (its own mask keeps the others waiting until it
-/// returns, and the next return delivers them).
+/// On the way back to user mode: park while the process is stopped, then
+/// act on pending signals, at most one handler per return (its own mask
+/// keeps the others waiting until it returns, and the next return delivers
+/// them).
 pub fn deliver(tf: &mut TrapFrame) {
     loop {
-        match current(next_step) {
+        park_while_stopped();
+        match current_both(next_step) {
             Step::Nothing => {
                 settle_interrupted_call(tf, None);
-                current(|p| {
-                    if let Some(mask) = p.sig.saved_mask.take() {
-                        p.sig.blocked = mask;
+                current_thread(|t| {
+                    if let Some(mask) = t.sig.saved_mask.take() {
+                        t.sig.blocked = mask;
                     }
                 });
                 return;
             }
             Step::Next => {}
             Step::Terminate(signal) => {
-                lifecycle::exit(abi::types::wait_status_signaled(signal));
+                lifecycle::exit_group(abi::types::wait_status_signaled(signal));
             }
             Step::Stop => stop(),
             Step::Handle(signal, action, origin) => {
@@ -440,22 +631,54 @@ fn settle_interrupted_call(tf: &mut TrapFrame, handler_flags: Option<u64>) {
     }
 }
 
-/// Stops the current process until SIGCONT (or SIGKILL) arrives.
+/// Stops the current process until SIGCONT (or SIGKILL) arrives: its
+/// runnable threads park now, the others as they reach user mode.
 fn stop() {
-    let me = current(|p| {
-        p.state = State::Stopped;
+    let ppid = {
+        let mut table = crate::proc::TABLE.lock();
+        let Some(pid) = table.current_mut().map(|p| p.pid) else {
+            return;
+        };
+        let (p, threads) = table.process_and_threads(pid).expect("current process");
+        p.stopped = true;
+        for t in threads.filter(|t| t.state == State::Runnable) {
+            t.state = State::Stopped;
+        }
         p.ppid
-    });
-    sched::wakeup(Chan::Child(me));
-    sched::switch_to_scheduler();
+    };
+    sched::wakeup(Chan::Child(ppid));
+}
+
+/// Parks the current thread for as long as its process is stopped.
+pub fn park_while_stopped() {
+    loop {
+        let were_enabled = x86_64::instructions::interrupts::are_enabled();
+        x86_64::instructions::interrupts::disable();
+        let park = current_both(|t, p| {
+            let park = p.stopped;
+            if park {
+                t.state = State::Stopped;
+            }
+            park
+        });
+        if park {
+            sched::switch_to_scheduler();
+        }
+        if were_enabled {
+            x86_64::instructions::interrupts::enable();
+        }
+        if !park {
+            return;
+        }
+    }
 }
 
 /// Saves the interrupted state in a signal frame on the user stack and
 /// points the trap frame at the handler.
 fn enter_handler(tf: &mut TrapFrame, signal: u32, action: &SigAction, origin: Origin) {
-    let (altstack, mask) = current(|p| {
-        let mask = p.sig.saved_mask.take().unwrap_or(p.sig.blocked);
-        (p.sig.altstack, mask)
+    let (altstack, mask) = current_thread(|t| {
+        let mask = t.sig.saved_mask.take().unwrap_or(t.sig.blocked);
+        (t.sig.altstack, mask)
     });
     let switch_stack = action.flags & SA_ONSTACK != 0
         && altstack.flags & SS_DISABLE == 0
@@ -497,12 +720,12 @@ fn enter_handler(tf: &mut TrapFrame, signal: u32, action: &SigAction, origin: Or
     tf.rdx = at + core::mem::offset_of!(SigFrame, uc) as u64;
     tf.rax = 0;
     tf.rflags &= !(EFL_TF | EFL_DF | EFL_RF); // the ABI's start state
-    current(|p| {
+    current_both(|t, p| {
         let mut blocked = mask | action.mask;
         if action.flags & SA_NODEFER == 0 {
             blocked |= sig_bit(signal);
         }
-        p.sig.blocked = rules::sanitize_mask(blocked);
+        t.sig.blocked = rules::sanitize_mask(blocked);
         if action.flags & SA_RESETHAND != 0 {
             p.sig.set_action(signal, SigAction::default());
         }
@@ -552,12 +775,12 @@ pub fn sigreturn(tf: &mut TrapFrame) -> Result<usize, Errno> {
             Err(_) => bad_frame("unreadable FPU state in the signal frame", 0, tf.rsp),
         },
     }
-    current(|p| p.sig.blocked = rules::sanitize_mask(uc.sigmask));
+    current_thread(|t| t.sig.blocked = rules::sanitize_mask(uc.sigmask));
     Ok(tf.rax as usize)
 }
 
 /// A signal frame that cannot be written or read back: the process dies of
-/// SIGSEGV, with one line on the console saying why.
+/// SIGSEGV (all its threads), with one line on the console saying why.
 fn bad_frame(what: &str, signal: u32, sp: u64) -> ! {
     let (pid, name) = current(|p| (p.pid, p.name.clone()));
     if signal != 0 {
@@ -569,5 +792,5 @@ fn bad_frame(what: &str, signal: u32, sp: u64) -> ! {
             "pid {pid} ({name}): {what} at {sp:#x}; killed"
         ));
     }
-    lifecycle::exit(abi::types::wait_status_signaled(SIGSEGV))
+    lifecycle::exit_group(abi::types::wait_status_signaled(SIGSEGV))
 }

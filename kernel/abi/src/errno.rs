@@ -59,6 +59,8 @@ errnos! {
     ENOSYS = 38, "Function not implemented";
     ENOTEMPTY = 39, "Directory not empty";
     ELOOP = 40, "Symbolic link loop";
+    ETIMEDOUT = 110, "Connection timed out";
+    EOWNERDEAD = 130, "Owner died";
 }
 
 impl Errno {

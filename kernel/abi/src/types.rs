@@ -51,7 +51,9 @@ pub struct ProcInfo {
     pub state: u32,
     /// Nonzero if profil is on for this process.
     pub profiling: u32,
-    pub pad: u32,
+    /// Threads the process has (1 for a single-threaded one, 0 for a
+    /// zombie).
+    pub threads: u32,
     pub user_ticks: u64,
     pub system_ticks: u64,
     /// Program name, NUL-padded.
@@ -452,3 +454,60 @@ pub struct Rusage {
 const _: () = assert!(size_of::<Rusage>() == 144);
 pub const RUSAGE_SELF: i32 = 0;
 pub const RUSAGE_CHILDREN: i32 = -1;
+
+// clone(2) flags (Linux's include/uapi/linux/sched.h). The low byte
+// (CSIGNAL) is the signal the parent gets when the child ends.
+pub const CSIGNAL: u64 = 0xff;
+pub const CLONE_VM: u64 = 0x0000_0100;
+pub const CLONE_FS: u64 = 0x0000_0200;
+pub const CLONE_FILES: u64 = 0x0000_0400;
+pub const CLONE_SIGHAND: u64 = 0x0000_0800;
+pub const CLONE_PIDFD: u64 = 0x0000_1000;
+pub const CLONE_PTRACE: u64 = 0x0000_2000;
+pub const CLONE_VFORK: u64 = 0x0000_4000;
+pub const CLONE_PARENT: u64 = 0x0000_8000;
+pub const CLONE_THREAD: u64 = 0x0001_0000;
+pub const CLONE_NEWNS: u64 = 0x0002_0000;
+pub const CLONE_SYSVSEM: u64 = 0x0004_0000;
+pub const CLONE_SETTLS: u64 = 0x0008_0000;
+pub const CLONE_PARENT_SETTID: u64 = 0x0010_0000;
+pub const CLONE_CHILD_CLEARTID: u64 = 0x0020_0000;
+pub const CLONE_DETACHED: u64 = 0x0040_0000;
+pub const CLONE_UNTRACED: u64 = 0x0080_0000;
+pub const CLONE_CHILD_SETTID: u64 = 0x0100_0000;
+
+// futex(2) operations and flags (include/uapi/linux/futex.h).
+pub const FUTEX_WAIT: u32 = 0;
+pub const FUTEX_WAKE: u32 = 1;
+pub const FUTEX_REQUEUE: u32 = 3;
+pub const FUTEX_CMP_REQUEUE: u32 = 4;
+pub const FUTEX_WAKE_OP: u32 = 5;
+pub const FUTEX_LOCK_PI: u32 = 6;
+pub const FUTEX_UNLOCK_PI: u32 = 7;
+pub const FUTEX_WAIT_BITSET: u32 = 9;
+pub const FUTEX_WAKE_BITSET: u32 = 10;
+pub const FUTEX_PRIVATE_FLAG: u32 = 128;
+pub const FUTEX_CLOCK_REALTIME: u32 = 256;
+/// The operation without its flags.
+pub const FUTEX_CMD_MASK: u32 = !(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
+/// The bitset FUTEX_WAIT and FUTEX_WAKE use: every waiter matches.
+pub const FUTEX_BITSET_MATCH_ANY: u32 = u32::MAX;
+// A robust mutex's futex word: the owner's tid and two flags.
+pub const FUTEX_WAITERS: u32 = 0x8000_0000;
+pub const FUTEX_OWNER_DIED: u32 = 0x4000_0000;
+pub const FUTEX_TID_MASK: u32 = 0x3fff_ffff;
+
+/// `struct robust_list_head` (set_robust_list(2)): the list of robust
+/// mutexes a thread holds, which the kernel walks when the thread dies.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RobustListHead {
+    /// First entry (`struct robust_list *`); the list ends where an entry
+    /// points back to the head.
+    pub next: u64,
+    /// From an entry to its mutex's futex word, in bytes.
+    pub futex_offset: i64,
+    /// An entry being locked or unlocked right now, or 0.
+    pub list_op_pending: u64,
+}
+const _: () = assert!(size_of::<RobustListHead>() == 24);

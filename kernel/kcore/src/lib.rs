@@ -1,7 +1,8 @@
 //! Pure logic of the kernel, with no hardware access, so `cargo test` checks it
 //! on the host: boot options, the cpio archive format of the ramdisk, ELF
 //! parsing, frame bookkeeping, paths, profil bin arithmetic, gmon encoding,
-//! signal rules, symbols, time conversions and the W^X rule over frames.
+//! signal rules, symbols, clone and futex rules, time conversions and the W^X
+//! rule over frames.
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -15,5 +16,6 @@ pub mod path;
 pub mod profil;
 pub mod signal;
 pub mod symbols;
+pub mod thread;
 pub mod time;
 pub mod wx;

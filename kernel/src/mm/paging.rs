@@ -443,6 +443,12 @@ impl Space {
         Cr3::read().0 == self.l4
     }
 
+    /// A number that names this address space for as long as it lives
+    /// (its root table's address): what a futex key is made of.
+    pub fn id(&self) -> u64 {
+        self.l4.start_address().as_u64()
+    }
+
     /// Visits every mapped user page as (address, entry).
     fn for_each_user_page(&self, mut visit: impl FnMut(VirtAddr, &mut PageTableEntry)) {
         // SAFETY: a table (see `table`) that nothing else references now.
@@ -507,6 +513,33 @@ impl Space {
             x86_64::instructions::tlb::flush_all();
         }
         if failed { None } else { Some(child) }
+    }
+
+    /// Writes `bytes` at user address `addr` of this (possibly inactive)
+    /// address space as a user write would: only into pages the user may
+    /// write, breaking copy-on-write first. clone's CLONE_CHILD_SETTID
+    /// writes into a new child's copy this way. EFAULT where the user
+    /// could not write.
+    pub fn write_user(&self, addr: u64, bytes: &[u8]) -> Result<(), abi::Errno> {
+        use abi::Errno;
+        let end = addr
+            .checked_add(bytes.len() as u64)
+            .filter(|&end| end <= super::USER_TOP)
+            .ok_or(Errno::EFAULT)?;
+        let mut page = super::page_down(addr);
+        while page < end {
+            let (_, flags) = self.translate(VirtAddr::new(page)).ok_or(Errno::EFAULT)?;
+            if !flags.contains(Flags::USER_ACCESSIBLE) || flags.contains(NO_ACCESS) {
+                return Err(Errno::EFAULT);
+            }
+            if flags.contains(COW) {
+                self.break_cow(page)?;
+            } else if !flags.contains(Flags::WRITABLE) {
+                return Err(Errno::EFAULT);
+            }
+            page += super::PAGE_SIZE;
+        }
+        self.write_bytes(addr, bytes).map_err(|_| Errno::EFAULT)
     }
 
     /// Copies `bytes` to user address `addr` of this (possibly inactive)

@@ -7,6 +7,12 @@
 //! its close-on-exec descriptors, and have its trap frame rewritten so the
 //! return to user mode lands at the new entry point. A failed exec therefore
 //! returns an error to an unchanged caller.
+//!
+//! In a process with several threads, the others are ended first (once the
+//! image is built, so a failing exec leaves them running), and the caller
+//! takes the process's pid as its tid, as on Linux: after exec the process
+//! is one thread again, whose tid is its pid. A vfork child gives the
+//! memory it borrowed back to its parent here, and releases the parent.
 
 use abi::Errno;
 use abi::types::*;
@@ -16,8 +22,9 @@ use kcore::elf::{self, Executable, PF_W, PF_X};
 use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
-use super::current;
+use super::sched::{self, Chan};
 use super::vm::{STACK_SIZE, STACK_TOP, UserMemory};
+use super::{State, TABLE, Tid, current, current_both};
 use crate::arch::trap::TrapFrame;
 use crate::fs::ramfs::{self, Content};
 use crate::mm::frames::alloc_user_frame;
@@ -47,20 +54,68 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usi
     let full = kcore::path::resolve(&current(|p| p.cwd.clone()), &path)?;
     let image = load(&full, &argv, &envp)?;
     let name = program_name(&full);
-    let (old, closed) = current(|p| {
+    end_other_threads();
+    let (pid, old, closed) = current_both(|t, p| {
         p.name = name;
-        p.fs_base = 0;
+        t.fs_base = 0;
+        t.clear_child_tid = 0;
+        t.robust_list = 0;
         p.prof.stop(PROF_STOPPED_BY_EXEC);
         p.sig.exec();
-        (p.mem.replace(image.mem), p.files.take_cloexec())
+        t.sig.exec();
+        (p.pid, p.mem.replace(image.mem), p.files.take_cloexec())
     });
     current(|p| p.mem.as_ref().expect("just set").space.activate());
     x86_64::registers::model_specific::FsBase::write(VirtAddr::zero());
     crate::arch::fpu::FpuState::initial().restore();
-    drop(old);
+    drop(super::lifecycle::give_back_borrowed(pid, old));
+    super::lifecycle::release_vfork_parent(pid);
     drop(closed);
     *tf = user_entry_frame(image.entry, image.stack_pointer);
     Ok(0)
+}
+
+/// Ends every other thread of the current process and waits until they
+/// are gone; then the caller becomes the thread whose tid is the pid.
+fn end_other_threads() {
+    let (me, pid) = {
+        let mut table = TABLE.lock();
+        let (t, p) = table.current_both().expect("exec runs in a thread");
+        let (me, pid) = (t.tid, p.pid);
+        if p.live_threads == 1 && me == pid {
+            return;
+        }
+        // exit_group's mark: the others end without telling anyone else.
+        p.group_exit.get_or_insert(0);
+        let others: alloc::vec::Vec<Tid> = table
+            .threads
+            .values()
+            .filter(|t| t.pid == pid && t.tid != me && t.state != State::Dead)
+            .map(|t| t.tid)
+            .collect();
+        for tid in others {
+            crate::signal::kill_thread(&mut table, tid);
+        }
+        (me, pid)
+    };
+    // Not interruptible: past this point exec cannot fail, and the others
+    // cannot refuse a SIGKILL.
+    sched::wait_uninterruptible(Chan::ThreadExit(pid), || {
+        let table = TABLE.lock();
+        let alone = table.procs.get(&pid).is_some_and(|p| p.live_threads == 1);
+        // The old leader's entry is gone once the scheduler freed it.
+        alone && (me == pid || !table.threads.contains_key(&pid))
+    });
+    let mut table = TABLE.lock();
+    if me != pid {
+        let mut thread = table.threads.remove(&me).expect("the current thread");
+        thread.tid = pid;
+        table.threads.insert(pid, thread);
+        table.current = Some(pid);
+    }
+    if let Some(p) = table.procs.get_mut(&pid) {
+        p.group_exit = None;
+    }
 }
 
 /// The trap frame that starts a program: entry point, stack, interrupts on.

@@ -2,15 +2,16 @@
 //!
 //! A write to a copy-on-write page is not an error: the page is copied and the
 //! instruction runs again. Anything else raises the signal Unix uses for that
-//! fault. With a handler installed the handler runs (and may repair the cause
-//! or move rip on); otherwise the process (and only it) dies of the signal,
+//! fault, to the thread that faulted. With a handler installed the handler
+//! runs (and may repair the cause or move rip on); otherwise the process
+//! (all its threads, and only it) dies of the signal,
 //! after one line on the console that says who, what and where.
 
 use abi::signal::*;
 use x86_64::registers::control::Cr2;
 use x86_64::structures::idt::PageFaultErrorCode;
 
-use super::current;
+use super::current_both;
 use crate::arch::trap::{self, TrapFrame};
 use crate::mm::USER_TOP;
 use crate::mm::paging::Space;
@@ -46,9 +47,9 @@ pub fn user_fault(tf: &TrapFrame) {
         }
         _ => (SIGSEGV, trap::exception_name(tf.vector), Origin::kernel()),
     };
-    let (pid, name, caught) = current(|p| {
-        let caught = signal::will_catch(p, signal);
-        signal::force(p, signal, origin);
+    let (pid, name, caught) = current_both(|t, p| {
+        let caught = signal::will_catch(t, p, signal);
+        signal::force(t, p, signal, origin);
         (p.pid, p.name.clone(), caught)
     });
     if caught {

@@ -1,26 +1,44 @@
-//! Birth and death: the first process, fork, exit, wait4.
+//! Birth and death: the first process, clone (fork, vfork, threads), exit,
+//! exit_group, wait4.
 //!
-//! fork copies the parent's address space copy-on-write, shares its open
-//! files, and gives the child a kernel stack whose saved trap frame is the
-//! parent's with rax = 0, so both return from the same fork, each with its
-//! own answer. exit frees what it can at once (memory, files), hands children
-//! to init, and leaves a zombie holding the wait status and the kernel stack,
-//! which the parent's wait4 frees. When init itself exits the machine powers
-//! off with init's status, which is how `cargo xtask run -- PROGRAM` ends.
+//! clone makes one of two things (kcore::thread::classify_clone decides
+//! which, and refuses everything else):
+//!
+//! - a *process*: the caller's memory copied copy-on-write (or, for vfork
+//!   with CLONE_VM, lent: the child runs in it while the parent waits), its
+//!   open files shared, and one thread whose kernel stack holds the caller's
+//!   trap frame with rax = 0, so both return from the same call, each with
+//!   its own answer;
+//! - a *thread* of the caller's process: a kernel stack with the same frame
+//!   (on the stack the caller gave), its own FS base (CLONE_SETTLS) and
+//!   mask, everything else shared.
+//!
+//! A thread that ends (`exit_thread`) clears its tid word and wakes a
+//! joiner, releases its robust mutexes, and is freed by the scheduler once
+//! it has switched away for the last time. The last thread of a process
+//! also ends the process: memory and files go at once, children go to
+//! init, and a zombie holds the wait status until the parent's wait4.
+//! `exit_group` (and every fatal signal) ends all threads first. When init
+//! itself exits the machine powers off with init's status, which is how
+//! `cargo xtask run -- PROGRAM` ends.
 
 use abi::Errno;
 use abi::types::{SIGCHLD, WALL, WCONTINUED, WNOHANG, WUNTRACED};
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
+use kcore::thread::{CloneKind, CloneRequest, classify_clone};
 use x86_64::instructions::interrupts;
 
 use super::sched::{self, Chan};
-use super::{INIT_PID, MAX_PROCS, Pid, Process, State, TABLE, current, exec};
+use super::{
+    INIT_PID, MAX_PROCS, MAX_THREADS, Pid, Process, State, TABLE, Thread, Tid, current,
+    current_both, current_thread, exec, futex,
+};
 use crate::arch::trap::TrapFrame;
 use crate::fs::file::{FdTable, Kind, OpenFile};
 use crate::mm::kstack::KernelStack;
-use crate::mm::uaccess;
+use crate::mm::{USER_TOP, uaccess};
 use crate::signal;
 
 /// Creates process 1 running `path` with `args`, its stdin, stdout and stderr
@@ -41,56 +59,161 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
     let frame = exec::user_entry_frame(image.entry, image.stack_pointer);
     let kstack = KernelStack::with_first_frame(&frame).ok_or(Errno::ENOMEM)?;
     let mut table = TABLE.lock();
-    let pid = table.alloc_pid();
+    let pid = table.alloc_id();
     assert_eq!(pid, INIT_PID, "init is the first process");
-    table.procs.insert(
-        pid,
-        Box::new(new_process(
-            pid,
-            0,
-            exec::program_name(path),
-            image.mem,
-            kstack,
-            files,
-            String::from("/"),
-        )),
-    );
+    let mut process = new_process(pid, 0, exec::program_name(path), files, String::from("/"));
+    process.mem = Some(image.mem);
+    table.procs.insert(pid, Box::new(process));
+    let mut thread = Thread::new(pid, pid, kstack);
+    thread.state = State::Runnable;
+    table.threads.insert(pid, Box::new(thread));
     Ok(())
 }
 
-fn new_process(
-    pid: Pid,
-    ppid: Pid,
-    name: String,
-    mem: super::vm::UserMemory,
-    kstack: KernelStack,
-    files: FdTable,
-    cwd: String,
-) -> Process {
+/// A process with one live thread to come, no memory yet.
+fn new_process(pid: Pid, ppid: Pid, name: String, files: FdTable, cwd: String) -> Process {
     Process {
         pid,
         ppid,
         pgid: INIT_PID,
         name,
-        state: State::Runnable,
-        mem: Some(mem),
-        kstack,
+        mem: None,
+        borrowed_from: None,
+        vfork_parent: None,
         files,
         cwd,
         umask: 0o022,
         user_ticks: 0,
         system_ticks: 0,
         children_ticks: (0, 0),
-        slice_left: 0,
         sig: crate::signal::Signals::default(),
-        wake_at: 0,
-        fs_base: 0,
         prof: crate::profil::Profile::default(),
-        fpu: crate::arch::fpu::FpuState::initial(),
+        live_threads: 1,
+        stopped: false,
+        group_exit: None,
+        zombie: None,
+        exit_signal: SIGCHLD,
     }
 }
 
-/// fork(2): the child returns 0 from the same call.
+/// The user addresses clone(2) was given.
+#[derive(Clone, Copy)]
+pub struct CloneArgs {
+    pub flags: u64,
+    /// The child's stack pointer, 0 for the caller's.
+    pub stack: u64,
+    pub parent_tid: u64,
+    pub child_tid: u64,
+    pub tls: u64,
+}
+
+/// clone(2), and fork and vfork through it. Returns the child's tid (its
+/// pid for a process) to the caller; the child returns 0.
+///
+/// The user words it writes (CLONE_PARENT_SETTID, CLONE_CHILD_SETTID) are
+/// checked before anything is made, and written before the child may run.
+pub fn clone(tf: &TrapFrame, args: CloneArgs) -> Result<usize, Errno> {
+    let request = classify_clone(args.flags)?;
+    if request.set_tls && args.tls >= USER_TOP {
+        return Err(Errno::EPERM); // as arch_prctl(ARCH_SET_FS) says
+    }
+    if args.stack >= USER_TOP {
+        return Err(Errno::EINVAL);
+    }
+    if request.parent_settid {
+        uaccess::check_range(args.parent_tid, 4, true)?;
+    }
+    let mut frame = *tf;
+    frame.rax = 0;
+    if args.stack != 0 {
+        frame.rsp = args.stack;
+    }
+    match request.kind {
+        CloneKind::Thread => {
+            if request.child_settid {
+                uaccess::check_range(args.child_tid, 4, true)?;
+            }
+            clone_thread(&frame, &request, &args)
+        }
+        CloneKind::Process {
+            exit_signal,
+            vfork,
+            share_memory,
+        } => clone_process(&frame, &request, &args, exit_signal, vfork, share_memory),
+    }
+}
+
+/// A new thread of the current process.
+fn clone_thread(
+    frame: &TrapFrame,
+    request: &CloneRequest,
+    args: &CloneArgs,
+) -> Result<usize, Errno> {
+    let kstack = KernelStack::with_first_frame(frame).ok_or(Errno::ENOMEM)?;
+    let tid = {
+        let mut table = TABLE.lock();
+        if table.threads.len() >= MAX_THREADS {
+            return Err(Errno::EAGAIN);
+        }
+        let tid = table.alloc_id();
+        let (t, p) = table.current_both().expect("a thread is cloning");
+        if p.group_exit.is_some() {
+            return Err(Errno::EAGAIN); // the process is ending
+        }
+        // The live registers are the caller's; the thread starts with a copy.
+        t.fpu.save();
+        let mut thread = Thread::new(tid, p.pid, kstack);
+        thread.fpu = t.fpu.clone();
+        thread.fs_base = if request.set_tls { args.tls } else { t.fs_base };
+        // Linux: a thread starts without the caller's alternate stack.
+        thread.sig = t.sig.for_child(false);
+        if request.child_cleartid {
+            thread.clear_child_tid = args.child_tid;
+        }
+        p.live_threads += 1;
+        table.threads.insert(tid, Box::new(thread));
+        tid
+    };
+    write_ids(tid, request, args, None);
+    make_runnable(tid);
+    Ok(tid as usize)
+}
+
+/// The ids clone promised to write: at `parent_tid` in the caller's memory,
+/// at `child_tid` in the child's (the copy that process `copy_of` has, or
+/// the caller's when the memory is shared). Written before the child may
+/// run. The addresses were checked before the child was made; a write that
+/// fails anyway (another thread unmapped the page) is ignored, as Linux
+/// ignores it.
+fn write_ids(tid: Tid, request: &CloneRequest, args: &CloneArgs, copy_of: Option<Pid>) {
+    if request.parent_settid {
+        let _ = uaccess::write(args.parent_tid, &tid);
+    }
+    if request.child_settid {
+        let _ = match copy_of {
+            Some(pid) => TABLE
+                .lock()
+                .procs
+                .get(&pid)
+                .and_then(|p| p.mem.as_ref())
+                .map_or(Err(Errno::EFAULT), |m| {
+                    m.space.write_user(args.child_tid, &tid.to_le_bytes())
+                }),
+            None => uaccess::write(args.child_tid, &tid),
+        };
+    }
+}
+
+fn make_runnable(tid: Tid) {
+    if let Some(t) = TABLE.lock().threads.get_mut(&tid)
+        && t.state == State::New
+    {
+        t.state = State::Runnable;
+    }
+}
+
+/// A new process: fork, or vfork (the caller waits for the child's exec or
+/// exit).
 ///
 /// A group signal (a Ctrl-C, `kill(-pgid)`) sent while a fork is under way
 /// must reach the child as well as the parent, or the child outlives the
@@ -98,92 +221,202 @@ fn new_process(
 /// call after its delivery (the child is not made yet); from then on, group
 /// signals to the parent are also kept for the child (`Signals::fork_begins`,
 /// `signal::send_to_many`); and the child gets them when it enters the table.
-pub fn fork(tf: &TrapFrame) -> Result<usize, Errno> {
+fn clone_process(
+    frame: &TrapFrame,
+    request: &CloneRequest,
+    args: &CloneArgs,
+    exit_signal: u32,
+    vfork: bool,
+    share_memory: bool,
+) -> Result<usize, Errno> {
     if TABLE.lock().procs.len() >= MAX_PROCS {
         return Err(Errno::EAGAIN);
     }
-    current(|p| {
-        if p.sig.interrupts() {
+    current_both(|t, p| {
+        if signal::interrupts(t, p) {
             return Err(signal::ERESTARTNOINTR);
         }
         p.sig.fork_begins();
         Ok(())
     })?;
-    let child = copy_current(tf);
+    // Memory is lent only by a process with one thread: the others of a
+    // threaded one would go on running in it.
+    let lend = share_memory && current(|p| p.live_threads == 1);
+    let made = copy_current(frame, lend);
     // Out of memory or out of slots: the parent stops keeping group signals.
-    let abandon = |e: Errno| {
+    let abandon = |e: Errno, child: Option<(Box<Process>, Box<Thread>)>| {
+        if let Some((mut child, _)) = child {
+            if let Some(mem) = child.mem.take().filter(|_| lend) {
+                current(|p| p.mem = Some(mem)); // the lent memory comes back
+            }
+            drop(child); // frees the copy's memory and the stack
+        }
         current(|p| drop(p.sig.fork_ends()));
         Err(e)
     };
-    let child = match child {
-        Ok(child) => child,
-        Err(e) => return abandon(e),
+    let (mut child, mut thread) = match made {
+        Ok(made) => made,
+        Err(e) => return abandon(e, None),
     };
     let mut table = TABLE.lock();
-    if table.procs.len() >= MAX_PROCS {
+    if table.procs.len() >= MAX_PROCS || table.threads.len() >= MAX_THREADS {
         drop(table);
-        drop(child); // frees its memory and stack outside the table's lock
-        return abandon(Errno::EAGAIN);
+        return abandon(Errno::EAGAIN, Some((child, thread)));
     }
-    let pid = table.alloc_pid();
-    let mut child = child;
+    let pid = table.alloc_id();
     child.pid = pid;
-    let parent = table.current_mut().expect("the forking process is current");
-    let arrived: Vec<(u32, signal::Origin)> = parent.sig.fork_ends().collect();
-    for (sig, origin) in arrived {
-        signal::send(&mut child, sig, origin);
+    child.exit_signal = exit_signal;
+    thread.tid = pid;
+    thread.pid = pid;
+    if request.child_cleartid {
+        thread.clear_child_tid = args.child_tid;
     }
+    if request.set_tls {
+        thread.fs_base = args.tls;
+    }
+    let parent_pid = {
+        let parent = table.current_mut().expect("the forking process is current");
+        if vfork {
+            child.vfork_parent = Some(parent.pid);
+        }
+        if lend {
+            child.borrowed_from = Some(parent.pid);
+        }
+        parent.pid
+    };
+    let arrived: Vec<(u32, signal::Origin)> = table
+        .procs
+        .get_mut(&parent_pid)
+        .map(|p| p.sig.fork_ends().collect())
+        .unwrap_or_default();
     table.procs.insert(pid, child);
+    table.threads.insert(pid, thread);
+    for (sig, origin) in arrived {
+        signal::send(&mut table, pid, sig, origin);
+    }
+    drop(table);
+    // The child's memory is the caller's when lent; else its own copy.
+    write_ids(pid, request, args, (!lend).then_some(pid));
+    make_runnable(pid);
+    if vfork {
+        sched::wait_uninterruptible(Chan::Vfork(pid), || {
+            TABLE
+                .lock()
+                .procs
+                .get(&pid)
+                .is_none_or(|c| c.vfork_parent.is_none())
+        });
+    }
     Ok(pid as usize)
 }
 
-/// A copy of the current process for a child of fork (its pid is set when
-/// it enters the table): copy-on-write memory, the same open files, cwd,
-/// umask, handlers and mask, profil regions, FPU state and thread pointer,
-/// and a kernel stack whose saved frame is the parent's with rax = 0.
-fn copy_current(tf: &TrapFrame) -> Result<Box<Process>, Errno> {
-    let mut child_frame = *tf;
-    child_frame.rax = 0;
-    let kstack = KernelStack::with_first_frame(&child_frame).ok_or(Errno::ENOMEM)?;
-    current(|p| {
-        let mem = p
-            .mem
-            .as_ref()
-            .expect("a running process has memory")
-            .fork()?;
+/// A copy of the current process and thread for a child of fork (its ids
+/// are set when it enters the table): memory copied copy-on-write (or the
+/// caller's own, taken, when `lend`), the same open files, cwd, umask,
+/// handlers, mask and alternate stack, profil regions, FPU state and thread
+/// pointer, and a kernel stack holding `frame`.
+fn copy_current(frame: &TrapFrame, lend: bool) -> Result<(Box<Process>, Box<Thread>), Errno> {
+    let kstack = KernelStack::with_first_frame(frame).ok_or(Errno::ENOMEM)?;
+    current_both(|t, p| {
+        let mem = if lend {
+            p.mem.take().expect("a running process has memory")
+        } else {
+            p.mem
+                .as_ref()
+                .expect("a running process has memory")
+                .fork()?
+        };
         // The live registers are the parent's; the child starts with a copy.
-        p.fpu.save();
-        let mut child = new_process(
-            0,
-            p.pid,
-            p.name.clone(),
-            mem,
-            kstack,
-            p.files.clone(),
-            p.cwd.clone(),
-        );
+        t.fpu.save();
+        let mut child = new_process(0, p.pid, p.name.clone(), p.files.clone(), p.cwd.clone());
+        child.mem = Some(mem);
         child.pgid = p.pgid;
         child.umask = p.umask;
         child.sig = p.sig.for_child();
         child.prof = p.prof.for_child();
-        child.fpu = p.fpu.clone();
-        child.fs_base = p.fs_base;
-        Ok(Box::new(child))
+        let mut thread = Thread::new(0, 0, kstack);
+        thread.sig = t.sig.for_child(true);
+        thread.fpu = t.fpu.clone();
+        thread.fs_base = t.fs_base;
+        Ok((Box::new(child), Box::new(thread)))
     })
 }
 
-/// Ends the current process with wait status `status`.
+/// exit(2): ends the calling thread; the last thread's `status` is the
+/// process's wait status (unless exit_group or a signal set one).
 ///
-/// Steps: stop profiling and let go of memory and files at once; init's
-/// exit powers the machine off; otherwise, with the table locked, give the
-/// children to init, hang up the process groups that leaves orphaned with a
-/// stopped member, become a zombie and tell the parent; then give up the
-/// CPU for good. The zombie keeps its kernel stack until wait4 reaps it.
-pub fn exit(status: i32) -> ! {
-    let (pid, files, mem) = current(|p| {
-        p.prof.stop(abi::types::PROF_STOPPED_BY_EXIT);
-        (p.pid, p.files.take_all(), p.mem.take())
+/// Steps: clear the tid word and wake a joiner, release robust mutexes
+/// (both need the thread's memory, so they come first); if this is the
+/// last thread, end the process (`end_process`); then become Dead and give
+/// up the CPU for good. The scheduler frees the thread.
+pub fn exit_thread(status: i32) -> ! {
+    let (clear_child_tid, robust_list, tid) = current_thread(|t| {
+        (
+            core::mem::take(&mut t.clear_child_tid),
+            core::mem::take(&mut t.robust_list),
+            t.tid,
+        )
     });
+    if robust_list != 0 {
+        futex::release_robust_list(robust_list, tid);
+    }
+    if clear_child_tid != 0 && uaccess::write(clear_child_tid, &0u32).is_ok() {
+        futex::wake(clear_child_tid, 1, abi::types::FUTEX_BITSET_MATCH_ANY);
+    }
+    current_thread(|t| t.prof.clear());
+    let (pid, last) = current(|p| {
+        p.live_threads -= 1;
+        (p.pid, p.live_threads == 0)
+    });
+    if last {
+        end_process(status);
+    }
+    interrupts::disable();
+    current_thread(|t| t.state = State::Dead);
+    sched::wakeup(Chan::ThreadExit(pid));
+    sched::switch_to_scheduler();
+    unreachable!("a dead thread was scheduled");
+}
+
+/// exit_group(2), and the end of every fatal signal: every other thread of
+/// the process gets SIGKILL, then the caller exits. The first status given
+/// is the process's.
+pub fn exit_group(status: i32) -> ! {
+    {
+        let mut table = TABLE.lock();
+        let (t, p) = table.current_both().expect("a thread is exiting");
+        let (me, pid) = (t.tid, p.pid);
+        // Whoever set it first has already told the others.
+        if p.group_exit.is_none() {
+            p.group_exit = Some(status);
+            let others: Vec<Tid> = table
+                .threads
+                .values()
+                .filter(|t| t.pid == pid && t.tid != me && t.state != State::Dead)
+                .map(|t| t.tid)
+                .collect();
+            for tid in others {
+                signal::kill_thread(&mut table, tid);
+            }
+        }
+    }
+    exit_thread(status)
+}
+
+/// Ends the current process, whose last thread is exiting.
+///
+/// Steps: stop profiling and let go of memory (or give lent memory back)
+/// and files at once; init's exit powers the machine off; otherwise, with
+/// the table locked, give the children to init, hang up the process groups
+/// that leaves orphaned with a stopped member, become a zombie, release a
+/// vfork parent and tell the parent.
+fn end_process(status: i32) {
+    let (pid, files, mem, group_exit) = current(|p| {
+        p.prof.stop(abi::types::PROF_STOPPED_BY_EXIT);
+        (p.pid, p.files.take_all(), p.mem.take(), p.group_exit)
+    });
+    let status = group_exit.unwrap_or(status);
+    let mem = give_back_borrowed(pid, mem);
     drop(files);
     drop(mem);
     if pid == INIT_PID {
@@ -194,18 +427,57 @@ pub fn exit(status: i32) -> ! {
     let (zombie_orphans, orphaned_groups) = give_children_to_init(&mut table, pid);
     hang_up_orphaned_groups(&mut table, &orphaned_groups);
     let me = table.procs.get_mut(&pid).expect("current is in the table");
-    me.state = State::Zombie { status };
-    let ppid = me.ppid;
-    if let Some(parent) = table.procs.get_mut(&ppid) {
-        signal::send(parent, SIGCHLD, signal::Origin::child(pid, status));
+    me.zombie = Some(status);
+    me.stopped = false;
+    let (ppid, exit_signal) = (me.ppid, me.exit_signal);
+    if exit_signal != 0 {
+        signal::send(
+            &mut table,
+            ppid,
+            exit_signal,
+            signal::Origin::child(pid, status),
+        );
     }
     drop(table);
+    release_vfork_parent(pid);
     sched::wakeup(Chan::Child(ppid));
     if zombie_orphans {
         sched::wakeup(Chan::Child(INIT_PID));
     }
-    sched::switch_to_scheduler();
-    unreachable!("a zombie was scheduled");
+}
+
+/// If process `pid` runs in memory lent by its vfork parent, `mem` goes
+/// back to the parent and None is returned; else `mem` is returned, to be
+/// dropped or replaced by the caller.
+pub fn give_back_borrowed(
+    pid: Pid,
+    mem: Option<super::vm::UserMemory>,
+) -> Option<super::vm::UserMemory> {
+    let mut table = TABLE.lock();
+    let lender = table
+        .procs
+        .get_mut(&pid)
+        .and_then(|p| p.borrowed_from.take());
+    match lender.and_then(|parent| table.procs.get_mut(&parent)) {
+        Some(parent) => {
+            parent.mem = mem;
+            None
+        }
+        None => mem,
+    }
+}
+
+/// The vfork child `pid` has exec'd or exited: its parent runs on.
+pub fn release_vfork_parent(pid: Pid) {
+    let released = TABLE
+        .lock()
+        .procs
+        .get_mut(&pid)
+        .and_then(|p| p.vfork_parent.take())
+        .is_some();
+    if released {
+        sched::wakeup(Chan::Vfork(pid));
+    }
 }
 
 /// Makes init the parent of `pid`'s children. Returns whether one of them
@@ -215,7 +487,7 @@ fn give_children_to_init(table: &mut super::Table, pid: Pid) -> (bool, Vec<Pid>)
     let mut groups = Vec::new();
     for p in table.procs.values_mut().filter(|p| p.ppid == pid) {
         p.ppid = INIT_PID;
-        zombie_orphans |= matches!(p.state, State::Zombie { .. });
+        zombie_orphans |= p.is_zombie();
         groups.push(p.pgid);
     }
     (zombie_orphans, groups)
@@ -227,14 +499,11 @@ fn give_children_to_init(table: &mut super::Table, pid: Pid) -> (bool, Vec<Pid>)
 /// a stopped member.)
 fn hang_up_orphaned_groups(table: &mut super::Table, groups: &[Pid]) {
     for &group in groups {
-        let stopped = table
-            .procs
-            .values()
-            .any(|p| p.pgid == group && p.state == State::Stopped);
+        let stopped = table.procs.values().any(|p| p.pgid == group && p.stopped);
         if stopped {
-            for p in table.procs.values_mut().filter(|p| p.pgid == group) {
-                signal::send_to_many(p, abi::signal::SIGHUP, signal::Origin::kernel());
-                signal::send_to_many(p, abi::signal::SIGCONT, signal::Origin::kernel());
+            for pid in signal::pids_where(table, |p| p.pgid == group) {
+                signal::send_to_many(table, pid, abi::signal::SIGHUP, signal::Origin::kernel());
+                signal::send_to_many(table, pid, abi::signal::SIGCONT, signal::Origin::kernel());
             }
         }
     }
@@ -251,7 +520,7 @@ fn power_off_after_init(status: i32) -> ! {
     crate::arch::power::exit(code.min(126) as u8)
 }
 
-/// wait4(2), without rusage.
+/// wait4(2), without rusage: it sees processes, never their threads.
 pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
     const KNOWN: u32 = WNOHANG | WUNTRACED | WCONTINUED | WALL;
     if options & !KNOWN != 0 {
@@ -276,10 +545,7 @@ pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
         if !table.procs.values().any(|p| is_wanted(p)) {
             return Some(Err(Errno::ECHILD));
         }
-        let zombie = table
-            .procs
-            .values()
-            .find(|p| is_wanted(p) && matches!(p.state, State::Zombie { .. }));
+        let zombie = table.procs.values().find(|p| is_wanted(p) && p.is_zombie());
         if let Some(pid) = zombie.map(|p| p.pid) {
             return Some(Ok(table.procs.remove(&pid)));
         }
@@ -290,9 +556,7 @@ pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
         }
     })??;
     let Some(child) = reaped else { return Ok(0) };
-    let State::Zombie { status } = child.state else {
-        unreachable!("reaped a zombie")
-    };
+    let status = child.zombie.expect("reaped a zombie");
     current(|p| {
         p.children_ticks.0 += child.user_ticks + child.children_ticks.0;
         p.children_ticks.1 += child.system_ticks + child.children_ticks.1;
@@ -300,5 +564,5 @@ pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
     if status_ptr != 0 {
         uaccess::write(status_ptr, &status)?;
     }
-    Ok(child.pid as usize) // dropping `child` frees its kernel stack
+    Ok(child.pid as usize)
 }

@@ -1,19 +1,34 @@
-//! Processes: the table, the current process, and what happens on the way
-//! back to user mode.
+//! Processes and threads: the table, the current thread, and what happens
+//! on the way back to user mode.
 //!
-//! Every process is a `Box<Process>` in one table behind an `IrqLock` (the
-//! timer interrupt reads it to charge ticks). Code running for the current
-//! process reaches it with `current(|p| ...)`; nothing may sleep or switch
-//! while inside that closure, so files, address spaces and the like are cloned
-//! or taken out before blocking work.
+//! A *process* (a thread group) owns what its threads share: the address
+//! space, open files, cwd, umask, signal handlers and process-directed
+//! pending signals, interval timers, the profil buffer and its counters,
+//! and its place among processes (parent, group, wait status). A *thread*
+//! owns what runs: its tid, kernel stack, state for the scheduler,
+//! FPU/SSE registers, FS base (its TLS), signal mask, thread-directed
+//! pending signals and alternate stack, the profil ticks it earned and not
+//! yet applied, and its clear-child-tid and robust-list addresses. A
+//! process's pid is the tid of its first thread; getpid answers the pid,
+//! gettid the tid. docs/architecture.md ("Threads") says why each item sits
+//! where it does.
+//!
+//! Both live in one table behind one `IrqLock` (the timer interrupt reads
+//! it to charge ticks): processes by pid, threads by tid. Code running for
+//! the current thread reaches its process with `current(|p| ...)`, itself
+//! with `current_thread(|t| ...)`, or both with `current_both`; nothing
+//! may sleep or switch inside those closures, so files, address spaces and
+//! the like are cloned or taken out before blocking work.
 //!
 //! Files in this directory: `sched.rs` (switching, sleeping, waking),
 //! `vm.rs` (user memory: brk, mmap, copy-on-write), `exec.rs` (loading ELF
-//! programs), `lifecycle.rs` (fork, exit, wait), `fault.rs` (user faults). Signals are
-//! in `../signal.rs`.
+//! programs), `lifecycle.rs` (clone/fork, exit, wait), `futex.rs` (futexes
+//! and robust lists), `fault.rs` (user faults). Signals are in
+//! `../signal.rs`.
 
 pub mod exec;
 pub mod fault;
+pub mod futex;
 pub mod lifecycle;
 pub mod sched;
 pub mod vm;
@@ -28,24 +43,32 @@ use crate::sync::IrqLock;
 use sched::Chan;
 use vm::UserMemory;
 
+/// A process id: the tid of the process's first thread.
 pub type Pid = u32;
+/// A thread id; pids and tids are drawn from one space, as on Linux.
+pub type Tid = u32;
 
 /// The process the kernel starts first and that adopts orphans.
 pub const INIT_PID: Pid = 1;
 /// Most processes at once; fork beyond this is EAGAIN.
 pub const MAX_PROCS: usize = 64;
+/// Most threads at once, over all processes; clone beyond this is EAGAIN.
+/// Each has a 64 KiB kernel stack.
+pub const MAX_THREADS: usize = 256;
 
+/// A thread's state, for the scheduler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
+    /// Being made by clone: not runnable until its ids are written.
+    New,
     Runnable,
     Running,
     Sleeping(Chan),
-    /// Stopped by a signal until SIGCONT.
+    /// Parked while its process is stopped by a signal, until SIGCONT.
     Stopped,
-    /// Exited; `status` is the wait status, kept until the parent reaps it.
-    Zombie {
-        status: i32,
-    },
+    /// Exited; the scheduler frees it (its kernel stack) once it has
+    /// switched away from it for the last time.
+    Dead,
 }
 
 pub struct Process {
@@ -54,37 +77,81 @@ pub struct Process {
     /// Process group (kill(-pgid), the console's foreground for Ctrl-C).
     pub pgid: Pid,
     pub name: String,
-    pub state: State,
-    /// None once the process has exited.
+    /// None once the process has exited, and while a vfork child borrows it
+    /// (`lent`).
     pub mem: Option<UserMemory>,
-    /// Its kernel stack, which also keeps its saved context while it is
-    /// switched out (mm/kstack.rs).
-    pub kstack: KernelStack,
+    /// This vfork child runs in its parent's memory (`mem` is the parent's)
+    /// and gives it back at exec or exit.
+    pub borrowed_from: Option<Pid>,
+    /// The parent of a vfork child waits until this is cleared (at the
+    /// child's exec or exit).
+    pub vfork_parent: Option<Pid>,
     pub files: FdTable,
     pub cwd: String,
     /// The file mode creation mask (kept for umask(2); modes are not enforced).
     pub umask: u32,
+    /// CPU time of all its threads, dead ones included.
     pub user_ticks: u64,
     pub system_ticks: u64,
     /// User and system ticks of reaped children (and theirs), for times(2)
     /// and getrusage(RUSAGE_CHILDREN).
     pub children_ticks: (u64, u64),
-    /// Ticks left in the current time slice.
-    pub slice_left: u32,
-    /// Handlers, pending and blocked signals, interval timers.
+    /// Handlers, process-directed pending signals, interval timers.
     pub sig: crate::signal::Signals,
-    /// Tick at which a nanosleep ends.
-    pub wake_at: u64,
-    /// The user's FS base (thread pointer), set by arch_prctl.
-    pub fs_base: u64,
-    /// profil(2) state: regions, pending ticks, counters.
+    /// profil(2) state: regions and counters (the ticks waiting to be
+    /// applied are each thread's).
     pub prof: crate::profil::Profile,
-    /// The user's FPU/SSE registers while the process is switched out.
-    pub fpu: crate::arch::fpu::FpuState,
+    /// Threads that have not exited.
+    pub live_threads: u32,
+    /// Stopped by a signal: its threads park on their way to user mode.
+    pub stopped: bool,
+    /// exit_group or a fatal signal is ending every thread; the wait status.
+    pub group_exit: Option<i32>,
+    /// Set when the last thread exited: the wait status, kept until the
+    /// parent reaps it.
+    pub zombie: Option<i32>,
+    /// The signal the parent gets when this process ends (clone's low
+    /// byte; SIGCHLD for fork), 0 for none.
+    pub exit_signal: u32,
 }
 
 impl Process {
-    /// The user pc at which the process last entered the kernel, as
+    pub fn is_zombie(&self) -> bool {
+        self.zombie.is_some()
+    }
+}
+
+pub struct Thread {
+    pub tid: Tid,
+    /// The process it belongs to.
+    pub pid: Pid,
+    pub state: State,
+    /// Its kernel stack, which also keeps its saved context while it is
+    /// switched out (mm/kstack.rs).
+    pub kstack: KernelStack,
+    /// Ticks left in the current time slice.
+    pub slice_left: u32,
+    /// Tick at which a sleep ends (nanosleep, a futex timeout), if any.
+    pub wake_at: Option<u64>,
+    /// The user's FS base (thread pointer), set by arch_prctl or clone.
+    pub fs_base: u64,
+    /// The user's FPU/SSE registers while the thread is switched out.
+    pub fpu: crate::arch::fpu::FpuState,
+    /// Mask, thread-directed pending signals, alternate stack.
+    pub sig: crate::signal::ThreadSignals,
+    /// profil ticks this thread earned, applied on its return to user mode.
+    pub prof: crate::profil::PendingTicks,
+    /// set_tid_address / CLONE_CHILD_CLEARTID: at exit, 0 is written here
+    /// and one futex waiter woken.
+    pub clear_child_tid: u64,
+    /// set_robust_list: the head of its robust mutex list, or 0.
+    pub robust_list: u64,
+    /// The futex this thread sleeps on, until a wake clears it.
+    pub futex: Option<futex::Waiter>,
+}
+
+impl Thread {
+    /// The user pc at which the thread last entered the kernel, as
     /// recorded at entry (mm/kstack.rs: the entry record).
     pub fn user_pc_at_entry(&self) -> u64 {
         self.kstack.entry_pc()
@@ -94,71 +161,149 @@ impl Process {
     pub fn user_sp_at_entry(&self) -> u64 {
         self.kstack.user_frame().rsp
     }
+
+    /// A thread of process `pid` that enters user mode through the frame
+    /// on `kstack`.
+    pub fn new(tid: Tid, pid: Pid, kstack: KernelStack) -> Thread {
+        Thread {
+            tid,
+            pid,
+            state: State::New,
+            kstack,
+            slice_left: 0,
+            wake_at: None,
+            fs_base: 0,
+            fpu: crate::arch::fpu::FpuState::initial(),
+            sig: crate::signal::ThreadSignals::default(),
+            prof: crate::profil::PendingTicks::default(),
+            clear_child_tid: 0,
+            robust_list: 0,
+            futex: None,
+        }
+    }
 }
 
 pub struct Table {
     pub procs: BTreeMap<Pid, Box<Process>>,
-    pub current: Option<Pid>,
-    next_pid: Pid,
+    pub threads: BTreeMap<Tid, Box<Thread>>,
+    /// The thread running on this CPU.
+    pub current: Option<Tid>,
+    next_id: u32,
 }
 
 impl Table {
-    pub fn alloc_pid(&mut self) -> Pid {
+    /// A fresh id for a process or thread: used by neither, nor by a
+    /// process whose first thread is gone.
+    pub fn alloc_id(&mut self) -> u32 {
         loop {
-            let pid = self.next_pid;
-            self.next_pid = if self.next_pid >= 32767 {
+            let id = self.next_id;
+            self.next_id = if self.next_id >= 32767 {
                 2
             } else {
-                self.next_pid + 1
+                self.next_id + 1
             };
-            if !self.procs.contains_key(&pid) {
-                return pid;
+            if !self.procs.contains_key(&id) && !self.threads.contains_key(&id) {
+                return id;
             }
         }
     }
 
+    pub fn current_thread(&mut self) -> Option<&mut Thread> {
+        let tid = self.current?;
+        self.threads.get_mut(&tid).map(|t| &mut **t)
+    }
+
+    /// The current thread's process.
     pub fn current_mut(&mut self) -> Option<&mut Process> {
-        let pid = self.current?;
-        self.procs.get_mut(&pid).map(|p| &mut **p)
+        self.current_both().map(|(_, p)| p)
+    }
+
+    pub fn current_both(&mut self) -> Option<(&mut Thread, &mut Process)> {
+        let tid = self.current?;
+        let thread = self.threads.get_mut(&tid)?;
+        let process = self.procs.get_mut(&thread.pid)?;
+        Some((&mut **thread, &mut **process))
+    }
+
+    /// The threads of process `pid` and the process, borrowed together.
+    pub fn process_and_threads(
+        &mut self,
+        pid: Pid,
+    ) -> Option<(&mut Process, impl Iterator<Item = &mut Thread>)> {
+        let process = self.procs.get_mut(&pid)?;
+        let threads = self
+            .threads
+            .values_mut()
+            .filter(move |t| t.pid == pid)
+            .map(|t| &mut **t);
+        Some((&mut **process, threads))
     }
 }
 
 pub static TABLE: IrqLock<Table> = IrqLock::new(Table {
     procs: BTreeMap::new(),
+    threads: BTreeMap::new(),
     current: None,
-    next_pid: 1,
+    next_id: 1,
 });
 
-/// Runs `f` on the current process. Panics if there is none: only code
-/// running on behalf of a process calls this.
+/// Runs `f` on the current thread's process. Panics if there is none: only
+/// code running on behalf of a thread calls this.
 pub fn current<R>(f: impl FnOnce(&mut Process) -> R) -> R {
     let mut table = TABLE.lock();
     f(table.current_mut().expect("no current process"))
 }
 
-/// The process table's invariants, for the kernel self-check (kcheck):
-/// at most one process running, every parent present (orphans went to
-/// init), memory held exactly by the living, at most MAX_PROCS entries.
+/// Runs `f` on the current thread.
+pub fn current_thread<R>(f: impl FnOnce(&mut Thread) -> R) -> R {
+    let mut table = TABLE.lock();
+    f(table.current_thread().expect("no current thread"))
+}
+
+/// Runs `f` on the current thread and its process.
+pub fn current_both<R>(f: impl FnOnce(&mut Thread, &mut Process) -> R) -> R {
+    let mut table = TABLE.lock();
+    let (t, p) = table.current_both().expect("no current thread");
+    f(t, p)
+}
+
+/// The table's invariants, for the kernel self-check (kcheck): at most one
+/// thread running, every thread's process present, live threads counted
+/// right, every parent present (orphans went to init), memory held exactly
+/// by the living (or lent to a vfork child), bounded sizes.
 pub fn check() -> Result<(), &'static str> {
     let table = TABLE.lock();
-    if table.procs.len() > MAX_PROCS {
-        return Err("proc: more processes than MAX_PROCS");
+    if table.procs.len() > MAX_PROCS || table.threads.len() > MAX_THREADS {
+        return Err("proc: more processes or threads than allowed");
     }
     if table
-        .procs
+        .threads
         .values()
-        .filter(|p| p.state == State::Running)
+        .filter(|t| t.state == State::Running)
         .count()
         > 1
     {
-        return Err("proc: two processes running on one CPU");
+        return Err("proc: two threads running on one CPU");
+    }
+    for t in table.threads.values() {
+        if t.state != State::Dead && !table.procs.contains_key(&t.pid) {
+            return Err("proc: a live thread without its process");
+        }
     }
     for p in table.procs.values() {
         if p.pid != INIT_PID && !table.procs.contains_key(&p.ppid) {
             return Err("proc: a parent is gone and its child was not given to init");
         }
-        let zombie = matches!(p.state, State::Zombie { .. });
-        if zombie == p.mem.is_some() {
+        let live = table
+            .threads
+            .values()
+            .filter(|t| t.pid == p.pid && t.state != State::Dead)
+            .count();
+        if live != p.live_threads as usize || (live == 0) != p.is_zombie() {
+            return Err("proc: live threads miscounted, or a zombie with threads");
+        }
+        let lent = table.procs.values().any(|c| c.borrowed_from == Some(p.pid));
+        if p.is_zombie() == (p.mem.is_some() || lent) {
             return Err("proc: memory held by a zombie, or missing from a live process");
         }
         if p.pgid == 0 {
@@ -168,19 +313,20 @@ pub fn check() -> Result<(), &'static str> {
     Ok(())
 }
 
-/// Work due before a return to user mode, in the process's own context:
+/// Work due before a return to user mode, in the thread's own context:
 /// profil's pending ticks, giving up the CPU at the end of a time slice,
-/// then signals (which may rewrite `tf` to enter a handler, or end the
-/// process).
+/// parking while the process is stopped, then signals (which may rewrite
+/// `tf` to enter a handler, or end the thread).
 ///
-/// One look at the process decides what is due, so the common case (nothing)
-/// costs a single lock.
+/// One look at the thread decides what is due, so the common case
+/// (nothing) costs a single lock.
 pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
-    let (profil, resched, signals) = match TABLE.lock().current_mut() {
-        Some(p) => (
-            p.prof.has_pending(),
-            p.slice_left == 0,
-            p.sig.need_attention(),
+    let (profil, resched, stopped, signals) = match TABLE.lock().current_both() {
+        Some((t, p)) => (
+            t.prof.has_pending(),
+            t.slice_left == 0,
+            p.stopped,
+            crate::signal::need_attention(t, p),
         ),
         None => return,
     };
@@ -190,36 +336,45 @@ pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
     if resched {
         sched::yield_now();
     }
-    // Signals can arrive while this process waited for the CPU, so after a
+    if stopped {
+        crate::signal::park_while_stopped();
+    }
+    // Signals can arrive while this thread waited for the CPU, so after a
     // yield they are looked at again.
-    if signals || resched || crate::signal::restart_pending(tf) {
+    if signals || resched || stopped || crate::signal::restart_pending(tf) {
         crate::signal::deliver(tf);
     }
 }
 
-/// Called on every tick: charge it to the running process (its user or
-/// system time, its profile at the user pc the tick belongs to, its
+/// Called on every tick: charge it to the running thread and its process
+/// (user or system time, the profile at the user pc the tick belongs to,
 /// ITIMER_VIRTUAL and ITIMER_PROF), count down every ITIMER_REAL, and wake
 /// sleepers whose time has come.
 pub fn on_tick(tf: &crate::arch::trap::TrapFrame) {
     let now = crate::clock::ticks();
     let mut table = TABLE.lock();
-    let running = table.current;
-    if let Some(p) = table.current_mut() {
+    let running = table.current_both().map(|(t, p)| {
         let pc = if tf.is_from_user() {
             p.user_ticks += 1;
             tf.rip
         } else {
             p.system_ticks += 1;
-            p.user_pc_at_entry()
+            t.user_pc_at_entry()
         };
-        p.prof.on_tick(pc);
-        p.slice_left = p.slice_left.saturating_sub(1);
+        p.prof.on_tick(pc, &mut t.prof);
+        t.slice_left = t.slice_left.saturating_sub(1);
+        p.pid
+    });
+    // Walked by key, not by iterator: a timer that fires sends its signal
+    // through the table (to pick the thread that takes it).
+    let mut next = 0;
+    while let Some(pid) = table.procs.range(next..).next().map(|(&pid, _)| pid) {
+        crate::signal::on_tick(&mut table, pid, Some(pid) == running, tf.is_from_user());
+        next = pid + 1;
     }
-    for p in table.procs.values_mut() {
-        crate::signal::on_tick(p, Some(p.pid) == running, tf.is_from_user());
-        if p.state == State::Sleeping(Chan::Timer) && p.wake_at <= now {
-            p.state = State::Runnable;
+    for t in table.threads.values_mut() {
+        if matches!(t.state, State::Sleeping(_)) && t.wake_at.is_some_and(|at| at <= now) {
+            t.state = State::Runnable;
         }
     }
 }

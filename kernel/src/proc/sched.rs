@@ -1,35 +1,46 @@
-//! The scheduler: round-robin over runnable processes, xv6 style.
+//! The scheduler: round-robin over runnable threads, xv6 style.
 //!
 //! The boot stack becomes the scheduler's own thread (`run`): it picks the
-//! next runnable process after the last one, switches to its kernel stack and
-//! address space, and gets control back when that process gives up the CPU:
-//! because its time slice ran out (preemption, on the way back to user mode),
-//! it went to sleep on a wait channel, or it exited. With nothing runnable the
-//! scheduler halts until the next interrupt.
+//! next runnable thread after the last one, switches to its kernel stack and
+//! its process's address space, and gets control back when that thread gives
+//! up the CPU: because its time slice ran out (preemption, on the way back to
+//! user mode), it went to sleep on a wait channel, or it exited. A thread
+//! that exited is freed here, on the scheduler's stack, since it cannot free
+//! the stack it runs on. With nothing runnable the scheduler halts until the
+//! next interrupt.
 //!
 //! Sleeping is `wait_event(chan, poll)`: with interrupts off, `poll` checks
-//! the condition and, if it does not hold, the process sleeps on `chan` until
+//! the condition and, if it does not hold, the thread sleeps on `chan` until
 //! someone calls `wakeup(chan)`. Checking and sleeping with interrupts off is
 //! what keeps a wakeup from an interrupt handler from being lost in between.
+//! `wait_event_until` adds a deadline in ticks, which the clock's `on_tick`
+//! enforces by waking the sleeper.
 
 use abi::Errno;
 use x86_64::instructions::interrupts;
 use x86_64::registers::model_specific::FsBase;
 
-use super::{Pid, State, TABLE, current};
+use super::{Pid, State, TABLE, Tid, current_thread};
 use crate::arch::{gdt, syscall};
 use crate::mm::kstack;
 
-/// What a sleeping process waits for.
+/// What a sleeping thread waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Chan {
     /// A child of this pid to change state (wait4).
     Child(Pid),
+    /// A thread of this process to exit (exec waits for the others).
+    ThreadExit(Pid),
+    /// The vfork child with this pid to exec or exit.
+    Vfork(Pid),
+    /// A futex wake (proc/futex.rs; the waiter's own `Thread::futex` says
+    /// which word).
+    Futex,
     /// Data or room in the pipe at this address.
     Pipe(usize),
     /// A line of console input.
     Console,
-    /// The tick at `Process::wake_at` (nanosleep).
+    /// Only its deadline (nanosleep).
     Timer,
     /// Only a signal (pause, sigsuspend).
     Signal,
@@ -42,57 +53,72 @@ pub fn time_slice() -> u32 {
 
 /// The scheduler loop; never returns.
 pub fn run() -> ! {
-    let mut last: Pid = 0;
+    let mut last: Tid = 0;
     loop {
         interrupts::disable();
         let next = {
             let mut table = TABLE.lock();
             let runnable =
-                |(_, p): &(&Pid, &alloc::boxed::Box<super::Process>)| p.state == State::Runnable;
+                |(_, t): &(&Tid, &alloc::boxed::Box<super::Thread>)| t.state == State::Runnable;
             let pick = table
-                .procs
+                .threads
                 .range(last + 1..)
                 .find(runnable)
-                .or_else(|| table.procs.range(..=last).find(runnable))
-                .map(|(pid, _)| *pid);
-            pick.map(|pid| {
-                table.current = Some(pid);
-                let p = table.procs.get_mut(&pid).expect("picked from the table");
-                p.state = State::Running;
-                p.slice_left = time_slice();
-                p.fpu.restore();
-                if let Some(mem) = p.mem.as_ref() {
+                .or_else(|| table.threads.range(..=last).find(runnable))
+                .map(|(tid, _)| *tid);
+            pick.map(|tid| {
+                table.current = Some(tid);
+                let super::Table { procs, threads, .. } = &mut *table;
+                let t = threads.get_mut(&tid).expect("picked from the table");
+                t.state = State::Running;
+                t.slice_left = time_slice();
+                t.fpu.restore();
+                if let Some(mem) = procs.get(&t.pid).and_then(|p| p.mem.as_ref()) {
                     mem.space.activate();
                 }
-                (pid, p.kstack.id(), p.kstack.entry_top(), p.fs_base)
+                (tid, t.kstack.id(), t.kstack.entry_top(), t.fs_base)
             })
         };
         match next {
-            Some((pid, stack, stack_top, fs_base)) => {
-                last = pid;
+            Some((tid, stack, stack_top, fs_base)) => {
+                last = tid;
                 gdt::set_kernel_stack(x86_64::VirtAddr::new(stack_top));
                 syscall::set_kernel_stack(stack_top);
                 FsBase::write(x86_64::VirtAddr::new_truncate(fs_base));
                 crate::sync::assert_none_held("scheduler");
-                // Runs the process until it gives up the CPU.
+                // Runs the thread until it gives up the CPU.
                 kstack::resume(stack);
-                TABLE.lock().current = None;
+                let dead = {
+                    let mut table = TABLE.lock();
+                    table.current = None;
+                    let exited = table
+                        .threads
+                        .get(&tid)
+                        .is_some_and(|t| t.state == State::Dead);
+                    if exited {
+                        table.threads.remove(&tid)
+                    } else {
+                        None
+                    }
+                };
+                // Its kernel stack is freed here, outside the table's lock.
+                drop(dead);
             }
             None => interrupts::enable_and_hlt(),
         }
     }
 }
 
-/// Switches from the current process to the scheduler. Interrupts must be
-/// off and the process's state already changed from Running.
+/// Switches from the current thread to the scheduler. Interrupts must be
+/// off and the thread's state already changed from Running.
 pub fn switch_to_scheduler() {
     assert!(
         !interrupts::are_enabled(),
         "switch_to_scheduler with interrupts on"
     );
-    let stack = current(|p| {
-        p.fpu.save();
-        p.kstack.id()
+    let stack = current_thread(|t| {
+        t.fpu.save();
+        t.kstack.id()
     });
     crate::sync::assert_none_held("switch_to_scheduler");
     kstack::suspend(stack);
@@ -102,7 +128,7 @@ pub fn switch_to_scheduler() {
 pub fn yield_now() {
     let were_enabled = interrupts::are_enabled();
     interrupts::disable();
-    current(|p| p.state = State::Runnable);
+    current_thread(|t| t.state = State::Runnable);
     switch_to_scheduler();
     if were_enabled {
         interrupts::enable();
@@ -112,18 +138,35 @@ pub fn yield_now() {
 /// Sleeps on `chan` until `poll` returns Some. A signal that is not blocked
 /// ends the wait with `ERESTARTSYS`, which the way back to user mode turns
 /// into a restart of the call or `EINTR` (signal.rs).
-pub fn wait_event<R>(chan: Chan, mut poll: impl FnMut() -> Option<R>) -> Result<R, Errno> {
+pub fn wait_event<R>(chan: Chan, poll: impl FnMut() -> Option<R>) -> Result<R, Errno> {
+    wait_event_until(chan, None, poll)
+}
+
+/// `wait_event` with a deadline: at tick `deadline` the wait ends with
+/// `ETIMEDOUT` (unless `poll` holds by then).
+pub fn wait_event_until<R>(
+    chan: Chan,
+    deadline: Option<u64>,
+    mut poll: impl FnMut() -> Option<R>,
+) -> Result<R, Errno> {
     let were_enabled = interrupts::are_enabled();
     let result = loop {
         interrupts::disable();
         if let Some(r) = poll() {
             break Ok(r);
         }
-        if current(|p| p.sig.interrupts()) {
+        if deadline.is_some_and(|at| crate::clock::ticks() >= at) {
+            break Err(Errno::ETIMEDOUT);
+        }
+        if super::current_both(|t, p| crate::signal::interrupts(t, p)) {
             break Err(crate::signal::ERESTARTSYS);
         }
-        current(|p| p.state = State::Sleeping(chan));
+        current_thread(|t| {
+            t.state = State::Sleeping(chan);
+            t.wake_at = deadline;
+        });
         switch_to_scheduler();
+        current_thread(|t| t.wake_at = None);
     };
     if were_enabled {
         interrupts::enable();
@@ -131,11 +174,29 @@ pub fn wait_event<R>(chan: Chan, mut poll: impl FnMut() -> Option<R>) -> Result<
     result
 }
 
-/// Makes every process sleeping on `chan` runnable.
+/// Sleeps on `chan` until `poll` returns Some, whatever signals arrive
+/// (a vfork parent waiting for its child). Only for waits that the other
+/// side is bound to end.
+pub fn wait_uninterruptible(chan: Chan, mut poll: impl FnMut() -> bool) {
+    let were_enabled = interrupts::are_enabled();
+    loop {
+        interrupts::disable();
+        if poll() {
+            break;
+        }
+        current_thread(|t| t.state = State::Sleeping(chan));
+        switch_to_scheduler();
+    }
+    if were_enabled {
+        interrupts::enable();
+    }
+}
+
+/// Makes every thread sleeping on `chan` runnable.
 pub fn wakeup(chan: Chan) {
-    for p in TABLE.lock().procs.values_mut() {
-        if p.state == State::Sleeping(chan) {
-            p.state = State::Runnable;
+    for t in TABLE.lock().threads.values_mut() {
+        if t.state == State::Sleeping(chan) {
+            t.state = State::Runnable;
         }
     }
 }
@@ -143,8 +204,8 @@ pub fn wakeup(chan: Chan) {
 /// Sleeps for `ticks` clock ticks.
 pub fn sleep_ticks(ticks: u64) -> Result<(), Errno> {
     let deadline = crate::clock::ticks() + ticks;
-    current(|p| p.wake_at = deadline);
-    wait_event(Chan::Timer, || {
-        (crate::clock::ticks() >= deadline).then_some(())
-    })
+    match wait_event_until(Chan::Timer, Some(deadline), || None::<()>) {
+        Err(Errno::ETIMEDOUT) => Ok(()),
+        other => other,
+    }
 }

@@ -111,34 +111,51 @@ pub fn kinfo(buf: u64) -> SysResult {
     Ok(0)
 }
 
+/// proclist: one row per process. Its state is its threads' best: running
+/// if one runs, runnable if one may, else sleeping; stopped or zombie as
+/// the process is.
 pub fn proclist(buf: u64, count: u64) -> SysResult {
-    let rows: alloc::vec::Vec<ProcInfo> = TABLE
-        .lock()
-        .procs
-        .values()
-        .map(|p| {
-            let mut name = [0u8; 32];
-            let n = p.name.len().min(31);
-            name[..n].copy_from_slice(&p.name.as_bytes()[..n]);
-            ProcInfo {
-                pid: p.pid,
-                ppid: p.ppid,
-                pgid: p.pgid,
-                state: match p.state {
-                    State::Runnable => PROC_RUNNABLE,
-                    State::Running => PROC_RUNNING,
-                    State::Sleeping(_) => PROC_SLEEPING,
-                    State::Zombie { .. } => PROC_ZOMBIE,
-                    State::Stopped => PROC_STOPPED,
-                },
-                profiling: u32::from(p.prof.is_on()),
-                user_ticks: p.user_ticks,
-                system_ticks: p.system_ticks,
-                name,
-                ..ProcInfo::default()
-            }
-        })
-        .collect();
+    let rows: alloc::vec::Vec<ProcInfo> = {
+        let table = TABLE.lock();
+        table
+            .procs
+            .values()
+            .map(|p| {
+                let mut name = [0u8; 32];
+                let n = p.name.len().min(31);
+                name[..n].copy_from_slice(&p.name.as_bytes()[..n]);
+                let states = || {
+                    table
+                        .threads
+                        .values()
+                        .filter(|t| t.pid == p.pid)
+                        .map(|t| t.state)
+                };
+                let state = if p.is_zombie() {
+                    PROC_ZOMBIE
+                } else if p.stopped {
+                    PROC_STOPPED
+                } else if states().any(|s| s == State::Running) {
+                    PROC_RUNNING
+                } else if states().any(|s| s == State::Runnable) {
+                    PROC_RUNNABLE
+                } else {
+                    PROC_SLEEPING
+                };
+                ProcInfo {
+                    pid: p.pid,
+                    ppid: p.ppid,
+                    pgid: p.pgid,
+                    state,
+                    profiling: u32::from(p.prof.is_on()),
+                    threads: p.live_threads,
+                    user_ticks: p.user_ticks,
+                    system_ticks: p.system_ticks,
+                    name,
+                }
+            })
+            .collect()
+    };
     for (i, row) in rows.iter().take(count as usize).enumerate() {
         uaccess::write(buf + (i * size_of::<ProcInfo>()) as u64, row)?;
     }

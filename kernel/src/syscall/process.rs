@@ -1,37 +1,131 @@
-//! Process calls whose mechanism lives in `proc/`: argument checks only.
+//! Process and thread calls whose mechanism lives in `proc/` (clone, exit,
+//! wait, futexes, sleeping): argument checks and conversions only.
 //! Process groups are here too (setpgid, getpgid): they are process state,
 //! whatever signals do with them.
 
 use abi::Errno;
 use abi::types::{
-    ARCH_GET_FS, ARCH_SET_FS, CLOCK_MONOTONIC, CLOCK_REALTIME, TIMER_ABSTIME, Timespec,
+    ARCH_GET_FS, ARCH_SET_FS, CLOCK_MONOTONIC, CLOCK_REALTIME, CLONE_VFORK, CLONE_VM,
+    TIMER_ABSTIME, Timespec,
 };
 
 use super::SysResult;
 use crate::arch::trap::TrapFrame;
 use crate::mm::uaccess;
-use crate::proc::{Pid, State, TABLE, current, lifecycle, sched};
+use crate::proc::{Pid, TABLE, Tid, current, current_thread, futex, lifecycle, sched};
 
+/// clone(2), in Linux x86_64's argument order: flags, stack, parent_tid,
+/// child_tid, tls.
+pub fn clone(
+    tf: &TrapFrame,
+    flags: u64,
+    stack: u64,
+    parent_tid: u64,
+    child_tid: u64,
+    tls: u64,
+) -> SysResult {
+    lifecycle::clone(
+        tf,
+        lifecycle::CloneArgs {
+            flags,
+            stack,
+            parent_tid,
+            child_tid,
+            tls,
+        },
+    )
+}
+
+/// fork(2): clone with SIGCHLD and nothing shared.
 pub fn fork(tf: &TrapFrame) -> SysResult {
-    lifecycle::fork(tf)
+    clone(tf, u64::from(abi::signal::SIGCHLD), 0, 0, 0, 0)
+}
+
+/// vfork(2): the child runs in the caller's memory until it execs or
+/// exits; the caller waits until then.
+pub fn vfork(tf: &TrapFrame) -> SysResult {
+    let flags = CLONE_VM | CLONE_VFORK | u64::from(abi::signal::SIGCHLD);
+    clone(tf, flags, 0, 0, 0, 0)
 }
 
 pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> SysResult {
     crate::proc::exec::execve(tf, path, argv, envp)
 }
 
+/// exit(2): ends the calling thread (the process, if it was the last).
 pub fn exit(code: i32) -> SysResult {
-    lifecycle::exit(abi::types::wait_status_exited(code as u8))
+    lifecycle::exit_thread(abi::types::wait_status_exited(code as u8))
+}
+
+/// exit_group(2): ends every thread of the process.
+pub fn exit_group(code: i32) -> SysResult {
+    lifecycle::exit_group(abi::types::wait_status_exited(code as u8))
 }
 
 pub fn wait4(pid: i32, status: u64, options: u32) -> SysResult {
     lifecycle::wait4(pid, status, options)
 }
 
-/// getpid(2); also gettid (one thread per process) and set_tid_address,
-/// which answers the caller's tid.
+/// getpid(2): the process's id, whichever thread asks.
 pub fn getpid() -> SysResult {
     Ok(current(|p| p.pid) as usize)
+}
+
+/// gettid(2): the calling thread's id.
+pub fn gettid() -> SysResult {
+    Ok(current_thread(|t| t.tid) as usize)
+}
+
+/// set_tid_address(2): where 0 is written (and a futex waiter woken) when
+/// the calling thread exits. Answers its tid.
+pub fn set_tid_address(addr: u64) -> SysResult {
+    Ok(current_thread(|t| {
+        t.clear_child_tid = addr;
+        t.tid
+    }) as usize)
+}
+
+/// futex(2): FUTEX_WAIT, FUTEX_WAKE and their _BITSET forms (the rest is
+/// ENOSYS, which glibc and musl survive). The timeout is relative for
+/// FUTEX_WAIT and absolute for FUTEX_WAIT_BITSET, on CLOCK_MONOTONIC unless
+/// FUTEX_CLOCK_REALTIME; it becomes a deadline in ticks here.
+pub fn futex(addr: u64, op: u32, val: u32, timeout: u64, _addr2: u64, val3: u32) -> SysResult {
+    use kcore::thread::FutexOp;
+    match kcore::thread::decode_futex(op, val3)? {
+        FutexOp::Wait {
+            bitset,
+            absolute,
+            realtime,
+        } => {
+            let deadline = if timeout == 0 {
+                None
+            } else {
+                let nanos = nanos_of(&uaccess::read(timeout)?)?;
+                let relative = if !absolute {
+                    nanos
+                } else if realtime {
+                    nanos.saturating_sub(u128::from(super::info::realtime_nanos()))
+                } else {
+                    nanos.saturating_sub(u128::from(crate::clock::nanos_since_boot()))
+                };
+                Some(crate::clock::ticks() + ticks_for(relative))
+            };
+            futex::wait(addr, val, bitset, deadline)
+        }
+        // Linux reads the count as an int: a negative one wakes nobody.
+        FutexOp::Wake { bitset } => Ok(futex::wake(addr, (val as i32).max(0) as usize, bitset)),
+    }
+}
+
+pub fn set_robust_list(head: u64, len: u64) -> SysResult {
+    futex::set_robust_list(head, len)
+}
+
+pub fn get_robust_list(tid: i32, head: u64, len: u64) -> SysResult {
+    if tid < 0 {
+        return Err(Errno::ESRCH);
+    }
+    futex::get_robust_list(tid as Tid, head, len)
 }
 
 pub fn getppid() -> SysResult {
@@ -56,7 +150,7 @@ pub fn setpgid(pid: i32, pgid: i32) -> SysResult {
     if p.pid != me && p.ppid != me {
         return Err(Errno::ESRCH);
     }
-    if !exists || matches!(p.state, State::Zombie { .. }) {
+    if !exists || p.is_zombie() {
         return Err(Errno::EPERM);
     }
     p.pgid = group;
@@ -100,11 +194,19 @@ fn nanos_of(t: &Timespec) -> Result<u128, Errno> {
     Ok(t.tv_sec as u128 * 1_000_000_000 + t.tv_nsec as u128)
 }
 
+/// Ticks covering `nanos`, rounded up.
+fn ticks_for(nanos: u128) -> u64 {
+    let hz = u128::from(crate::clock::hz());
+    (nanos * hz)
+        .div_ceil(1_000_000_000)
+        .min(u128::from(u64::MAX / 2)) as u64
+}
+
 /// Sleeps `nanos` (rounded up to ticks); a signal ends it with EINTR and
 /// the time left in `rem` (if not null). Never restarted, as on Linux.
 fn sleep_for(nanos: u128, rem: u64) -> SysResult {
     let hz = u128::from(crate::clock::hz());
-    let ticks = (nanos * hz).div_ceil(1_000_000_000) as u64;
+    let ticks = ticks_for(nanos);
     let start = crate::clock::ticks();
     match sched::sleep_ticks(ticks) {
         Ok(()) => Ok(0),
@@ -136,12 +238,12 @@ pub fn arch_prctl(code: u32, addr: u64) -> SysResult {
             if addr >= crate::mm::USER_TOP {
                 return Err(Errno::EPERM);
             }
-            current(|p| p.fs_base = addr);
+            current_thread(|t| t.fs_base = addr);
             x86_64::registers::model_specific::FsBase::write(x86_64::VirtAddr::new(addr));
             Ok(0)
         }
         ARCH_GET_FS => {
-            uaccess::write(addr, &current(|p| p.fs_base))?;
+            uaccess::write(addr, &current_thread(|t| t.fs_base))?;
             Ok(0)
         }
         _ => Err(Errno::EINVAL),

@@ -8,7 +8,7 @@ use kcore::signal::{self as rules, Timer};
 use super::SysResult;
 use crate::arch::trap::TrapFrame;
 use crate::mm::uaccess;
-use crate::proc::{Pid, TABLE, current, sched};
+use crate::proc::{Pid, TABLE, Tid, current, current_both, current_thread, sched};
 use crate::signal::{self, Origin};
 
 /// The only sigset size the kernel's calls accept (8 bytes, as on Linux).
@@ -29,14 +29,23 @@ pub fn rt_sigaction(signal: u32, act: u64, old: u64, setsize: u64) -> SysResult 
     if old != 0 {
         uaccess::check_range(old, size_of::<SigAction>(), true)?;
     }
-    let previous = current(|p| {
+    let previous = {
+        let mut table = TABLE.lock();
+        let pid = table.current_mut().expect("a current process").pid;
+        let (p, threads) = table.process_and_threads(pid).expect("the current process");
         let previous = p.sig.action(signal);
         if let Some(mut action) = new {
             action.mask = rules::sanitize_mask(action.mask);
             p.sig.set_action(signal, action);
+            // Ignoring a signal discards it wherever it is pending (POSIX).
+            if signal::is_ignored(&action, signal) {
+                for t in threads {
+                    t.sig.own.pending &= !sig_bit(signal);
+                }
+            }
         }
         previous
-    });
+    };
     if old != 0 {
         uaccess::write(old, &previous)?;
     }
@@ -52,10 +61,10 @@ pub fn rt_sigprocmask(how: u32, set: u64, old: u64, setsize: u64) -> SysResult {
     } else {
         None
     };
-    let previous = current(|p| p.sig.blocked);
+    let previous = current_thread(|t| t.sig.blocked);
     if let Some(set) = change {
         let blocked = rules::apply_mask(previous, how, set).ok_or(Errno::EINVAL)?;
-        current(|p| p.sig.blocked = blocked);
+        current_thread(|t| t.sig.blocked = blocked);
     }
     if old != 0 {
         uaccess::write(old, &previous)?;
@@ -67,7 +76,7 @@ pub fn rt_sigpending(set: u64, setsize: u64) -> SysResult {
     if setsize > SIGSET_SIZE {
         return Err(Errno::EINVAL);
     }
-    let pending = current(|p| p.sig.pending & p.sig.blocked);
+    let pending = current_both(|t, p| signal::pending_for(t, p) & t.sig.blocked);
     uaccess::copy_to_user(set, &pending.to_le_bytes()[..setsize as usize])?;
     Ok(0)
 }
@@ -79,7 +88,7 @@ pub fn rt_sigsuspend(mask: u64, setsize: u64) -> SysResult {
         return Err(Errno::EINVAL);
     }
     let mask: SigSet = uaccess::read(mask)?;
-    current(|p| p.sig.suspend_with(mask));
+    current_thread(|t| t.sig.suspend_with(mask));
     pause()
 }
 
@@ -99,10 +108,9 @@ pub fn sigaltstack(new: u64, old: u64) -> SysResult {
     } else {
         None
     };
-    let user_sp = current(|p| p.user_sp_at_entry());
-    let (now, on_it) = current(|p| {
-        let stack = p.sig.altstack();
-        (stack, signal::on_stack(&stack, user_sp))
+    let (now, on_it) = current_thread(|t| {
+        let stack = t.sig.altstack();
+        (stack, signal::on_stack(&stack, t.user_sp_at_entry()))
     });
     if old != 0 {
         let flags = if on_it { SS_ONSTACK } else { now.flags };
@@ -118,13 +126,14 @@ pub fn sigaltstack(new: u64, old: u64) -> SysResult {
             0 => StackT::new(stack.sp, 0, stack.size),
             _ => return Err(Errno::EINVAL),
         };
-        current(|p| p.sig.set_altstack(stack));
+        current_thread(|t| t.sig.set_altstack(stack));
     }
     Ok(0)
 }
 
 /// kill(2): pid > 0 one process, 0 the caller's group, -1 everyone but init
-/// and the caller, < -1 the group -pid.
+/// and the caller, < -1 the group -pid. A process-directed signal: any
+/// thread of each target that does not block it takes it.
 pub fn kill(pid: i32, signal: u32) -> SysResult {
     if signal != 0 && !rules::valid(signal) {
         return Err(Errno::EINVAL);
@@ -137,29 +146,39 @@ pub fn kill(pid: i32, signal: u32) -> SysResult {
         n => p.pid == n as Pid,
     };
     let mut table = TABLE.lock();
-    let mut found = false;
-    for p in table.procs.values_mut().filter(|p| wanted(p)) {
-        found = true;
+    let targets = signal::pids_where(&table, wanted);
+    for &target in &targets {
         match (signal, pid) {
             (0, _) => {}
-            (_, ..=0) => signal::send_to_many(p, signal, Origin::user(me)),
-            _ => signal::send(p, signal, Origin::user(me)),
+            (_, ..=0) => signal::send_to_many(&mut table, target, signal, Origin::user(me)),
+            _ => signal::send(&mut table, target, signal, Origin::user(me)),
         }
     }
-    if found { Ok(0) } else { Err(Errno::ESRCH) }
+    if targets.is_empty() {
+        Err(Errno::ESRCH)
+    } else {
+        Ok(0)
+    }
 }
 
-/// tkill/tgkill: a thread is a process here (tid = pid), so these are kill
-/// for one process; musl's raise() uses tkill.
+/// tgkill(2) (and tkill, `tgid` -1): `signal` to thread `tid` alone, which
+/// must belong to process `tgid`. musl's raise() and pthread_kill use them.
 pub fn tgkill(tgid: i32, tid: i32, signal: u32) -> SysResult {
-    if tid <= 0 || (tgid != -1 && tgid != tid) {
-        return Err(if tid <= 0 {
-            Errno::EINVAL
-        } else {
-            Errno::ESRCH
-        });
+    if tid <= 0 || (tgid != -1 && tgid <= 0) || (signal != 0 && !rules::valid(signal)) {
+        return Err(Errno::EINVAL);
     }
-    kill(tid, signal)
+    let me = current(|p| p.pid);
+    let mut table = TABLE.lock();
+    let found = table.threads.get(&(tid as Tid)).is_some_and(|t| {
+        t.state != crate::proc::State::Dead && (tgid == -1 || t.pid == tgid as Pid)
+    });
+    if !found {
+        return Err(Errno::ESRCH);
+    }
+    if signal != 0 {
+        signal::send_to_thread(&mut table, tid as Tid, signal, Origin::user(me));
+    }
+    Ok(0)
 }
 
 fn timer_index(which: u32) -> Result<usize, Errno> {

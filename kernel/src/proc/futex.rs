@@ -1,0 +1,167 @@
+//! Futexes: sleeping on a user word until another thread says it changed,
+//! the primitive under every pthread mutex, condition variable and join.
+//!
+//! A waiter names its word by a key, (address space, user address): two
+//! threads of one process share an address space, so they meet on the same
+//! key; a vfork child running in its parent's memory meets the parent. The
+//! kernel has no memory shared between processes (MAP_SHARED is copied at
+//! fork), so FUTEX_PRIVATE_FLAG changes nothing here: a "shared" futex is
+//! keyed the same way, which is what Linux does for private mappings too.
+//!
+//! The waiter records its key and bitset in its own `Thread::futex` and
+//! sleeps on `Chan::Futex`; a wake walks the threads, clears the records
+//! that match and makes those threads runnable. Checking the word and
+//! recording the wait happen with nothing else running in between (one CPU
+//! and a kernel that is not preempted; the SMP work puts both under the
+//! table's lock), so a wake cannot fall between them: the lost-wakeup rule
+//! futexes exist for.
+//!
+//! Robust lists are here too: a thread that dies holding a robust mutex
+//! marks it FUTEX_OWNER_DIED and wakes one waiter, so the next locker gets
+//! EOWNERDEAD instead of waiting forever.
+
+use abi::Errno;
+use abi::types::{FUTEX_BITSET_MATCH_ANY, FUTEX_WAITERS, RobustListHead};
+use kcore::thread::{ROBUST_LIST_LIMIT, owner_died};
+
+use super::sched::{self, Chan};
+use super::{State, TABLE, Tid, current_thread};
+use crate::mm::paging::Space;
+use crate::mm::uaccess;
+
+/// What a sleeping futex waiter waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waiter {
+    key: Key,
+    bitset: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Key {
+    space: u64,
+    addr: u64,
+}
+
+/// The key of the word at `addr` in the current address space. EINVAL if
+/// it is not 4-byte aligned.
+fn key(addr: u64) -> Result<Key, Errno> {
+    if !addr.is_multiple_of(4) {
+        return Err(Errno::EINVAL);
+    }
+    Ok(Key {
+        space: Space::current().id(),
+        addr,
+    })
+}
+
+/// FUTEX_WAIT(_BITSET): sleeps while the word at `addr` holds `expected`,
+/// until a wake whose bitset meets `bitset`, tick `deadline` (ETIMEDOUT)
+/// or a signal. EAGAIN at once if the word holds something else.
+///
+/// A signal restarts a wait without a deadline (after a handler with
+/// SA_RESTART, as on Linux) and ends one with a deadline in EINTR.
+pub fn wait(addr: u64, expected: u32, bitset: u32, deadline: Option<u64>) -> Result<usize, Errno> {
+    let key = key(addr)?;
+    let now: u32 = uaccess::read(addr)?;
+    if now != expected {
+        return Err(Errno::EAGAIN);
+    }
+    current_thread(|t| t.futex = Some(Waiter { key, bitset }));
+    let woken = sched::wait_event_until(Chan::Futex, deadline, || {
+        current_thread(|t| t.futex.is_none()).then_some(())
+    });
+    // Timed out or interrupted: off the queue.
+    current_thread(|t| t.futex = None);
+    match woken {
+        Ok(()) => Ok(0),
+        Err(crate::signal::ERESTARTSYS) if deadline.is_some() => Err(Errno::EINTR),
+        Err(e) => Err(e),
+    }
+}
+
+/// FUTEX_WAKE(_BITSET): wakes up to `count` waiters on the word at `addr`
+/// whose bitset meets `bitset`; returns how many.
+pub fn wake(addr: u64, count: usize, bitset: u32) -> usize {
+    let Ok(key) = key(addr) else { return 0 };
+    let mut woken = 0;
+    for t in TABLE.lock().threads.values_mut() {
+        if woken == count {
+            break;
+        }
+        if t.futex
+            .is_some_and(|w| w.key == key && w.bitset & bitset != 0)
+        {
+            t.futex = None;
+            if t.state == State::Sleeping(Chan::Futex) {
+                t.state = State::Runnable;
+            }
+            woken += 1;
+        }
+    }
+    woken
+}
+
+/// At the exit of thread `tid`: every robust mutex on its list (at `head`)
+/// that it still owns is marked FUTEX_OWNER_DIED and one waiter woken.
+/// The list is user memory and may be anything: an unreadable entry ends
+/// the walk, and at most ROBUST_LIST_LIMIT entries are visited.
+pub fn release_robust_list(head: u64, tid: Tid) {
+    let Ok(list) = uaccess::read::<RobustListHead>(head) else {
+        return;
+    };
+    // Bit 0 of an entry pointer marks a priority-inheritance mutex.
+    let pending = list.list_op_pending & !1;
+    let mut entry = list.next & !1;
+    for _ in 0..ROBUST_LIST_LIMIT {
+        if entry == head || entry == 0 {
+            break;
+        }
+        // Read on first: releasing may let another thread free the entry.
+        let Ok(next) = uaccess::read::<u64>(entry) else {
+            break;
+        };
+        if entry != pending {
+            release_one(entry, list.futex_offset, tid);
+        }
+        entry = next & !1;
+    }
+    if pending != 0 {
+        release_one(pending, list.futex_offset, tid);
+    }
+}
+
+fn release_one(entry: u64, futex_offset: i64, tid: Tid) {
+    let word_at = entry.wrapping_add(futex_offset as u64);
+    let Ok(word) = uaccess::read::<u32>(word_at) else {
+        return;
+    };
+    if let Some(died) = owner_died(word, tid)
+        && uaccess::write(word_at, &died).is_ok()
+        && word & FUTEX_WAITERS != 0
+    {
+        wake(word_at, 1, FUTEX_BITSET_MATCH_ANY);
+    }
+}
+
+/// set_robust_list(2): `len` must be the size of the head.
+pub fn set_robust_list(head: u64, len: u64) -> Result<usize, Errno> {
+    if len != size_of::<RobustListHead>() as u64 {
+        return Err(Errno::EINVAL);
+    }
+    current_thread(|t| t.robust_list = head);
+    Ok(0)
+}
+
+/// get_robust_list(2) of thread `tid` (0: the caller).
+pub fn get_robust_list(tid: Tid, head_ptr: u64, len_ptr: u64) -> Result<usize, Errno> {
+    let head = if tid == 0 {
+        current_thread(|t| t.robust_list)
+    } else {
+        let table = TABLE.lock();
+        let t = table.threads.get(&tid).filter(|t| t.state != State::Dead);
+        t.ok_or(Errno::ESRCH)?.robust_list
+    };
+    uaccess::write(head_ptr, &head)?;
+    uaccess::write(len_ptr, &(size_of::<RobustListHead>() as u64))?;
+    Ok(0)
+}
