@@ -4,7 +4,8 @@
 //! system call wrappers (`sys.rs`, numbers from the shared `abi` crate),
 //! formatted output (`print!`, `println!`, `eprintln!` in `io.rs`), a heap on
 //! brk (`malloc.rs`), their arguments (`env.rs`), signals and timers
-//! (`signal.rs`) and profil emulated with SIGPROF (`sigprof.rs`). Rust programs use it as
+//! (`signal.rs`), profil emulated with SIGPROF (`sigprof.rs`) and threads
+//! (`thread.rs`). Rust programs use it as
 //! a crate; the C interface grows on top of the same pieces.
 
 #![no_std]
@@ -22,6 +23,7 @@ pub mod sigprof;
 pub mod start;
 pub mod sys;
 pub mod syscall;
+pub mod thread;
 
 pub use abi::Errno;
 pub use abi::types;

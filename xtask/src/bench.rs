@@ -93,64 +93,21 @@ fn compile(out_dir: &Path) -> Result<PathBuf, String> {
 /// Debian's kernel image: fetched once with apt-get download (the package
 /// `linux-image-amd64` depends on) and unpacked with dpkg-deb.
 fn linux_kernel(dir: &Path) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let find = || -> Option<PathBuf> {
-        std::fs::read_dir(dir.join("boot"))
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))
-            })
-    };
-    if let Some(found) = find() {
+    let member = "./boot/vmlinuz-*";
+    if let Some(found) = crate::setup::unpacked(dir, member) {
         return Ok(found);
     }
-    let output = |cmd: &mut Command, what: &str| -> Result<String, String> {
-        let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "{what} failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    };
-    let depends = output(
-        Command::new("apt-cache").args(["depends", "linux-image-amd64"]),
-        "apt-cache depends linux-image-amd64",
-    )?;
+    let out = Command::new("apt-cache")
+        .args(["depends", "linux-image-amd64"])
+        .output()
+        .map_err(|e| format!("apt-cache depends linux-image-amd64: {e}"))?;
+    let depends = String::from_utf8_lossy(&out.stdout);
     let package = depends
         .lines()
         .find_map(|l| l.trim().strip_prefix("Depends: "))
         .filter(|p| p.starts_with("linux-image-"))
-        .ok_or("apt-cache names no kernel package for linux-image-amd64")?
-        .to_string();
-    println!("bench: fetching {package} (once) into {}", dir.display());
-    output(
-        Command::new("apt-get")
-            .args(["download", "-q", &package])
-            .current_dir(dir),
-        &format!("apt-get download {package}"),
-    )?;
-    let deb = std::fs::read_dir(dir)
-        .map_err(|e| e.to_string())?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "deb"))
-        .ok_or("apt-get download left no .deb")?;
-    let unpack = format!(
-        "dpkg-deb --fsys-tarfile '{}' | tar -x -C '{}' --wildcards './boot/vmlinuz-*'",
-        deb.display(),
-        dir.display()
-    );
-    output(
-        Command::new("sh").args(["-c", &unpack]),
-        "unpacking the kernel",
-    )?;
-    let _ = std::fs::remove_file(&deb);
-    find().ok_or_else(|| "the package held no vmlinuz".to_string())
+        .ok_or("apt-cache names no kernel package for linux-image-amd64")?;
+    crate::setup::debian_file(dir, package, member)
 }
 
 fn on_this_kernel(

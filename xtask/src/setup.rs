@@ -68,3 +68,74 @@ pub fn ovmf() -> Result<PathBuf, String> {
     }
     ensure(CANDIDATES[0], "ovmf")
 }
+
+/// A file from a Debian package, fetched once: `apt-get download PACKAGE`
+/// into `dir`, then `member` (a path inside the package, shell wildcards
+/// allowed, such as `./boot/vmlinuz-*`) unpacked with dpkg-deb and the .deb
+/// removed. Later calls find the file in `dir` and fetch nothing. The
+/// package registries are the only network these machines have.
+pub fn debian_file(dir: &Path, package: &str, member: &str) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if let Some(found) = unpacked(dir, member) {
+        return Ok(found);
+    }
+    let output = |cmd: &mut Command, what: &str| -> Result<(), String> {
+        let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "{what} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(())
+    };
+    println!("xtask: fetching {package} (once) into {}", dir.display());
+    output(
+        Command::new("apt-get")
+            .args(["download", "-q", package])
+            .current_dir(dir),
+        &format!("apt-get download {package}"),
+    )?;
+    let deb = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.extension().is_some_and(|e| e == "deb")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(package))
+        })
+        .ok_or_else(|| format!("apt-get download {package} left no .deb"))?;
+    let unpack = format!(
+        "dpkg-deb --fsys-tarfile '{}' | tar -x -C '{}' --wildcards '{member}'",
+        deb.display(),
+        dir.display()
+    );
+    let unpacked = output(
+        Command::new("sh").args(["-c", &unpack]),
+        &format!("unpacking {member} from {package}"),
+    );
+    let _ = std::fs::remove_file(&deb);
+    unpacked?;
+    self::unpacked(dir, member).ok_or_else(|| format!("{package} holds no {member}"))
+}
+
+/// The file `member` (as `debian_file` names it) if it is unpacked in `dir`.
+pub fn unpacked(dir: &Path, member: &str) -> Option<PathBuf> {
+    let (parent, pattern) = member.rsplit_once('/').unwrap_or((".", member));
+    let prefix = pattern.trim_end_matches('*');
+    std::fs::read_dir(dir.join(parent))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                if pattern.ends_with('*') {
+                    n.starts_with(prefix)
+                } else {
+                    n == pattern
+                }
+            })
+        })
+}

@@ -178,6 +178,64 @@ enum Expect {
     /// each one's stdout and exit status must be what the same binary gives
     /// on the host's Linux.
     Musl,
+    /// Debian's glibc-static shells (busybox-static's sh, bash-static),
+    /// fetched once, each running `tests/glibc/shell.sh` under
+    /// `/bin/musltests`: stdout and exit status as on the host's Linux.
+    Glibc,
+}
+
+/// A program run here and on the host, whose outputs must be equal.
+struct SameAsLinux {
+    name: String,
+    /// The command line on the host.
+    host: Vec<String>,
+    /// The command line here.
+    guest: Vec<String>,
+}
+
+/// The script the glibc shells run.
+const GLIBC_SCRIPT: &str = "tests/glibc/shell.sh";
+/// Where the fetched Debian binaries are kept.
+const DEBIAN_DIR: &str = "target/debian";
+
+/// A file to put in the ramdisk: (host path, guest path).
+type RamdiskFile = (String, String);
+
+/// The glibc cases: busybox-static's and bash-static's binaries (fetched
+/// once) and the files to put in the ramdisk for them.
+fn glibc_cases() -> Result<(Vec<SameAsLinux>, Vec<RamdiskFile>), String> {
+    let dir = build::root().join(DEBIAN_DIR);
+    let busybox = crate::setup::debian_file(&dir, "busybox-static", "./bin/busybox")?;
+    let bash = crate::setup::debian_file(&dir, "bash-static", "./bin/bash-static")?;
+    let script = build::root().join(GLIBC_SCRIPT);
+    let show = |p: &std::path::Path| p.display().to_string();
+    let cases = vec![
+        SameAsLinux {
+            name: "busybox-sh".into(),
+            host: vec![
+                show(&busybox),
+                "sh".into(),
+                show(&script),
+                format!("{} sh", show(&busybox)),
+            ],
+            guest: ["/bin/busybox", "sh", "/etc/shell.sh", "/bin/busybox sh"]
+                .map(String::from)
+                .to_vec(),
+        },
+        SameAsLinux {
+            name: "bash".into(),
+            host: vec![show(&bash), show(&script), show(&bash)],
+            guest: ["/bin/bash", "/etc/shell.sh", "/bin/bash"]
+                .map(String::from)
+                .to_vec(),
+        },
+    ];
+    let adds = vec![
+        (show(&busybox), "/bin/busybox".to_string()),
+        (show(&bash), "/bin/bash".to_string()),
+        (show(&script), "/etc/shell.sh".to_string()),
+    ];
+    Ok((cases, adds))
 }
 
 struct Suite {
@@ -369,6 +427,11 @@ fn suites() -> Vec<Suite> {
             ..usertests("musl", Tick::Pit)
         },
         Suite {
+            program: &["/bin/musltests"],
+            expect: Expect::Glibc,
+            ..usertests("glibc", Tick::Pit)
+        },
+        Suite {
             program: &["/bin/profcompare", "--quick"],
             expect: Expect::Output(
                 &[
@@ -547,13 +610,33 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     boot_opts.tick = suite.tick;
     boot_opts.uefi = suite.uefi || opts.uefi;
     boot_opts.program = suite.program.iter().map(|s| s.to_string()).collect();
-    let musl = match suite.expect {
-        Expect::Musl => build::musl_programs()?,
+    let cases: Vec<SameAsLinux> = match suite.expect {
+        Expect::Musl => build::musl_programs()?
+            .into_iter()
+            .map(|(name, path)| SameAsLinux {
+                guest: vec![format!("/bin/musl-{name}")],
+                host: vec![path.display().to_string()],
+                name,
+            })
+            .collect(),
+        Expect::Glibc => {
+            let (cases, adds) = glibc_cases()?;
+            boot_opts.add.extend(adds);
+            cases
+        }
         _ => Vec::new(),
     };
-    boot_opts
-        .program
-        .extend(musl.iter().map(|(name, _)| name.clone()));
+    for case in &cases {
+        // musltests runs /bin/musl-NAME for a bare NAME.
+        if case.guest == [format!("/bin/musl-{}", case.name)] {
+            boot_opts.program.push(case.name.clone());
+        } else {
+            boot_opts.program.push("--case".into());
+            boot_opts.program.push(case.name.clone());
+            boot_opts.program.extend(case.guest.iter().cloned());
+            boot_opts.program.push("--".into());
+        }
+    }
     boot_opts.export = suite
         .exports
         .iter()
@@ -583,7 +666,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         Expect::Crash(texts) => check_crash(suite.name, &outcome, texts, tally),
         Expect::UserSuite(prefix) => check_user_suite(suite.name, prefix, &outcome, tally),
         Expect::Output(lines, status) => check_output(suite.name, &outcome, lines, status, tally),
-        Expect::Musl => check_musl(suite.name, &outcome, &musl, tally)?,
+        Expect::Musl | Expect::Glibc => check_same_as_linux(suite.name, &outcome, &cases, tally)?,
         Expect::Gprof {
             elf,
             top,
@@ -723,19 +806,20 @@ fn guest_run(lines: &[String], name: &str) -> Option<Run> {
     None
 }
 
-/// Runs the musl program at `path` on the host, in an empty directory of
-/// its own (the programs use relative paths), as the reference.
-fn host_run(name: &str, path: &std::path::Path) -> Result<Run, String> {
+/// Runs `argv` on the host, in an empty directory of its own (the programs
+/// use relative paths), as the reference.
+fn host_run(name: &str, argv: &[String]) -> Result<Run, String> {
     use std::os::unix::process::ExitStatusExt;
     let dir = build::root().join("target/musl-run").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let out = Command::new(path)
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
         .current_dir(&dir)
         .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {} on the host: {e}", path.display()))?;
+        .map_err(|e| format!("cannot run {} on the host: {e}", argv[0]))?;
     let end = match (out.status.code(), out.status.signal()) {
         (Some(code), _) => format!("exit {code}"),
         (_, Some(signal)) => format!("signal {signal}"),
@@ -750,15 +834,15 @@ fn host_run(name: &str, path: &std::path::Path) -> Result<Run, String> {
     })
 }
 
-fn check_musl(
+fn check_same_as_linux(
     suite: &str,
     outcome: &Outcome,
-    programs: &[(String, std::path::PathBuf)],
+    cases: &[SameAsLinux],
     tally: &mut Tally,
 ) -> Result<(), String> {
     let mut shown = false;
-    for (name, path) in programs {
-        let host = host_run(name, path)?;
+    for SameAsLinux { name, host, .. } in cases {
+        let host = host_run(name, host)?;
         let guest = guest_run(&outcome.lines, name);
         let why = match &guest {
             None => String::from("no complete run on the console"),

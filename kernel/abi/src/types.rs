@@ -511,3 +511,28 @@ pub struct RobustListHead {
     pub list_op_pending: u64,
 }
 const _: () = assert!(size_of::<RobustListHead>() == 24);
+
+// prctl(2) options this kernel has.
+/// Set the calling thread's name (16 bytes with the NUL), as `ps` shows it.
+pub const PR_SET_NAME: u32 = 15;
+pub const PR_GET_NAME: u32 = 16;
+/// Names are at most this long, NUL included (Linux's TASK_COMM_LEN).
+pub const TASK_COMM_LEN: usize = 16;
+
+/// `struct pollfd` (poll(2)).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PollFd {
+    pub fd: i32,
+    pub events: i16,
+    pub revents: i16,
+}
+const _: () = assert!(size_of::<PollFd>() == 8);
+pub const POLLIN: i16 = 0x001;
+pub const POLLPRI: i16 = 0x002;
+pub const POLLOUT: i16 = 0x004;
+pub const POLLERR: i16 = 0x008;
+pub const POLLHUP: i16 = 0x010;
+pub const POLLNVAL: i16 = 0x020;
+pub const POLLRDNORM: i16 = 0x040;
+pub const POLLWRNORM: i16 = 0x100;

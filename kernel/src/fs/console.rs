@@ -58,7 +58,7 @@ pub fn set_termios(termios: Termios) {
     if termios.c_lflag & ICANON == 0 && !input.editing.is_empty() {
         let line = core::mem::take(&mut input.editing);
         input.ready.extend(line);
-        sched::wakeup(Chan::Console);
+        sched::wakeup_io(Chan::Console);
     }
 }
 
@@ -125,7 +125,7 @@ fn pass_through(byte: u8, lflag: u32) {
             crate::log::write_bytes(&[byte]);
         }
     }
-    sched::wakeup(Chan::Console);
+    sched::wakeup_io(Chan::Console);
 }
 
 fn edit_line(byte: u8) {
@@ -138,7 +138,7 @@ fn edit_line(byte: u8) {
             let line = core::mem::take(&mut input.editing);
             input.ready.extend(line);
             input.ready.push_back(b'\n');
-            sched::wakeup(Chan::Console);
+            sched::wakeup_io(Chan::Console);
         }
         // Backspace erases too, whatever VERASE says: serial terminals send
         // either.
@@ -160,7 +160,7 @@ fn edit_line(byte: u8) {
                 let line = core::mem::take(&mut input.editing);
                 input.ready.extend(line);
             }
-            sched::wakeup(Chan::Console);
+            sched::wakeup_io(Chan::Console);
         }
         // Anything else is part of the line, escape sequences of arrow keys
         // typed ahead included (a line editor will read them); other
@@ -194,6 +194,12 @@ pub fn read(buf: &mut [u8]) -> Result<usize, abi::Errno> {
             None
         }
     })
+}
+
+/// Whether a read would return at once (a line, or end of file, typed).
+pub fn readable() -> bool {
+    let input = INPUT.lock();
+    !input.ready.is_empty() || input.eof
 }
 
 pub fn write(buf: &[u8]) -> usize {

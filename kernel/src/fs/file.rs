@@ -98,6 +98,31 @@ impl OpenFile {
         }
     }
 
+    /// poll(2): which of POLLIN and POLLOUT (and POLLHUP, POLLERR) hold for
+    /// this open file now. Files and devices other than the console are
+    /// always ready, as on Linux.
+    pub fn poll(&self) -> i16 {
+        use abi::types::{POLLIN, POLLOUT};
+        let mut ready = match &self.kind {
+            Kind::PipeRead(pipe) => pipe.poll(true),
+            Kind::PipeWrite(pipe) => pipe.poll(false),
+            Kind::Node(node) => {
+                if matches!(node.lock().content, Content::Console) {
+                    (if console::readable() { POLLIN } else { 0 }) | POLLOUT
+                } else {
+                    POLLIN | POLLOUT
+                }
+            }
+        };
+        if !self.readable() {
+            ready &= !POLLIN;
+        }
+        if !self.writable() {
+            ready &= !POLLOUT;
+        }
+        ready
+    }
+
     /// pread(2): a file read at `at`, leaving the offset alone.
     pub fn pread(&self, buf: &mut [u8], at: u64) -> Result<usize, Errno> {
         if !self.readable() {
@@ -183,6 +208,11 @@ fn read_at(content: &Content, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
         Content::File(data) => Ok(data.read_at(at, buf)),
         Content::Dir(_) => Err(Errno::EISDIR),
         Content::Console => Err(Errno::ESPIPE),
+        Content::Null => Ok(0),
+        Content::Zero => {
+            buf.fill(0);
+            Ok(buf.len())
+        }
     }
 }
 
@@ -196,6 +226,7 @@ fn write_at(content: &mut Content, at: u64, buf: &[u8]) -> Result<u64, Errno> {
         }
         Content::Dir(_) => Err(Errno::EISDIR),
         Content::Console => Err(Errno::ESPIPE),
+        Content::Null | Content::Zero => Ok(at + buf.len() as u64),
     }
 }
 
@@ -204,6 +235,8 @@ pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
         Content::File(data) => data.truncate(len),
         Content::Dir(_) => Err(Errno::EISDIR),
         Content::Console => Err(Errno::EINVAL),
+        // O_TRUNC on a device does nothing (`> /dev/null`).
+        Content::Null | Content::Zero => Ok(()),
     }
 }
 

@@ -63,7 +63,7 @@ impl Pipe {
                 None
             }
         })??;
-        sched::wakeup(self.chan());
+        sched::wakeup_io(self.chan());
         Ok(n)
     }
 
@@ -92,7 +92,7 @@ impl Pipe {
             match step {
                 Ok(Ok(n)) => {
                     done += n;
-                    sched::wakeup(self.chan());
+                    sched::wakeup_io(self.chan());
                 }
                 Ok(Err(e)) | Err(e) if done == 0 => return Err(e),
                 _ => break,
@@ -101,17 +101,39 @@ impl Pipe {
         Ok(done)
     }
 
+    /// poll(2)'s view of this pipe from a reading end (`reader`) or a
+    /// writing one: POLLIN with bytes to read, POLLHUP once the writers are
+    /// gone; POLLOUT with room, POLLERR once the readers are gone.
+    pub fn poll(&self, reader: bool) -> i16 {
+        use abi::types::{POLLERR, POLLHUP, POLLIN, POLLOUT};
+        let s = self.state.lock();
+        let mut ready = 0;
+        if reader {
+            if !s.bytes.is_empty() {
+                ready |= POLLIN;
+            }
+            if s.writers == 0 {
+                ready |= POLLHUP;
+            }
+        } else if s.readers == 0 {
+            ready |= POLLERR;
+        } else if s.bytes.len() < CAPACITY {
+            ready |= POLLOUT;
+        }
+        ready
+    }
+
     pub fn buffered(&self) -> usize {
         self.state.lock().bytes.len()
     }
 
     pub fn close_reader(&self) {
         self.state.lock().readers -= 1;
-        sched::wakeup(self.chan());
+        sched::wakeup_io(self.chan());
     }
 
     pub fn close_writer(&self) {
         self.state.lock().writers -= 1;
-        sched::wakeup(self.chan());
+        sched::wakeup_io(self.chan());
     }
 }

@@ -27,6 +27,10 @@ pub enum Content {
     Dir(BTreeMap<String, NodeRef>),
     /// The serial console (`/dev/console`).
     Console,
+    /// `/dev/null`: reads find end of file, writes vanish.
+    Null,
+    /// `/dev/zero`: reads find zero bytes, writes vanish.
+    Zero,
 }
 
 pub struct Node {
@@ -41,7 +45,7 @@ impl Node {
         let kind = match self.content {
             Content::File(_) => S_IFREG,
             Content::Dir(_) => S_IFDIR,
-            Content::Console => S_IFCHR,
+            Content::Console | Content::Null | Content::Zero => S_IFCHR,
         };
         kind | (self.perm & 0o7777)
     }
@@ -54,7 +58,7 @@ impl Node {
         match &self.content {
             Content::File(data) => data.len(),
             Content::Dir(entries) => entries.len() as u64,
-            Content::Console => 0,
+            Content::Console | Content::Null | Content::Zero => 0,
         }
     }
 }
@@ -197,6 +201,8 @@ pub fn load_cpio(archive: &[u8]) -> Result<usize, kcore::cpio::CpioError> {
     mkdir("/dev", 0o755).ok();
     with_entries(&lookup("/dev").expect("just made"), |e| {
         e.insert("console".to_string(), new_node(0o620, Content::Console));
+        e.insert("null".to_string(), new_node(0o666, Content::Null));
+        e.insert("zero".to_string(), new_node(0o666, Content::Zero));
     })
     .expect("/dev is a directory");
     let mut files = 0;

@@ -204,6 +204,7 @@ unsafe impl Pod for abi::signal::SigFrame {}
 unsafe impl Pod for abi::signal::ItimerVal {}
 unsafe impl Pod for abi::types::SysInfo {}
 unsafe impl Pod for abi::types::RobustListHead {}
+unsafe impl Pod for abi::types::PollFd {}
 unsafe impl Pod for abi::types::Rlimit {}
 unsafe impl Pod for abi::types::Tms {}
 unsafe impl Pod for abi::types::Rusage {}

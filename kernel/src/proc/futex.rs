@@ -55,8 +55,8 @@ fn key(addr: u64) -> Result<Key, Errno> {
 }
 
 /// FUTEX_WAIT(_BITSET): sleeps while the word at `addr` holds `expected`,
-/// until a wake whose bitset meets `bitset`, tick `deadline` (ETIMEDOUT)
-/// or a signal. EAGAIN at once if the word holds something else.
+/// until a wake whose bitset meets `bitset`, `deadline` on the monotonic
+/// clock (ETIMEDOUT) or a signal. EAGAIN at once if the word holds something else.
 ///
 /// A signal restarts a wait without a deadline (after a handler with
 /// SA_RESTART, as on Linux) and ends one with a deadline in EINTR.

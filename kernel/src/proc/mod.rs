@@ -131,7 +131,10 @@ pub struct Thread {
     pub kstack: KernelStack,
     /// Ticks left in the current time slice.
     pub slice_left: u32,
-    /// Tick at which a sleep ends (nanosleep, a futex timeout), if any.
+    /// Ticks it ran, user and system (CLOCK_THREAD_CPUTIME_ID).
+    pub cpu_ticks: u64,
+    /// When a sleep ends (nanosleep, a futex timeout, poll), if it has a
+    /// deadline: nanoseconds since boot on the monotonic clock.
     pub wake_at: Option<u64>,
     /// The user's FS base (thread pointer), set by arch_prctl or clone.
     pub fs_base: u64,
@@ -171,6 +174,7 @@ impl Thread {
             state: State::New,
             kstack,
             slice_left: 0,
+            cpu_ticks: 0,
             wake_at: None,
             fs_base: 0,
             fpu: crate::arch::fpu::FpuState::initial(),
@@ -351,7 +355,7 @@ pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
 /// ITIMER_VIRTUAL and ITIMER_PROF), count down every ITIMER_REAL, and wake
 /// sleepers whose time has come.
 pub fn on_tick(tf: &crate::arch::trap::TrapFrame) {
-    let now = crate::clock::ticks();
+    let now = crate::clock::nanos_since_boot();
     let mut table = TABLE.lock();
     let running = table.current_both().map(|(t, p)| {
         let pc = if tf.is_from_user() {
@@ -361,6 +365,7 @@ pub fn on_tick(tf: &crate::arch::trap::TrapFrame) {
             p.system_ticks += 1;
             t.user_pc_at_entry()
         };
+        t.cpu_ticks += 1;
         p.prof.on_tick(pc, &mut t.prof);
         t.slice_left = t.slice_left.saturating_sub(1);
         p.pid

@@ -13,8 +13,12 @@
 //! the condition and, if it does not hold, the thread sleeps on `chan` until
 //! someone calls `wakeup(chan)`. Checking and sleeping with interrupts off is
 //! what keeps a wakeup from an interrupt handler from being lost in between.
-//! `wait_event_until` adds a deadline in ticks, which the clock's `on_tick`
-//! enforces by waking the sleeper.
+//! `wait_event_until` adds a deadline on the monotonic clock (nanoseconds
+//! since boot, what CLOCK_MONOTONIC reads), which `on_tick` enforces by
+//! waking the sleeper at the first tick at or after it: never before the
+//! time the user's clocks show, up to one tick after. (Counting ticks
+//! instead would end early when the virtual PIT catches up on ticks a busy
+//! host delayed.)
 
 use abi::Errno;
 use x86_64::instructions::interrupts;
@@ -44,6 +48,8 @@ pub enum Chan {
     Timer,
     /// Only a signal (pause, sigsuspend).
     Signal,
+    /// Any pipe or the console to change (poll; see `wakeup_io`).
+    Poll,
 }
 
 /// Ticks in a time slice: 10 ms, at least one tick.
@@ -142,8 +148,9 @@ pub fn wait_event<R>(chan: Chan, poll: impl FnMut() -> Option<R>) -> Result<R, E
     wait_event_until(chan, None, poll)
 }
 
-/// `wait_event` with a deadline: at tick `deadline` the wait ends with
-/// `ETIMEDOUT` (unless `poll` holds by then).
+/// `wait_event` with a deadline: once the monotonic clock reaches
+/// `deadline` (nanoseconds since boot) the wait ends with `ETIMEDOUT`
+/// (unless `poll` holds by then).
 pub fn wait_event_until<R>(
     chan: Chan,
     deadline: Option<u64>,
@@ -155,7 +162,7 @@ pub fn wait_event_until<R>(
         if let Some(r) = poll() {
             break Ok(r);
         }
-        if deadline.is_some_and(|at| crate::clock::ticks() >= at) {
+        if deadline.is_some_and(|at| crate::clock::nanos_since_boot() >= at) {
             break Err(Errno::ETIMEDOUT);
         }
         if super::current_both(|t, p| crate::signal::interrupts(t, p)) {
@@ -201,9 +208,22 @@ pub fn wakeup(chan: Chan) {
     }
 }
 
-/// Sleeps for `ticks` clock ticks.
-pub fn sleep_ticks(ticks: u64) -> Result<(), Errno> {
-    let deadline = crate::clock::ticks() + ticks;
+/// Threads in poll right now: while there are none, I/O wakeups skip the
+/// walk for them.
+pub static POLLERS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// Wakes the threads waiting on I/O channel `chan` (a pipe, the console),
+/// and the threads in poll, which wait on every such channel at once.
+pub fn wakeup_io(chan: Chan) {
+    wakeup(chan);
+    if POLLERS.load(core::sync::atomic::Ordering::Relaxed) > 0 {
+        wakeup(Chan::Poll);
+    }
+}
+
+/// Sleeps until the monotonic clock reads `deadline` (nanoseconds since
+/// boot).
+pub fn sleep_until(deadline: u64) -> Result<(), Errno> {
     match wait_event_until(Chan::Timer, Some(deadline), || None::<()>) {
         Err(Errno::ETIMEDOUT) => Ok(()),
         other => other,

@@ -197,7 +197,7 @@ pub fn getdents64(fd: i32, buf: u64, count: u64) -> SysResult {
                 let kind = match child.content {
                     Content::Dir(_) => DT_DIR,
                     Content::File(_) => DT_REG,
-                    Content::Console => DT_CHR,
+                    Content::Console | Content::Null | Content::Zero => DT_CHR,
                 };
                 (name.as_str(), child.ino, kind)
             }
@@ -415,4 +415,77 @@ pub fn faccessat(dirfd: i32, path: u64, mode: u32, flags: u32) -> SysResult {
 
 pub fn access(dirfd: i32, path: u64) -> SysResult {
     ramfs::lookup(&user_path(dirfd, path)?).map(|_| 0)
+}
+
+/// readlink(2) and readlinkat: the ramfs has no symbolic links, so a path
+/// that exists is EINVAL ("not a symbolic link") and one that does not is
+/// ENOENT, as Linux answers for those.
+pub fn readlinkat(dirfd: i32, path: u64, _buf: u64, size: u64) -> SysResult {
+    if size as i64 <= 0 {
+        return Err(Errno::EINVAL);
+    }
+    ramfs::lookup(&user_path(dirfd, path)?)?;
+    Err(Errno::EINVAL)
+}
+
+/// poll(2): waits until one of `nfds` descriptors at `fds` is ready for what
+/// its `events` ask (or has POLLHUP, POLLERR, POLLNVAL, which need no
+/// asking), `timeout_ms` passes (negative: no limit) or a signal arrives
+/// (EINTR, never restarted, as on Linux).
+pub fn poll(fds: u64, nfds: u64, timeout_ms: i32) -> SysResult {
+    use abi::types::{POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLRDNORM, POLLWRNORM, PollFd};
+    use core::sync::atomic::Ordering;
+    const MAX_FDS: u64 = 1024;
+    if nfds > MAX_FDS {
+        return Err(Errno::EINVAL);
+    }
+    let size = size_of::<PollFd>() as u64;
+    let mut entries: Vec<PollFd> = (0..nfds)
+        .map(|i| uaccess::read::<PollFd>(fds + i * size))
+        .collect::<Result<_, _>>()?;
+    uaccess::check_range(fds, (nfds * size) as usize, true)?;
+    let deadline =
+        (timeout_ms >= 0).then(|| crate::clock::nanos_since_boot() + timeout_ms as u64 * 1_000_000);
+    let scan = |entries: &mut [PollFd]| {
+        let mut ready = 0;
+        for e in entries.iter_mut() {
+            e.revents = 0;
+            if e.fd < 0 {
+                continue; // ignored, as poll(2) says
+            }
+            let Ok(file) = fd_file(e.fd) else {
+                e.revents = POLLNVAL;
+                ready += 1;
+                continue;
+            };
+            let mut now = file.poll();
+            if now & POLLIN != 0 {
+                now |= POLLRDNORM;
+            }
+            if now & POLLOUT != 0 {
+                now |= POLLWRNORM;
+            }
+            e.revents = now & (e.events | POLLHUP | POLLERR);
+            if e.revents != 0 {
+                ready += 1;
+            }
+        }
+        ready
+    };
+    crate::proc::sched::POLLERS.fetch_add(1, Ordering::Relaxed);
+    let waited =
+        crate::proc::sched::wait_event_until(crate::proc::sched::Chan::Poll, deadline, || {
+            let ready = scan(&mut entries);
+            (ready > 0 || timeout_ms == 0).then_some(ready)
+        });
+    crate::proc::sched::POLLERS.fetch_sub(1, Ordering::Relaxed);
+    let ready = match waited {
+        Ok(ready) => ready,
+        Err(Errno::ETIMEDOUT) => 0,
+        Err(_) => return Err(Errno::EINTR),
+    };
+    for (i, e) in entries.iter().enumerate() {
+        uaccess::write(fds + i as u64 * size + 6, &(e.revents as u16))?;
+    }
+    Ok(ready)
 }

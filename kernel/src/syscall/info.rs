@@ -28,9 +28,13 @@ pub fn clock_gettime(clock_id: u32, ts: u64) -> SysResult {
         CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => {
             clock::nanos_since_boot()
         }
-        CLOCK_PROCESS_CPUTIME_ID | CLOCK_THREAD_CPUTIME_ID => {
-            // at the tick's resolution
+        // CPU time at the tick's resolution: all threads', or the caller's.
+        CLOCK_PROCESS_CPUTIME_ID => {
             let ticks = current(|p| p.user_ticks + p.system_ticks);
+            ticks * 1_000_000_000 / u64::from(clock::hz())
+        }
+        CLOCK_THREAD_CPUTIME_ID => {
+            let ticks = crate::proc::current_thread(|t| t.cpu_ticks);
             ticks * 1_000_000_000 / u64::from(clock::hz())
         }
         _ => return Err(Errno::EINVAL),

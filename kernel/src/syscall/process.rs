@@ -88,7 +88,7 @@ pub fn set_tid_address(addr: u64) -> SysResult {
 /// futex(2): FUTEX_WAIT, FUTEX_WAKE and their _BITSET forms (the rest is
 /// ENOSYS, which glibc and musl survive). The timeout is relative for
 /// FUTEX_WAIT and absolute for FUTEX_WAIT_BITSET, on CLOCK_MONOTONIC unless
-/// FUTEX_CLOCK_REALTIME; it becomes a deadline in ticks here.
+/// FUTEX_CLOCK_REALTIME; it becomes a deadline on the monotonic clock here.
 pub fn futex(addr: u64, op: u32, val: u32, timeout: u64, _addr2: u64, val3: u32) -> SysResult {
     use kcore::thread::FutexOp;
     match kcore::thread::decode_futex(op, val3)? {
@@ -108,7 +108,7 @@ pub fn futex(addr: u64, op: u32, val: u32, timeout: u64, _addr2: u64, val3: u32)
                 } else {
                     nanos.saturating_sub(u128::from(crate::clock::nanos_since_boot()))
                 };
-                Some(crate::clock::ticks() + ticks_for(relative))
+                Some(deadline_in(relative))
             };
             futex::wait(addr, val, bitset, deadline)
         }
@@ -194,27 +194,22 @@ fn nanos_of(t: &Timespec) -> Result<u128, Errno> {
     Ok(t.tv_sec as u128 * 1_000_000_000 + t.tv_nsec as u128)
 }
 
-/// Ticks covering `nanos`, rounded up.
-fn ticks_for(nanos: u128) -> u64 {
-    let hz = u128::from(crate::clock::hz());
-    (nanos * hz)
-        .div_ceil(1_000_000_000)
-        .min(u128::from(u64::MAX / 2)) as u64
+/// The monotonic clock's reading `nanos` from now, as a sleep's deadline.
+fn deadline_in(nanos: u128) -> u64 {
+    let now = crate::clock::nanos_since_boot();
+    now.saturating_add(nanos.min(u128::from(u64::MAX)) as u64)
 }
 
-/// Sleeps `nanos` (rounded up to ticks); a signal ends it with EINTR and
-/// the time left in `rem` (if not null). Never restarted, as on Linux.
+/// Sleeps `nanos` (the wakeup comes at the first tick after that time); a
+/// signal ends it with EINTR and the time left in `rem` (if not null).
+/// Never restarted, as on Linux.
 fn sleep_for(nanos: u128, rem: u64) -> SysResult {
-    let hz = u128::from(crate::clock::hz());
-    let ticks = ticks_for(nanos);
-    let start = crate::clock::ticks();
-    match sched::sleep_ticks(ticks) {
+    let deadline = deadline_in(nanos);
+    match sched::sleep_until(deadline) {
         Ok(()) => Ok(0),
         Err(_) => {
             if rem != 0 {
-                let left = ticks.saturating_sub(crate::clock::ticks() - start) as u128
-                    * 1_000_000_000
-                    / hz;
+                let left = deadline.saturating_sub(crate::clock::nanos_since_boot());
                 let left = Timespec {
                     tv_sec: (left / 1_000_000_000) as i64,
                     tv_nsec: (left % 1_000_000_000) as i64,
@@ -244,6 +239,35 @@ pub fn arch_prctl(code: u32, addr: u64) -> SysResult {
         }
         ARCH_GET_FS => {
             uaccess::write(addr, &current_thread(|t| t.fs_base))?;
+            Ok(0)
+        }
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// prctl(2): PR_SET_NAME and PR_GET_NAME (the process's name, which `ps`
+/// shows; per thread on Linux, per process here); every other option is
+/// EINVAL, as Linux answers an option it does not know.
+pub fn prctl(option: u32, arg: u64) -> SysResult {
+    use abi::types::{PR_GET_NAME, PR_SET_NAME, TASK_COMM_LEN};
+    match option {
+        PR_SET_NAME => {
+            let mut name = uaccess::read_cstr(arg, kcore::path::PATH_MAX)?;
+            let mut keep = name.len().min(TASK_COMM_LEN - 1);
+            while !name.is_char_boundary(keep) {
+                keep -= 1;
+            }
+            name.truncate(keep);
+            current(|p| p.name = name);
+            Ok(0)
+        }
+        PR_GET_NAME => {
+            let mut bytes = [0u8; TASK_COMM_LEN];
+            current(|p| {
+                let n = p.name.len().min(TASK_COMM_LEN - 1);
+                bytes[..n].copy_from_slice(&p.name.as_bytes()[..n]);
+            });
+            uaccess::copy_to_user(arg, &bytes)?;
             Ok(0)
         }
         _ => Err(Errno::EINVAL),

@@ -1,7 +1,9 @@
-//! /bin/musltests NAME...: runs the static musl programs `/bin/musl-NAME`
-//! (built by xtask from `tests/musl/NAME.c`) one after another and prints
-//! what each wrote to stdout, framed so that `cargo xtask test` can compare
-//! it with the same binary's output on the host's Linux:
+//! /bin/musltests NAME... [--case NAME PROGRAM ARG... --]...: runs the
+//! static musl programs `/bin/musl-NAME` (built by xtask from
+//! `tests/musl/NAME.c`), and the `--case` command lines (Debian's
+//! glibc-static shells running a script), one after another and prints what
+//! each wrote to stdout, framed so that `cargo xtask test` can compare it
+//! with the same binary's output on the host's Linux:
 //!
 //! ```text
 //! musl: begin NAME
@@ -33,16 +35,21 @@ extern "C" fn on_alarm(_signal: i32) {
     let _ = sys::kill(CHILD.load(Ordering::Relaxed) as i32, abi::signal::SIGKILL);
 }
 
-/// Runs `/bin/musl-NAME` with stdout on a pipe; returns its output and wait status.
-fn run_one(name: &str) -> Result<(Vec<u8>, i32), Errno> {
-    let path = alloc::format!("/bin/musl-{name}");
+/// Runs `argv` with stdout on a pipe, in an empty directory of its own
+/// (`/run-NAME`: the programs write files with relative names, as on the
+/// host); returns its output and wait status.
+fn run_one(name: &str, argv: &[&str]) -> Result<(Vec<u8>, i32), Errno> {
+    let path = argv[0];
+    let dir = alloc::format!("/run-{name}");
+    sys::mkdir(&dir, 0o755)?;
     let (r, w) = sys::pipe()?;
     let pid = sys::fork()?;
     if pid == 0 {
+        let _ = sys::chdir(&dir);
         let _ = sys::dup2(w, 1);
         let _ = sys::close(r);
         let _ = sys::close(w);
-        let e = sys::execve(&path, &[&path], &["PATH=/bin", "HOME=/"]);
+        let e = sys::execve(path, argv, &["PATH=/bin", "HOME=/"]);
         eprintln!("musltests: {path}: {}", e.message());
         sys::exit(127);
     }
@@ -68,9 +75,32 @@ fn run_one(name: &str) -> Result<(Vec<u8>, i32), Errno> {
 fn run() -> i32 {
     let _ = signal::sigaction(abi::signal::SIGALRM, Handler::Simple(on_alarm), 0, 0);
     let mut failed = 0;
-    for name in libc_lite::env::args().skip(1) {
+    let args: Vec<&str> = libc_lite::env::args().skip(1).collect();
+    let mut rest = &args[..];
+    while let [first, more @ ..] = rest {
+        let musl_path;
+        let (name, argv, after): (&str, Vec<&str>, &[&str]) = match (*first, more) {
+            ("--case", [name, tail @ ..]) => {
+                let end = tail.iter().position(|a| *a == "--").unwrap_or(tail.len());
+                (
+                    name,
+                    tail[..end].to_vec(),
+                    &tail[(end + 1).min(tail.len())..],
+                )
+            }
+            (name, _) => {
+                musl_path = alloc::format!("/bin/musl-{name}");
+                (name, alloc::vec![musl_path.as_str()], more)
+            }
+        };
+        rest = after;
+        if argv.is_empty() {
+            println!("musl: end {name} error no command line");
+            failed += 1;
+            continue;
+        }
         println!("musl: begin {name}");
-        match run_one(name) {
+        match run_one(name, &argv) {
             Ok((output, status)) => {
                 for line in output.split(|&b| b == b'\n') {
                     println!("musl| {}", alloc::string::String::from_utf8_lossy(line));

@@ -656,6 +656,157 @@ fn time_shares_show_in_the_histogram() -> Outcome {
     Ok(())
 }
 
+/// CPU ticks of the calling thread (CLOCK_THREAD_CPUTIME_ID).
+fn thread_ticks() -> u64 {
+    let hz = sys::kinfo().map_or(1000, |k| k.hz);
+    sys::clock_gettime(CLOCK_THREAD_CPUTIME_ID).map_or(0, |t| {
+        (t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64) * hz / 1_000_000_000
+    })
+}
+
+/// What a spinning thread reports: its CPU ticks when done.
+static TICKS_A: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+static TICKS_B: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+extern "C" fn spin_thread_a(wall_ticks: usize) {
+    spin_a(wall_ticks as u64);
+    TICKS_A.store(thread_ticks(), core::sync::atomic::Ordering::Release);
+}
+
+extern "C" fn spin_thread_b(wall_ticks: usize) {
+    loop_b(wall_ticks as u64 * cycles_per_tick());
+    TICKS_B.store(thread_ticks(), core::sync::atomic::Ordering::Release);
+}
+
+/// The histogram over loop A and loop B: (buffer, low pc).
+fn buffer_over_both_loops() -> (Vec<u16>, u64) {
+    let (a0, a1) = spin::range_a();
+    let (b0, b1) = spin::range_b();
+    let low = a0.min(b0);
+    (vec![0u16; ((a1.max(b1) - low) / 2 + 2) as usize], low)
+}
+
+/// Samples in `buf` (starting at pc `low`, scale 1:1) for pcs in `range`.
+fn samples_in(buf: &[u16], low: u64, (start, end): (u64, u64)) -> u64 {
+    buf[((start - low) / 2) as usize..=((end - 1 - low) / 2) as usize]
+        .iter()
+        .map(|&c| u64::from(c))
+        .sum()
+}
+
+/// OSF/1: "each will be independently sampled and the counts will reflect
+/// the sum of the samples for all of the threads". Two threads spin at once,
+/// in loop A and loop B; each loop's samples must be the CPU ticks its
+/// thread ran (CLOCK_THREAD_CPUTIME_ID), give or take the ticks its start
+/// and end can take outside the loop, and every sample must be in the one
+/// buffer.
+fn threads_are_sampled_and_summed() -> Outcome {
+    let (mut buf, low) = buffer_over_both_loops();
+    sys::profil(&mut buf, low, 65536).map_err(|e| e.name())?;
+    let a = libc_lite::thread::spawn(spin_thread_a, 600).map_err(|e| e.name())?;
+    let b = libc_lite::thread::spawn(spin_thread_b, 600).map_err(|e| e.name())?;
+    a.join();
+    b.join();
+    let s = stat();
+    off();
+    let (in_a, in_b) = (
+        samples_in(&buf, low, spin::range_a()),
+        samples_in(&buf, low, spin::range_b()),
+    );
+    let ticks_a = TICKS_A.load(core::sync::atomic::Ordering::Acquire);
+    let ticks_b = TICKS_B.load(core::sync::atomic::Ordering::Acquire);
+    println!(
+        "proftest: two threads: loop A {in_a} samples, ran {ticks_a} ticks; \
+         loop B {in_b} samples, ran {ticks_b} ticks; {} samples in all",
+        s.samples
+    );
+    ensure!(
+        ticks_a >= 100 && ticks_b >= 100,
+        "a thread hardly ran: {ticks_a}, {ticks_b} ticks"
+    );
+    ensure!(
+        in_a.abs_diff(ticks_a) <= 3 && in_b.abs_diff(ticks_b) <= 3,
+        "samples do not match the ticks each thread ran"
+    );
+    ensure!(
+        total(&buf) == s.samples && s.applied > 0,
+        "the buffer holds {} samples, profstat counted {}",
+        total(&buf),
+        s.samples
+    );
+    Ok(())
+}
+
+extern "C" fn spin_briefly_then_exit(wall_ticks: usize) {
+    loop_b(wall_ticks as u64 * cycles_per_tick());
+}
+
+/// A thread's exit does not stop profiling: its samples stay, and the
+/// process goes on being sampled.
+fn a_thread_exit_keeps_profiling_on() -> Outcome {
+    let (mut buf, low) = buffer_over_both_loops();
+    sys::profil(&mut buf, low, 65536).map_err(|e| e.name())?;
+    libc_lite::thread::spawn(spin_briefly_then_exit, 50)
+        .map_err(|e| e.name())?
+        .join();
+    let after_exit = stat();
+    spin_a(50);
+    let s = stat();
+    off();
+    let (in_a, in_b) = (
+        samples_in(&buf, low, spin::range_a()),
+        samples_in(&buf, low, spin::range_b()),
+    );
+    ensure!(
+        after_exit.on == 1,
+        "profiling stopped when a thread exited ({after_exit:?})"
+    );
+    ensure!(
+        in_b >= 30,
+        "the exited thread's samples are gone: {in_b} in loop B"
+    );
+    ensure!(
+        in_a >= 30,
+        "the main thread was not sampled after: {in_a} in loop A"
+    );
+    ensure!(
+        total(&buf) == s.samples,
+        "buffer {} != samples {}",
+        total(&buf),
+        s.samples
+    );
+    Ok(())
+}
+
+extern "C" fn turn_profiling_off(_: usize) {
+    let _ = sys::profil_raw(0, 0, 0, 0);
+}
+
+/// profil belongs to the process: turned on by one thread, off by another,
+/// it is off for both.
+fn profil_off_in_another_thread_is_off_for_all() -> Outcome {
+    let (mut buf, low) = buffer_over_both_loops();
+    sys::profil(&mut buf, low, 65536).map_err(|e| e.name())?;
+    spin_a(20);
+    libc_lite::thread::spawn(turn_profiling_off, 0)
+        .map_err(|e| e.name())?
+        .join();
+    let s = stat();
+    let before = total(&buf);
+    spin_a(30);
+    let after = total(&buf);
+    off();
+    ensure!(
+        s.on == 0 && s.stopped_by == PROF_STOPPED_BY_CALL,
+        "another thread's profil(0) left it {s:?}"
+    );
+    ensure!(
+        before > 0 && after == before,
+        "counts went from {before} to {after} while off"
+    );
+    Ok(())
+}
+
 fn the_tick_rate_is_reported() -> Outcome {
     let hz = sys::kinfo().map_err(|e| e.name())?.hz;
     let clktck = libc_lite::env::auxv(AT_CLKTCK);
@@ -714,6 +865,18 @@ const TESTS: &[Test] = &[
         time_shares_show_in_the_histogram,
     ),
     ("the_tick_rate_is_reported", the_tick_rate_is_reported),
+    (
+        "threads_are_sampled_and_summed",
+        threads_are_sampled_and_summed,
+    ),
+    (
+        "a_thread_exit_keeps_profiling_on",
+        a_thread_exit_keeps_profiling_on,
+    ),
+    (
+        "profil_off_in_another_thread_is_off_for_all",
+        profil_off_in_another_thread_is_off_for_all,
+    ),
 ];
 
 fn run() -> i32 {
