@@ -13,6 +13,7 @@
  * powers the machine off at the end. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -149,6 +150,38 @@ static void page_touch(void) {
     long long t = now_ns() - t0;
     munmap(p, len);
     result("anon_memory_mmap_and_first_touch_per_page", (double)t / (len / 4096), "ns");
+}
+
+static void *thread_returns(void *arg) { return arg; }
+
+/* pthread_create + pthread_join of a thread that returns at once: clone,
+ * a new kernel stack and TLS, the exit's clear-child-tid wake, the join's
+ * futex wait. */
+static void thread_create_join(void) {
+    int n = scaled(5000);
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        pthread_t t;
+        pthread_create(&t, NULL, thread_returns, NULL);
+        pthread_join(t, NULL);
+    }
+    result("thread_create_join", (double)(now_ns() - t0) / n, "ns");
+}
+
+/* FUTEX_WAKE with nobody waiting: what an uncontended unlock pays when it
+ * must tell the kernel (the fast path of every futex-based lock skips
+ * even this). */
+#ifndef FUTEX_WAKE
+#define FUTEX_WAKE 1 /* linux/futex.h, which musl-gcc does not see */
+#define FUTEX_PRIVATE_FLAG 128
+#endif
+static void futex_wake_nobody(void) {
+    static int word;
+    int n = scaled(200000);
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++)
+        syscall(SYS_futex, &word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    result("futex_wake_uncontended", (double)(now_ns() - t0) / n, "ns");
 }
 
 /* ---- profiling ---- */
@@ -347,6 +380,8 @@ int main(int argc, char **argv) {
         fork_exit_wait("fork_exit_wait_64MiB_touched", quick ? (8 << 20) : (64 << 20));
         ping_pong();
         page_touch();
+        thread_create_join();
+        futex_wake_nobody();
     }
     profiling(hz > 0 ? hz : 100);
     printf("bench: done\n");

@@ -339,7 +339,7 @@ fn chart(ours: &Results, linux: &Results, rates: &[u32]) -> String {
 
 /// Benchmarks that must have produced a number on each side.
 fn missing(ours: &Results, linux: &Results) -> Vec<String> {
-    const BOTH: [&str; 8] = [
+    const BOTH: [&str; 10] = [
         "null_syscall_getppid",
         "pipe_write_then_read_1_byte",
         "ramfs_read_4KiB",
@@ -348,6 +348,8 @@ fn missing(ours: &Results, linux: &Results) -> Vec<String> {
         "fork_exit_wait_64MiB_touched",
         "pipe_ping_pong_round_trip",
         "anon_memory_mmap_and_first_touch_per_page",
+        "thread_create_join",
+        "futex_wake_uncontended",
     ];
     let mut out = Vec::new();
     for name in BOTH {

@@ -176,3 +176,38 @@ fn time_structures() {
     assert_eq!(size_of::<ItimerVal>(), 32);
     assert_eq!(offset_of!(ItimerVal, value), 16);
 }
+
+/// `linux/futex.h`: `struct robust_list_head` and the futex word's bits.
+#[test]
+fn robust_list_head_and_futex_bits() {
+    assert_eq!(size_of::<RobustListHead>(), 24);
+    assert_eq!(offset_of!(RobustListHead, next), 0);
+    assert_eq!(offset_of!(RobustListHead, futex_offset), 8);
+    assert_eq!(offset_of!(RobustListHead, list_op_pending), 16);
+    assert_eq!(
+        (FUTEX_WAITERS, FUTEX_OWNER_DIED, FUTEX_TID_MASK),
+        (0x8000_0000, 0x4000_0000, 0x3fff_ffff)
+    );
+    assert_eq!((FUTEX_WAIT_BITSET, FUTEX_CLOCK_REALTIME), (9, 256));
+}
+
+/// `linux/sched.h`: clone flags.
+#[test]
+fn clone_flags() {
+    assert_eq!(
+        (CLONE_THREAD, CLONE_SETTLS, CLONE_CHILD_SETTID, CLONE_PIDFD),
+        (0x10000, 0x80000, 0x100_0000, 0x1000)
+    );
+}
+
+/// `asm-generic/poll.h`: `struct pollfd` and the event bits.
+#[test]
+fn pollfd() {
+    assert_eq!(size_of::<PollFd>(), 8);
+    assert_eq!(offset_of!(PollFd, events), 4);
+    assert_eq!(offset_of!(PollFd, revents), 6);
+    assert_eq!(
+        (POLLIN, POLLOUT, POLLHUP, POLLNVAL, POLLRDNORM, POLLWRNORM),
+        (1, 4, 16, 32, 64, 256)
+    );
+}

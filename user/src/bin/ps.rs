@@ -1,5 +1,5 @@
-//! /bin/ps: the process table (pid, parent, group, state, user and system ticks,
-//! whether profil is on, name).
+//! /bin/ps: the process table (pid, parent, group, state, threads, user and
+//! system ticks of all its threads, whether profil is on, name).
 #![no_std]
 #![no_main]
 use abi::types::{PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED, ProcInfo};
@@ -14,7 +14,7 @@ fn run() -> i32 {
             return 1;
         }
     };
-    println!("  PID  PPID  PGID STATE     UTICKS   STICKS PROF NAME");
+    println!("  PID  PPID  PGID STATE    THR   UTICKS   STICKS PROF NAME");
     for p in &rows[..n] {
         let state = match p.state {
             PROC_RUNNABLE => "runnable",
@@ -27,8 +27,8 @@ fn run() -> i32 {
         let name = core::str::from_utf8(&p.name[..len]).unwrap_or("?");
         let prof = if p.profiling != 0 { "on" } else { "off" };
         println!(
-            "{:>5} {:>5} {:>5} {:<8} {:>8} {:>8} {:<4} {name}",
-            p.pid, p.ppid, p.pgid, state, p.user_ticks, p.system_ticks, prof
+            "{:>5} {:>5} {:>5} {:<8} {:>3} {:>8} {:>8} {:<4} {name}",
+            p.pid, p.ppid, p.pgid, state, p.threads, p.user_ticks, p.system_ticks, prof
         );
     }
     0
