@@ -356,26 +356,36 @@ pub fn send_to_thread(table: &mut Table, tid: Tid, signal: u32, origin: Origin) 
 }
 
 fn send_to(table: &mut Table, pid: Pid, target: Target, signal: u32, origin: Origin) {
-    let current = table.current;
-    let Some((p, threads)) = table.process_and_threads(pid) else {
+    let Table {
+        procs,
+        threads,
+        current,
+        ..
+    } = table;
+    let Some(p) = procs.get_mut(&pid).filter(|p| !p.is_zombie()) else {
         return;
     };
-    if p.is_zombie() {
-        return;
+    // The process's live threads, walked afresh each time (no allocation:
+    // the timer interrupt sends too).
+    macro_rules! threads_of_p {
+        () => {
+            threads
+                .values_mut()
+                .map(|t| &mut **t)
+                .filter(|t| t.pid == pid && t.state != State::Dead)
+        };
     }
-    let mut threads: alloc::vec::Vec<&mut Thread> =
-        threads.filter(|t| t.state != State::Dead).collect();
     let bit = sig_bit(signal);
     let action = p.sig.action(signal);
     if signal == SIGCONT {
         p.sig.shared.pending &= !rules::STOP_SIGNALS;
-        for t in threads.iter_mut() {
+        for t in threads_of_p!() {
             t.sig.own.pending &= !rules::STOP_SIGNALS;
         }
-        continue_process(p, &mut threads);
+        continue_process(p, threads_of_p!());
     } else if bit & rules::STOP_SIGNALS != 0 {
         p.sig.shared.pending &= !sig_bit(SIGCONT);
-        for t in threads.iter_mut() {
+        for t in threads_of_p!() {
             t.sig.own.pending &= !sig_bit(SIGCONT);
         }
     }
@@ -388,20 +398,21 @@ fn send_to(table: &mut Table, pid: Pid, target: Target, signal: u32, origin: Ori
     // before they are unblocked.
     let blocked_by = |t: &Thread| t.sig.blocked & bit != 0;
     let blocked = match target {
-        Target::Thread(tid) => threads.iter().any(|t| t.tid == tid && blocked_by(t)),
-        Target::Process => threads.iter().all(|t| blocked_by(t)),
+        Target::Thread(tid) => threads_of_p!().any(|t| t.tid == tid && blocked_by(t)),
+        Target::Process => threads_of_p!().all(|t| blocked_by(t)),
     };
     if is_ignored(&action, signal) && !blocked {
         return;
     }
     if signal == SIGKILL {
         // Nothing stops a kill: a stopped process goes on to die.
-        continue_process(p, &mut threads);
+        continue_process(p, threads_of_p!());
     }
     let taker = match target {
         Target::Thread(tid) => {
-            let t = threads.iter_mut().find(|t| t.tid == tid);
-            let Some(t) = t else { return };
+            let Some(t) = threads_of_p!().find(|t| t.tid == tid) else {
+                return;
+            };
             t.sig.own.pend(signal, origin);
             Some(tid)
         }
@@ -409,15 +420,14 @@ fn send_to(table: &mut Table, pid: Pid, target: Target, signal: u32, origin: Ori
             p.sig.shared.pend(signal, origin);
             // The current thread takes it on its way out if it can; else
             // the first that does not block it.
-            threads
-                .iter()
-                .filter(|t| !blocked_by(t))
-                .map(|t| t.tid)
-                .find(|&tid| Some(tid) == current)
-                .or_else(|| threads.iter().find(|t| !blocked_by(t)).map(|t| t.tid))
+            let current = *current;
+            let here = threads_of_p!()
+                .find(|t| Some(t.tid) == current && !blocked_by(t))
+                .map(|t| t.tid);
+            here.or_else(|| threads_of_p!().find(|t| !blocked_by(t)).map(|t| t.tid))
         }
     };
-    if let Some(t) = threads.iter_mut().find(|t| Some(t.tid) == taker)
+    if let Some(t) = threads_of_p!().find(|t| Some(t.tid) == taker)
         && let State::Sleeping(_) = t.state
     {
         t.state = State::Runnable;
@@ -436,10 +446,10 @@ pub fn kill_thread(table: &mut Table, tid: Tid) {
     }
 }
 
-/// Ends a stop of process `p`: it runs on, its parked threads with it.
-fn continue_process(p: &mut Process, threads: &mut [&mut Thread]) {
+/// Ends a stop of process `p`: it runs on, its parked `threads` with it.
+fn continue_process<'a>(p: &mut Process, threads: impl Iterator<Item = &'a mut Thread>) {
     p.stopped = false;
-    for t in threads.iter_mut().filter(|t| t.state == State::Stopped) {
+    for t in threads.filter(|t| t.state == State::Stopped) {
         t.state = State::Runnable;
     }
 }
