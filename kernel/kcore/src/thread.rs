@@ -80,8 +80,8 @@ pub fn classify_clone(flags: u64) -> Result<CloneRequest, Errno> {
     };
     Ok(CloneRequest {
         kind,
-        // Only a thread has a TLS of its own to set (a process inherits the
-        // caller's); Linux applies it to both, and so does this kernel.
+        // Mostly for threads (a process inherits the caller's TLS), but
+        // Linux honours it in every form, and so does this kernel.
         set_tls: flags & CLONE_SETTLS != 0,
         parent_settid: flags & CLONE_PARENT_SETTID != 0,
         child_settid: flags & CLONE_CHILD_SETTID != 0,
