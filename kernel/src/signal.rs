@@ -446,6 +446,22 @@ pub fn kill_thread(table: &mut Table, tid: Tid) {
     }
 }
 
+/// Ends every thread of process `pid` but `me` (exit_group, exec): each
+/// gets SIGKILL for itself (`kill_thread`). The table is locked by the
+/// caller.
+pub fn kill_other_threads(table: &mut Table, pid: Pid, me: Tid) {
+    let mut next = 0;
+    while let Some(tid) = table
+        .threads
+        .range(next..)
+        .find(|(_, t)| t.pid == pid && t.tid != me && t.state != State::Dead)
+        .map(|(&tid, _)| tid)
+    {
+        kill_thread(table, tid);
+        next = tid + 1;
+    }
+}
+
 /// Ends a stop of process `p`: it runs on, its parked `threads` with it.
 fn continue_process<'a>(p: &mut Process, threads: impl Iterator<Item = &'a mut Thread>) {
     p.stopped = false;

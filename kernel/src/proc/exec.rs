@@ -24,7 +24,7 @@ use x86_64::structures::paging::PageTableFlags as Flags;
 
 use super::sched::{self, Chan};
 use super::vm::{STACK_SIZE, STACK_TOP, UserMemory};
-use super::{State, TABLE, Tid, current, current_both};
+use super::{TABLE, current, current_both};
 use crate::arch::trap::TrapFrame;
 use crate::fs::ramfs::{self, Content};
 use crate::mm::frames::alloc_user_frame;
@@ -87,15 +87,7 @@ fn end_other_threads() {
         }
         // exit_group's mark: the others end without telling anyone else.
         p.group_exit.get_or_insert(0);
-        let others: alloc::vec::Vec<Tid> = table
-            .threads
-            .values()
-            .filter(|t| t.pid == pid && t.tid != me && t.state != State::Dead)
-            .map(|t| t.tid)
-            .collect();
-        for tid in others {
-            crate::signal::kill_thread(&mut table, tid);
-        }
+        crate::signal::kill_other_threads(&mut table, pid, me);
         (me, pid)
     };
     // Not interruptible: past this point exec cannot fail, and the others

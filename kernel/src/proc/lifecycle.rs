@@ -389,15 +389,7 @@ pub fn exit_group(status: i32) -> ! {
         // Whoever set it first has already told the others.
         if p.group_exit.is_none() {
             p.group_exit = Some(status);
-            let others: Vec<Tid> = table
-                .threads
-                .values()
-                .filter(|t| t.pid == pid && t.tid != me && t.state != State::Dead)
-                .map(|t| t.tid)
-                .collect();
-            for tid in others {
-                signal::kill_thread(&mut table, tid);
-            }
+            signal::kill_other_threads(&mut table, pid, me);
         }
     }
     exit_thread(status)
