@@ -164,6 +164,27 @@ pub fn musl_programs() -> Result<Vec<(String, PathBuf)>, String> {
     Ok(programs)
 }
 
+/// Compiles `source` the way a Debian user builds a program for gprof,
+/// `gcc -pg -static -O2 -g`: glibc's own gcrt1.o and gmon, which sample
+/// through SIGPROF (libc6-dev, installed if missing). Returns the ELF,
+/// `target/glibc/NAME`, which runs unchanged on the host and on this kernel.
+pub fn glibc_profiled(source: &Path) -> Result<PathBuf, String> {
+    let gcc = crate::setup::ensure("gcc", "gcc")?;
+    crate::setup::ensure("/usr/lib/x86_64-linux-gnu/gcrt1.o", "libc6-dev")?;
+    let out_dir = root().join("target/glibc");
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let out = out_dir.join(stem(source));
+    if !up_to_date(&out, &[source]) {
+        let mut cmd = Command::new(gcc);
+        cmd.args(["-pg", "-static", "-O2", "-g", "-o"])
+            .arg(&out)
+            .arg(source);
+        run_checked(&mut cmd, &format!("compiling {}", source.display()))?;
+    }
+    Ok(out)
+}
+
 /// The `.c` files in `dir`, sorted (none if it does not exist).
 fn c_sources(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {

@@ -12,8 +12,9 @@ commands:
           such as sigtests or musl, gdb, bench)
   image   build the disk image and print its path
   gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, user NAME)
-  prof    run a profiled program (-- PROGRAM ARGS, e.g. -- /bin/callgraph), bring gmon.out
-          home and print GNU gprof's flat profile and call graph
+  prof    run a profiled program (-- PROGRAM ARGS, e.g. -- /bin/callgraph, or a host ELF
+          built with gcc -pg: -- ./a.out), bring gmon.out home and print GNU gprof's flat
+          profile and call graph
   bench   the same static benchmark on this kernel and on Debian's Linux in the same QEMU:
           system calls, fork/exec, context switches, profiling; a table, JSON, Markdown and
           a chart in target/bench/ (--quick: a smoke run)

@@ -1,10 +1,16 @@
 //! `cargo xtask prof PROGRAM [ARGS...]`: the classic Unix profiling path.
 //!
-//! Build everything, boot, run the program (a profiled build from
-//! `user/profiled`: gcrt0 start-up and mcount in every function), bring its
-//! `/gmon.out` home over the export channel, and run the host's GNU gprof on
-//! the program's own ELF: flat profile and call graph. `--graph FILE.svg`
-//! also draws the call graph with gprof2dot and graphviz.
+//! Build everything, boot, run the program, bring its `/gmon.out` home over
+//! the export channel, and run the host's GNU gprof on the program's own ELF:
+//! flat profile and call graph. `--graph FILE.svg` also draws the call graph
+//! with gprof2dot and graphviz.
+//!
+//! PROGRAM is either a guest program (`/bin/callgraph`: a profiled build
+//! from `user/profiled`, gcrt0 start-up and mcount in every function, or the
+//! guest path of an `--add HOST:GUEST`) or a file on the host (`./a.out`,
+//! `/tmp/work`): an ELF built elsewhere with gprof support, for example by
+//! `gcc -pg -static`, which is copied in as `/bin/NAME` and run from there.
+//! Either way gprof reads the very file that ran.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -16,8 +22,13 @@ use crate::{qemu, setup};
 
 pub const GMON: &str = "/gmon.out";
 
-/// The host ELF of guest program `program` (e.g. `/bin/callgraph`).
+/// The host ELF of guest program `program` (e.g. `/bin/callgraph`): the
+/// host file of an `--add` that put it there, else the user program of
+/// that name.
 pub fn host_elf(opts: &Options, program: &str) -> Result<PathBuf, String> {
+    if let Some((host, _)) = opts.add.iter().rev().find(|(_, guest)| guest == program) {
+        return Ok(PathBuf::from(host));
+    }
     let name = program.rsplit('/').next().unwrap_or(program);
     build::user_programs(opts)?
         .into_iter()
@@ -58,17 +69,45 @@ pub fn run_and_fetch(
     Ok((outcome, gmon))
 }
 
-pub fn run(opts: &Options) -> Result<ExitCode, String> {
-    let Some(program) = opts.program.first() else {
+/// A PROGRAM that is not a guest program (one of the user programs, or the
+/// guest path of an `--add`) names a host ELF: add it to the ramdisk as
+/// `/bin/NAME` and run it from there.
+fn add_host_program(opts: &mut Options) -> Result<(), String> {
+    let Some(program) = opts.program.first().cloned() else {
         return Err(
-            "prof needs a program: cargo xtask prof PROGRAM [ARGS...], e.g. /bin/callgraph".into(),
+            "prof needs a program: cargo xtask prof PROGRAM [ARGS...], e.g. /bin/callgraph or ./a.out".into(),
         );
     };
+    let added = opts.add.iter().any(|(_, guest)| *guest == program);
+    if added || (program.starts_with("/bin/") && host_elf(opts, &program).is_ok()) {
+        return Ok(());
+    }
+    let bytes = std::fs::read(&program).map_err(|e| {
+        format!("{program}: not a guest program (user/src/bin, user/profiled/src/bin, --add) and not a host file: {e}")
+    })?;
+    if !bytes.starts_with(b"\x7fELF") {
+        return Err(format!("{program} is not an ELF executable"));
+    }
+    let name = Path::new(&program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| format!("{program}: no file name"))?;
+    let guest = format!("/bin/{name}");
+    opts.add.push((program.clone(), guest.clone()));
+    opts.program[0] = guest;
+    Ok(())
+}
+
+pub fn run(opts: &Options) -> Result<ExitCode, String> {
+    let mut opts = opts.clone();
+    add_host_program(&mut opts)?;
+    let opts = &opts;
+    let program = &opts.program[0];
     let elf = host_elf(opts, program)?;
     let (outcome, gmon) = run_and_fetch(opts, true)?;
     eprintln!("xtask: {}", outcome.ending.describe());
     let gmon = gmon.ok_or_else(|| {
-        format!("{program} wrote no {GMON}: is it a profiled build (user/profiled), and did it exit normally?")
+        format!("{program} wrote no {GMON}: was it built for gprof (user/profiled, or gcc -pg), and did it exit normally?")
     })?;
     println!("{}", gprof(&elf, &gmon, &[])?);
     if let Some(svg) = &opts.graph {
@@ -131,5 +170,62 @@ fn draw_graph(elf: &Path, gmon: &Path, svg: &Path) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("dot failed ({status})"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_program(program: &str) -> Options {
+        Options {
+            program: vec![program.to_string(), "arg".to_string()],
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn a_host_elf_is_added_as_bin_name() {
+        let path = std::env::temp_dir().join(format!("xtask-prof-{}", std::process::id()));
+        std::fs::write(&path, b"\x7fELF\x02\x01\x01").unwrap();
+        let host = path.display().to_string();
+        let mut opts = with_program(&host);
+        add_host_program(&mut opts).unwrap();
+        let guest = format!("/bin/{}", path.file_name().unwrap().to_string_lossy());
+        assert_eq!(opts.program, [guest.clone(), "arg".to_string()]);
+        assert_eq!(opts.add, [(host, guest.clone())]);
+        // gprof reads the file that ran.
+        assert_eq!(host_elf(&opts, &guest).unwrap(), path);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_guest_path_given_with_add_is_not_added_again() {
+        let mut opts = with_program("/opt/work");
+        opts.add
+            .push(("build/work".to_string(), "/opt/work".to_string()));
+        add_host_program(&mut opts).unwrap();
+        assert_eq!(opts.add.len(), 1);
+        assert_eq!(
+            host_elf(&opts, "/opt/work").unwrap(),
+            PathBuf::from("build/work")
+        );
+    }
+
+    #[test]
+    fn what_is_not_a_program_is_one_line() {
+        let not_elf = std::env::temp_dir().join(format!("xtask-prof-text-{}", std::process::id()));
+        std::fs::write(&not_elf, "int main;").unwrap();
+        let err = add_host_program(&mut with_program(&not_elf.display().to_string())).unwrap_err();
+        assert!(err.ends_with("is not an ELF executable"), "{err}");
+        std::fs::remove_file(&not_elf).unwrap();
+        let err = add_host_program(&mut with_program("no/such/file")).unwrap_err();
+        assert!(
+            err.starts_with("no/such/file: not a guest program"),
+            "{err}"
+        );
+        assert!(!err.contains('\n'));
+        let err = add_host_program(&mut Options::default()).unwrap_err();
+        assert!(err.starts_with("prof needs a program"), "{err}");
     }
 }

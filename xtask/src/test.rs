@@ -173,6 +173,9 @@ enum Expect {
         console: &'static [&'static str],
         /// Exactly this many arcs in the file, when given.
         arcs: Option<usize>,
+        /// This function's share of the time in the flat profile, in
+        /// percent, within these bounds, when given.
+        share: Option<(&'static str, f64, f64)>,
     },
     /// The static musl programs of `tests/musl/`, run by `/bin/musltests`:
     /// each one's stdout and exit status must be what the same binary gives
@@ -251,6 +254,9 @@ struct Suite {
     /// Keys typed at the console, each once a console line contains its
     /// trigger text (qemu::Typing).
     typing: qemu::Typing<'static>,
+    /// C sources built on the host with `gcc -pg -static` (glibc's gmon)
+    /// and added to the ramdisk at these guest paths, as `--add` does.
+    glibc_profiled: &'static [(&'static str, &'static str)],
     expect: Expect,
 }
 
@@ -262,6 +268,7 @@ const CALLGRAPH_PROFILE: Expect = Expect::Gprof {
     calls: &["1000/1000 callgraph::a", "10/10 callgraph::b"],
     console: &["callgraph: called a 1000 times and b 10 times"],
     arcs: None,
+    share: None,
 };
 
 /// Ctrl-C for each of forkrace's 20 rounds, on its `go N` line.
@@ -302,6 +309,7 @@ fn suites() -> Vec<Suite> {
         program: &[],
         exports: &[],
         typing: &[],
+        glibc_profiled: &[],
         expect: Expect::SelfTests,
     };
     let crash = |name, conf, texts| Suite {
@@ -313,6 +321,7 @@ fn suites() -> Vec<Suite> {
         program: &[],
         exports: &[],
         typing: &[],
+        glibc_profiled: &[],
         expect: Expect::Crash(texts),
     };
     let usertests = |name, tick| Suite {
@@ -324,6 +333,7 @@ fn suites() -> Vec<Suite> {
         program: &["/bin/usertests"],
         exports: &[],
         typing: &[],
+        glibc_profiled: &[],
         expect: Expect::UserSuite("usertest:"),
     };
     vec![
@@ -480,8 +490,23 @@ fn suites() -> Vec<Suite> {
                 calls: &["1000/1000 a", "10/10 b"],
                 console: &["ccallgraph: called a 1000 times and b 10 times"],
                 arcs: None,
+                share: None,
             },
             ..usertests("gprof-c", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/glibc-split"],
+            glibc_profiled: &[("tests/glibc/split.c", "/bin/glibc-split")],
+            expect: Expect::Gprof {
+                elf: "/bin/glibc-split",
+                top: "heavy",
+                calls: &["20/20 heavy", "20/20 light"],
+                console: &["split: heavy 20 light 20"],
+                arcs: None,
+                // Three quarters of the work; about 300 samples at 1000 Hz.
+                share: Some(("heavy", 65.0, 85.0)),
+            },
+            ..usertests("gprof-glibc", Tick::Pit)
         },
         Suite {
             program: &["/bin/chello"],
@@ -500,6 +525,7 @@ fn suites() -> Vec<Suite> {
                 ],
                 // The table holds what was asked, not three quarters of it.
                 arcs: Some(4),
+                share: None,
             },
             ..usertests("gprof-arc-table-full", Tick::Pit)
         },
@@ -512,6 +538,7 @@ fn suites() -> Vec<Suite> {
             program: &["/bin/sh", "-c", SHELL_SCRIPT],
             exports: &[("/out.txt", "one\ntwo\n"), ("/missing", "")],
             typing: &[],
+            glibc_profiled: &[],
             expect: Expect::Output(
                 &[
                     "hello world",
@@ -554,6 +581,7 @@ fn suites() -> Vec<Suite> {
                 ("alive", "\x1b[A\x1b[D\x1b[D\x1b[DX\n"),
                 ("alXive", "exit 7\n"),
             ],
+            glibc_profiled: &[],
             // Typing runs ahead of the prompts, so a prompt may begin a line.
             expect: Expect::Output(
                 &[
@@ -578,6 +606,7 @@ fn suites() -> Vec<Suite> {
             program: &["/bin/forkrace", "20"],
             exports: &[],
             typing: &FORKRACE_TYPING,
+            glibc_profiled: &[],
             expect: Expect::Output(&["forkrace: go 20", "forkrace: ok"], 0),
         },
         Suite {
@@ -637,6 +666,12 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             boot_opts.program.push("--".into());
         }
     }
+    for (source, guest) in suite.glibc_profiled {
+        let elf = build::glibc_profiled(&build::root().join(source))?;
+        boot_opts
+            .add
+            .push((elf.display().to_string(), guest.to_string()));
+    }
     boot_opts.export = suite
         .exports
         .iter()
@@ -673,11 +708,12 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             calls,
             console,
             arcs,
+            share,
         } => check_gprof(
             suite.name,
             &boot_opts,
             &outcome,
-            (elf, top, calls, console, arcs),
+            (elf, top, calls, console, arcs, share),
             tally,
         )?,
     }
@@ -901,13 +937,14 @@ type GprofExpect<'a> = (
     &'a [&'a str],
     &'a [&'a str],
     Option<usize>,
+    Option<(&'a str, f64, f64)>,
 );
 
 fn check_gprof(
     suite: &str,
     opts: &Options,
     outcome: &Outcome,
-    (elf, top, calls, console, arcs): GprofExpect,
+    (elf, top, calls, console, arcs, share): GprofExpect,
     tally: &mut Tally,
 ) -> Result<(), String> {
     let name = |what: &str| format!("{suite}/{what}");
@@ -955,6 +992,20 @@ fn check_gprof(
         first == top,
         &format!("top is '{first}', want '{top}'"),
     );
+    if let Some((function, low, high)) = share {
+        // A flat-profile row: "% time", cumulative, self, ..., name.
+        let percent = flat
+            .lines()
+            .filter(|l| l.split_whitespace().last() == Some(function))
+            .find_map(|l| l.split_whitespace().next()?.parse::<f64>().ok());
+        tally.record(
+            &name(&format!(
+                "{function}_has_{low}_to_{high}_percent_of_the_time"
+            )),
+            percent.is_some_and(|p| (low..=high).contains(&p)),
+            &format!("{percent:?} percent\n{flat}"),
+        );
+    }
     if calls.is_empty() {
         return Ok(());
     }

@@ -1,0 +1,38 @@
+/*
+ * A program for GNU gprof built the Debian way: `gcc -pg -static`, against
+ * glibc, whose gmon samples the pc with an ITIMER_PROF timer and a SIGPROF
+ * handler (glibc has no profil system call to make; see docs/profil.md,
+ * "Programs built with gcc -pg"). The test command builds it on the host,
+ * adds it to the ramdisk and profiles it with `cargo xtask prof`'s path:
+ * gprof must find the exact call counts (from mcount, 20 each) and about
+ * three quarters of the time in heavy(), which does three times light()'s
+ * work.
+ */
+#include <stdio.h>
+
+/* volatile: the compiler may neither fold the loops nor hoist the calls. */
+static volatile unsigned long sink;
+static volatile unsigned long rounds = 3000000;
+
+/* Inlined into both callers, so each has its own loop and its own samples. */
+static inline __attribute__((always_inline)) unsigned long spin(unsigned long n)
+{
+	unsigned long x = sink;
+	for (unsigned long i = 0; i < n; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	return x;
+}
+
+__attribute__((noinline)) void heavy(void) { sink += spin(3 * rounds); }
+__attribute__((noinline)) void light(void) { sink += spin(rounds); }
+
+int main(void)
+{
+	int calls = 20;
+	for (int i = 0; i < calls; i++) {
+		heavy();
+		light();
+	}
+	printf("split: heavy %d light %d\n", calls, calls);
+	return 0;
+}
