@@ -264,6 +264,7 @@ pub const SEEK_CUR: u32 = 1;
 pub const SEEK_END: u32 = 2;
 
 // mmap(2).
+pub const PROT_NONE: u32 = 0;
 pub const PROT_READ: u32 = 1;
 pub const PROT_WRITE: u32 = 2;
 pub const PROT_EXEC: u32 = 4;
@@ -271,6 +272,8 @@ pub const MAP_SHARED: u32 = 0x01;
 pub const MAP_PRIVATE: u32 = 0x02;
 pub const MAP_FIXED: u32 = 0x10;
 pub const MAP_ANONYMOUS: u32 = 0x20;
+/// MAP_FIXED that fails with EEXIST instead of replacing a mapping.
+pub const MAP_FIXED_NOREPLACE: u32 = 0x10_0000;
 /// mremap(2): the mapping may move to grow.
 pub const MREMAP_MAYMOVE: u32 = 1;
 

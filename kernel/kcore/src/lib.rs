@@ -1,11 +1,13 @@
 //! Pure logic of the kernel, with no hardware access, so `cargo test` checks it
 //! on the host: boot options, the cpio archive format of the ramdisk, ELF
 //! parsing, frame bookkeeping, paths, profil bin arithmetic, gmon encoding,
-//! signal rules, symbols, clone and futex rules, time conversions and the W^X
-//! rule over frames.
+//! signal rules, symbols, clone and futex rules, time conversions, the W^X
+//! rule over frames and the areas of an address space.
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
+
+extern crate alloc;
 
 pub mod bootopts;
 pub mod cpio;
@@ -18,4 +20,5 @@ pub mod signal;
 pub mod symbols;
 pub mod thread;
 pub mod time;
+pub mod vma;
 pub mod wx;

@@ -19,6 +19,7 @@ use abi::types::*;
 use alloc::string::String;
 use alloc::vec::Vec;
 use kcore::elf::{self, Executable, PF_W, PF_X};
+use kcore::vma::Kind;
 use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
@@ -162,13 +163,19 @@ pub fn load(path: &str, argv: &[String], envp: &[String]) -> Result<Image, Errno
         .map(|s| s.vaddr + s.mem_size)
         .max()
         .unwrap_or(0);
-    let mem = UserMemory::new(
+    let mut mem = UserMemory::new(
         AddressSpace::new().ok_or(Errno::ENOMEM)?,
         page_up(image_end).ok_or(Errno::ENOEXEC)?,
     );
-    load_segments(&mem, &exe, &data)?;
+    load_segments(&mut mem, &exe, &data)?;
     let stack_flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
     mem.map_zeroed(STACK_TOP - STACK_SIZE, STACK_TOP, stack_flags)?;
+    mem.record(
+        STACK_TOP - STACK_SIZE,
+        STACK_TOP,
+        PROT_READ | PROT_WRITE,
+        Kind::Stack,
+    );
     let stack_pointer = build_stack(&mem, &exe, path, argv, envp)?;
     Ok(Image {
         mem,
@@ -177,16 +184,21 @@ pub fn load(path: &str, argv: &[String], envp: &[String]) -> Result<Image, Errno
     })
 }
 
-fn load_segments(mem: &UserMemory, exe: &Executable, data: &[u8]) -> Result<(), Errno> {
+fn load_segments(mem: &mut UserMemory, exe: &Executable, data: &[u8]) -> Result<(), Errno> {
     for seg in exe.segments.iter() {
         let mut flags = Flags::PRESENT;
+        let mut prot = PROT_READ;
         if seg.flags & PF_W != 0 {
             flags |= Flags::WRITABLE;
+            prot |= PROT_WRITE;
         }
         if seg.flags & PF_X == 0 {
             flags |= Flags::NO_EXECUTE;
+        } else {
+            prot |= PROT_EXEC;
         }
         let end = page_up(seg.vaddr + seg.mem_size).ok_or(Errno::ENOEXEC)?;
+        mem.record(page_down(seg.vaddr), end, prot, Kind::Program);
         for page in (page_down(seg.vaddr)..end).step_by(4096) {
             let page = VirtAddr::new(page);
             match mem.space.translate(page) {

@@ -4,15 +4,27 @@
 //!
 //!     0x0000_0000_0040_0000  program text and data (where the ELF says)
 //!     brk_start ..  brk      the heap, grown by brk(2) right after the image
-//!          ...               free
-//!     .. MMAP_TOP            anonymous mmap areas, handed out downwards
+//!          ...               room for the heap to grow (BRK_MAX)
+//!     .. MMAP_TOP            mmap areas, placed top-down in the highest gap
 //!          ...               free, one unmapped guard page
 //!     STACK_TOP - STACK_SIZE .. STACK_TOP   the user stack
 //!
-//! Memory is mapped eagerly (frames are zeroed when allocated; `PROT_NONE`
-//! pages too, present but not user-accessible) except that fork shares every
-//! page copy-on-write. Copy-on-write and frame policy are mm's: rights change
-//! only through `Space::protect`, which keeps the rule that a frame with two
+//! Where things are is kept twice, for two readers. `areas`
+//! (`kcore::vma::Areas`) is the kernel's list of mapped ranges, with their
+//! rights and purpose: mmap asks it for a free range (so what munmap gave
+//! back is handed out again), munmap and mprotect cut its areas, MAP_FIXED
+//! replaces and MAP_FIXED_NOREPLACE refuses by it. The page tables are the
+//! MMU's: they hold the pages that are there.
+//!
+//! The rule between the two: every page of an area that may be accessed is
+//! present, mapped eagerly with a zeroed frame (fork shares them
+//! copy-on-write); a `PROT_NONE` area holds no frame until mprotect opens it
+//! (a page that was accessible and was closed keeps its frame, present but
+//! not user-accessible, so its contents survive). So a reservation costs
+//! nothing however large (glibc and musl reserve thread stacks and guard
+//! pages that way), and a fault outside an accessible area is always an
+//! error. Copy-on-write and frame policy are mm's: rights change only
+//! through `Space::protect`, which keeps the rule that a frame with two
 //! users is never mapped writable, `Space::break_cow` gives a writer its own
 //! copy (mm/paging.rs, `COW`), and user allocations leave `KERNEL_RESERVE`
 //! frames free (mm/frames.rs), so a process that eats all memory gets ENOMEM
@@ -21,27 +33,31 @@
 
 use abi::Errno;
 use abi::types::{
-    MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, MREMAP_MAYMOVE, PROT_EXEC, PROT_READ,
-    PROT_WRITE,
+    MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MREMAP_MAYMOVE,
+    PROT_EXEC, PROT_NONE, PROT_READ, PROT_WRITE,
 };
-use alloc::vec::Vec;
+use kcore::vma::{Area, Areas, Kind};
 use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
 use crate::mm::frames::{self, KERNEL_RESERVE, alloc_user_frame};
-use crate::mm::paging::{AddressSpace, COW, prot_flags};
-use crate::mm::{PAGE_SIZE, USER_TOP, page_up};
+use crate::mm::paging::{AddressSpace, prot_flags};
+use crate::mm::{PAGE_SIZE, USER_TOP, page_down, page_up};
 
 pub const STACK_TOP: u64 = 0x0000_7fff_ffff_f000;
 pub const STACK_SIZE: u64 = 256 * 1024;
 pub const MMAP_TOP: u64 = 0x0000_7f00_0000_0000;
 /// Most the heap may grow past its start.
 pub const BRK_MAX: u64 = 1 << 32;
+/// No mapping below this (Linux's `vm.mmap_min_addr`): a null pointer plus
+/// a small offset always faults.
+pub const MMAP_MIN: u64 = 0x1_0000;
+
 pub struct UserMemory {
     pub space: AddressSpace,
     pub brk_start: u64,
     pub brk: u64,
-    mmap_next: u64,
+    areas: Areas,
 }
 
 impl UserMemory {
@@ -50,8 +66,22 @@ impl UserMemory {
             space,
             brk_start,
             brk: brk_start,
-            mmap_next: MMAP_TOP,
+            areas: Areas::new(),
         }
+    }
+
+    /// Records `[start, end)` as an area of `kind` with rights `prot`,
+    /// replacing what was recorded there (exec: a later ELF segment that
+    /// shares a page with an earlier one wins, as its page flags do). The
+    /// caller maps the pages.
+    pub fn record(&mut self, start: u64, end: u64, prot: u32, kind: Kind) {
+        self.areas.remove(start, end);
+        self.areas.insert(start, end, Area { prot, kind });
+    }
+
+    /// The lowest address an mmap area may take: above the heap's room.
+    fn mmap_low(&self) -> u64 {
+        self.brk_start + BRK_MAX
     }
 
     /// Maps zeroed pages over `[start, end)`; on failure maps nothing. A
@@ -91,6 +121,20 @@ impl UserMemory {
         }
     }
 
+    /// Maps a zeroed page at every page of `[start, end)` that has none,
+    /// with `flags` (mprotect opening a `PROT_NONE` reservation).
+    fn fill_holes(&self, start: u64, end: u64, flags: Flags) -> Result<(), Errno> {
+        let mut at = start;
+        while at < end {
+            let next = self.space.next_mapped(at, end).unwrap_or(end);
+            if next > at {
+                self.map_zeroed(at, next, flags)?;
+            }
+            at = next + PAGE_SIZE;
+        }
+        Ok(())
+    }
+
     /// brk(2): moves the break to `new` if it can; returns the break.
     pub fn set_brk(&mut self, new: u64) -> u64 {
         if new < self.brk_start || new > self.brk_start + BRK_MAX {
@@ -100,18 +144,29 @@ impl UserMemory {
         let up = |a: u64| page_up(a).unwrap_or(a);
         let (old_end, new_end) = (up(self.brk), up(new));
         if new_end > old_end {
+            // The heap may not grow over a mapping placed above it.
+            if self.areas.overlaps(old_end, new_end) {
+                return self.brk;
+            }
             let flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
             if self.map_zeroed(old_end, new_end, flags).is_err() {
                 return self.brk;
             }
-        } else {
+            let heap = Area {
+                prot: PROT_READ | PROT_WRITE,
+                kind: Kind::Heap,
+            };
+            self.areas.insert(old_end, new_end, heap);
+        } else if new_end < old_end {
+            self.areas.remove(new_end, old_end);
             self.unmap_range(new_end, old_end);
         }
         self.brk = new;
         self.brk
     }
 
-    /// mmap(2) for private anonymous memory.
+    /// mmap(2) for anonymous memory (`MAP_SHARED` anonymous memory is
+    /// private here: nothing can share it before a fork, and fork copies).
     pub fn mmap(
         &mut self,
         addr: u64,
@@ -129,34 +184,53 @@ impl UserMemory {
         if prot & !(PROT_READ | PROT_WRITE | PROT_EXEC) != 0 {
             return Err(Errno::EINVAL);
         }
-        if len > MMAP_TOP {
-            return Err(Errno::ENOMEM);
-        }
-        let len = page_up(len).ok_or(Errno::ENOMEM)?;
-        let start = if flags & MAP_FIXED != 0 {
+        let len = page_up(len)
+            .filter(|&len| len <= USER_TOP)
+            .ok_or(Errno::ENOMEM)?;
+        let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
             if !addr.is_multiple_of(PAGE_SIZE)
                 || addr.checked_add(len).is_none_or(|end| end > USER_TOP)
-                || addr == 0
+                || addr < MMAP_MIN
             {
                 return Err(Errno::EINVAL);
             }
+            if flags & MAP_FIXED == 0 && self.areas.overlaps(addr, addr + len) {
+                return Err(Errno::EEXIST);
+            }
+            self.areas.remove(addr, addr + len);
             self.unmap_range(addr, addr + len);
             addr
         } else {
-            self.mmap_next
-                .checked_sub(len)
-                .filter(|&s| s > self.brk_start + BRK_MAX)
-                .ok_or(Errno::ENOMEM)?
+            self.place(addr, len)?
         };
-        // PROT_NONE pages are mapped too (present, not user-accessible), so
-        // a later mprotect can open them, as glibc does with thread stacks.
-        self.map_zeroed(start, start + len, prot_flags(prot))?;
-        if flags & MAP_FIXED == 0 {
-            self.mmap_next = start;
+        if prot != PROT_NONE {
+            self.map_zeroed(start, start + len, prot_flags(prot))?;
         }
+        let area = Area {
+            prot,
+            kind: Kind::Anonymous,
+        };
+        self.areas.insert(start, start + len, area);
         Ok(start)
     }
 
+    /// Where a mapping of `len` bytes goes: at the hint if that range is
+    /// free, else in the highest gap of the mmap region.
+    fn place(&self, hint: u64, len: u64) -> Result<u64, Errno> {
+        let hint = page_down(hint);
+        let end = hint.checked_add(len).filter(|&end| end <= USER_TOP);
+        if hint >= MMAP_MIN
+            && let Some(end) = end
+            && !self.areas.overlaps(hint, end)
+        {
+            return Ok(hint);
+        }
+        self.areas
+            .find_gap(len, self.mmap_low(), MMAP_TOP)
+            .ok_or(Errno::ENOMEM)
+    }
+
+    /// munmap(2): unmapping what is not mapped is not an error.
     pub fn munmap(&mut self, addr: u64, len: u64) -> Result<(), Errno> {
         let end = page_up(len)
             .and_then(|len| addr.checked_add(len))
@@ -165,13 +239,14 @@ impl UserMemory {
         if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
             return Err(Errno::EINVAL);
         }
+        self.areas.remove(addr, end);
         self.unmap_range(addr, end);
         Ok(())
     }
 
-    /// mremap(2): shrinks in place; grows only by moving (`MREMAP_MAYMOVE`),
-    /// which hands the pages' frames to a fresh range (nothing is copied)
-    /// and maps zeroed pages after them.
+    /// mremap(2) of one area: shrinks in place; grows in place when the
+    /// pages after it are free, else only by moving (`MREMAP_MAYMOVE`),
+    /// which hands the pages' frames to a fresh range (nothing is copied).
     pub fn mremap(
         &mut self,
         old: u64,
@@ -182,78 +257,98 @@ impl UserMemory {
         let (Some(old_len), Some(new_len)) = (page_up(old_len), page_up(new_len)) else {
             return Err(Errno::EINVAL);
         };
-        if !old.is_multiple_of(PAGE_SIZE) || new_len == 0 || flags & !MREMAP_MAYMOVE != 0 {
+        if !old.is_multiple_of(PAGE_SIZE)
+            || old_len == 0
+            || new_len == 0
+            || flags & !MREMAP_MAYMOVE != 0
+        {
             return Err(Errno::EINVAL);
         }
         let old_end = old
             .checked_add(old_len)
             .filter(|&e| e <= USER_TOP)
             .ok_or(Errno::EFAULT)?;
-        let pages: Vec<(u64, Flags)> = (old..old_end)
-            .step_by(PAGE_SIZE as usize)
-            .map(|page| {
-                let (_, flags) = self
-                    .space
-                    .translate(VirtAddr::new(page))
-                    .ok_or(Errno::EFAULT)?;
-                Ok((page, flags))
-            })
-            .collect::<Result<_, Errno>>()?;
+        // The old range must lie inside one area.
+        let area = self
+            .areas
+            .find(old)
+            .filter(|r| r.end >= old_end)
+            .ok_or(Errno::EFAULT)?
+            .area;
+        let page_flags = prot_flags(area.prot);
         if new_len <= old_len {
-            self.unmap_range(old + new_len, old_end);
+            self.munmap(old + new_len, old_len - new_len)?;
+            return Ok(old);
+        }
+        let new_end = old.checked_add(new_len).ok_or(Errno::ENOMEM)?;
+        let high = if old < MMAP_TOP { MMAP_TOP } else { USER_TOP };
+        if new_end <= high && !self.areas.overlaps(old_end, new_end) {
+            if area.prot != PROT_NONE {
+                self.map_zeroed(old_end, new_end, page_flags)?;
+            }
+            self.areas.insert(old_end, new_end, area);
             return Ok(old);
         }
         if flags & MREMAP_MAYMOVE == 0 {
             return Err(Errno::ENOMEM);
         }
         let start = self
-            .mmap_next
-            .checked_sub(new_len)
-            .filter(|&s| s > self.brk_start + BRK_MAX)
+            .areas
+            .find_gap(new_len, self.mmap_low(), MMAP_TOP)
             .ok_or(Errno::ENOMEM)?;
-        // A shared (copy-on-write) last page is writable underneath.
-        let tail_flags = pages.last().map_or(Flags::PRESENT, |&(_, f)| {
-            if f.contains(COW) {
-                (f - COW) | Flags::WRITABLE
-            } else {
-                f
-            }
-        });
-        self.map_zeroed(start + old_len, start + new_len, tail_flags)?;
-        for (i, &(page, flags)) in pages.iter().enumerate() {
-            let frame = self
-                .space
-                .unmap(VirtAddr::new(page))
-                .expect("translated above");
-            let to = VirtAddr::new(start + i as u64 * PAGE_SIZE);
+        if area.prot != PROT_NONE {
+            self.map_zeroed(start + old_len, start + new_len, page_flags)?;
+        }
+        let mut at = old;
+        while let Some(page) = self.space.next_mapped(at, old_end) {
+            at = page + PAGE_SIZE;
+            let (_, flags) = self.space.translate(VirtAddr::new(page)).expect("mapped");
+            let frame = self.space.unmap(VirtAddr::new(page)).expect("mapped");
+            let to = VirtAddr::new(start + (page - old));
             if self.space.map(to, frame, flags).is_err() {
                 // Out of page-table frames half way: the moved pages stay
                 // where they went, the rest are lost with the old range.
                 frames::release(frame);
-                self.unmap_range(old, old_end);
+                self.munmap(old, old_len)?;
                 self.unmap_range(start, start + new_len);
                 return Err(Errno::ENOMEM);
             }
         }
-        self.mmap_next = start;
+        self.areas.remove(old, old_end);
+        self.areas.insert(start, start + new_len, area);
         Ok(start)
     }
 
+    /// mprotect(2): every page of the range must be mapped (ENOMEM if not).
     pub fn mprotect(&mut self, addr: u64, len: u64, prot: u32) -> Result<(), Errno> {
         let end = page_up(len)
             .and_then(|len| addr.checked_add(len))
             .filter(|&e| e <= USER_TOP)
             .ok_or(Errno::ENOMEM)?;
-        if !addr.is_multiple_of(PAGE_SIZE) {
+        if !addr.is_multiple_of(PAGE_SIZE) || prot & !(PROT_READ | PROT_WRITE | PROT_EXEC) != 0 {
             return Err(Errno::EINVAL);
         }
-        for page in (addr..end).step_by(PAGE_SIZE as usize) {
-            if self.space.translate(VirtAddr::new(page)).is_none() {
-                return Err(Errno::ENOMEM);
-            }
+        if addr == end {
+            return Ok(());
         }
-        for page in (addr..end).step_by(PAGE_SIZE as usize) {
-            self.space.protect(VirtAddr::new(page), prot_flags(prot));
+        if !self.areas.covers(addr, end) {
+            return Err(Errno::ENOMEM);
+        }
+        let old = self.areas.protect(addr, end, prot);
+        let flags = prot_flags(prot);
+        let mut at = addr;
+        while let Some(page) = self.space.next_mapped(at, end) {
+            self.space.protect(VirtAddr::new(page), flags);
+            at = page + PAGE_SIZE;
+        }
+        if prot != PROT_NONE {
+            for r in old.iter().filter(|r| r.area.prot == PROT_NONE) {
+                if let Err(e) = self.fill_holes(r.start, r.end, flags) {
+                    // Too large to open: the pages stay closed.
+                    self.areas.protect(r.start, r.end, PROT_NONE);
+                    return Err(e);
+                }
+            }
         }
         Ok(())
     }
@@ -265,7 +360,7 @@ impl UserMemory {
             space,
             brk_start: self.brk_start,
             brk: self.brk,
-            mmap_next: self.mmap_next,
+            areas: self.areas.clone(),
         })
     }
 }

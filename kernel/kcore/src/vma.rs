@@ -1,0 +1,346 @@
+//! The areas of a user address space: which ranges are mapped, with what
+//! rights and for what, kept apart from the page tables.
+//!
+//! Page tables say what the MMU may do with a page that is there; they cannot
+//! say "this range is taken" for pages not (yet) there, such as a 64 TiB
+//! `PROT_NONE` reservation, and walking them to find a free range is slow.
+//! So, as Linux keeps its VMAs beside the page tables, the kernel keeps one
+//! `Area` per run of pages with the same rights and purpose, and asks this
+//! map where a new mapping may go, what `munmap` and `mprotect` cut, and what
+//! a fault address belongs to.
+//!
+//! The structure is an ordered map from an area's start to its end and
+//! attributes (alloc's B-tree): finding the area of an address, inserting and
+//! removing are O(log n) in the number of areas. Neighbours with the same
+//! attributes are merged, so a program that maps a thousand blocks back to
+//! back holds one area, not a thousand. A free range is found top-down, as
+//! Linux does: the walk goes down from the top of the mmap region through
+//! areas until a gap is large enough, so its cost is the number of areas
+//! above the first gap that fits. Linux's maple tree keeps the largest gap of
+//! every subtree to make that O(log n) too; with merging, a teaching kernel's
+//! processes do not need it (the map/unmap loops in the tests measure it).
+//!
+//! Addresses are page-aligned byte addresses and every range is half-open,
+//! `[start, end)`; callers check alignment and bounds before calling.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+/// What an area is for (shown by `/proc/PID/maps`-style listings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A segment of the program's ELF image.
+    Program,
+    /// The heap, grown and shrunk by brk(2).
+    Heap,
+    /// The main thread's stack.
+    Stack,
+    /// An anonymous mmap(2) area.
+    Anonymous,
+}
+
+/// The attributes of an area: its `PROT_*` rights and its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Area {
+    pub prot: u32,
+    pub kind: Kind,
+}
+
+/// One area with its range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range {
+    pub start: u64,
+    pub end: u64,
+    pub area: Area,
+}
+
+/// The areas of one address space, never overlapping.
+#[derive(Clone, Debug, Default)]
+pub struct Areas {
+    /// start -> (end, attributes).
+    map: BTreeMap<u64, (u64, Area)>,
+}
+
+impl Areas {
+    pub const fn new() -> Areas {
+        Areas {
+            map: BTreeMap::new(),
+        }
+    }
+
+    /// Every area, in address order.
+    pub fn iter(&self) -> impl Iterator<Item = Range> + '_ {
+        self.map
+            .iter()
+            .map(|(&start, &(end, area))| Range { start, end, area })
+    }
+
+    /// How many areas there are.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// The area that contains `addr`, if any.
+    pub fn find(&self, addr: u64) -> Option<Range> {
+        let (&start, &(end, area)) = self.map.range(..=addr).next_back()?;
+        (addr < end).then_some(Range { start, end, area })
+    }
+
+    /// The areas that overlap `[start, end)`, in address order.
+    fn overlapping(&self, start: u64, end: u64) -> impl Iterator<Item = Range> + '_ {
+        // The area that begins before `start` may reach into the range.
+        let before = self
+            .map
+            .range(..start)
+            .next_back()
+            .filter(|(_, (e, _))| *e > start);
+        before
+            .into_iter()
+            .chain(self.map.range(start..end))
+            .map(|(&start, &(end, area))| Range { start, end, area })
+    }
+
+    /// Whether any page of `[start, end)` belongs to an area.
+    pub fn overlaps(&self, start: u64, end: u64) -> bool {
+        self.overlapping(start, end).next().is_some()
+    }
+
+    /// Whether every page of `[start, end)` belongs to some area.
+    pub fn covers(&self, start: u64, end: u64) -> bool {
+        let mut at = start;
+        for r in self.overlapping(start, end) {
+            if r.start > at {
+                return false;
+            }
+            at = r.end;
+            if at >= end {
+                return true;
+            }
+        }
+        at >= end
+    }
+
+    /// Adds `[start, end)` with `area`, merging with neighbours that have
+    /// the same attributes. The range must be free (`overlaps` is false).
+    pub fn insert(&mut self, start: u64, end: u64, area: Area) {
+        debug_assert!(start < end && !self.overlaps(start, end));
+        let (mut start, mut end) = (start, end);
+        if let Some((&s, &(e, a))) = self.map.range(..start).next_back()
+            && e == start
+            && a == area
+        {
+            self.map.remove(&s);
+            start = s;
+        }
+        if let Some(&(e, a)) = self.map.get(&end)
+            && a == area
+        {
+            self.map.remove(&end);
+            end = e;
+        }
+        self.map.insert(start, (end, area));
+    }
+
+    /// Takes `[start, end)` out of the areas, cutting the areas at its
+    /// edges in two; returns the pieces taken, in address order.
+    pub fn remove(&mut self, start: u64, end: u64) -> Vec<Range> {
+        let taken: Vec<Range> = self.overlapping(start, end).collect();
+        for r in &taken {
+            self.map.remove(&r.start);
+            if r.start < start {
+                self.map.insert(r.start, (start, r.area));
+            }
+            if r.end > end {
+                self.map.insert(end, (r.end, r.area));
+            }
+        }
+        taken
+            .into_iter()
+            .map(|r| Range {
+                start: r.start.max(start),
+                end: r.end.min(end),
+                area: r.area,
+            })
+            .collect()
+    }
+
+    /// Gives every area in `[start, end)` the rights `prot`, cutting areas
+    /// at the edges; returns the pieces with their old attributes. The range
+    /// must be covered (`covers`).
+    pub fn protect(&mut self, start: u64, end: u64, prot: u32) -> Vec<Range> {
+        let old = self.remove(start, end);
+        for r in &old {
+            self.insert(r.start, r.end, Area { prot, ..r.area });
+        }
+        old
+    }
+
+    /// The highest `start` with `[start, start + len)` free and inside
+    /// `[low, high)`: where a mapping without a usable hint goes.
+    pub fn find_gap(&self, len: u64, low: u64, high: u64) -> Option<u64> {
+        if len == 0 || high.checked_sub(low)? < len {
+            return None;
+        }
+        // `top` is the end of the free run being looked at.
+        let mut top = high;
+        for (&s, &(e, _)) in self.map.range(..high).rev() {
+            if e < top && top - e >= len {
+                return Some(top - len).filter(|&at| at >= low);
+            }
+            top = top.min(s);
+            if top < low.saturating_add(len) {
+                return None;
+            }
+        }
+        (top - low >= len).then(|| top - len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RW: u32 = 3;
+    const NONE: u32 = 0;
+    const P: u64 = 4096;
+
+    fn anon(prot: u32) -> Area {
+        Area {
+            prot,
+            kind: Kind::Anonymous,
+        }
+    }
+
+    fn ranges(a: &Areas) -> Vec<(u64, u64, u32)> {
+        a.iter().map(|r| (r.start, r.end, r.area.prot)).collect()
+    }
+
+    #[test]
+    fn neighbours_with_the_same_attributes_merge() {
+        let mut a = Areas::new();
+        a.insert(10 * P, 20 * P, anon(RW));
+        a.insert(20 * P, 30 * P, anon(RW));
+        a.insert(5 * P, 10 * P, anon(RW));
+        assert_eq!(ranges(&a), [(5 * P, 30 * P, RW)]);
+        a.insert(30 * P, 31 * P, anon(NONE));
+        a.insert(
+            31 * P,
+            32 * P,
+            Area {
+                prot: RW,
+                kind: Kind::Stack,
+            },
+        );
+        assert_eq!(a.len(), 3);
+    }
+
+    #[test]
+    fn removing_the_middle_splits_an_area() {
+        let mut a = Areas::new();
+        a.insert(0, 10 * P, anon(RW));
+        let taken = a.remove(3 * P, 5 * P);
+        assert_eq!(
+            taken.iter().map(|r| (r.start, r.end)).collect::<Vec<_>>(),
+            [(3 * P, 5 * P)]
+        );
+        assert_eq!(ranges(&a), [(0, 3 * P, RW), (5 * P, 10 * P, RW)]);
+        assert!(!a.overlaps(3 * P, 5 * P));
+        assert!(a.covers(0, 3 * P) && !a.covers(0, 6 * P));
+        assert_eq!(a.find(4 * P), None);
+        assert_eq!(a.find(5 * P).map(|r| r.start), Some(5 * P));
+    }
+
+    #[test]
+    fn removing_across_areas_takes_every_piece() {
+        let mut a = Areas::new();
+        a.insert(0, 4 * P, anon(RW));
+        a.insert(4 * P, 8 * P, anon(NONE));
+        a.insert(10 * P, 12 * P, anon(RW));
+        let taken = a.remove(2 * P, 11 * P);
+        assert_eq!(
+            taken.iter().map(|r| (r.start, r.end)).collect::<Vec<_>>(),
+            [(2 * P, 4 * P), (4 * P, 8 * P), (10 * P, 11 * P)]
+        );
+        assert_eq!(ranges(&a), [(0, 2 * P, RW), (11 * P, 12 * P, RW)]);
+    }
+
+    #[test]
+    fn protect_cuts_and_merges_back() {
+        let mut a = Areas::new();
+        a.insert(0, 10 * P, anon(RW));
+        a.protect(2 * P, 4 * P, NONE);
+        assert_eq!(
+            ranges(&a),
+            [(0, 2 * P, RW), (2 * P, 4 * P, NONE), (4 * P, 10 * P, RW)]
+        );
+        a.protect(2 * P, 4 * P, RW);
+        assert_eq!(ranges(&a), [(0, 10 * P, RW)]);
+    }
+
+    #[test]
+    fn gaps_are_found_top_down_and_reused() {
+        let (low, high) = (100 * P, 200 * P);
+        let mut a = Areas::new();
+        let first = a.find_gap(10 * P, low, high).unwrap();
+        assert_eq!(first, 190 * P);
+        a.insert(first, first + 10 * P, anon(RW));
+        let second = a.find_gap(10 * P, low, high).unwrap();
+        assert_eq!(second, 180 * P);
+        a.insert(second, second + 10 * P, anon(NONE));
+        // Unmapping the first makes its range the highest gap again.
+        a.remove(first, first + 10 * P);
+        assert_eq!(a.find_gap(10 * P, low, high), Some(190 * P));
+        // A gap too small is passed over.
+        a.insert(190 * P, 195 * P, anon(RW));
+        assert_eq!(a.find_gap(10 * P, low, high), Some(170 * P));
+        assert_eq!(a.find_gap(5 * P, low, high), Some(195 * P));
+    }
+
+    #[test]
+    fn a_full_range_has_no_gap() {
+        let mut a = Areas::new();
+        a.insert(0, 100 * P, anon(RW));
+        assert_eq!(a.find_gap(P, 0, 100 * P), None);
+        assert_eq!(a.find_gap(P, 0, 101 * P), Some(100 * P));
+        assert_eq!(a.find_gap(2 * P, 0, 101 * P), None);
+        assert_eq!(a.find_gap(0, 0, 101 * P), None);
+        assert_eq!(a.find_gap(P, 10 * P, 5 * P), None);
+    }
+
+    #[test]
+    fn an_area_reaching_over_the_top_closes_the_gap_below_it() {
+        let mut a = Areas::new();
+        a.insert(90 * P, 300 * P, anon(RW));
+        assert_eq!(a.find_gap(10 * P, 0, 200 * P), Some(80 * P));
+        assert_eq!(a.find_gap(10 * P, 85 * P, 200 * P), None);
+    }
+
+    #[test]
+    fn a_thousand_back_to_back_mappings_are_one_area() {
+        let mut a = Areas::new();
+        let (low, high) = (P, 1 << 46);
+        for _ in 0..1000 {
+            let at = a.find_gap(256 * P, low, high).unwrap();
+            a.insert(at, at + 256 * P, anon(RW));
+        }
+        assert_eq!(a.len(), 1);
+        assert!(a.covers(high - 1000 * 256 * P, high));
+    }
+
+    #[test]
+    fn covers_sees_holes() {
+        let mut a = Areas::new();
+        a.insert(0, 2 * P, anon(RW));
+        a.insert(2 * P, 3 * P, anon(NONE));
+        a.insert(4 * P, 5 * P, anon(RW));
+        assert!(a.covers(0, 3 * P));
+        assert!(a.covers(P, 2 * P + 1));
+        assert!(!a.covers(0, 5 * P));
+        assert!(a.covers(4 * P, 5 * P));
+        assert!(!a.covers(5 * P, 6 * P));
+    }
+}
