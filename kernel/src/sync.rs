@@ -18,7 +18,8 @@
 //! 2. `proc::TABLE`, the process table (`proc::current` takes it);
 //! 3. a pipe's buffer, the console's input, the export list;
 //! 4. profil's cost rings (taken inside the table by the timer path);
-//! 5. memory: kernel-stack slots, frames, the kernel heap;
+//! 5. memory: the areas of the address spaces (`mm::areas`), kernel-stack
+//!    slots, frames, the kernel heap;
 //! 6. the PIC, then the serial port (`log`): anything may print.
 //!
 //! ## Rules, checked

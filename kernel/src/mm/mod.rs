@@ -11,6 +11,7 @@
 //!
 //! The lower half, 0 .. 0x0000_8000_0000_0000, belongs to the user process.
 
+pub mod areas;
 pub mod frames;
 pub mod heap;
 pub mod kstack;

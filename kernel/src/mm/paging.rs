@@ -492,6 +492,7 @@ impl Space {
     /// user. None when out of memory (the partial copy is freed).
     pub fn fork_cow(&self) -> Option<AddressSpace> {
         let child = AddressSpace::new()?;
+        super::areas::create(child.id(), Some(self.id()));
         let mut failed = false;
         self.for_each_user_page(|addr, entry| {
             if failed {
@@ -517,9 +518,9 @@ impl Space {
 
     /// Writes `bytes` at user address `addr` of this (possibly inactive)
     /// address space as a user write would: only into pages the user may
-    /// write, breaking copy-on-write first. clone's CLONE_CHILD_SETTID
-    /// writes into a new child's copy this way. EFAULT where the user
-    /// could not write.
+    /// write, filling a page on demand (mm/areas.rs) and breaking
+    /// copy-on-write first. clone's CLONE_CHILD_SETTID writes into a new
+    /// child's copy this way. EFAULT where the user could not write.
     pub fn write_user(&self, addr: u64, bytes: &[u8]) -> Result<(), abi::Errno> {
         use abi::Errno;
         let end = addr
@@ -528,6 +529,9 @@ impl Space {
             .ok_or(Errno::EFAULT)?;
         let mut page = super::page_down(addr);
         while page < end {
+            if self.translate(VirtAddr::new(page)).is_none() {
+                super::areas::fault_in(self, page, true)?;
+            }
             let (_, flags) = self.translate(VirtAddr::new(page)).ok_or(Errno::EFAULT)?;
             if !flags.contains(Flags::USER_ACCESSIBLE) || flags.contains(NO_ACCESS) {
                 return Err(Errno::EFAULT);
@@ -643,9 +647,11 @@ impl AddressSpace {
         for i in 256..512 {
             new[i] = kernel[i].clone();
         }
-        Some(AddressSpace {
+        let space = AddressSpace {
             space: Space { l4 },
-        })
+        };
+        super::areas::create(space.id(), None);
+        Some(space)
     }
 }
 
@@ -684,6 +690,7 @@ impl Drop for AddressSpace {
                 free_table(PhysFrame::containing_address(entry.addr()), 3);
             }
         }
+        super::areas::destroy(self.id());
         frames::release(self.space.l4);
     }
 }

@@ -3,8 +3,9 @@
 //! No other kernel code dereferences a user pointer. Every copy first checks
 //! the whole range against the running process's page tables: below
 //! `USER_TOP`, no wrap-around, every page present and user-accessible, and
-//! writable for writes (a copy-on-write page is first given its own frame, as
-//! a write fault would). Only then are the bytes copied, by one `rep movsb`
+//! writable for writes (a page not there yet is filled on demand if an area
+//! holds it, mm/areas.rs, and a copy-on-write page is first given its own
+//! frame, as a fault would). Only then are the bytes copied, by one `rep movsb`
 //! whose fault, should a page still vanish, is caught: `trap.rs` sends a kernel
 //! fault at `uaccess_copy_insn` to `uaccess_copy_done` (an exception-table
 //! fixup, as in Linux and the BSDs), and the copy reports `EFAULT`. With SMAP
@@ -133,6 +134,9 @@ pub fn check_range(addr: u64, len: usize, write: bool) -> Result<(), Errno> {
     let space = Space::current();
     let mut page = addr & !(PAGE_SIZE - 1);
     while page < end {
+        if space.translate(VirtAddr::new(page)).is_none() {
+            super::areas::fault_in(&space, page, write)?;
+        }
         let (_, flags) = space.translate(VirtAddr::new(page)).ok_or(Errno::EFAULT)?;
         if !flags.contains(Flags::USER_ACCESSIBLE) {
             return Err(Errno::EFAULT);

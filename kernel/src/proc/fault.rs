@@ -1,20 +1,23 @@
 //! Faults in user code.
 //!
 //! A write to a copy-on-write page is not an error: the page is copied and the
-//! instruction runs again. Anything else raises the signal Unix uses for that
+//! instruction runs again. Nor is the first touch of an mmap page that is
+//! not there yet: it is filled with zeroes on demand (mm/areas.rs), unless
+//! no frame is left, which kills the process (SIGKILL, "out of memory"). Anything else raises the signal Unix uses for that
 //! fault, to the thread that faulted. With a handler installed the handler
 //! runs (and may repair the cause or move rip on); otherwise the process
 //! (all its threads, and only it) dies of the signal,
 //! after one line on the console that says who, what and where.
 
+use abi::Errno;
 use abi::signal::*;
 use x86_64::registers::control::Cr2;
 use x86_64::structures::idt::PageFaultErrorCode;
 
 use super::current_both;
 use crate::arch::trap::{self, TrapFrame};
-use crate::mm::USER_TOP;
 use crate::mm::paging::Space;
+use crate::mm::{USER_TOP, areas};
 use crate::signal::{self, Origin};
 
 pub fn user_fault(tf: &TrapFrame) {
@@ -29,12 +32,42 @@ pub fn user_fault(tf: &TrapFrame) {
     {
         return;
     }
+    if tf.vector == trap::PAGE_FAULT
+        && !error.contains(PageFaultErrorCode::PROTECTION_VIOLATION)
+        && addr < USER_TOP
+    {
+        let write = error.contains(PageFaultErrorCode::CAUSED_BY_WRITE);
+        match areas::fault_in(&Space::current(), addr, write) {
+            Ok(()) => return,
+            Err(Errno::ENOMEM) => {
+                let (pid, name) = current_both(|t, p| {
+                    signal::force(t, p, SIGKILL, Origin::kernel());
+                    (p.pid, p.name.clone())
+                });
+                crate::log::user_line(format_args!(
+                    "pid {pid} ({name}): out of memory at address {addr:#x}, killed"
+                ));
+                return;
+            }
+            Err(_) => {} // no area allows it: a segmentation fault
+        }
+    }
     let (signal, what, origin) = match tf.vector {
         trap::DIVIDE_ERROR => (SIGFPE, "divide error", Origin::fault(FPE_INTDIV, tf.rip)),
         trap::INVALID_OPCODE => (SIGILL, "invalid opcode", Origin::fault(ILL_ILLOPC, tf.rip)),
         trap::BREAKPOINT => (SIGTRAP, "breakpoint", Origin::fault(TRAP_BRKPT, tf.rip)),
         trap::PAGE_FAULT => {
-            let code = if error.contains(PageFaultErrorCode::PROTECTION_VIOLATION) {
+            // Linux's rule: inside a mapping the access was not allowed;
+            // outside every mapping there was nothing to access. A page of
+            // a mapping may be absent (not filled yet), so the page tables
+            // cannot tell; above user space they can.
+            let code = if addr < USER_TOP {
+                if areas::find(Space::current().id(), addr).is_some() {
+                    SEGV_ACCERR
+                } else {
+                    SEGV_MAPERR
+                }
+            } else if error.contains(PageFaultErrorCode::PROTECTION_VIOLATION) {
                 SEGV_ACCERR
             } else {
                 SEGV_MAPERR

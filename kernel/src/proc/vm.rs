@@ -9,21 +9,21 @@
 //!          ...               free, one unmapped guard page
 //!     STACK_TOP - STACK_SIZE .. STACK_TOP   the user stack
 //!
-//! Where things are is kept twice, for two readers. `areas`
-//! (`kcore::vma::Areas`) is the kernel's list of mapped ranges, with their
-//! rights and purpose: mmap asks it for a free range (so what munmap gave
-//! back is handed out again), munmap and mprotect cut its areas, MAP_FIXED
-//! replaces and MAP_FIXED_NOREPLACE refuses by it. The page tables are the
-//! MMU's: they hold the pages that are there.
+//! Where things are is kept twice, for two readers. The areas
+//! (`kcore::vma::Areas`, kept by mm/areas.rs for each address space) are
+//! the kernel's list of mapped ranges, with their rights and purpose: mmap
+//! asks them for a free range (so what munmap gave back is handed out
+//! again), munmap and mprotect cut them, MAP_FIXED replaces and
+//! MAP_FIXED_NOREPLACE refuses by them. The page tables are the MMU's: they
+//! hold the pages that are there.
 //!
-//! The rule between the two: every page of an area that may be accessed is
-//! present, mapped eagerly with a zeroed frame (fork shares them
-//! copy-on-write); a `PROT_NONE` area holds no frame until mprotect opens it
-//! (a page that was accessible and was closed keeps its frame, present but
-//! not user-accessible, so its contents survive). So a reservation costs
-//! nothing however large (glibc and musl reserve thread stacks and guard
-//! pages that way), and a fault outside an accessible area is always an
-//! error. Copy-on-write and frame policy are mm's: rights change only
+//! The rule between the two: the program image, the heap and the stack are
+//! mapped when made; an mmap area gets its pages on demand, a zeroed frame
+//! at the first touch (mm/areas.rs), so a mapping costs nothing until used
+//! and a 64 TiB `PROT_NONE` reservation costs nothing at all. A page that
+//! was filled and then closed with `PROT_NONE` keeps its frame, present but
+//! not user-accessible, so its contents survive. Fork shares every present
+//! page copy-on-write and copies the areas. Copy-on-write and frame policy are mm's: rights change only
 //! through `Space::protect`, which keeps the rule that a frame with two
 //! users is never mapped writable, `Space::break_cow` gives a writer its own
 //! copy (mm/paging.rs, `COW`), and user allocations leave `KERNEL_RESERVE`
@@ -34,12 +34,13 @@
 use abi::Errno;
 use abi::types::{
     MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MREMAP_MAYMOVE,
-    PROT_EXEC, PROT_NONE, PROT_READ, PROT_WRITE,
+    PROT_EXEC, PROT_READ, PROT_WRITE,
 };
 use kcore::vma::{Area, Areas, Kind};
 use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
+use crate::mm::areas;
 use crate::mm::frames::{self, KERNEL_RESERVE, alloc_user_frame};
 use crate::mm::paging::{AddressSpace, prot_flags};
 use crate::mm::{PAGE_SIZE, USER_TOP, page_down, page_up};
@@ -57,7 +58,6 @@ pub struct UserMemory {
     pub space: AddressSpace,
     pub brk_start: u64,
     pub brk: u64,
-    areas: Areas,
 }
 
 impl UserMemory {
@@ -66,8 +66,12 @@ impl UserMemory {
             space,
             brk_start,
             brk: brk_start,
-            areas: Areas::new(),
         }
+    }
+
+    /// Runs `f` on this address space's areas (no other lock inside).
+    fn areas<R>(&self, f: impl FnOnce(&mut Areas) -> R) -> R {
+        areas::with(self.space.id(), f)
     }
 
     /// Records `[start, end)` as an area of `kind` with rights `prot`,
@@ -75,8 +79,10 @@ impl UserMemory {
     /// shares a page with an earlier one wins, as its page flags do). The
     /// caller maps the pages.
     pub fn record(&mut self, start: u64, end: u64, prot: u32, kind: Kind) {
-        self.areas.remove(start, end);
-        self.areas.insert(start, end, Area { prot, kind });
+        self.areas(|a| {
+            a.remove(start, end);
+            a.insert(start, end, Area { prot, kind });
+        });
     }
 
     /// The lowest address an mmap area may take: above the heap's room.
@@ -121,20 +127,6 @@ impl UserMemory {
         }
     }
 
-    /// Maps a zeroed page at every page of `[start, end)` that has none,
-    /// with `flags` (mprotect opening a `PROT_NONE` reservation).
-    fn fill_holes(&self, start: u64, end: u64, flags: Flags) -> Result<(), Errno> {
-        let mut at = start;
-        while at < end {
-            let next = self.space.next_mapped(at, end).unwrap_or(end);
-            if next > at {
-                self.map_zeroed(at, next, flags)?;
-            }
-            at = next + PAGE_SIZE;
-        }
-        Ok(())
-    }
-
     /// brk(2): moves the break to `new` if it can; returns the break.
     pub fn set_brk(&mut self, new: u64) -> u64 {
         if new < self.brk_start || new > self.brk_start + BRK_MAX {
@@ -145,7 +137,7 @@ impl UserMemory {
         let (old_end, new_end) = (up(self.brk), up(new));
         if new_end > old_end {
             // The heap may not grow over a mapping placed above it.
-            if self.areas.overlaps(old_end, new_end) {
+            if self.areas(|a| a.overlaps(old_end, new_end)) {
                 return self.brk;
             }
             let flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
@@ -156,9 +148,9 @@ impl UserMemory {
                 prot: PROT_READ | PROT_WRITE,
                 kind: Kind::Heap,
             };
-            self.areas.insert(old_end, new_end, heap);
+            self.areas(|a| a.insert(old_end, new_end, heap));
         } else if new_end < old_end {
-            self.areas.remove(new_end, old_end);
+            self.areas(|a| a.remove(new_end, old_end));
             self.unmap_range(new_end, old_end);
         }
         self.brk = new;
@@ -167,6 +159,7 @@ impl UserMemory {
 
     /// mmap(2) for anonymous memory (`MAP_SHARED` anonymous memory is
     /// private here: nothing can share it before a fork, and fork copies).
+    /// Only the area is made; its pages come on demand.
     pub fn mmap(
         &mut self,
         addr: u64,
@@ -187,6 +180,14 @@ impl UserMemory {
         let len = page_up(len)
             .filter(|&len| len <= USER_TOP)
             .ok_or(Errno::ENOMEM)?;
+        // Pages come on demand, but a writable mapping larger than all the
+        // memory left is refused at once (Linux's heuristic overcommit).
+        let pages = len / PAGE_SIZE;
+        if prot & PROT_WRITE != 0
+            && pages > frames::free_count().saturating_sub(KERNEL_RESERVE) as u64
+        {
+            return Err(Errno::ENOMEM);
+        }
         let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
             if !addr.is_multiple_of(PAGE_SIZE)
                 || addr.checked_add(len).is_none_or(|end| end > USER_TOP)
@@ -194,23 +195,19 @@ impl UserMemory {
             {
                 return Err(Errno::EINVAL);
             }
-            if flags & MAP_FIXED == 0 && self.areas.overlaps(addr, addr + len) {
+            if flags & MAP_FIXED == 0 && self.areas(|a| a.overlaps(addr, addr + len)) {
                 return Err(Errno::EEXIST);
             }
-            self.areas.remove(addr, addr + len);
-            self.unmap_range(addr, addr + len);
+            self.munmap(addr, len)?;
             addr
         } else {
             self.place(addr, len)?
         };
-        if prot != PROT_NONE {
-            self.map_zeroed(start, start + len, prot_flags(prot))?;
-        }
         let area = Area {
             prot,
             kind: Kind::Anonymous,
         };
-        self.areas.insert(start, start + len, area);
+        self.areas(|a| a.insert(start, start + len, area));
         Ok(start)
     }
 
@@ -221,12 +218,12 @@ impl UserMemory {
         let end = hint.checked_add(len).filter(|&end| end <= USER_TOP);
         if hint >= MMAP_MIN
             && let Some(end) = end
-            && !self.areas.overlaps(hint, end)
+            && !self.areas(|a| a.overlaps(hint, end))
         {
             return Ok(hint);
         }
-        self.areas
-            .find_gap(len, self.mmap_low(), MMAP_TOP)
+        let low = self.mmap_low();
+        self.areas(|a| a.find_gap(len, low, MMAP_TOP))
             .ok_or(Errno::ENOMEM)
     }
 
@@ -239,14 +236,15 @@ impl UserMemory {
         if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
             return Err(Errno::EINVAL);
         }
-        self.areas.remove(addr, end);
+        self.areas(|a| a.remove(addr, end));
         self.unmap_range(addr, end);
         Ok(())
     }
 
     /// mremap(2) of one area: shrinks in place; grows in place when the
     /// pages after it are free, else only by moving (`MREMAP_MAYMOVE`),
-    /// which hands the pages' frames to a fresh range (nothing is copied).
+    /// which hands the present pages' frames to a fresh range (nothing is
+    /// copied; the rest come on demand there).
     pub fn mremap(
         &mut self,
         old: u64,
@@ -269,36 +267,28 @@ impl UserMemory {
             .filter(|&e| e <= USER_TOP)
             .ok_or(Errno::EFAULT)?;
         // The old range must lie inside one area.
-        let area = self
-            .areas
-            .find(old)
+        let area = areas::find(self.space.id(), old)
             .filter(|r| r.end >= old_end)
             .ok_or(Errno::EFAULT)?
             .area;
-        let page_flags = prot_flags(area.prot);
         if new_len <= old_len {
             self.munmap(old + new_len, old_len - new_len)?;
             return Ok(old);
         }
         let new_end = old.checked_add(new_len).ok_or(Errno::ENOMEM)?;
         let high = if old < MMAP_TOP { MMAP_TOP } else { USER_TOP };
-        if new_end <= high && !self.areas.overlaps(old_end, new_end) {
-            if area.prot != PROT_NONE {
-                self.map_zeroed(old_end, new_end, page_flags)?;
-            }
-            self.areas.insert(old_end, new_end, area);
+        // The new pages come on demand, as in a new mapping.
+        if new_end <= high && !self.areas(|a| a.overlaps(old_end, new_end)) {
+            self.areas(|a| a.insert(old_end, new_end, area));
             return Ok(old);
         }
         if flags & MREMAP_MAYMOVE == 0 {
             return Err(Errno::ENOMEM);
         }
+        let low = self.mmap_low();
         let start = self
-            .areas
-            .find_gap(new_len, self.mmap_low(), MMAP_TOP)
+            .areas(|a| a.find_gap(new_len, low, MMAP_TOP))
             .ok_or(Errno::ENOMEM)?;
-        if area.prot != PROT_NONE {
-            self.map_zeroed(start + old_len, start + new_len, page_flags)?;
-        }
         let mut at = old;
         while let Some(page) = self.space.next_mapped(at, old_end) {
             at = page + PAGE_SIZE;
@@ -314,8 +304,10 @@ impl UserMemory {
                 return Err(Errno::ENOMEM);
             }
         }
-        self.areas.remove(old, old_end);
-        self.areas.insert(start, start + new_len, area);
+        self.areas(|a| {
+            a.remove(old, old_end);
+            a.insert(start, start + new_len, area);
+        });
         Ok(start)
     }
 
@@ -331,24 +323,22 @@ impl UserMemory {
         if addr == end {
             return Ok(());
         }
-        if !self.areas.covers(addr, end) {
+        let covered = self.areas(|a| {
+            let covered = a.covers(addr, end);
+            if covered {
+                a.protect(addr, end, prot);
+            }
+            covered
+        });
+        if !covered {
             return Err(Errno::ENOMEM);
         }
-        let old = self.areas.protect(addr, end, prot);
+        // Pages not there yet get the new rights when they are filled.
         let flags = prot_flags(prot);
         let mut at = addr;
         while let Some(page) = self.space.next_mapped(at, end) {
             self.space.protect(VirtAddr::new(page), flags);
             at = page + PAGE_SIZE;
-        }
-        if prot != PROT_NONE {
-            for r in old.iter().filter(|r| r.area.prot == PROT_NONE) {
-                if let Err(e) = self.fill_holes(r.start, r.end, flags) {
-                    // Too large to open: the pages stay closed.
-                    self.areas.protect(r.start, r.end, PROT_NONE);
-                    return Err(e);
-                }
-            }
         }
         Ok(())
     }
@@ -360,7 +350,6 @@ impl UserMemory {
             space,
             brk_start: self.brk_start,
             brk: self.brk,
-            areas: self.areas.clone(),
         })
     }
 }

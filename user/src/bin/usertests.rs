@@ -559,6 +559,68 @@ fn mmap_munmap_mprotect() -> Outcome {
     )
 }
 
+/// A mapping takes frames only as its pages are touched, by the program or
+/// by the kernel copying into it.
+fn mmap_pages_come_on_demand() -> Outcome {
+    let before = frames_in_use();
+    let len = 64 << 20;
+    let p = sys::mmap_anon(len, PROT_READ | PROT_WRITE).map_err(|e| e.message())?;
+    let mapped = frames_in_use().saturating_sub(before);
+    ensure!(mapped < 16, "64 MiB mapped took {mapped} frames");
+    // SAFETY: p..p+len is our fresh mapping.
+    unsafe {
+        ensure!(*p.add(len / 2) == 0, "a page read first is not zero");
+        *p.add(len - 1) = 7;
+    }
+    // The kernel's copy into a page not touched yet fills it too.
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    sys::write_all(w, b"on demand").map_err(|e| e.message())?;
+    // SAFETY: 9 bytes inside the mapping, in a page nothing touched.
+    let dst = unsafe { core::slice::from_raw_parts_mut(p.add(8192), 9) };
+    let n = sys::read(r, dst).map_err(|e| e.message())?;
+    ensure!(dst[..n] == *b"on demand", "read into a fresh page");
+    let _ = (sys::close(r), sys::close(w));
+    let used = frames_in_use().saturating_sub(before);
+    ensure!(
+        (3..16).contains(&used),
+        "three pages touched took {used} frames"
+    );
+    sys::munmap(p, len).map_err(|e| e.message())?;
+    // What stays are page tables, kept until the address space goes.
+    let left = frames_in_use().saturating_sub(before);
+    ensure!(left < 8, "{left} frames left after munmap");
+    Ok(())
+}
+
+/// Mappings may promise more than there is (each one alone fits); the
+/// process that touches past the end dies of SIGKILL, and every frame it
+/// had comes back.
+fn out_of_memory_at_a_fault_kills_only_the_toucher() -> Outcome {
+    let before = frames_in_use();
+    let status = child_status(|| {
+        // 2 GiB promised in all, four times the machine's memory.
+        let chunk = 64 << 20;
+        let mut chunks = Vec::new();
+        for _ in 0..32 {
+            match sys::mmap_anon(chunk, PROT_READ | PROT_WRITE) {
+                Ok(p) => chunks.push(p),
+                Err(_) => return 2,
+            }
+        }
+        for p in chunks {
+            for i in (0..chunk).step_by(4096) {
+                // SAFETY: inside the fresh mapping.
+                unsafe { core::ptr::write_volatile(p.add(i), 1) };
+            }
+        }
+        3
+    })?;
+    ensure!(sys::signaled(status) == Some(SIGKILL), "status {status:#x}");
+    let left = frames_in_use().saturating_sub(before);
+    ensure!(left < 16, "{left} frames still in use after the child died");
+    Ok(())
+}
+
 fn mremap_moves_grows_and_shrinks() -> Outcome {
     let p = sys::mmap_anon(3 * 4096, PROT_READ | PROT_WRITE).map_err(|e| e.message())?;
     // SAFETY: p..p+3 pages is our fresh mapping.
@@ -1008,6 +1070,11 @@ const TESTS: &[Test] = &[
     ("fork_until_eagain", fork_until_eagain),
     ("brk_until_enomem", brk_until_enomem),
     ("mmap_munmap_mprotect", mmap_munmap_mprotect),
+    ("mmap_pages_come_on_demand", mmap_pages_come_on_demand),
+    (
+        "out_of_memory_at_a_fault_kills_only_the_toucher",
+        out_of_memory_at_a_fault_kills_only_the_toucher,
+    ),
     (
         "mremap_moves_grows_and_shrinks",
         mremap_moves_grows_and_shrinks,
