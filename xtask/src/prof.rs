@@ -69,18 +69,21 @@ pub fn run_and_fetch(
     Ok((outcome, gmon))
 }
 
-/// A PROGRAM that is not a guest program (one of the user programs, or the
-/// guest path of an `--add`) names a host ELF: add it to the ramdisk as
-/// `/bin/NAME` and run it from there.
-fn add_host_program(opts: &mut Options) -> Result<(), String> {
+/// Finds the ELF gprof must read for `opts.program`, once. A guest program
+/// (the guest path of an `--add`, or one of the user programs) is run as it
+/// is; anything else names a host ELF, which is added to the ramdisk as
+/// `/bin/NAME` and run from there.
+fn resolve_program(opts: &mut Options) -> Result<PathBuf, String> {
     let Some(program) = opts.program.first().cloned() else {
         return Err(
             "prof needs a program: cargo xtask prof PROGRAM [ARGS...], e.g. /bin/callgraph or ./a.out".into(),
         );
     };
     let added = opts.add.iter().any(|(_, guest)| *guest == program);
-    if added || (program.starts_with("/bin/") && host_elf(opts, &program).is_ok()) {
-        return Ok(());
+    if (added || program.starts_with("/bin/"))
+        && let Ok(elf) = host_elf(opts, &program)
+    {
+        return Ok(elf);
     }
     let bytes = std::fs::read(&program).map_err(|e| {
         format!("{program}: not a guest program (user/src/bin, user/profiled/src/bin, --add) and not a host file: {e}")
@@ -95,15 +98,14 @@ fn add_host_program(opts: &mut Options) -> Result<(), String> {
     let guest = format!("/bin/{name}");
     opts.add.push((program.clone(), guest.clone()));
     opts.program[0] = guest;
-    Ok(())
+    Ok(PathBuf::from(program))
 }
 
 pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let mut opts = opts.clone();
-    add_host_program(&mut opts)?;
+    let elf = resolve_program(&mut opts)?;
     let opts = &opts;
     let program = &opts.program[0];
-    let elf = host_elf(opts, program)?;
     let (outcome, gmon) = run_and_fetch(opts, true)?;
     eprintln!("xtask: {}", outcome.ending.describe());
     let gmon = gmon.ok_or_else(|| {
@@ -190,7 +192,7 @@ mod tests {
         std::fs::write(&path, b"\x7fELF\x02\x01\x01").unwrap();
         let host = path.display().to_string();
         let mut opts = with_program(&host);
-        add_host_program(&mut opts).unwrap();
+        assert_eq!(resolve_program(&mut opts).unwrap(), path);
         let guest = format!("/bin/{}", path.file_name().unwrap().to_string_lossy());
         assert_eq!(opts.program, [guest.clone(), "arg".to_string()]);
         assert_eq!(opts.add, [(host, guest.clone())]);
@@ -204,7 +206,10 @@ mod tests {
         let mut opts = with_program("/opt/work");
         opts.add
             .push(("build/work".to_string(), "/opt/work".to_string()));
-        add_host_program(&mut opts).unwrap();
+        assert_eq!(
+            resolve_program(&mut opts).unwrap(),
+            PathBuf::from("build/work")
+        );
         assert_eq!(opts.add.len(), 1);
         assert_eq!(
             host_elf(&opts, "/opt/work").unwrap(),
@@ -216,16 +221,16 @@ mod tests {
     fn what_is_not_a_program_is_one_line() {
         let not_elf = std::env::temp_dir().join(format!("xtask-prof-text-{}", std::process::id()));
         std::fs::write(&not_elf, "int main;").unwrap();
-        let err = add_host_program(&mut with_program(&not_elf.display().to_string())).unwrap_err();
+        let err = resolve_program(&mut with_program(&not_elf.display().to_string())).unwrap_err();
         assert!(err.ends_with("is not an ELF executable"), "{err}");
         std::fs::remove_file(&not_elf).unwrap();
-        let err = add_host_program(&mut with_program("no/such/file")).unwrap_err();
+        let err = resolve_program(&mut with_program("no/such/file")).unwrap_err();
         assert!(
             err.starts_with("no/such/file: not a guest program"),
             "{err}"
         );
         assert!(!err.contains('\n'));
-        let err = add_host_program(&mut Options::default()).unwrap_err();
+        let err = resolve_program(&mut Options::default()).unwrap_err();
         assert!(err.starts_with("prof needs a program"), "{err}");
     }
 }
