@@ -27,6 +27,8 @@ mod mm;
 mod proc;
 #[deny(unsafe_code)]
 mod profil;
+#[deny(unsafe_code)]
+mod random;
 mod selftest;
 #[deny(unsafe_code)]
 mod signal;
@@ -72,6 +74,8 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         mm::frames::free_count()
     );
 
+    random::init();
+
     let ramdisk = ramdisk(boot_info);
     let conf = kcore::cpio::find(ramdisk, "etc/boot.conf").unwrap_or_default();
     let conf = core::str::from_utf8(conf).unwrap_or_else(|_| {
@@ -90,6 +94,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         opts.init
     );
 
+    fs::ramfs::make_standard_dirs();
     match fs::ramfs::load_cpio(ramdisk) {
         Ok(files) => info!("ramfs: {files} files from the ramdisk"),
         Err(e) => warn!("ramfs: ramdisk archive damaged ({e:?}); continuing with what was read"),

@@ -229,6 +229,12 @@ pub const O_APPEND: u32 = 0o2000;
 pub const O_NONBLOCK: u32 = 0o4000;
 pub const O_DIRECTORY: u32 = 0o200000;
 pub const O_CLOEXEC: u32 = 0o2000000;
+// getrandom(2) flags, and the most one call returns (Linux's bound before
+// 5.18, kept so a huge request stays short).
+pub const GRND_NONBLOCK: u32 = 1;
+pub const GRND_RANDOM: u32 = 2;
+pub const GRND_INSECURE: u32 = 4;
+pub const GETRANDOM_MAX: u64 = (1 << 25) - 1;
 /// `openat`'s "relative to the current directory".
 pub const AT_FDCWD: i32 = -100;
 pub const AT_REMOVEDIR: u32 = 0x200;

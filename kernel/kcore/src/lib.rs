@@ -2,7 +2,8 @@
 //! on the host: boot options, the cpio archive format of the ramdisk, ELF
 //! parsing, frame bookkeeping, paths, profil bin arithmetic, gmon encoding,
 //! signal rules, symbols, clone and futex rules, time conversions, the W^X
-//! rule over frames and the areas of an address space.
+//! rule over frames, the areas of an address space and the random-number
+//! generator.
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -16,6 +17,7 @@ pub mod frames;
 pub mod gmon;
 pub mod path;
 pub mod profil;
+pub mod random;
 pub mod signal;
 pub mod symbols;
 pub mod thread;

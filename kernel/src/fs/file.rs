@@ -12,7 +12,6 @@ use abi::types::{
 };
 use alloc::sync::Arc;
 
-use super::console;
 use super::pipe::Pipe;
 use super::ramfs::{Content, NodeRef};
 use crate::sync::IrqLock;
@@ -62,9 +61,9 @@ impl OpenFile {
             Kind::PipeRead(pipe) => pipe.read(buf, self.nonblock()),
             Kind::PipeWrite(_) => Err(Errno::EBADF),
             Kind::Node(node) => {
-                let is_console = matches!(node.lock().content, Content::Console);
-                if is_console {
-                    return console::read(buf); // sleeps, so no node lock held
+                let device = node.lock().device();
+                if let Some(device) = device {
+                    return device.read(buf); // a terminal sleeps: no lock held
                 }
                 let node = node.lock();
                 let mut offset = self.offset.lock();
@@ -83,12 +82,13 @@ impl OpenFile {
             Kind::PipeWrite(pipe) => pipe.write(buf, self.nonblock()),
             Kind::PipeRead(_) => Err(Errno::EBADF),
             Kind::Node(node) => {
+                let device = node.lock().device();
+                if let Some(device) = device {
+                    return device.write(buf);
+                }
                 let mut node = node.lock();
                 let append = *self.flags.lock() & O_APPEND != 0;
                 let mut offset = self.offset.lock();
-                if let Content::Console = node.content {
-                    return Ok(console::write(buf));
-                }
                 if append {
                     *offset = node.size();
                 }
@@ -99,20 +99,17 @@ impl OpenFile {
     }
 
     /// poll(2): which of POLLIN and POLLOUT (and POLLHUP, POLLERR) hold for
-    /// this open file now. Files and devices other than the console are
+    /// this open file now. Files and devices other than the terminal are
     /// always ready, as on Linux.
     pub fn poll(&self) -> i16 {
         use abi::types::{POLLIN, POLLOUT};
         let mut ready = match &self.kind {
             Kind::PipeRead(pipe) => pipe.poll(true),
             Kind::PipeWrite(pipe) => pipe.poll(false),
-            Kind::Node(node) => {
-                if matches!(node.lock().content, Content::Console) {
-                    (if console::readable() { POLLIN } else { 0 }) | POLLOUT
-                } else {
-                    POLLIN | POLLOUT
-                }
-            }
+            Kind::Node(node) => match node.lock().device() {
+                Some(device) => device.poll(),
+                None => POLLIN | POLLOUT,
+            },
         };
         if !self.readable() {
             ready &= !POLLIN;
@@ -151,8 +148,15 @@ impl OpenFile {
             return Err(Errno::ESPIPE);
         };
         let node = node.lock();
-        if let Content::Console = node.content {
-            return Err(Errno::ESPIPE);
+        match node.device() {
+            Some(d) if d.is_terminal() => return Err(Errno::ESPIPE),
+            // Linux's null_lseek: the other devices have no positions, and
+            // every seek lands at 0.
+            Some(_) => {
+                *self.offset.lock() = 0;
+                return Ok(0);
+            }
+            None => {}
         }
         let mut current = self.offset.lock();
         let base = match whence {
@@ -202,17 +206,14 @@ impl OpenFile {
     }
 }
 
-/// Copies file bytes from `at` into `buf`; how many there were.
+/// Copies file bytes from `at` into `buf`; how many there were. A device
+/// has no offsets: pread reads it as read does, except a terminal (ESPIPE).
 fn read_at(content: &Content, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
     match content {
         Content::File(data) => Ok(data.read_at(at, buf)),
         Content::Dir(_) => Err(Errno::EISDIR),
-        Content::Console => Err(Errno::ESPIPE),
-        Content::Null => Ok(0),
-        Content::Zero => {
-            buf.fill(0);
-            Ok(buf.len())
-        }
+        Content::Device(d) if d.is_terminal() => Err(Errno::ESPIPE),
+        Content::Device(d) => d.read(buf),
     }
 }
 
@@ -225,8 +226,8 @@ fn write_at(content: &mut Content, at: u64, buf: &[u8]) -> Result<u64, Errno> {
             Ok(at + buf.len() as u64)
         }
         Content::Dir(_) => Err(Errno::EISDIR),
-        Content::Console => Err(Errno::ESPIPE),
-        Content::Null | Content::Zero => Ok(at + buf.len() as u64),
+        Content::Device(d) if d.is_terminal() => Err(Errno::ESPIPE),
+        Content::Device(d) => d.write(buf).map(|n| at + n as u64),
     }
 }
 
@@ -234,9 +235,9 @@ pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
     match &mut node.lock().content {
         Content::File(data) => data.truncate(len),
         Content::Dir(_) => Err(Errno::EISDIR),
-        Content::Console => Err(Errno::EINVAL),
-        // O_TRUNC on a device does nothing (`> /dev/null`).
-        Content::Null | Content::Zero => Ok(()),
+        // Linux's answer to truncating anything but a regular file (open's
+        // O_TRUNC leaves devices alone before it gets here).
+        Content::Device(_) => Err(Errno::EINVAL),
     }
 }
 
@@ -248,6 +249,7 @@ pub fn stat_node(node: &NodeRef) -> Stat {
         st_ino: node.ino,
         st_nlink: if node.is_dir() { 2 } else { 1 },
         st_mode: node.mode(),
+        st_rdev: node.device().map_or(0, |d| d.rdev()),
         st_size: size,
         st_blksize: 4096,
         st_blocks: (size + 511) / 512,

@@ -1,6 +1,8 @@
-//! Files: the ramfs, open files and descriptor tables, pipes, the console.
+//! Files: the ramfs, open files and descriptor tables, pipes, the console
+//! and the other devices of `/dev`.
 
 pub mod console;
+pub mod dev;
 pub mod export;
 pub mod file;
 pub mod filedata;

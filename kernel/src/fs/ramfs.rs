@@ -25,12 +25,8 @@ pub enum Content {
     /// A regular file's bytes (fs/filedata.rs: one frame per page).
     File(super::filedata::FileData),
     Dir(BTreeMap<String, NodeRef>),
-    /// The serial console (`/dev/console`).
-    Console,
-    /// `/dev/null`: reads find end of file, writes vanish.
-    Null,
-    /// `/dev/zero`: reads find zero bytes, writes vanish.
-    Zero,
+    /// A character device of `/dev` (fs/dev.rs).
+    Device(super::dev::Device),
 }
 
 pub struct Node {
@@ -45,9 +41,17 @@ impl Node {
         let kind = match self.content {
             Content::File(_) => S_IFREG,
             Content::Dir(_) => S_IFDIR,
-            Content::Console | Content::Null | Content::Zero => S_IFCHR,
+            Content::Device(_) => S_IFCHR,
         };
         kind | (self.perm & 0o7777)
+    }
+
+    /// The device this node is, if it is one.
+    pub fn device(&self) -> Option<super::dev::Device> {
+        match self.content {
+            Content::Device(device) => Some(device),
+            _ => None,
+        }
     }
 
     pub fn is_dir(&self) -> bool {
@@ -58,7 +62,7 @@ impl Node {
         match &self.content {
             Content::File(data) => data.len(),
             Content::Dir(entries) => entries.len() as u64,
-            Content::Console | Content::Null | Content::Zero => 0,
+            Content::Device(_) => 0,
         }
     }
 }
@@ -196,15 +200,24 @@ pub fn list(dir: &NodeRef) -> Result<Vec<(String, NodeRef)>, Errno> {
     })
 }
 
-/// Fills the tree from a newc cpio archive; returns the number of files.
-pub fn load_cpio(archive: &[u8]) -> Result<usize, kcore::cpio::CpioError> {
+/// Makes what every Unix has before any file is read: `/dev` with its
+/// devices (fs/dev.rs), and `/tmp` and `/dev/shm`, where anyone may create
+/// files (mode 1777: sticky, so only a file's owner would remove it once
+/// there are users).
+pub fn make_standard_dirs() {
     mkdir("/dev", 0o755).ok();
     with_entries(&lookup("/dev").expect("just made"), |e| {
-        e.insert("console".to_string(), new_node(0o620, Content::Console));
-        e.insert("null".to_string(), new_node(0o666, Content::Null));
-        e.insert("zero".to_string(), new_node(0o666, Content::Zero));
+        for (name, device, perm) in super::dev::ALL {
+            e.insert(name.to_string(), new_node(perm, Content::Device(device)));
+        }
     })
     .expect("/dev is a directory");
+    mkdir("/dev/shm", 0o1777).ok();
+    mkdir("/tmp", 0o1777).ok();
+}
+
+/// Fills the tree from a newc cpio archive; returns the number of files.
+pub fn load_cpio(archive: &[u8]) -> Result<usize, kcore::cpio::CpioError> {
     let mut files = 0;
     for entry in kcore::cpio::Reader::new(archive) {
         let entry = entry?;

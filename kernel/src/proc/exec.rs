@@ -225,16 +225,11 @@ fn load_segments(mem: &mut UserMemory, exe: &Executable, data: &[u8]) -> Result<
     Ok(())
 }
 
-/// 16 bytes for AT_RANDOM: not cryptographic, just different every exec.
+/// 16 bytes for AT_RANDOM (libc's stack canary and pointer guard), from
+/// the kernel's generator.
 fn random_bytes() -> [u8; 16] {
-    let mut x = crate::arch::rdtsc() | 1;
     let mut out = [0u8; 16];
-    for chunk in out.chunks_mut(8) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        chunk.copy_from_slice(&x.to_le_bytes());
-    }
+    crate::random::fill(&mut out);
     out
 }
 

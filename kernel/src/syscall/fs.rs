@@ -137,14 +137,19 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     } else {
         ramfs::lookup(&path)?
     };
-    let is_dir = node.lock().is_dir();
+    let (is_dir, is_file) = {
+        let node = node.lock();
+        (node.is_dir(), matches!(node.content, Content::File(_)))
+    };
     if flags & O_DIRECTORY != 0 && !is_dir {
         return Err(Errno::ENOTDIR);
     }
     if is_dir && flags & O_ACCMODE != O_RDONLY {
         return Err(Errno::EISDIR);
     }
-    if flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY && !is_dir {
+    // O_TRUNC empties regular files only; on a device it does nothing
+    // (`> /dev/null`, `> /dev/tty`), as on Linux.
+    if flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY && is_file {
         file::truncate_node(&node, 0)?;
     }
     let file = OpenFile::new(Kind::Node(node), flags);
@@ -197,7 +202,7 @@ pub fn getdents64(fd: i32, buf: u64, count: u64) -> SysResult {
                 let kind = match child.content {
                     Content::Dir(_) => DT_DIR,
                     Content::File(_) => DT_REG,
-                    Content::Console | Content::Null | Content::Zero => DT_CHR,
+                    Content::Device(_) => DT_CHR,
                 };
                 (name.as_str(), child.ino, kind)
             }
@@ -354,9 +359,9 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
 
 pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
     let file = fd_file(fd)?;
-    let is_console =
-        matches!(&file.kind, Kind::Node(n) if matches!(n.lock().content, Content::Console));
-    if !is_console {
+    let is_terminal = matches!(&file.kind,
+        Kind::Node(n) if n.lock().device().is_some_and(|d| d.is_terminal()));
+    if !is_terminal {
         return Err(Errno::ENOTTY);
     }
     match request {

@@ -128,7 +128,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::CLOCK_GETTIME => info::clock_gettime(a[0] as u32, a[1]),
         sys::GETTIMEOFDAY => info::gettimeofday(a[0]),
         sys::UNAME => info::uname(a[0]),
-        sys::GETRANDOM => info::getrandom(a[0], a[1]),
+        sys::GETRANDOM => info::getrandom(a[0], a[1], a[2] as u32),
         sys::KINFO => info::kinfo(a[0]),
         sys::PROCLIST => info::proclist(a[0], a[1]),
         sys::POWEROFF => info::poweroff(a[0]),

@@ -1027,6 +1027,32 @@ fn termios_is_linux_sized() -> Outcome {
     Ok(())
 }
 
+/// `/dev/tty` is the controlling terminal (here always the console), and
+/// opening it or `/dev/console` with O_TRUNC, as a shell's `> /dev/tty`
+/// does, leaves the terminal alone: that was EINVAL once.
+fn dev_tty_is_the_terminal() -> Outcome {
+    for (path, rdev) in [("/dev/tty", 5 << 8), ("/dev/console", (5 << 8) | 1)] {
+        let fd = sys::open(path, O_WRONLY | O_TRUNC, 0)
+            .map_err(|e| format!("open {path} O_TRUNC: {}", e.message()))?;
+        let wrote = sys::write(fd, b"");
+        let termios = sys::termios(fd);
+        let st = sys::fstat(fd);
+        let seek = sys::lseek(fd, 0, SEEK_SET);
+        sys::close(fd).ok();
+        ensure!(wrote == Ok(0), "{path}: write {wrote:?}");
+        ensure!(termios.is_ok(), "{path}: TCGETS {:?}", termios.err());
+        let st = st.map_err(|e| e.message())?;
+        ensure!(
+            st.st_mode & S_IFMT == S_IFCHR && st.st_rdev == rdev,
+            "{path}: mode {:#o} rdev {:#x}",
+            st.st_mode,
+            st.st_rdev
+        );
+        expect_err(&format!("lseek {path}"), seek, Errno::ESPIPE)?;
+    }
+    Ok(())
+}
+
 fn identity_and_time() -> Outcome {
     let u = sys::uname().map_err(|e| e.message())?;
     ensure!(u.sysname.starts_with(b"profkern\0"), "sysname");
@@ -1101,6 +1127,7 @@ const TESTS: &[Test] = &[
     ("preemption_lets_others_run", preemption_lets_others_run),
     ("identity_and_time", identity_and_time),
     ("termios_is_linux_sized", termios_is_linux_sized),
+    ("dev_tty_is_the_terminal", dev_tty_is_the_terminal),
     (
         "a_full_ramfs_is_enospc_and_loses_nothing",
         a_full_ramfs_is_enospc_and_loses_nothing,
