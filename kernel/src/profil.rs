@@ -89,6 +89,11 @@ impl Profile {
         !self.regions.is_empty()
     }
 
+    /// The regions being sampled (none when off).
+    pub fn regions(&self) -> &[Region] {
+        &self.regions
+    }
+
     /// Turns profiling on with `regions`, replacing any earlier ones.
     pub fn start(&mut self, regions: Vec<Region>) {
         *self = Profile {

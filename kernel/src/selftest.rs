@@ -415,7 +415,9 @@ fn kernel_write_xor_execute() -> TestResult {
 fn programs_write_xor_execute() -> TestResult {
     let bin = crate::fs::ramfs::lookup("/bin").map_err(|e| format!("/bin: {e:?}"))?;
     let mut checked = 0;
-    for (name, _) in crate::fs::ramfs::list(&bin).map_err(|e| format!("/bin: {e:?}"))? {
+    for crate::fs::ramfs::DirEntry { name, .. } in
+        crate::fs::ramfs::list(&bin).map_err(|e| format!("/bin: {e:?}"))?
+    {
         let path = format!("/bin/{name}");
         let argv = [path.clone()];
         let image = match crate::proc::exec::load(&path, &argv, &[]) {

@@ -267,6 +267,21 @@ impl Signals {
         }
     }
 
+    /// The signals set to be ignored and those with a handler, as masks
+    /// (bit n-1 for signal n): /proc/PID/status's SigIgn and SigCgt.
+    pub fn dispositions(&self) -> (SigSet, SigSet) {
+        let mut ignored = 0;
+        let mut caught = 0;
+        for (i, action) in self.actions.iter().enumerate() {
+            match action.handler {
+                abi::signal::SIG_DFL => {}
+                abi::signal::SIG_IGN => ignored |= 1 << i,
+                _ => caught |= 1 << i,
+            }
+        }
+        (ignored, caught)
+    }
+
     pub fn action(&self, signal: u32) -> SigAction {
         self.actions[signal as usize - 1]
     }

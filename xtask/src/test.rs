@@ -198,6 +198,8 @@ struct SameAsLinux {
 
 /// The script the glibc shells run.
 const GLIBC_SCRIPT: &str = "tests/glibc/shell.sh";
+/// The script busybox's sh runs to try busybox's ps, free, uptime and top.
+const GLIBC_PROC_SCRIPT: &str = "tests/glibc/proc.sh";
 /// Where the fetched Debian binaries are kept.
 const DEBIAN_DIR: &str = "target/debian";
 
@@ -211,6 +213,7 @@ fn glibc_cases() -> Result<(Vec<SameAsLinux>, Vec<RamdiskFile>), String> {
     let busybox = crate::setup::debian_file(&dir, "busybox-static", "./bin/busybox")?;
     let bash = crate::setup::debian_file(&dir, "bash-static", "./bin/bash-static")?;
     let script = build::root().join(GLIBC_SCRIPT);
+    let proc_script = build::root().join(GLIBC_PROC_SCRIPT);
     let show = |p: &std::path::Path| p.display().to_string();
     let cases = vec![
         SameAsLinux {
@@ -226,6 +229,18 @@ fn glibc_cases() -> Result<(Vec<SameAsLinux>, Vec<RamdiskFile>), String> {
                 .to_vec(),
         },
         SameAsLinux {
+            name: "busybox-proc".into(),
+            host: vec![
+                show(&busybox),
+                "sh".into(),
+                show(&proc_script),
+                show(&busybox),
+            ],
+            guest: ["/bin/busybox", "sh", "/etc/proc.sh", "/bin/busybox"]
+                .map(String::from)
+                .to_vec(),
+        },
+        SameAsLinux {
             name: "bash".into(),
             host: vec![show(&bash), show(&script), show(&bash)],
             guest: ["/bin/bash", "/etc/shell.sh", "/bin/bash"]
@@ -237,6 +252,7 @@ fn glibc_cases() -> Result<(Vec<SameAsLinux>, Vec<RamdiskFile>), String> {
         (show(&busybox), "/bin/busybox".to_string()),
         (show(&bash), "/bin/bash".to_string()),
         (show(&script), "/etc/shell.sh".to_string()),
+        (show(&proc_script), "/etc/proc.sh".to_string()),
     ];
     Ok((cases, adds))
 }

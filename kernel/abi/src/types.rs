@@ -89,6 +89,7 @@ pub const S_IFDIR: u32 = 0o040000;
 pub const S_IFREG: u32 = 0o100000;
 pub const S_IFCHR: u32 = 0o020000;
 pub const S_IFIFO: u32 = 0o010000;
+pub const S_IFLNK: u32 = 0o120000;
 
 /// Header of one `getdents64` record (`struct linux_dirent64`); the
 /// NUL-terminated name follows, and records are 8-byte aligned.
@@ -105,6 +106,7 @@ pub const DT_CHR: u8 = 2;
 pub const DT_DIR: u8 = 4;
 pub const DT_REG: u8 = 8;
 pub const DT_FIFO: u8 = 1;
+pub const DT_LNK: u8 = 10;
 
 /// `struct timespec`.
 #[repr(C)]
@@ -240,6 +242,8 @@ pub const AT_FDCWD: i32 = -100;
 pub const AT_REMOVEDIR: u32 = 0x200;
 /// newfstatat/faccessat: operate on `dirfd` itself when the path is empty.
 pub const AT_EMPTY_PATH: u32 = 0x1000;
+/// stat and friends: a symbolic link as the last name is the link itself.
+pub const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
 /// faccessat: check with the effective ids (here the same as the real ones).
 pub const AT_EACCESS: u32 = 0x200;
 

@@ -2,8 +2,8 @@
 //! on the host: boot options, the cpio archive format of the ramdisk, ELF
 //! parsing, frame bookkeeping, paths, profil bin arithmetic, gmon encoding,
 //! signal rules, symbols, clone and futex rules, time conversions, the W^X
-//! rule over frames, the areas of an address space and the random-number
-//! generator.
+//! rule over frames, the areas of an address space, the random-number
+//! generator and the text of `/proc`.
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -16,6 +16,7 @@ pub mod elf;
 pub mod frames;
 pub mod gmon;
 pub mod path;
+pub mod procfs;
 pub mod profil;
 pub mod random;
 pub mod signal;

@@ -1,6 +1,7 @@
 //! Everything specific to the x86_64 processor and the PC around it.
 
 pub mod apic;
+pub mod cpuid;
 pub mod entropy;
 pub mod fpu;
 pub mod gdt;

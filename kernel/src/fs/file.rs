@@ -211,7 +211,15 @@ impl OpenFile {
 fn read_at(content: &Content, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
     match content {
         Content::File(data) => Ok(data.read_at(at, buf)),
-        Content::Dir(_) => Err(Errno::EISDIR),
+        Content::ProcFile(text) => {
+            let from = (at as usize).min(text.len());
+            let n = buf.len().min(text.len() - from);
+            buf[..n].copy_from_slice(&text[from..from + n]);
+            Ok(n)
+        }
+        Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
+        // open never hands out a link itself (it follows it).
+        Content::Symlink(_) => Err(Errno::EINVAL),
         Content::Device(d) if d.is_terminal() => Err(Errno::ESPIPE),
         Content::Device(d) => d.read(buf),
     }
@@ -225,19 +233,25 @@ fn write_at(content: &mut Content, at: u64, buf: &[u8]) -> Result<u64, Errno> {
             data.write_at(at, buf)?;
             Ok(at + buf.len() as u64)
         }
-        Content::Dir(_) => Err(Errno::EISDIR),
+        Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
         Content::Device(d) if d.is_terminal() => Err(Errno::ESPIPE),
         Content::Device(d) => d.write(buf).map(|n| at + n as u64),
+        // /proc's files take no writes (Linux's answer to root, who may
+        // open them for writing).
+        Content::ProcFile(_) => Err(Errno::EIO),
+        Content::Symlink(_) => Err(Errno::EINVAL),
     }
 }
 
 pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
     match &mut node.lock().content {
         Content::File(data) => data.truncate(len),
-        Content::Dir(_) => Err(Errno::EISDIR),
+        Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
         // Linux's answer to truncating anything but a regular file (open's
         // O_TRUNC leaves devices alone before it gets here).
-        Content::Device(_) => Err(Errno::EINVAL),
+        Content::Device(_) | Content::Symlink(_) => Err(Errno::EINVAL),
+        // Nothing to cut (Linux lets root truncate them, to no effect).
+        Content::ProcFile(_) => Ok(()),
     }
 }
 

@@ -7,4 +7,5 @@ pub mod export;
 pub mod file;
 pub mod filedata;
 pub mod pipe;
+pub mod procfs;
 pub mod ramfs;

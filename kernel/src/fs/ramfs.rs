@@ -8,7 +8,7 @@
 //! and normal (`kcore::path::resolve`).
 
 use abi::Errno;
-use abi::types::{S_IFCHR, S_IFDIR, S_IFMT, S_IFREG};
+use abi::types::{S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
 use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -27,7 +27,26 @@ pub enum Content {
     Dir(BTreeMap<String, NodeRef>),
     /// A character device of `/dev` (fs/dev.rs).
     Device(super::dev::Device),
+    /// A directory of `/proc`, whose entries are made when looked up
+    /// (fs/procfs.rs).
+    ProcDir(super::procfs::Dir),
+    /// A file of `/proc`: its text, made when its name was looked up.
+    ProcFile(Vec<u8>),
+    /// A symbolic link: the path it points to, followed by path walks (only
+    /// `/proc` makes them so far).
+    Symlink(String),
 }
+
+/// One name of a directory listing (getdents64).
+pub struct DirEntry {
+    pub name: String,
+    pub ino: u64,
+    /// `DT_*`.
+    pub kind: u8,
+}
+
+/// Links followed in one path walk before it is ELOOP (Linux's limit).
+const MAX_LINKS: u32 = 40;
 
 pub struct Node {
     pub ino: u64,
@@ -39,9 +58,10 @@ pub struct Node {
 impl Node {
     pub fn mode(&self) -> u32 {
         let kind = match self.content {
-            Content::File(_) => S_IFREG,
-            Content::Dir(_) => S_IFDIR,
+            Content::File(_) | Content::ProcFile(_) => S_IFREG,
+            Content::Dir(_) | Content::ProcDir(_) => S_IFDIR,
             Content::Device(_) => S_IFCHR,
+            Content::Symlink(_) => S_IFLNK,
         };
         kind | (self.perm & 0o7777)
     }
@@ -55,14 +75,28 @@ impl Node {
     }
 
     pub fn is_dir(&self) -> bool {
-        matches!(self.content, Content::Dir(_))
+        matches!(self.content, Content::Dir(_) | Content::ProcDir(_))
     }
 
+    /// `st_size`: /proc's files say 0, as on Linux (their text is made on
+    /// lookup; read until end of file).
     pub fn size(&self) -> u64 {
         match &self.content {
             Content::File(data) => data.len(),
             Content::Dir(entries) => entries.len() as u64,
-            Content::Device(_) => 0,
+            Content::Device(_) | Content::ProcDir(_) | Content::ProcFile(_) => 0,
+            Content::Symlink(target) => target.len() as u64,
+        }
+    }
+
+    /// `getdents64`'s `d_type`.
+    pub fn dir_entry_kind(&self) -> u8 {
+        use abi::types::{DT_CHR, DT_DIR, DT_LNK, DT_REG};
+        match self.content {
+            Content::File(_) | Content::ProcFile(_) => DT_REG,
+            Content::Dir(_) | Content::ProcDir(_) => DT_DIR,
+            Content::Device(_) => DT_CHR,
+            Content::Symlink(_) => DT_LNK,
         }
     }
 }
@@ -82,15 +116,54 @@ fn root() -> &'static NodeRef {
     ROOT.call_once(|| new_node(0o755, Content::Dir(BTreeMap::new())))
 }
 
-/// The node at `path`.
+/// The node at `path`, following symbolic links.
 pub fn lookup(path: &str) -> Result<NodeRef, Errno> {
+    walk(path, true, 0)
+}
+
+/// The node at `path`; a symbolic link as the last name is the link itself
+/// (lstat, readlink).
+pub fn lookup_nofollow(path: &str) -> Result<NodeRef, Errno> {
+    walk(path, false, 0)
+}
+
+/// The child `name` of the directory `dir`.
+fn child(dir: &NodeRef, name: &str) -> Result<NodeRef, Errno> {
+    let proc_dir = match &dir.lock().content {
+        Content::Dir(entries) => return entries.get(name).cloned().ok_or(Errno::ENOENT),
+        Content::ProcDir(d) => *d,
+        _ => return Err(Errno::ENOTDIR),
+    };
+    super::procfs::lookup(proc_dir, name) // takes the table: no node lock held
+}
+
+/// Walks `path` (absolute, normal) name by name from the root. A symbolic
+/// link met on the way (or last, with `follow_last`) is replaced by its
+/// target, read relative to the link's directory, and the walk starts
+/// again on the result; after `MAX_LINKS` links it is ELOOP.
+fn walk(path: &str, follow_last: bool, links: u32) -> Result<NodeRef, Errno> {
     let mut node = root().clone();
-    for name in path.split('/').filter(|n| !n.is_empty()) {
-        let next = match &node.lock().content {
-            Content::Dir(entries) => entries.get(name).cloned().ok_or(Errno::ENOENT)?,
-            _ => return Err(Errno::ENOTDIR),
+    let mut rest = path.trim_start_matches('/');
+    while !rest.is_empty() {
+        let (name, after) = rest.split_once('/').unwrap_or((rest, ""));
+        let after = after.trim_start_matches('/');
+        let next = child(&node, name)?;
+        let target = match &next.lock().content {
+            Content::Symlink(target) if follow_last || !after.is_empty() => Some(target.clone()),
+            _ => None,
         };
+        if let Some(target) = target {
+            if links >= MAX_LINKS {
+                return Err(Errno::ELOOP);
+            }
+            let link_dir = &path[..path.len() - rest.len()];
+            let joined = alloc::format!("{target}/{after}");
+            let resolved =
+                kcore::path::resolve(if link_dir.is_empty() { "/" } else { link_dir }, &joined)?;
+            return walk(&resolved, follow_last, links + 1);
+        }
         node = next;
+        rest = after;
     }
     Ok(node)
 }
@@ -106,12 +179,16 @@ fn parent_of(path: &str, at_root: Errno) -> Result<(NodeRef, &str), Errno> {
     Ok((parent, name))
 }
 
+/// Runs `f` on the entries of the directory `dir`, to read or change them.
+/// /proc's directories cannot be changed: a name to be made there is
+/// ENOENT, as Linux tells root.
 fn with_entries<R>(
     dir: &NodeRef,
     f: impl FnOnce(&mut BTreeMap<String, NodeRef>) -> R,
 ) -> Result<R, Errno> {
     match &mut dir.lock().content {
         Content::Dir(entries) => Ok(f(entries)),
+        Content::ProcDir(_) => Err(Errno::ENOENT),
         _ => Err(Errno::ENOTDIR),
     }
 }
@@ -148,12 +225,17 @@ pub fn mkdir(path: &str, perm: u32) -> Result<(), Errno> {
 /// Removes a file (`unlink`) or an empty directory (`rmdir`).
 pub fn remove(path: &str, want_dir: bool) -> Result<(), Errno> {
     let (parent, name) = parent_of(path, Errno::EBUSY)?;
+    if matches!(parent.lock().content, Content::ProcDir(_)) {
+        return Err(Errno::EPERM); // as Linux tells root
+    }
     with_entries(&parent, |entries| {
         let node = entries.get(name).ok_or(Errno::ENOENT)?;
         {
             let node = node.lock();
             match (&node.content, want_dir) {
-                (Content::Dir(_), false) => return Err(Errno::EISDIR),
+                // /proc is a file system of its own: a mount point is busy.
+                (Content::ProcDir(_), true) => return Err(Errno::EBUSY),
+                (Content::Dir(_) | Content::ProcDir(_), false) => return Err(Errno::EISDIR),
                 (Content::Dir(children), true) if !children.is_empty() => {
                     return Err(Errno::ENOTEMPTY);
                 }
@@ -193,11 +275,26 @@ pub fn rename(from: &str, to: &str) -> Result<(), Errno> {
     Ok(())
 }
 
-/// Names and nodes of the directory `dir`, in name order.
-pub fn list(dir: &NodeRef) -> Result<Vec<(String, NodeRef)>, Errno> {
-    with_entries(dir, |e| {
-        e.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
-    })
+/// The entries of the directory `dir`: in name order, or /proc's order.
+pub fn list(dir: &NodeRef) -> Result<Vec<DirEntry>, Errno> {
+    let proc_dir = match &dir.lock().content {
+        Content::Dir(entries) => {
+            return Ok(entries
+                .iter()
+                .map(|(name, node)| {
+                    let node = node.lock();
+                    DirEntry {
+                        name: name.clone(),
+                        ino: node.ino,
+                        kind: node.dir_entry_kind(),
+                    }
+                })
+                .collect());
+        }
+        Content::ProcDir(d) => *d,
+        _ => return Err(Errno::ENOTDIR),
+    };
+    Ok(super::procfs::list(proc_dir))
 }
 
 /// Makes what every Unix has before any file is read: `/dev` with its
@@ -214,6 +311,10 @@ pub fn make_standard_dirs() {
     .expect("/dev is a directory");
     mkdir("/dev/shm", 0o1777).ok();
     mkdir("/tmp", 0o1777).ok();
+    with_entries(root(), |e| {
+        e.insert("proc".to_string(), super::procfs::root_node())
+    })
+    .expect("the root is a directory");
 }
 
 /// Fills the tree from a newc cpio archive; returns the number of files.

@@ -55,9 +55,12 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usi
     let full = kcore::path::resolve(&current(|p| p.cwd.clone()), &path)?;
     let image = load(&full, &argv, &envp)?;
     let name = program_name(&full);
+    let cmdline = cmdline(&argv);
     end_other_threads();
     let (pid, old, closed) = current_both(|t, p| {
         p.name = name;
+        p.exe = full;
+        p.cmdline = cmdline;
         t.fs_base = 0;
         t.clear_child_tid = 0;
         t.robust_list = 0;
@@ -122,6 +125,18 @@ pub fn user_entry_frame(entry: u64, stack_pointer: u64) -> TrapFrame {
         ss: u64::from(sel.user_data.0),
         ..TrapFrame::default()
     }
+}
+
+/// argv as /proc/PID/cmdline shows it: each string NUL-terminated, cut at
+/// `CMDLINE_MAX` bytes.
+pub fn cmdline(argv: &[String]) -> Vec<u8> {
+    let mut out: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| a.bytes().chain(core::iter::once(0)))
+        .take(super::CMDLINE_MAX)
+        .collect();
+    out.shrink_to_fit();
+    out
 }
 
 pub fn program_name(path: &str) -> String {

@@ -63,6 +63,10 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
     assert_eq!(pid, INIT_PID, "init is the first process");
     let mut process = new_process(pid, 0, exec::program_name(path), files, String::from("/"));
     process.mem = Some(image.mem);
+    process.exe = String::from(path);
+    process.cmdline = exec::cmdline(&argv);
+    table.forks += 1;
+    table.last_pid = pid;
     table.procs.insert(pid, Box::new(process));
     let mut thread = Thread::new(pid, pid, kstack);
     thread.state = State::Runnable;
@@ -77,6 +81,9 @@ fn new_process(pid: Pid, ppid: Pid, name: String, files: FdTable, cwd: String) -
         ppid,
         pgid: INIT_PID,
         name,
+        exe: String::new(),
+        cmdline: Vec::new(),
+        start_tick: crate::clock::ticks(),
         mem: None,
         borrowed_from: None,
         vfork_parent: None,
@@ -264,6 +271,8 @@ fn clone_process(
         return abandon(Errno::EAGAIN, Some((child, thread)));
     }
     let pid = table.alloc_id();
+    table.forks += 1;
+    table.last_pid = pid;
     child.pid = pid;
     child.exit_signal = exit_signal;
     thread.tid = pid;
@@ -331,6 +340,8 @@ fn copy_current(frame: &TrapFrame, lend: bool) -> Result<(Box<Process>, Box<Thre
         let mut child = new_process(0, p.pid, p.name.clone(), p.files.clone(), p.cwd.clone());
         child.mem = Some(mem);
         child.pgid = p.pgid;
+        child.exe = p.exe.clone();
+        child.cmdline = p.cmdline.clone();
         child.umask = p.umask;
         child.sig = p.sig.for_child();
         child.prof = p.prof.for_child();

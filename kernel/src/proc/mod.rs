@@ -77,6 +77,12 @@ pub struct Process {
     /// Process group (kill(-pgid), the console's foreground for Ctrl-C).
     pub pgid: Pid,
     pub name: String,
+    /// The program's path and its argv, NUL-terminated strings (at most
+    /// `CMDLINE_MAX` bytes), as exec got them: /proc/PID/exe and cmdline.
+    pub exe: String,
+    pub cmdline: alloc::vec::Vec<u8>,
+    /// Ticks since boot when fork made it (/proc/PID/stat's starttime).
+    pub start_tick: u64,
     /// None once the process has exited, and while a vfork child borrows it
     /// (`lent`).
     pub mem: Option<UserMemory>,
@@ -193,6 +199,13 @@ pub struct Table {
     /// The thread running on this CPU.
     pub current: Option<Tid>,
     next_id: u32,
+    /// Where the CPU's ticks went (/proc/stat, /proc/uptime's idle time).
+    pub cpu: kcore::procfs::CpuTicks,
+    /// Threads running or runnable, averaged (/proc/loadavg, sysinfo).
+    pub load: kcore::procfs::LoadAvg,
+    /// Processes made since boot (/proc/stat), and the last pid given out.
+    pub forks: u64,
+    pub last_pid: u32,
 }
 
 impl Table {
@@ -249,7 +262,53 @@ pub static TABLE: IrqLock<Table> = IrqLock::new(Table {
     threads: BTreeMap::new(),
     current: None,
     next_id: 1,
+    cpu: kcore::procfs::CpuTicks {
+        user: 0,
+        system: 0,
+        idle: 0,
+    },
+    load: kcore::procfs::LoadAvg { avg: [0; 3] },
+    forks: 0,
+    last_pid: 0,
 });
+
+/// Most bytes of argv kept for /proc/PID/cmdline (Linux shows them all; a
+/// page is what `ps` needs).
+pub const CMDLINE_MAX: usize = 4096;
+
+impl Table {
+    /// A process's state as `ps` shows it (`abi::types::PROC_*`): its
+    /// threads' best, running if one runs, runnable if one may, else
+    /// sleeping; stopped or zombie as the process is.
+    pub fn process_state(&self, p: &Process) -> u32 {
+        use abi::types::{PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED, PROC_ZOMBIE};
+        let states = || {
+            self.threads
+                .values()
+                .filter(|t| t.pid == p.pid)
+                .map(|t| t.state)
+        };
+        if p.is_zombie() {
+            PROC_ZOMBIE
+        } else if p.stopped {
+            PROC_STOPPED
+        } else if states().any(|s| s == State::Running) {
+            PROC_RUNNING
+        } else if states().any(|s| s == State::Runnable) {
+            PROC_RUNNABLE
+        } else {
+            PROC_SLEEPING
+        }
+    }
+
+    /// Threads running or runnable now (the load average's sample).
+    pub fn active_threads(&self) -> u32 {
+        self.threads
+            .values()
+            .filter(|t| matches!(t.state, State::Running | State::Runnable))
+            .count() as u32
+    }
+}
 
 /// Runs `f` on the current thread's process. Panics if there is none: only
 /// code running on behalf of a thread calls this.
@@ -357,8 +416,20 @@ pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
 pub fn on_tick(tf: &crate::arch::trap::TrapFrame) {
     let now = crate::clock::nanos_since_boot();
     let mut table = TABLE.lock();
+    let ticks = crate::clock::ticks();
+    let hz = u64::from(crate::clock::hz());
+    if ticks.is_multiple_of(kcore::procfs::LOAD_INTERVAL_SECS * hz) {
+        let active = table.active_threads();
+        table.load.sample(u64::from(active));
+    }
+    let from_user = tf.is_from_user();
+    match (table.current.is_some(), from_user) {
+        (false, _) => table.cpu.idle += 1,
+        (true, true) => table.cpu.user += 1,
+        (true, false) => table.cpu.system += 1,
+    }
     let running = table.current_both().map(|(t, p)| {
-        let pc = if tf.is_from_user() {
+        let pc = if from_user {
             p.user_ticks += 1;
             tf.rip
         } else {

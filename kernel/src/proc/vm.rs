@@ -74,6 +74,25 @@ impl UserMemory {
         areas::with(self.space.id(), f)
     }
 
+    /// The areas, lowest first (/proc/PID/maps).
+    pub fn ranges(&self) -> alloc::vec::Vec<kcore::vma::Range> {
+        self.areas(|a| a.iter().collect())
+    }
+
+    /// Pages present in the page tables (the resident set): a walk that
+    /// costs what is mapped, not the size of the areas.
+    pub fn resident_pages(&self) -> u64 {
+        let mut pages = 0;
+        for range in self.ranges() {
+            let mut at = range.start;
+            while let Some(page) = self.space.next_mapped(at, range.end) {
+                pages += 1;
+                at = page + PAGE_SIZE;
+            }
+        }
+        pages
+    }
+
     /// Records `[start, end)` as an area of `kind` with rights `prot`,
     /// replacing what was recorded there (exec: a later ELF segment that
     /// shares a page with an earlier one wins, as its page flags do). The

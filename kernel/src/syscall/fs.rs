@@ -170,7 +170,12 @@ pub fn stat(dirfd: i32, path: u64, buf: u64, flags: u32) -> SysResult {
     if flags & abi::types::AT_EMPTY_PATH != 0 && uaccess::read::<u8>(path)? == 0 {
         return fstat(dirfd, buf);
     }
-    let node = ramfs::lookup(&user_path(dirfd, path)?)?;
+    let path = user_path(dirfd, path)?;
+    let node = if flags & AT_SYMLINK_NOFOLLOW != 0 {
+        ramfs::lookup_nofollow(&path)?
+    } else {
+        ramfs::lookup(&path)?
+    };
     uaccess::write(buf, &file::stat_node(&node))?;
     Ok(0)
 }
@@ -197,14 +202,8 @@ pub fn getdents64(fd: i32, buf: u64, count: u64) -> SysResult {
             0 => (".", ino, DT_DIR),
             1 => ("..", ino, DT_DIR),
             i => {
-                let (name, child) = &entries[i - 2];
-                let child = child.lock();
-                let kind = match child.content {
-                    Content::Dir(_) => DT_DIR,
-                    Content::File(_) => DT_REG,
-                    Content::Device(_) => DT_CHR,
-                };
-                (name.as_str(), child.ino, kind)
+                let entry = &entries[i - 2];
+                (entry.name.as_str(), entry.ino, entry.kind)
             }
         };
         let reclen = (DIRENT64_NAME_OFFSET + name.len() + 1).next_multiple_of(8);
@@ -422,15 +421,21 @@ pub fn access(dirfd: i32, path: u64) -> SysResult {
     ramfs::lookup(&user_path(dirfd, path)?).map(|_| 0)
 }
 
-/// readlink(2) and readlinkat: the ramfs has no symbolic links, so a path
-/// that exists is EINVAL ("not a symbolic link") and one that does not is
-/// ENOENT, as Linux answers for those.
-pub fn readlinkat(dirfd: i32, path: u64, _buf: u64, size: u64) -> SysResult {
+/// readlink(2) and readlinkat: the target of a symbolic link (only /proc
+/// has them), cut to `size` bytes and not NUL-terminated; EINVAL for a
+/// path that is not a link, as Linux.
+pub fn readlinkat(dirfd: i32, path: u64, buf: u64, size: u64) -> SysResult {
     if size as i64 <= 0 {
         return Err(Errno::EINVAL);
     }
-    ramfs::lookup(&user_path(dirfd, path)?)?;
-    Err(Errno::EINVAL)
+    let node = ramfs::lookup_nofollow(&user_path(dirfd, path)?)?;
+    let target = match &node.lock().content {
+        Content::Symlink(target) => target.clone(),
+        _ => return Err(Errno::EINVAL),
+    };
+    let n = target.len().min(size as usize);
+    uaccess::copy_to_user(buf, &target.as_bytes()[..n])?;
+    Ok(n)
 }
 
 /// poll(2): waits until one of `nfds` descriptors at `fds` is ready for what

@@ -5,14 +5,13 @@ use abi::types::{
     CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW,
     CLOCK_PROCESS_CPUTIME_ID, CLOCK_REALTIME, CLOCK_REALTIME_COARSE, CLOCK_TAI,
     CLOCK_THREAD_CPUTIME_ID, GETRANDOM_MAX, GRND_INSECURE, GRND_NONBLOCK, GRND_RANDOM, KInfo,
-    PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED, PROC_ZOMBIE, ProcInfo, Timespec,
-    Utsname,
+    ProcInfo, Timespec, Utsname,
 };
 use spin::Once;
 
 use super::SysResult;
 use crate::mm::uaccess;
-use crate::proc::{State, TABLE, current};
+use crate::proc::{TABLE, current};
 use crate::{clock, mm};
 
 static BOOT_UNIX_TIME: Once<u64> = Once::new();
@@ -121,9 +120,7 @@ pub fn kinfo(buf: u64) -> SysResult {
     Ok(0)
 }
 
-/// proclist: one row per process. Its state is its threads' best: running
-/// if one runs, runnable if one may, else sleeping; stopped or zombie as
-/// the process is.
+/// proclist: one row per process (state: `Table::process_state`).
 pub fn proclist(buf: u64, count: u64) -> SysResult {
     let rows: alloc::vec::Vec<ProcInfo> = {
         let table = TABLE.lock();
@@ -134,24 +131,7 @@ pub fn proclist(buf: u64, count: u64) -> SysResult {
                 let mut name = [0u8; 32];
                 let n = p.name.len().min(31);
                 name[..n].copy_from_slice(&p.name.as_bytes()[..n]);
-                let states = || {
-                    table
-                        .threads
-                        .values()
-                        .filter(|t| t.pid == p.pid)
-                        .map(|t| t.state)
-                };
-                let state = if p.is_zombie() {
-                    PROC_ZOMBIE
-                } else if p.stopped {
-                    PROC_STOPPED
-                } else if states().any(|s| s == State::Running) {
-                    PROC_RUNNING
-                } else if states().any(|s| s == State::Runnable) {
-                    PROC_RUNNABLE
-                } else {
-                    PROC_SLEEPING
-                };
+                let state = table.process_state(p);
                 ProcInfo {
                     pid: p.pid,
                     ppid: p.ppid,
@@ -182,11 +162,16 @@ pub fn poweroff(status: u64) -> SysResult {
 }
 
 pub fn sysinfo(buf: u64) -> SysResult {
+    let (loads, procs) = {
+        let table = TABLE.lock();
+        (table.load.for_sysinfo(), table.threads.len() as u16)
+    };
     let info = abi::types::SysInfo {
         uptime: (clock::nanos_since_boot() / 1_000_000_000) as i64,
+        loads,
         totalram: mm::frames::total_count() as u64,
         freeram: mm::frames::free_count() as u64,
-        procs: TABLE.lock().procs.len() as u16,
+        procs,
         mem_unit: mm::PAGE_SIZE as u32,
         ..Default::default()
     };

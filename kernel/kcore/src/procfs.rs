@@ -1,0 +1,435 @@
+//! The text of `/proc`'s files, in Linux's formats, and the load average.
+//!
+//! `kernel/src/fs/procfs.rs` gathers the figures (from the process table,
+//! the frame allocator, the clock) into the plain structures below; this
+//! file turns them into the exact lines Linux writes, so that programs which
+//! parse `/proc` (busybox's `ps`, `top`, `free`; procps; a C library's
+//! `get_nprocs`) read them unchanged. Each format names the Linux function
+//! that writes it (in `fs/proc/`), where a reader can compare.
+//!
+//! Times are in clock ticks (`AT_CLKTCK`, which here is the tick rate), as
+//! Linux's are in `USER_HZ`; memory sizes in KiB or pages as Linux says.
+
+use abi::types::{PROT_EXEC, PROT_READ, PROT_WRITE};
+use alloc::format;
+use alloc::string::String;
+use core::fmt::Write;
+
+use crate::vma::{Kind, Range};
+
+/// What `/proc/PID/stat` and `/proc/PID/status` report about a process.
+#[derive(Clone, Debug, Default)]
+pub struct ProcessInfo {
+    pub pid: u32,
+    pub ppid: u32,
+    pub pgid: u32,
+    /// The name exec gave it (Linux's `comm`, at most 15 bytes shown).
+    pub comm: String,
+    /// `R`, `S`, `T` or `Z`.
+    pub state: char,
+    pub threads: u32,
+    pub user_ticks: u64,
+    pub system_ticks: u64,
+    pub children_user_ticks: u64,
+    pub children_system_ticks: u64,
+    /// Ticks since boot when the process was made.
+    pub start_tick: u64,
+    /// Bytes of address space in areas (VmSize), and frames present (RSS).
+    pub vsize: u64,
+    pub rss_pages: u64,
+    /// The controlling terminal's device number (`st_rdev`), 0 for none.
+    pub tty: u64,
+    /// The terminal's foreground process group, 0 for none.
+    pub tty_pgrp: u32,
+    pub umask: u32,
+    pub sig_pending: u64,
+    pub sig_blocked: u64,
+    pub sig_ignored: u64,
+    pub sig_caught: u64,
+    pub exit_signal: u32,
+}
+
+/// Linux's name for a state letter (`task_state_array`).
+pub fn state_name(state: char) -> &'static str {
+    match state {
+        'R' => "running",
+        'S' => "sleeping",
+        'T' => "stopped",
+        'Z' => "zombie",
+        _ => "unknown",
+    }
+}
+
+/// `comm` as Linux keeps it: at most 15 bytes.
+fn comm(p: &ProcessInfo) -> &str {
+    let mut end = p.comm.len().min(15);
+    while !p.comm.is_char_boundary(end) {
+        end -= 1;
+    }
+    &p.comm[..end]
+}
+
+/// `/proc/PID/stat`: one line of 52 fields (`do_task_stat`). Fields this
+/// kernel has no figure for (page-fault counts, code and stack addresses,
+/// scheduling policy) are 0, as Linux shows them to other users.
+pub fn stat(p: &ProcessInfo) -> String {
+    let mut s = format!(
+        "{} ({}) {} {} {} {} {} {} 0 0 0 0 0 {} {} {} {} 20 0 {} 0 {} {} {} 18446744073709551615",
+        p.pid,
+        comm(p),
+        p.state,
+        p.ppid,
+        p.pgid,
+        p.pgid,
+        p.tty,
+        if p.tty_pgrp == 0 {
+            -1
+        } else {
+            i64::from(p.tty_pgrp)
+        },
+        p.user_ticks,
+        p.system_ticks,
+        p.children_user_ticks,
+        p.children_system_ticks,
+        p.threads,
+        p.start_tick,
+        p.vsize,
+        p.rss_pages,
+    );
+    // startcode endcode startstack kstkesp kstkeip (0: not shown)
+    s.push_str(" 0 0 0 0 0");
+    // signal blocked sigignore sigcatch: Linux prints these four as decimals.
+    let _ = write!(
+        s,
+        " {} {} {} {}",
+        p.sig_pending, p.sig_blocked, p.sig_ignored, p.sig_caught
+    );
+    // wchan nswap cnswap exit_signal processor rt_priority policy
+    // delayacct_blkio_ticks guest_time cguest_time start_data end_data
+    // start_brk arg_start arg_end env_start env_end exit_code
+    let _ = writeln!(s, " 0 0 0 {} 0 0 0 0 0 0 0 0 0 0 0 0 0 0", p.exit_signal);
+    s
+}
+
+/// `/proc/PID/status` (`proc_pid_status`): the lines programs read most,
+/// in Linux's order. Everyone is root here.
+pub fn status(p: &ProcessInfo) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Name:\t{}", comm(p));
+    let _ = writeln!(s, "Umask:\t{:04o}", p.umask);
+    let _ = writeln!(s, "State:\t{} ({})", p.state, state_name(p.state));
+    let _ = writeln!(s, "Tgid:\t{}", p.pid);
+    let _ = writeln!(s, "Ngid:\t0");
+    let _ = writeln!(s, "Pid:\t{}", p.pid);
+    let _ = writeln!(s, "PPid:\t{}", p.ppid);
+    let _ = writeln!(s, "TracerPid:\t0");
+    let _ = writeln!(s, "Uid:\t0\t0\t0\t0");
+    let _ = writeln!(s, "Gid:\t0\t0\t0\t0");
+    let _ = writeln!(s, "Groups:\t");
+    if p.state != 'Z' {
+        let _ = writeln!(s, "VmSize:\t{:8} kB", p.vsize / 1024);
+        let _ = writeln!(s, "VmRSS:\t{:8} kB", p.rss_pages * 4);
+    }
+    let _ = writeln!(s, "Threads:\t{}", p.threads);
+    let _ = writeln!(s, "SigPnd:\t{:016x}", 0);
+    let _ = writeln!(s, "ShdPnd:\t{:016x}", p.sig_pending);
+    let _ = writeln!(s, "SigBlk:\t{:016x}", p.sig_blocked);
+    let _ = writeln!(s, "SigIgn:\t{:016x}", p.sig_ignored);
+    let _ = writeln!(s, "SigCgt:\t{:016x}", p.sig_caught);
+    s
+}
+
+/// One line of `/proc/PID/maps` (`show_map_vma`): range, rights, offset,
+/// device, inode, and after padding to column 73 the name, if any. Every
+/// mapping here is private (`p`); the program's segments are copies, so
+/// they show its path but no device or inode.
+pub fn maps_line(range: &Range, program: &str) -> String {
+    let prot = range.area.prot;
+    let mut line = format!(
+        "{:08x}-{:08x} {}{}{}p 00000000 00:00 0",
+        range.start,
+        range.end,
+        if prot & PROT_READ != 0 { 'r' } else { '-' },
+        if prot & PROT_WRITE != 0 { 'w' } else { '-' },
+        if prot & PROT_EXEC != 0 { 'x' } else { '-' },
+    );
+    let name = match range.area.kind {
+        Kind::Program => program,
+        Kind::Heap => "[heap]",
+        Kind::Stack => "[stack]",
+        Kind::Anonymous => "",
+    };
+    if !name.is_empty() {
+        while line.len() < 72 {
+            line.push(' ');
+        }
+        line.push(' ');
+        line.push_str(name);
+    }
+    line.push('\n');
+    line
+}
+
+/// Memory figures for `/proc/meminfo`, in KiB.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemInfo {
+    pub total: u64,
+    pub free: u64,
+    /// The kernel's heap (Linux's Slab).
+    pub kernel_heap: u64,
+    pub page_tables: u64,
+}
+
+/// `/proc/meminfo` (`meminfo_proc_show`): label padded to 16, value to 8.
+/// No swap, no page cache apart from the ramfs (whose pages are counted as
+/// used), so available is free.
+pub fn meminfo(m: &MemInfo) -> String {
+    let rows = [
+        ("MemTotal:", m.total),
+        ("MemFree:", m.free),
+        ("MemAvailable:", m.free),
+        ("Buffers:", 0),
+        ("Cached:", 0),
+        ("SwapCached:", 0),
+        ("SwapTotal:", 0),
+        ("SwapFree:", 0),
+        ("Shmem:", 0),
+        ("Slab:", m.kernel_heap),
+        ("SReclaimable:", 0),
+        ("SUnreclaim:", m.kernel_heap),
+        ("PageTables:", m.page_tables),
+    ];
+    let mut s = String::new();
+    for (label, kib) in rows {
+        let _ = writeln!(s, "{label:<16}{kib:>8} kB");
+    }
+    s
+}
+
+/// Ticks as Linux's `seconds.hundredths`.
+fn seconds(ticks: u64, hz: u64) -> String {
+    let hundredths = ticks * 100 / hz.max(1);
+    format!("{}.{:02}", hundredths / 100, hundredths % 100)
+}
+
+/// `/proc/uptime`: seconds since boot and seconds the CPUs were idle.
+pub fn uptime(up_ticks: u64, idle_ticks: u64, hz: u64) -> String {
+    format!("{} {}\n", seconds(up_ticks, hz), seconds(idle_ticks, hz))
+}
+
+/// Time the CPUs spent, in ticks (`/proc/stat`'s cpu lines).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuTicks {
+    pub user: u64,
+    pub system: u64,
+    pub idle: u64,
+}
+
+/// `/proc/stat` (`show_stat`): the cpu lines (one CPU here), boot time,
+/// processes made since boot, threads running or runnable now.
+pub fn stat_file(cpu: &CpuTicks, boot_time: u64, forks: u64, running: u32) -> String {
+    let line = |name: &str| {
+        format!(
+            "{name} {} 0 {} {} 0 0 0 0 0 0\n",
+            cpu.user, cpu.system, cpu.idle
+        )
+    };
+    let mut s = line("cpu ");
+    s.push_str(&line("cpu0"));
+    let _ = writeln!(s, "btime {boot_time}");
+    let _ = writeln!(s, "processes {forks}");
+    let _ = writeln!(s, "procs_running {running}");
+    let _ = writeln!(s, "procs_blocked 0");
+    s
+}
+
+/// Linux's load average: exponentially damped means of the number of
+/// runnable threads over 1, 5 and 15 minutes, in fixed point with 11
+/// fraction bits, sampled every 5 seconds (`kernel/sched/loadavg.c`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadAvg {
+    pub avg: [u64; 3],
+}
+
+/// Fixed-point one.
+pub const FIXED_1: u64 = 1 << 11;
+/// `1 / exp(5 s / 1 min)`, `/ 5 min`, `/ 15 min` in fixed point.
+const EXP: [u64; 3] = [1884, 2014, 2037];
+/// Seconds between samples.
+pub const LOAD_INTERVAL_SECS: u64 = 5;
+
+impl LoadAvg {
+    /// Folds in one sample: `active` threads running or runnable now.
+    pub fn sample(&mut self, active: u64) {
+        let active = active * FIXED_1;
+        for (avg, exp) in self.avg.iter_mut().zip(EXP) {
+            let mut next = *avg * exp + active * (FIXED_1 - exp);
+            if active >= *avg {
+                next += FIXED_1 - 1; // round up while rising, as Linux does
+            }
+            *avg = next / FIXED_1;
+        }
+    }
+
+    /// The three averages as `sysinfo(2)` reports them (16 fraction bits).
+    pub fn for_sysinfo(&self) -> [u64; 3] {
+        self.avg.map(|a| a << (16 - 11))
+    }
+}
+
+/// `/proc/loadavg` (`loadavg_proc_show`): the three averages with two
+/// decimals, running/total threads, the last pid handed out.
+pub fn loadavg(load: &LoadAvg, running: u32, threads: u32, last_pid: u32) -> String {
+    let mut s = String::new();
+    for a in load.avg {
+        // Linux's LOAD_INT / LOAD_FRAC, with its rounding.
+        let a = a + FIXED_1 / 200;
+        let _ = write!(s, "{}.{:02} ", a >> 11, ((a & (FIXED_1 - 1)) * 100) >> 11);
+    }
+    let _ = writeln!(s, "{running}/{threads} {last_pid}");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vma::Area;
+
+    fn sample() -> ProcessInfo {
+        ProcessInfo {
+            pid: 42,
+            ppid: 1,
+            pgid: 42,
+            comm: "a name (odd) and long".into(),
+            state: 'S',
+            threads: 3,
+            user_ticks: 7,
+            system_ticks: 2,
+            start_tick: 1234,
+            vsize: 8 << 20,
+            rss_pages: 100,
+            tty: (5 << 8) | 1,
+            tty_pgrp: 42,
+            umask: 0o22,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn stat_has_linux_52_fields_in_order() {
+        let line = stat(&sample());
+        assert!(line.ends_with('\n'));
+        // The name may hold spaces and parentheses: readers split after the
+        // last ')', as procps does.
+        let (head, rest) = line.rsplit_once(')').unwrap();
+        assert_eq!(head, "42 (a name (odd) an");
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        assert_eq!(fields.len() + 2, 52);
+        let field = |n: usize| fields[n - 3];
+        assert_eq!(field(3), "S");
+        assert_eq!(field(4), "1");
+        assert_eq!((field(5), field(6)), ("42", "42"));
+        assert_eq!(field(7), "1281");
+        assert_eq!(field(8), "42");
+        assert_eq!((field(14), field(15)), ("7", "2"));
+        assert_eq!(field(20), "3");
+        assert_eq!(field(22), "1234");
+        assert_eq!(field(23), (8u64 << 20).to_string());
+        assert_eq!(field(24), "100");
+        assert_eq!(field(38), "0");
+    }
+
+    #[test]
+    fn status_names_state_and_threads() {
+        let text = status(&sample());
+        assert!(text.starts_with("Name:\ta name (odd) an\nUmask:\t0022\nState:\tS (sleeping)\n"));
+        assert!(text.contains("\nPid:\t42\nPPid:\t1\n"));
+        assert!(text.contains("\nVmSize:\t    8192 kB\n"));
+        assert!(text.contains("\nThreads:\t3\n"));
+    }
+
+    #[test]
+    fn maps_lines_pad_names_to_column_73() {
+        let range = |start, end, prot, kind| Range {
+            start,
+            end,
+            area: Area { prot, kind },
+        };
+        let stack = maps_line(
+            &range(
+                0x7ffffffde000,
+                0x7ffffffff000,
+                PROT_READ | PROT_WRITE,
+                Kind::Stack,
+            ),
+            "/bin/x",
+        );
+        assert_eq!(
+            stack,
+            "7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0                          [stack]\n"
+        );
+        assert_eq!(stack.find('['), Some(73));
+        let text = maps_line(
+            &range(0x400000, 0x401000, PROT_READ | PROT_EXEC, Kind::Program),
+            "/bin/x",
+        );
+        assert!(text.starts_with("00400000-00401000 r-xp "), "{text}");
+        assert!(text.ends_with(" /bin/x\n"));
+        let anon = maps_line(&range(0x10000, 0x20000, 0, Kind::Anonymous), "/bin/x");
+        assert_eq!(anon, "00010000-00020000 ---p 00000000 00:00 0\n");
+    }
+
+    #[test]
+    fn meminfo_lines_are_aligned_as_linux() {
+        let text = meminfo(&MemInfo {
+            total: 16333736,
+            free: 1234,
+            ..Default::default()
+        });
+        assert!(text.starts_with("MemTotal:       16333736 kB\nMemFree:            1234 kB\n"));
+        assert!(text.contains("\nMemAvailable:       1234 kB\n"));
+    }
+
+    #[test]
+    fn uptime_and_stat_in_linux_units() {
+        assert_eq!(uptime(123456, 100050, 1000), "123.45 100.05\n");
+        let s = stat_file(
+            &CpuTicks {
+                user: 5,
+                system: 6,
+                idle: 7,
+            },
+            1700000000,
+            9,
+            1,
+        );
+        assert!(
+            s.starts_with("cpu  5 0 6 7 0 0 0 0 0 0\ncpu0 5 0 6 7 0 0 0 0 0 0\n"),
+            "{s}"
+        );
+        assert!(s.contains("btime 1700000000\nprocesses 9\nprocs_running 1\n"));
+    }
+
+    #[test]
+    fn load_average_follows_linux() {
+        let mut load = LoadAvg::default();
+        assert_eq!(loadavg(&load, 1, 5, 77), "0.00 0.00 0.00 1/5 77\n");
+        // One thread always runnable: after a minute (12 samples) the
+        // one-minute mean is 1 - 1/e = 0.63, the others lower.
+        for _ in 0..12 {
+            load.sample(1);
+        }
+        let text = loadavg(&load, 1, 5, 77);
+        assert!(text.starts_with("0.63 0.1"), "{text}");
+        // Long enough, all three reach 1.00.
+        for _ in 0..2000 {
+            load.sample(1);
+        }
+        assert!(loadavg(&load, 1, 5, 77).starts_with("1.00 1.00 1.00 "));
+        assert_eq!(load.for_sysinfo()[0] >> 16, 1);
+        for _ in 0..2000 {
+            load.sample(0);
+        }
+        assert!(loadavg(&load, 1, 5, 77).starts_with("0.00 0.00 0.00 "));
+    }
+}

@@ -1,0 +1,327 @@
+//! `/proc`: files made from the kernel's state at the moment they are
+//! looked up, in Linux's formats (`kcore::procfs` writes the text).
+//!
+//! Nothing under `/proc` is stored. `/proc` itself is a ramfs node whose
+//! content is `Content::ProcDir(Dir::Root)`; when a path walk reaches it,
+//! `ramfs` asks [`lookup`] for the next name, and `getdents` asks [`list`].
+//! A file's node is made on lookup with its whole text in it
+//! (`Content::ProcFile`), so one `open` reads one consistent snapshot, as
+//! Linux's `seq_file` gives one per read from offset 0. Files are read-only
+//! (`open` for writing is EACCES) and report size 0, as on Linux.
+//!
+//! | path | what |
+//! |---|---|
+//! | `/proc/self` | a symbolic link to the caller's `/proc/PID` |
+//! | `/proc/PID/stat`, `status` | the process as `ps` and `top` read it |
+//! | `/proc/PID/cmdline`, `comm` | its argv (NUL-separated), its name |
+//! | `/proc/PID/maps` | its areas (`kcore::vma`), one line each |
+//! | `/proc/PID/exe` | a symbolic link to the program's path |
+//! | `/proc/PID/profil` | its profil(2) state: regions, scale, ticks counted and dropped (not in Linux) |
+//! | `/proc/meminfo`, `uptime`, `loadavg`, `stat` | memory, time since boot and idle, load, CPU time |
+//! | `/proc/cpuinfo`, `mounts`, `version` | the CPU (from CPUID), what is mounted, the kernel |
+//!
+//! Inode numbers are made from the pid and the file, so they stay the same
+//! from one lookup to the next.
+
+use abi::Errno;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::fmt::Write;
+use kcore::procfs::{self as text, MemInfo, ProcessInfo};
+
+use super::ramfs::{Content, DirEntry, Node, NodeRef};
+use crate::proc::{Pid, Process, TABLE, Table};
+use crate::sync::IrqLock;
+use crate::{clock, mm};
+
+/// A directory of `/proc`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    Root,
+    Process(Pid),
+}
+
+/// The files of `/proc` itself, and of each `/proc/PID`, in listing order.
+const ROOT_FILES: [&str; 8] = [
+    "cpuinfo", "loadavg", "meminfo", "mounts", "self", "stat", "uptime", "version",
+];
+const PROCESS_FILES: [&str; 7] = ["cmdline", "comm", "exe", "maps", "profil", "stat", "status"];
+
+/// Where /proc's inode numbers start, far above the ramfs's.
+const INO_BASE: u64 = 1 << 40;
+
+fn ino(dir: Dir, index: Option<usize>) -> u64 {
+    let pid = match dir {
+        Dir::Root => 0,
+        Dir::Process(pid) => u64::from(pid),
+    };
+    INO_BASE + (pid << 5) + index.map_or(0, |i| i as u64 + 1)
+}
+
+fn node(ino: u64, perm: u32, content: Content) -> NodeRef {
+    Arc::new(IrqLock::new(Node { ino, perm, content }))
+}
+
+/// The `/proc` directory, for the ramfs's root.
+pub fn root_node() -> NodeRef {
+    node(ino(Dir::Root, None), 0o555, Content::ProcDir(Dir::Root))
+}
+
+/// The entry `name` of the directory `dir`.
+pub fn lookup(dir: Dir, name: &str) -> Result<NodeRef, Errno> {
+    match dir {
+        Dir::Root => {
+            if let Some(index) = ROOT_FILES.iter().position(|&f| f == name) {
+                return root_file(index);
+            }
+            let pid: Pid = name.parse().map_err(|_| Errno::ENOENT)?;
+            if name != pid.to_string() || !TABLE.lock().procs.contains_key(&pid) {
+                return Err(Errno::ENOENT);
+            }
+            Ok(node(
+                ino(Dir::Process(pid), None),
+                0o555,
+                Content::ProcDir(Dir::Process(pid)),
+            ))
+        }
+        Dir::Process(pid) => {
+            let index = PROCESS_FILES
+                .iter()
+                .position(|&f| f == name)
+                .ok_or(Errno::ENOENT)?;
+            process_file(pid, index)
+        }
+    }
+}
+
+/// The entries of `dir`, in order: for the root, its files and then one
+/// directory per process.
+pub fn list(dir: Dir) -> Vec<DirEntry> {
+    use abi::types::{DT_DIR, DT_LNK, DT_REG};
+    let file_type = |name: &str| match name {
+        "self" | "exe" => DT_LNK,
+        _ => DT_REG,
+    };
+    match dir {
+        Dir::Root => {
+            let mut entries: Vec<DirEntry> = ROOT_FILES
+                .iter()
+                .enumerate()
+                .map(|(i, &name)| DirEntry {
+                    name: name.to_string(),
+                    ino: ino(dir, Some(i)),
+                    kind: file_type(name),
+                })
+                .collect();
+            let pids: Vec<Pid> = TABLE.lock().procs.keys().copied().collect();
+            entries.extend(pids.into_iter().map(|pid| DirEntry {
+                name: pid.to_string(),
+                ino: ino(Dir::Process(pid), None),
+                kind: DT_DIR,
+            }));
+            entries
+        }
+        Dir::Process(_) => PROCESS_FILES
+            .iter()
+            .enumerate()
+            .map(|(i, &name)| DirEntry {
+                name: name.to_string(),
+                ino: ino(dir, Some(i)),
+                kind: file_type(name),
+            })
+            .collect(),
+    }
+}
+
+fn file(dir: Dir, index: usize, text: Vec<u8>) -> NodeRef {
+    node(ino(dir, Some(index)), 0o444, Content::ProcFile(text))
+}
+
+fn link(dir: Dir, index: usize, target: String) -> NodeRef {
+    node(ino(dir, Some(index)), 0o777, Content::Symlink(target))
+}
+
+fn root_file(index: usize) -> Result<NodeRef, Errno> {
+    let hz = u64::from(clock::hz());
+    let text = match ROOT_FILES[index] {
+        "self" => {
+            let pid = crate::proc::current(|p| p.pid);
+            return Ok(link(Dir::Root, index, pid.to_string()));
+        }
+        "meminfo" => {
+            let kib = |frames: u64| frames * (mm::PAGE_SIZE / 1024);
+            let (_, heap_bytes) = mm::heap::usage();
+            text::meminfo(&MemInfo {
+                total: kib(mm::frames::total_count() as u64),
+                free: kib(mm::frames::free_count() as u64),
+                kernel_heap: heap_bytes as u64 / 1024,
+                page_tables: kib(mm::paging::kernel_table_frames()),
+            })
+        }
+        "uptime" => {
+            let idle = TABLE.lock().cpu.idle;
+            text::uptime(clock::ticks(), idle, hz)
+        }
+        "loadavg" => {
+            let table = TABLE.lock();
+            text::loadavg(
+                &table.load,
+                table.active_threads(),
+                table.threads.len() as u32,
+                table.last_pid,
+            )
+        }
+        "stat" => {
+            let table = TABLE.lock();
+            let boot_time = crate::arch::rtc::unix_time() - clock::ticks() / hz;
+            text::stat_file(&table.cpu, boot_time, table.forks, table.active_threads())
+        }
+        "cpuinfo" => cpuinfo(),
+        "mounts" => {
+            String::from("ramfs / ramfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec 0 0\n")
+        }
+        "version" => format!(
+            "profkern version {} (a teaching kernel with native profil(2)) #1\n",
+            env!("CARGO_PKG_VERSION")
+        ),
+        other => unreachable!("no /proc/{other}"),
+    };
+    Ok(file(Dir::Root, index, text.into_bytes()))
+}
+
+fn process_file(pid: Pid, index: usize) -> Result<NodeRef, Errno> {
+    let dir = Dir::Process(pid);
+    let table = TABLE.lock();
+    let p = table.procs.get(&pid).ok_or(Errno::ENOENT)?;
+    let text = match PROCESS_FILES[index] {
+        "stat" => text::stat(&info(&table, p)).into_bytes(),
+        "status" => text::status(&info(&table, p)).into_bytes(),
+        "cmdline" if p.is_zombie() => Vec::new(),
+        "cmdline" => p.cmdline.clone(),
+        "comm" => format!("{}\n", p.name).into_bytes(),
+        "maps" => maps(p).into_bytes(),
+        "profil" => profil(p).into_bytes(),
+        // A zombie's program is gone: Linux's readlink says ENOENT.
+        "exe" if p.is_zombie() => return Err(Errno::ENOENT),
+        "exe" => return Ok(link(dir, index, p.exe.clone())),
+        other => unreachable!("no /proc/PID/{other}"),
+    };
+    Ok(file(dir, index, text))
+}
+
+/// What stat and status report. Caller holds the table.
+fn info(table: &Table, p: &Process) -> ProcessInfo {
+    use abi::types::{PROC_STOPPED, PROC_ZOMBIE};
+    let state = match table.process_state(p) {
+        PROC_ZOMBIE => 'Z',
+        PROC_STOPPED => 'T',
+        abi::types::PROC_SLEEPING => 'S',
+        _ => 'R',
+    };
+    let (vsize, rss_pages) = match &p.mem {
+        Some(mem) => (
+            mem.ranges().iter().map(|r| r.end - r.start).sum(),
+            mem.resident_pages(),
+        ),
+        None => (0, 0),
+    };
+    let (sig_ignored, sig_caught) = p.sig.dispositions();
+    // The leader's mask stands for the process's, as on Linux.
+    let sig_blocked = table.threads.get(&p.pid).map_or(0, |t| t.sig.blocked);
+    ProcessInfo {
+        pid: p.pid,
+        ppid: p.ppid,
+        pgid: p.pgid,
+        comm: p.name.clone(),
+        state,
+        threads: p.live_threads,
+        user_ticks: p.user_ticks,
+        system_ticks: p.system_ticks,
+        children_user_ticks: p.children_ticks.0,
+        children_system_ticks: p.children_ticks.1,
+        start_tick: p.start_tick,
+        vsize,
+        rss_pages,
+        // Every process has the console as its terminal (no sessions yet).
+        tty: super::dev::Device::Console.rdev(),
+        tty_pgrp: super::console::foreground(),
+        umask: p.umask,
+        sig_pending: p.sig.shared.pending,
+        sig_blocked,
+        sig_ignored,
+        sig_caught,
+        exit_signal: p.exit_signal,
+    }
+}
+
+fn maps(p: &Process) -> String {
+    let Some(mem) = &p.mem else {
+        return String::new();
+    };
+    mem.ranges()
+        .iter()
+        .map(|r| text::maps_line(r, &p.exe))
+        .collect()
+}
+
+/// `/proc/PID/profil`: what profil(2) is doing for this process, in words.
+fn profil(p: &Process) -> String {
+    use abi::types::*;
+    let stat = p.prof.stat();
+    let state = match stat.stopped_by {
+        PROF_NEVER_STARTED => "never started",
+        PROF_RUNNING => "on",
+        PROF_STOPPED_BY_CALL => "off (turned off by profil)",
+        PROF_STOPPED_BY_EXEC => "off (exec ended it)",
+        PROF_STOPPED_BY_FAULT => "off (a bin could not be written: the buffer faulted)",
+        PROF_STOPPED_BY_BAD_CALL => "off (a profil call with bad arguments ended it)",
+        PROF_STOPPED_BY_EXIT => "off (the process exited)",
+        _ => "off",
+    };
+    let mut s = String::new();
+    let _ = writeln!(s, "state:    {state}");
+    let _ = writeln!(s, "rate:     {} Hz", clock::hz());
+    let _ = writeln!(s, "regions:  {}", stat.regions);
+    for (i, r) in p.prof.regions().iter().enumerate() {
+        let _ = write!(
+            s,
+            "region {i}: buffer {:#x}, {} bins of 2 bytes, offset {:#x}, scale {:#x}",
+            r.buffer,
+            r.size / 2,
+            r.offset,
+            r.scale
+        );
+        if r.high != u64::MAX {
+            let _ = write!(s, ", below {:#x}", r.high);
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(s, "samples:  {}", stat.samples);
+    let _ = writeln!(s, "dropped:  {}", stat.dropped);
+    let _ = writeln!(s, "applied:  {}", stat.applied);
+    s
+}
+
+/// `/proc/cpuinfo` for the one CPU, from CPUID (`show_cpuinfo`'s lines).
+fn cpuinfo() -> String {
+    let cpu = crate::arch::cpuid::describe();
+    let mut s = String::new();
+    let _ = writeln!(s, "processor\t: 0");
+    let _ = writeln!(s, "vendor_id\t: {}", cpu.vendor);
+    let _ = writeln!(s, "cpu family\t: {}", cpu.family);
+    let _ = writeln!(s, "model\t\t: {}", cpu.model);
+    let _ = writeln!(s, "model name\t: {}", cpu.brand);
+    let _ = writeln!(s, "stepping\t: {}", cpu.stepping);
+    let mhz = clock::tsc_per_sec() / 1000;
+    let _ = writeln!(s, "cpu MHz\t\t: {}.{:03}", mhz / 1000, mhz % 1000);
+    let _ = writeln!(s, "physical id\t: 0");
+    let _ = writeln!(s, "siblings\t: 1");
+    let _ = writeln!(s, "core id\t\t: 0");
+    let _ = writeln!(s, "cpu cores\t: 1");
+    let _ = writeln!(s, "fpu\t\t: yes");
+    let _ = writeln!(s, "flags\t\t: {}", cpu.flags.join(" "));
+    s.push('\n');
+    s
+}
