@@ -55,6 +55,23 @@ pub fn open(path: &str, flags: u32, mode: u32) -> Result<i32> {
     with_cstr(path, |p| call!(OPEN, p, flags, mode))?.map(|fd| fd as i32)
 }
 
+/// The whole file at `path`, read until end of file (a `/proc` file's
+/// size says 0, so its length is not asked).
+pub fn read_file(path: &str) -> Result<Vec<u8>> {
+    let fd = open(path, abi::types::O_RDONLY, 0)?;
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    let result = loop {
+        match read(fd, &mut buf) {
+            Ok(0) => break Ok(data),
+            Ok(n) => data.extend_from_slice(&buf[..n]),
+            Err(e) => break Err(e),
+        }
+    };
+    let _ = close(fd);
+    result
+}
+
 pub fn close(fd: i32) -> Result<()> {
     call!(CLOSE, fd).map(drop)
 }

@@ -27,21 +27,6 @@ libc_lite::entry!(run);
 const SHOWN: usize = 12;
 const BAR: u64 = 40;
 
-fn read_file(path: &str) -> Result<Vec<u8>, Errno> {
-    let fd = sys::open(path, abi::types::O_RDONLY, 0)?;
-    let mut data = Vec::new();
-    let mut buf = [0u8; 4096];
-    let result = loop {
-        match sys::read(fd, &mut buf) {
-            Ok(0) => break Ok(data),
-            Ok(n) => data.extend_from_slice(&buf[..n]),
-            Err(e) => break Err(e),
-        }
-    };
-    let _ = sys::close(fd);
-    result
-}
-
 fn program_path(name: &str) -> String {
     if name.contains('/') {
         String::from(name)
@@ -85,7 +70,7 @@ fn run() -> i32 {
             libc_lite::signal::name(signal)
         );
     }
-    let profile = read_file(&out);
+    let profile = sys::read_file(&out);
     let _ = sys::unlink(&out);
     let hist = match profile.map(|bytes| kcore::gmon::decode(&bytes)) {
         Ok(Ok(h)) => h,
@@ -101,7 +86,7 @@ fn run() -> i32 {
             return 1;
         }
     };
-    let functions = kcore::symbols::functions(&read_file(&path).unwrap_or_default());
+    let functions = kcore::symbols::functions(&sys::read_file(&path).unwrap_or_default());
     let mut per_function: BTreeMap<&str, u64> = BTreeMap::new();
     let mut total = 0;
     for (i, &count) in hist.bins.iter().enumerate().filter(|(_, c)| **c > 0) {

@@ -819,8 +819,49 @@ fn the_tick_rate_is_reported() -> Outcome {
     Ok(())
 }
 
+/// `/proc/self/profil` tells in words what profstat tells in numbers: on
+/// with one region and its scale while profiling, the ticks counted, and
+/// why it stopped once it has.
+fn proc_profil_tells_the_state() -> Outcome {
+    let text = |what: &str| -> Result<alloc::string::String, alloc::string::String> {
+        let bytes = sys::read_file("/proc/self/profil")
+            .map_err(|e| format!("{what}: /proc/self/profil: {}", e.message()))?;
+        Ok(alloc::string::String::from_utf8_lossy(&bytes).into_owned())
+    };
+    let mut buf = vec![0u16; 4096];
+    let offset = spin::range_a().0;
+    sys::profil(&mut buf, offset, 0x8000).map_err(|e| e.name())?;
+    spin_a(20);
+    let on = text("on")?;
+    let counted = stat().samples;
+    off();
+    let after = text("off")?;
+    ensure!(
+        on.contains("state:    on\n") && on.contains("regions:  1\n"),
+        "while on it said:\n{on}"
+    );
+    ensure!(
+        on.contains(&format!("offset {offset:#x}, scale 0x8000")),
+        "the region is not shown as given (offset {offset:#x}, scale 0x8000):\n{on}"
+    );
+    let samples = on
+        .lines()
+        .find_map(|l| l.strip_prefix("samples:"))
+        .and_then(|n| n.trim().parse::<u64>().ok());
+    ensure!(
+        samples.is_some_and(|n| n > 0 && n <= counted),
+        "samples {samples:?}, profstat says {counted} a moment later"
+    );
+    ensure!(
+        after.contains("state:    off (turned off by profil)\n") && after.contains("regions:  0\n"),
+        "after profil(0) it said:\n{after}"
+    );
+    Ok(())
+}
+
 const TESTS: &[Test] = &[
     ("bin_relation_is_exact", bin_relation_is_exact),
+    ("proc_profil_tells_the_state", proc_profil_tells_the_state),
     ("pc_below_offset_is_dropped", pc_below_offset_is_dropped),
     (
         "bin_past_the_buffer_is_dropped",
