@@ -24,31 +24,32 @@ pub fn has_rdrand() -> bool {
 
 /// 64 bits from RDSEED, or None when the CPU has none to give.
 pub fn rdseed() -> Option<u64> {
-    if !has_rdseed() {
-        return None;
-    }
-    let mut value = 0;
-    for _ in 0..RETRIES {
-        // SAFETY: CPUID said the instruction exists; it only writes `value`.
-        if unsafe { core::arch::x86_64::_rdseed64_step(&mut value) } == 1 {
-            return Some(value);
-        }
-        core::hint::spin_loop();
-    }
-    None
+    // SAFETY: called only when CPUID reports RDSEED.
+    retry(has_rdseed(), |v| unsafe {
+        core::arch::x86_64::_rdseed64_step(v)
+    })
 }
 
 /// 64 bits from RDRAND, or None when the CPU has none to give.
 pub fn rdrand() -> Option<u64> {
-    if !has_rdrand() {
+    // SAFETY: called only when CPUID reports RDRAND.
+    retry(has_rdrand(), |v| unsafe {
+        core::arch::x86_64::_rdrand64_step(v)
+    })
+}
+
+/// Runs `step` (one RDSEED or RDRAND: 1 when it wrote a value) until it
+/// succeeds, at most `RETRIES` times; nothing if the CPU lacks it.
+fn retry(present: bool, step: impl Fn(&mut u64) -> i32) -> Option<u64> {
+    if !present {
         return None;
     }
     let mut value = 0;
     for _ in 0..RETRIES {
-        // SAFETY: CPUID said the instruction exists; it only writes `value`.
-        if unsafe { core::arch::x86_64::_rdrand64_step(&mut value) } == 1 {
+        if step(&mut value) == 1 {
             return Some(value);
         }
+        core::hint::spin_loop();
     }
     None
 }

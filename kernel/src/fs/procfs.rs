@@ -99,40 +99,37 @@ pub fn lookup(dir: Dir, name: &str) -> Result<NodeRef, Errno> {
 /// The entries of `dir`, in order: for the root, its files and then one
 /// directory per process.
 pub fn list(dir: Dir) -> Vec<DirEntry> {
-    use abi::types::{DT_DIR, DT_LNK, DT_REG};
-    let file_type = |name: &str| match name {
-        "self" | "exe" => DT_LNK,
-        _ => DT_REG,
-    };
     match dir {
         Dir::Root => {
-            let mut entries: Vec<DirEntry> = ROOT_FILES
-                .iter()
-                .enumerate()
-                .map(|(i, &name)| DirEntry {
-                    name: name.to_string(),
-                    ino: ino(dir, Some(i)),
-                    kind: file_type(name),
-                })
-                .collect();
+            let mut entries = files(dir, &ROOT_FILES);
             let pids: Vec<Pid> = TABLE.lock().procs.keys().copied().collect();
             entries.extend(pids.into_iter().map(|pid| DirEntry {
                 name: pid.to_string(),
                 ino: ino(Dir::Process(pid), None),
-                kind: DT_DIR,
+                kind: abi::types::DT_DIR,
             }));
             entries
         }
-        Dir::Process(_) => PROCESS_FILES
-            .iter()
-            .enumerate()
-            .map(|(i, &name)| DirEntry {
-                name: name.to_string(),
-                ino: ino(dir, Some(i)),
-                kind: file_type(name),
-            })
-            .collect(),
+        Dir::Process(_) => files(dir, &PROCESS_FILES),
     }
+}
+
+/// The entries for the files `names` of `dir`.
+fn files(dir: Dir, names: &[&str]) -> Vec<DirEntry> {
+    use abi::types::{DT_LNK, DT_REG};
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, &name)| DirEntry {
+            name: name.to_string(),
+            ino: ino(dir, Some(i)),
+            kind: if matches!(name, "self" | "exe") {
+                DT_LNK
+            } else {
+                DT_REG
+            },
+        })
+        .collect()
 }
 
 fn file(dir: Dir, index: usize, text: Vec<u8>) -> NodeRef {
