@@ -86,6 +86,19 @@ pub fn stat(path: &str) -> Result<Stat> {
     Ok(st)
 }
 
+/// stat of a symbolic link itself, not what it points to.
+pub fn lstat(path: &str) -> Result<Stat> {
+    let mut st = Stat::default();
+    with_cstr(path, |p| call!(LSTAT, p, &mut st as *mut Stat))??;
+    Ok(st)
+}
+
+/// The target of the symbolic link `path`, in `buf`.
+pub fn readlink<'a>(path: &str, buf: &'a mut [u8]) -> Result<&'a str> {
+    let n = with_cstr(path, |p| call!(READLINK, p, buf.as_mut_ptr(), buf.len()))??;
+    core::str::from_utf8(&buf[..n]).map_err(|_| Errno::EINVAL)
+}
+
 pub fn fstat(fd: i32) -> Result<Stat> {
     let mut st = Stat::default();
     call!(FSTAT, fd, &mut st as *mut Stat)?;

@@ -1,4 +1,5 @@
-//! /bin/ls [-l] [PATH...]: list directories (names; with -l, type, size).
+//! /bin/ls [-l] [PATH...]: list directories (names; with -l, type, size,
+//! and where a symbolic link points).
 #![no_std]
 #![no_main]
 
@@ -12,6 +13,7 @@ fn type_char(mode: u32) -> char {
         S_IFDIR => 'd',
         abi::types::S_IFCHR => 'c',
         abi::types::S_IFIFO => 'p',
+        abi::types::S_IFLNK => 'l',
         _ => '-',
     }
 }
@@ -52,7 +54,12 @@ fn list(path: &str, long: bool) -> Result<(), libc_lite::Errno> {
             }
             if long {
                 let full = alloc_path(path, name);
-                match sys::stat(full.as_str()) {
+                let mut target = [0u8; 256];
+                match sys::lstat(full.as_str()) {
+                    Ok(st) if st.st_mode & S_IFMT == abi::types::S_IFLNK => {
+                        let to = sys::readlink(full.as_str(), &mut target).unwrap_or("?");
+                        println!("l {:>8} {name} -> {to}", st.st_size)
+                    }
                     Ok(st) => println!("{} {:>8} {name}", type_char(st.st_mode), st.st_size),
                     Err(_) => println!("? {:>8} {name}", "?"),
                 }
