@@ -62,8 +62,11 @@ fn check_relation(scale: u32, below_start: u64) -> Outcome {
     let near_first = expected_bin(function.max(offset), offset, scale).unwrap();
     let near_last = expected_bin(end + 32, offset, scale).unwrap();
     let mut buf = vec![0u16; (near_last + 16) as usize];
+    // Computed before profiling starts: cycles_per_tick is laid out just
+    // below loop_a, and a tick there would land in a bin of its own.
+    let cycles = 40 * cycles_per_tick();
     sys::profil(&mut buf, offset, scale).map_err(|e| format!("profil: {}", e.name()))?;
-    spin_a(40);
+    loop_a(cycles);
     off();
     let counted = total(&buf);
     let context = format!("scale {scale:#x}, offset start-{below_start}");
@@ -76,22 +79,33 @@ fn check_relation(scale: u32, below_start: u64) -> Outcome {
         .iter()
         .map(|&c| u64::from(c))
         .sum();
-    // Samples outside the loop can only come from the spin function's entry
-    // and exit code (checked below, bin by bin): one tick each at most per
-    // call, however few ticks a loaded host lets through (one run beside a
-    // CPU hog counted 28 in 40 ticks, 2 of them there).
+    // Samples outside the loop can only come from the way in and out: the
+    // return from profil, loop_a's entry and exit code, the call of off().
+    // One tick each at most, however few ticks a loaded host lets through
+    // (one run beside a CPU hog counted 28 in 40 ticks, 2 of them there).
     let outside = counted - in_loop;
     ensure!(
         in_loop * 100 >= counted * 95 || outside <= 2,
         "{context}: {in_loop} of {counted} samples in bins {first}..={last}"
     );
-    for (bin, &count) in buf.iter().enumerate() {
-        let bin = bin as u64;
-        ensure!(
-            count == 0 || (near_first..=near_last).contains(&bin),
-            "{context}: {count} counts in bin {bin}, but the spin function's pcs map to bins {near_first}..={near_last} (the loop to {first}..={last})"
-        );
-    }
+    // Wrong bin arithmetic would put many counts outside the spin function's
+    // bins; the way in and out may put two there (the return from the
+    // profil call is elsewhere in the program, and can fall in the buffer
+    // when the offset is far below the loop).
+    let stray: u64 = buf
+        .iter()
+        .enumerate()
+        .filter(|&(bin, _)| !(near_first..=near_last).contains(&(bin as u64)))
+        .map(|(_, &count)| u64::from(count))
+        .sum();
+    ensure!(
+        stray <= 2,
+        "{context}: {stray} counts outside bins {near_first}..={near_last}, where the spin function's pcs map (the loop to {first}..={last}): {:?}",
+        buf.iter()
+            .enumerate()
+            .filter(|&(bin, &count)| count > 0 && !(near_first..=near_last).contains(&(bin as u64)))
+            .collect::<Vec<_>>()
+    );
     Ok(())
 }
 
