@@ -82,12 +82,7 @@ fn jitter() -> impl Iterator<Item = u64> {
 
 /// Fills `out` with random bytes.
 pub fn fill(out: &mut [u8]) {
-    let mut own = Generator::new();
-    {
-        let mut key = [0u8; 32];
-        GENERATOR.lock().fill(&mut key);
-        own.mix(&key);
-    }
+    let mut own = GENERATOR.lock().split();
     own.fill(out);
 }
 

@@ -104,6 +104,17 @@ impl Generator {
         self.seeded = true;
     }
 
+    /// A generator of its own for one request, keyed with 32 bytes of this
+    /// one's output (so this one's key is replaced as well).
+    pub fn split(&mut self) -> Generator {
+        let mut key = [0u8; 32];
+        self.fill(&mut key);
+        Generator {
+            key,
+            seeded: self.seeded,
+        }
+    }
+
     /// Fills `out` with random bytes, replacing the key before returning.
     pub fn fill(&mut self, out: &mut [u8]) {
         for request in out.chunks_mut(MAX_REQUEST) {
@@ -186,6 +197,19 @@ mod tests {
         let ones: u32 = out.iter().map(|b| b.count_ones()).sum();
         let bits = out.len() as f64 * 8.0;
         assert!((ones as f64 / bits - 0.5).abs() < 0.01, "{ones} of {bits}");
+    }
+
+    #[test]
+    fn a_split_generator_owes_nothing_to_what_follows() {
+        let mut g = Generator::new();
+        g.mix(b"seed");
+        let mut child = g.split();
+        assert!(child.seeded());
+        let (mut a, mut b) = ([0u8; 32], [0u8; 32]);
+        child.fill(&mut a);
+        g.fill(&mut b);
+        assert_ne!(a, b);
+        assert_ne!(child.key, g.key);
     }
 
     #[test]
