@@ -71,12 +71,16 @@ static const char *status_value(const char *name) {
     static char value[256];
     char key[64];
     snprintf(key, sizeof key, "\n%s:", name);
-    const char *at = strstr(text, key);
-    if (!at && strncmp(text, key + 1, strlen(key + 1)) == 0)
-        at = text - 1;
-    if (!at)
-        return "(missing)";
-    at += strlen(key);
+    /* The first line has no newline before it. */
+    size_t len = strlen(key + 1);
+    const char *at = text;
+    if (strncmp(text, key + 1, len) != 0) {
+        at = strstr(text, key);
+        if (!at)
+            return "(missing)";
+        at++;
+    }
+    at += len;
     while (*at == ' ' || *at == '\t')
         at++;
     snprintf(value, sizeof value, "%.*s", (int)strcspn(at, "\n"), at);

@@ -217,13 +217,7 @@ fn info(table: &Table, p: &Process) -> ProcessInfo {
         abi::types::PROC_SLEEPING => 'S',
         _ => 'R',
     };
-    let (vsize, rss_pages) = match &p.mem {
-        Some(mem) => (
-            mem.ranges().iter().map(|r| r.end - r.start).sum(),
-            mem.resident_pages(),
-        ),
-        None => (0, 0),
-    };
+    let (vsize, rss_pages) = p.mem.as_ref().map_or((0, 0), |mem| mem.sizes());
     let (sig_ignored, sig_caught) = p.sig.dispositions();
     // The leader's mask stands for the process's, as on Linux.
     let sig_blocked = table.threads.get(&p.pid).map_or(0, |t| t.sig.blocked);

@@ -59,14 +59,12 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
     let frame = exec::user_entry_frame(image.entry, image.stack_pointer);
     let kstack = KernelStack::with_first_frame(&frame).ok_or(Errno::ENOMEM)?;
     let mut table = TABLE.lock();
-    let pid = table.alloc_id();
+    let pid = table.alloc_pid();
     assert_eq!(pid, INIT_PID, "init is the first process");
     let mut process = new_process(pid, 0, exec::program_name(path), files, String::from("/"));
     process.mem = Some(image.mem);
     process.exe = String::from(path);
     process.cmdline = exec::cmdline(&argv);
-    table.forks += 1;
-    table.last_pid = pid;
     table.procs.insert(pid, Box::new(process));
     let mut thread = Thread::new(pid, pid, kstack);
     thread.state = State::Runnable;
@@ -270,9 +268,7 @@ fn clone_process(
         drop(table);
         return abandon(Errno::EAGAIN, Some((child, thread)));
     }
-    let pid = table.alloc_id();
-    table.forks += 1;
-    table.last_pid = pid;
+    let pid = table.alloc_pid();
     child.pid = pid;
     child.exit_signal = exit_signal;
     thread.tid = pid;

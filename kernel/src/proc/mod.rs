@@ -209,6 +209,47 @@ pub struct Table {
 }
 
 impl Table {
+    /// A process's state as `ps` shows it (`abi::types::PROC_*`): its
+    /// threads' best, running if one runs, runnable if one may, else
+    /// sleeping; stopped or zombie as the process is.
+    pub fn process_state(&self, p: &Process) -> u32 {
+        use abi::types::{PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED, PROC_ZOMBIE};
+        let states = || {
+            self.threads
+                .values()
+                .filter(|t| t.pid == p.pid)
+                .map(|t| t.state)
+        };
+        if p.is_zombie() {
+            PROC_ZOMBIE
+        } else if p.stopped {
+            PROC_STOPPED
+        } else if states().any(|s| s == State::Running) {
+            PROC_RUNNING
+        } else if states().any(|s| s == State::Runnable) {
+            PROC_RUNNABLE
+        } else {
+            PROC_SLEEPING
+        }
+    }
+
+    /// A fresh id for a new process, counted for /proc/stat and
+    /// /proc/loadavg (a thread's id comes from `alloc_id` alone).
+    pub fn alloc_pid(&mut self) -> Pid {
+        let pid = self.alloc_id();
+        self.forks += 1;
+        self.last_pid = pid;
+        pid
+    }
+
+    /// Threads running or runnable now (the load average's sample).
+    pub fn active_threads(&self) -> u32 {
+        self.threads
+            .values()
+            .filter(|t| matches!(t.state, State::Running | State::Runnable))
+            .count() as u32
+    }
+
     /// A fresh id for a process or thread: used by neither, nor by a
     /// process whose first thread is gone.
     pub fn alloc_id(&mut self) -> u32 {
@@ -275,40 +316,6 @@ pub static TABLE: IrqLock<Table> = IrqLock::new(Table {
 /// Most bytes of argv kept for /proc/PID/cmdline (Linux shows them all; a
 /// page is what `ps` needs).
 pub const CMDLINE_MAX: usize = 4096;
-
-impl Table {
-    /// A process's state as `ps` shows it (`abi::types::PROC_*`): its
-    /// threads' best, running if one runs, runnable if one may, else
-    /// sleeping; stopped or zombie as the process is.
-    pub fn process_state(&self, p: &Process) -> u32 {
-        use abi::types::{PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED, PROC_ZOMBIE};
-        let states = || {
-            self.threads
-                .values()
-                .filter(|t| t.pid == p.pid)
-                .map(|t| t.state)
-        };
-        if p.is_zombie() {
-            PROC_ZOMBIE
-        } else if p.stopped {
-            PROC_STOPPED
-        } else if states().any(|s| s == State::Running) {
-            PROC_RUNNING
-        } else if states().any(|s| s == State::Runnable) {
-            PROC_RUNNABLE
-        } else {
-            PROC_SLEEPING
-        }
-    }
-
-    /// Threads running or runnable now (the load average's sample).
-    pub fn active_threads(&self) -> u32 {
-        self.threads
-            .values()
-            .filter(|t| matches!(t.state, State::Running | State::Runnable))
-            .count() as u32
-    }
-}
 
 /// Runs `f` on the current thread's process. Panics if there is none: only
 /// code running on behalf of a thread calls this.

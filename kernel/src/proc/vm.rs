@@ -79,18 +79,20 @@ impl UserMemory {
         self.areas(|a| a.iter().collect())
     }
 
-    /// Pages present in the page tables (the resident set): a walk that
-    /// costs what is mapped, not the size of the areas.
-    pub fn resident_pages(&self) -> u64 {
-        let mut pages = 0;
+    /// Bytes in areas (the virtual size) and pages present in the page
+    /// tables (the resident set): the walk costs what is mapped, not the
+    /// size of the areas.
+    pub fn sizes(&self) -> (u64, u64) {
+        let (mut bytes, mut pages) = (0, 0);
         for range in self.ranges() {
+            bytes += range.end - range.start;
             let mut at = range.start;
             while let Some(page) = self.space.next_mapped(at, range.end) {
                 pages += 1;
                 at = page + PAGE_SIZE;
             }
         }
-        pages
+        (bytes, pages)
     }
 
     /// Records `[start, end)` as an area of `kind` with rights `prot`,
