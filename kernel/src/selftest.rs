@@ -420,7 +420,7 @@ fn programs_write_xor_execute() -> TestResult {
     {
         let path = format!("/bin/{name}");
         let argv = [path.clone()];
-        let image = match crate::proc::exec::load(&path, &argv, &[]) {
+        let image = match crate::proc::exec::load(&path, &argv, &[], kcore::rlimit::STACK_DEFAULT) {
             Ok(image) => image,
             Err(abi::Errno::ENOEXEC) => continue, // not a program
             Err(e) => return Err(format!("{path}: exec: {e:?}")),

@@ -249,6 +249,17 @@ pub fn kill(pid: i32, signal: u32) -> Result<()> {
     call!(KILL, pid, signal).map(drop)
 }
 
+/// The caller's soft and hard limit of `resource` (an `RLIMIT_*`).
+pub fn getrlimit(resource: u32) -> Result<abi::types::Rlimit> {
+    let mut limit = abi::types::Rlimit::default();
+    call!(GETRLIMIT, resource, &mut limit as *mut abi::types::Rlimit).map(|_| limit)
+}
+
+/// Sets the caller's limit of `resource`.
+pub fn setrlimit(resource: u32, limit: abi::types::Rlimit) -> Result<()> {
+    call!(SETRLIMIT, resource, &limit as *const abi::types::Rlimit).map(drop)
+}
+
 pub fn getpid() -> u32 {
     call!(GETPID).unwrap_or(0) as u32
 }

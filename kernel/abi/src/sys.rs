@@ -78,6 +78,7 @@ pub const RT_SIGSUSPEND: usize = 130;
 pub const SIGALTSTACK: usize = 131;
 pub const PRCTL: usize = 157;
 pub const ARCH_PRCTL: usize = 158;
+pub const SETRLIMIT: usize = 160;
 pub const SYNC: usize = 162;
 pub const GETTID: usize = 186;
 pub const TKILL: usize = 200;

@@ -439,9 +439,23 @@ pub struct Rlimit {
     pub max: u64,
 }
 pub const RLIM_INFINITY: u64 = u64::MAX;
+/// Resources of getrlimit/setrlimit/prlimit64, Linux's numbers.
+pub const RLIMIT_CPU: u32 = 0;
+pub const RLIMIT_FSIZE: u32 = 1;
+pub const RLIMIT_DATA: u32 = 2;
 pub const RLIMIT_STACK: u32 = 3;
+pub const RLIMIT_CORE: u32 = 4;
+pub const RLIMIT_RSS: u32 = 5;
 pub const RLIMIT_NPROC: u32 = 6;
 pub const RLIMIT_NOFILE: u32 = 7;
+pub const RLIMIT_MEMLOCK: u32 = 8;
+pub const RLIMIT_AS: u32 = 9;
+pub const RLIMIT_LOCKS: u32 = 10;
+pub const RLIMIT_SIGPENDING: u32 = 11;
+pub const RLIMIT_MSGQUEUE: u32 = 12;
+pub const RLIMIT_NICE: u32 = 13;
+pub const RLIMIT_RTPRIO: u32 = 14;
+pub const RLIMIT_RTTIME: u32 = 15;
 /// Resources 0..RLIMIT_NLIMITS exist (Linux's 16).
 pub const RLIMIT_NLIMITS: u32 = 16;
 

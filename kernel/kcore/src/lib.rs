@@ -3,7 +3,7 @@
 //! parsing, frame bookkeeping, paths, profil bin arithmetic, gmon encoding,
 //! signal rules, symbols, clone and futex rules, time conversions, the W^X
 //! rule over frames, the areas of an address space, the random-number
-//! generator and the text of `/proc`.
+//! generator, resource limits and the text of `/proc`.
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -19,6 +19,7 @@ pub mod path;
 pub mod procfs;
 pub mod profil;
 pub mod random;
+pub mod rlimit;
 pub mod signal;
 pub mod symbols;
 pub mod thread;

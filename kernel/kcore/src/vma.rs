@@ -54,18 +54,89 @@ pub struct Range {
     pub area: Area,
 }
 
+impl Area {
+    /// Whether `RLIMIT_DATA` counts this area (Linux's `is_data_mapping`:
+    /// writable, private, not the stack; every mapping here is private).
+    pub fn is_data(&self) -> bool {
+        self.prot & abi::types::PROT_WRITE != 0 && self.kind != Kind::Stack
+    }
+}
+
+/// Bytes in areas: all of them (what `RLIMIT_AS` limits) and the data
+/// areas among them (what `RLIMIT_DATA` limits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub total: u64,
+    pub data: u64,
+}
+
+impl Usage {
+    /// What `len` bytes of `area` count for.
+    pub fn of(area: &Area, len: u64) -> Usage {
+        Usage {
+            total: len,
+            data: if area.is_data() { len } else { 0 },
+        }
+    }
+
+    /// `self` less `other`, each sum at least 0.
+    pub fn less(self, other: Usage) -> Usage {
+        Usage {
+            total: self.total.saturating_sub(other.total),
+            data: self.data.saturating_sub(other.data),
+        }
+    }
+
+    fn add(&mut self, r: &Range) {
+        let len = r.end - r.start;
+        self.total += len;
+        if r.area.is_data() {
+            self.data += len;
+        }
+    }
+
+    fn sub(&mut self, r: &Range) {
+        let len = r.end - r.start;
+        self.total -= len;
+        if r.area.is_data() {
+            self.data -= len;
+        }
+    }
+}
+
 /// The areas of one address space, never overlapping.
 #[derive(Clone, Debug, Default)]
 pub struct Areas {
     /// start -> (end, attributes).
     map: BTreeMap<u64, (u64, Area)>,
+    /// Kept by `insert` and `remove`, so the limit checks cost nothing.
+    usage: Usage,
 }
 
 impl Areas {
     pub const fn new() -> Areas {
         Areas {
             map: BTreeMap::new(),
+            usage: Usage { total: 0, data: 0 },
         }
+    }
+
+    /// Bytes in all areas and in data areas.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// Bytes of `[start, end)` that areas hold, all and data.
+    pub fn usage_in(&self, start: u64, end: u64) -> Usage {
+        let mut usage = Usage::default();
+        for r in self.overlapping(start, end) {
+            usage.add(&Range {
+                start: r.start.max(start),
+                end: r.end.min(end),
+                area: r.area,
+            });
+        }
+        usage
     }
 
     /// Every area, in address order.
@@ -128,6 +199,7 @@ impl Areas {
     /// the same attributes. The range must be free (`overlaps` is false).
     pub fn insert(&mut self, start: u64, end: u64, area: Area) {
         debug_assert!(start < end && !self.overlaps(start, end));
+        self.usage.add(&Range { start, end, area });
         let (mut start, mut end) = (start, end);
         if let Some((&s, &(e, a))) = self.map.range(..start).next_back()
             && e == start
@@ -158,14 +230,18 @@ impl Areas {
                 self.map.insert(end, (r.end, r.area));
             }
         }
-        taken
+        let taken: Vec<Range> = taken
             .into_iter()
             .map(|r| Range {
                 start: r.start.max(start),
                 end: r.end.min(end),
                 area: r.area,
             })
-            .collect()
+            .collect();
+        for r in &taken {
+            self.usage.sub(r);
+        }
+        taken
     }
 
     /// Gives every area in `[start, end)` the rights `prot`, cutting areas
@@ -342,5 +418,49 @@ mod tests {
         assert!(!a.covers(0, 5 * P));
         assert!(a.covers(4 * P, 5 * P));
         assert!(!a.covers(5 * P, 6 * P));
+    }
+
+    #[test]
+    fn usage_follows_every_insert_remove_and_protect() {
+        let stack = Area {
+            prot: RW,
+            kind: Kind::Stack,
+        };
+        let mut a = Areas::new();
+        a.insert(0, 10 * P, anon(RW));
+        a.insert(10 * P, 12 * P, anon(NONE));
+        a.insert(20 * P, 24 * P, stack);
+        assert_eq!(
+            a.usage(),
+            Usage {
+                total: 16 * P,
+                data: 10 * P
+            }
+        );
+        a.remove(5 * P, 11 * P);
+        assert_eq!(
+            a.usage(),
+            Usage {
+                total: 10 * P,
+                data: 5 * P
+            }
+        );
+        a.protect(0, 2 * P, NONE);
+        assert_eq!(
+            a.usage(),
+            Usage {
+                total: 10 * P,
+                data: 3 * P
+            }
+        );
+        assert_eq!(
+            a.usage_in(P, 22 * P),
+            Usage {
+                total: 7 * P,
+                data: 3 * P
+            }
+        );
+        a.remove(0, 100 * P);
+        assert_eq!(a.usage(), Usage::default());
     }
 }

@@ -4,6 +4,10 @@
 //! written to, its access mode and its offset. Descriptors are `Arc`s to open
 //! files, so `dup` and `fork` share one offset, as on Unix. A process's
 //! `FdTable` maps small integers to them, with a close-on-exec flag each.
+//! The table grows as descriptors are made, up to the process's
+//! `RLIMIT_NOFILE` (the `limit` every call that makes one is given): past
+//! it `open`, `dup`, `pipe` are EMFILE and `dup2` to a larger number is
+//! EBADF, as on Linux. Lowering the limit closes nothing.
 
 use abi::Errno;
 use abi::types::{
@@ -15,9 +19,6 @@ use alloc::sync::Arc;
 use super::pipe::Pipe;
 use super::ramfs::{Content, NodeRef};
 use crate::sync::IrqLock;
-
-/// Descriptors per process.
-pub const MAX_FDS: usize = 64;
 
 pub enum Kind {
     Node(NodeRef),
@@ -287,22 +288,16 @@ struct Slot {
     cloexec: bool,
 }
 
-/// A process's descriptors.
-#[derive(Clone)]
+/// A process's descriptors: slot `fd` holds descriptor `fd`; the vector is
+/// as long as the highest descriptor ever made needed.
+#[derive(Clone, Default)]
 pub struct FdTable {
-    slots: [Option<Slot>; MAX_FDS],
-}
-
-impl Default for FdTable {
-    fn default() -> Self {
-        FdTable {
-            slots: [const { None }; MAX_FDS],
-        }
-    }
+    slots: alloc::vec::Vec<Option<Slot>>,
 }
 
 impl FdTable {
-    /// The slot of `fd`, or EBADF when `fd` is negative or too large.
+    /// The slot of `fd`, or EBADF when `fd` is negative or beyond the
+    /// table (no such descriptor was ever made).
     fn slot(&self, fd: i32) -> Result<&Option<Slot>, Errno> {
         usize::try_from(fd)
             .ok()
@@ -324,32 +319,58 @@ impl FdTable {
             .ok_or(Errno::EBADF)
     }
 
-    /// Installs `file` at the lowest free descriptor at or above `from`.
+    /// Installs `file` at the lowest free descriptor at or above `from`
+    /// and below `limit` (EMFILE if there is none). The table takes its own
+    /// reference: a file refused stays the caller's, to be dropped outside
+    /// the process-table lock (closing a pipe end wakes sleepers, which
+    /// takes that lock).
     pub fn install_from(
         &mut self,
         from: usize,
-        file: Arc<OpenFile>,
+        file: &Arc<OpenFile>,
         cloexec: bool,
+        limit: usize,
     ) -> Result<i32, Errno> {
-        let fd = (from..MAX_FDS)
-            .find(|&i| self.slots[i].is_none())
+        let fd = (from..limit)
+            .find(|&i| self.slots.get(i).is_none_or(Option::is_none))
             .ok_or(Errno::EMFILE)?;
-        self.slots[fd] = Some(Slot { file, cloexec });
+        if fd >= self.slots.len() {
+            self.slots.resize(fd + 1, None);
+        }
+        self.slots[fd] = Some(Slot {
+            file: file.clone(),
+            cloexec,
+        });
         Ok(fd as i32)
     }
 
-    pub fn install(&mut self, file: Arc<OpenFile>, cloexec: bool) -> Result<i32, Errno> {
-        self.install_from(0, file, cloexec)
+    /// Installs `file` at the lowest free descriptor below `limit`.
+    pub fn install(
+        &mut self,
+        file: &Arc<OpenFile>,
+        cloexec: bool,
+        limit: usize,
+    ) -> Result<i32, Errno> {
+        self.install_from(0, file, cloexec, limit)
     }
 
-    /// Puts `file` at exactly `fd`, returning what was there (to be dropped
-    /// by the caller, outside any lock).
+    /// Puts `file` at exactly `fd`, which must be below `limit` (EBADF),
+    /// returning what was there (to be dropped by the caller, outside any
+    /// lock).
     pub fn replace(
         &mut self,
         fd: i32,
         file: Arc<OpenFile>,
         cloexec: bool,
+        limit: usize,
     ) -> Result<Option<Arc<OpenFile>>, Errno> {
+        let index = usize::try_from(fd)
+            .ok()
+            .filter(|&i| i < limit)
+            .ok_or(Errno::EBADF)?;
+        if index >= self.slots.len() {
+            self.slots.resize(index + 1, None);
+        }
         let slot = self.slot_mut(fd)?;
         Ok(slot.replace(Slot { file, cloexec }).map(|s| s.file))
     }

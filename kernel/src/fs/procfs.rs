@@ -16,6 +16,7 @@
 //! | `/proc/PID/cmdline`, `comm` | its argv (NUL-separated), its name |
 //! | `/proc/PID/maps` | its areas (`kcore::vma`), one line each |
 //! | `/proc/PID/exe` | a symbolic link to the program's path |
+//! | `/proc/PID/limits` | its resource limits (getrlimit(2)) |
 //! | `/proc/PID/profil` | its profil(2) state: regions, scale, ticks counted and dropped (not in Linux) |
 //! | `/proc/meminfo`, `uptime`, `loadavg`, `stat` | memory, time since boot and idle, load, CPU time |
 //! | `/proc/cpuinfo`, `mounts`, `version` | the CPU (from CPUID), what is mounted, the kernel |
@@ -47,7 +48,9 @@ pub enum Dir {
 const ROOT_FILES: [&str; 8] = [
     "cpuinfo", "loadavg", "meminfo", "mounts", "self", "stat", "uptime", "version",
 ];
-const PROCESS_FILES: [&str; 7] = ["cmdline", "comm", "exe", "maps", "profil", "stat", "status"];
+const PROCESS_FILES: [&str; 8] = [
+    "cmdline", "comm", "exe", "limits", "maps", "profil", "stat", "status",
+];
 
 /// Where /proc's inode numbers start, far above the ramfs's.
 const INO_BASE: u64 = 1 << 40;
@@ -198,6 +201,7 @@ fn process_file(pid: Pid, index: usize) -> Result<NodeRef, Errno> {
         "cmdline" if p.is_zombie() => Vec::new(),
         "cmdline" => p.cmdline.clone(),
         "comm" => format!("{}\n", p.name).into_bytes(),
+        "limits" => p.limits.proc_text().into_bytes(),
         "maps" => maps(p).into_bytes(),
         "profil" => profil(p).into_bytes(),
         // A zombie's program is gone: Linux's readlink says ENOENT.

@@ -24,7 +24,7 @@ use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
 use super::sched::{self, Chan};
-use super::vm::{STACK_SIZE, STACK_TOP, UserMemory};
+use super::vm::{STACK_MAX, STACK_TOP, UserMemory};
 use super::{TABLE, current, current_both};
 use crate::arch::trap::TrapFrame;
 use crate::fs::ramfs::{self, Content};
@@ -53,7 +53,8 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usi
         return Err(Errno::E2BIG);
     }
     let full = kcore::path::resolve(&current(|p| p.cwd.clone()), &path)?;
-    let image = load(&full, &argv, &envp)?;
+    let stack_limit = current(|p| p.limits.cur(abi::types::RLIMIT_STACK));
+    let image = load(&full, &argv, &envp, stack_limit)?;
     let name = program_name(&full);
     let cmdline = cmdline(&argv);
     end_other_threads();
@@ -164,8 +165,14 @@ fn read_strings(array: u64) -> Result<Vec<String>, Errno> {
     Ok(out)
 }
 
-/// Loads the program at absolute `path` into a new address space.
-pub fn load(path: &str, argv: &[String], envp: &[String]) -> Result<Image, Errno> {
+/// Loads the program at absolute `path` into a new address space, with a
+/// stack of `stack_limit` bytes (the caller's `RLIMIT_STACK`).
+pub fn load(
+    path: &str,
+    argv: &[String],
+    envp: &[String],
+    stack_limit: u64,
+) -> Result<Image, Errno> {
     let node = ramfs::lookup(path)?;
     let data = match &node.lock().content {
         Content::File(data) => data.to_vec(),
@@ -183,15 +190,9 @@ pub fn load(path: &str, argv: &[String], envp: &[String]) -> Result<Image, Errno
         page_up(image_end).ok_or(Errno::ENOEXEC)?,
     );
     load_segments(&mut mem, &exe, &data)?;
-    let stack_flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
-    mem.map_zeroed(STACK_TOP - STACK_SIZE, STACK_TOP, stack_flags)?;
-    mem.record(
-        STACK_TOP - STACK_SIZE,
-        STACK_TOP,
-        PROT_READ | PROT_WRITE,
-        Kind::Stack,
-    );
-    let stack_pointer = build_stack(&mem, &exe, path, argv, envp)?;
+    let stack_bottom = STACK_TOP - stack_size(stack_limit, path, argv, envp);
+    mem.record(stack_bottom, STACK_TOP, PROT_READ | PROT_WRITE, Kind::Stack);
+    let stack_pointer = build_stack(&mem, &exe, path, argv, envp, stack_bottom)?;
     Ok(Image {
         mem,
         entry: exe.entry,
@@ -248,19 +249,47 @@ fn random_bytes() -> [u8; 16] {
     out
 }
 
-/// Lays out the initial stack as the Linux x86_64 ABI does; returns rsp.
+/// The auxiliary vector's entries (`build_stack`), with its AT_NULL.
+const AUXV_ENTRIES: u64 = 16;
+
+/// How large the stack area is: `RLIMIT_STACK` (at most `STACK_MAX`), but
+/// never too small for the arguments, which Linux also places whatever the
+/// limit. The area is only reserved: its pages come at the first touch
+/// (mm/areas.rs), so an 8 MiB stack costs what the program uses, and a
+/// program that recurses past its limit faults below the area (SIGSEGV),
+/// as on Linux.
+fn stack_size(limit: u64, path: &str, argv: &[String], envp: &[String]) -> u64 {
+    let strings: u64 = core::iter::once(path)
+        .chain(argv.iter().map(String::as_str))
+        .chain(envp.iter().map(String::as_str))
+        .map(|s| s.len() as u64 + 1)
+        .sum();
+    // argc, the two pointer arrays with their NULLs, the auxv pairs, the
+    // AT_RANDOM bytes and two 16-byte alignments.
+    let words = 1 + argv.len() as u64 + 1 + envp.len() as u64 + 1 + 2 * AUXV_ENTRIES;
+    let needed = strings + 8 * words + 16 + 32;
+    let wanted = limit.min(STACK_MAX).max(needed);
+    page_up(wanted).unwrap_or(STACK_MAX)
+}
+
+/// Lays out the initial stack as the Linux x86_64 ABI does, between
+/// `bottom` and `STACK_TOP`; returns rsp.
 fn build_stack(
     mem: &UserMemory,
     exe: &Executable,
     path: &str,
     argv: &[String],
     envp: &[String],
+    bottom: u64,
 ) -> Result<u64, Errno> {
     let space = &mem.space;
     let mut sp = STACK_TOP;
     let mut push = |bytes: &[u8]| -> Result<u64, Errno> {
         sp -= bytes.len() as u64;
-        space.write_bytes(sp, bytes).map_err(|_| Errno::E2BIG)?;
+        if sp < bottom {
+            return Err(Errno::E2BIG);
+        }
+        space.write_user(sp, bytes).map_err(|_| Errno::E2BIG)?;
         Ok(sp)
     };
     let mut cstr = |s: &str| -> Result<u64, Errno> {
@@ -281,7 +310,7 @@ fn build_stack(
         .map(|s| cstr(s))
         .collect::<Result<Vec<_>, _>>()?;
     let random = push(&random_bytes())?;
-    let auxv = [
+    let auxv: [(u64, u64); AUXV_ENTRIES as usize] = [
         (AT_PHDR, exe.phdr_vaddr),
         (AT_PHENT, 56),
         (AT_PHNUM, u64::from(exe.phnum)),
@@ -312,9 +341,9 @@ fn build_stack(
     let mut sp = (random & !15) - (words.len() as u64 * 8);
     sp &= !15;
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    if sp < STACK_TOP - STACK_SIZE {
+    if sp < bottom {
         return Err(Errno::E2BIG);
     }
-    space.write_bytes(sp, &bytes).map_err(|_| Errno::E2BIG)?;
+    space.write_user(sp, &bytes).map_err(|_| Errno::E2BIG)?;
     Ok(sp)
 }

@@ -47,13 +47,14 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
     let mut argv = Vec::from([String::from(path)]);
     argv.extend_from_slice(args);
     let envp = [String::from("PATH=/bin"), String::from("HOME=/")];
-    let image = exec::load(path, &argv, &envp)?;
+    let image = exec::load(path, &argv, &envp, kcore::rlimit::STACK_DEFAULT)?;
     let console = crate::fs::ramfs::lookup("/dev/console")?;
     let mut files = FdTable::default();
     for _ in 0..3 {
         files.install(
-            OpenFile::new(Kind::Node(console.clone()), abi::types::O_RDWR),
+            &OpenFile::new(Kind::Node(console.clone()), abi::types::O_RDWR),
             false,
+            3,
         )?;
     }
     let frame = exec::user_entry_frame(image.entry, image.stack_pointer);
@@ -88,6 +89,7 @@ fn new_process(pid: Pid, ppid: Pid, name: String, files: FdTable, cwd: String) -
         files,
         cwd,
         umask: 0o022,
+        limits: kcore::rlimit::defaults(MAX_THREADS as u64),
         user_ticks: 0,
         system_ticks: 0,
         children_ticks: (0, 0),
@@ -157,9 +159,7 @@ fn clone_thread(
     let kstack = KernelStack::with_first_frame(frame).ok_or(Errno::ENOMEM)?;
     let tid = {
         let mut table = TABLE.lock();
-        if table.threads.len() >= MAX_THREADS {
-            return Err(Errno::EAGAIN);
-        }
+        table.may_add_task()?;
         let tid = table.alloc_id();
         let (t, p) = table.current_both().expect("a thread is cloning");
         if p.group_exit.is_some() {
@@ -234,8 +234,12 @@ fn clone_process(
     vfork: bool,
     share_memory: bool,
 ) -> Result<usize, Errno> {
-    if TABLE.lock().procs.len() >= MAX_PROCS {
-        return Err(Errno::EAGAIN);
+    {
+        let table = TABLE.lock();
+        if table.procs.len() >= MAX_PROCS {
+            return Err(Errno::EAGAIN);
+        }
+        table.may_add_task()?;
     }
     current_both(|t, p| {
         if signal::interrupts(t, p) {
@@ -264,9 +268,13 @@ fn clone_process(
         Err(e) => return abandon(e, None),
     };
     let mut table = TABLE.lock();
-    if table.procs.len() >= MAX_PROCS || table.threads.len() >= MAX_THREADS {
+    if let Err(e) = table.may_add_task().and(if table.procs.len() < MAX_PROCS {
+        Ok(())
+    } else {
+        Err(Errno::EAGAIN)
+    }) {
         drop(table);
-        return abandon(Errno::EAGAIN, Some((child, thread)));
+        return abandon(e, Some((child, thread)));
     }
     let pid = table.alloc_pid();
     child.pid = pid;
@@ -339,6 +347,7 @@ fn copy_current(frame: &TrapFrame, lend: bool) -> Result<(Box<Process>, Box<Thre
         child.exe = p.exe.clone();
         child.cmdline = p.cmdline.clone();
         child.umask = p.umask;
+        child.limits = p.limits;
         child.sig = p.sig.for_child();
         child.prof = p.prof.for_child();
         let mut thread = Thread::new(0, 0, kstack);

@@ -4,7 +4,8 @@
 //! A *process* (a thread group) owns what its threads share: the address
 //! space, open files, cwd, umask, signal handlers and process-directed
 //! pending signals, interval timers, the profil buffer and its counters,
-//! and its place among processes (parent, group, wait status). A *thread*
+//! resource limits, and its place among processes (parent, group, wait
+//! status). A *thread*
 //! owns what runs: its tid, kernel stack, state for the scheduler,
 //! FPU/SSE registers, FS base (its TLS), signal mask, thread-directed
 //! pending signals and alternate stack, the profil ticks it earned and not
@@ -96,6 +97,8 @@ pub struct Process {
     pub cwd: String,
     /// The file mode creation mask (kept for umask(2); modes are not enforced).
     pub umask: u32,
+    /// Resource limits (getrlimit(2)): copied at fork, kept across exec.
+    pub limits: kcore::rlimit::Limits,
     /// CPU time of all its threads, dead ones included.
     pub user_ticks: u64,
     pub system_ticks: u64,
@@ -124,6 +127,12 @@ pub struct Process {
 impl Process {
     pub fn is_zombie(&self) -> bool {
         self.zombie.is_some()
+    }
+
+    /// How many descriptors it may have: its `RLIMIT_NOFILE`.
+    pub fn fd_limit(&self) -> usize {
+        let limit = self.limits.cur(abi::types::RLIMIT_NOFILE);
+        limit.min(kcore::rlimit::NR_OPEN) as usize
     }
 }
 
@@ -240,6 +249,29 @@ impl Table {
         self.forks += 1;
         self.last_pid = pid;
         pid
+    }
+
+    /// Tasks as `RLIMIT_NPROC` counts them (Linux counts every task of
+    /// the user): threads, and processes that wait to be reaped.
+    pub fn tasks(&self) -> u64 {
+        let zombies = self.procs.values().filter(|p| p.is_zombie()).count();
+        (self.threads.len() + zombies) as u64
+    }
+
+    /// Whether the current process may make one more task: below
+    /// `MAX_THREADS` and its `RLIMIT_NPROC` (EAGAIN if not). Linux lets
+    /// root pass `RLIMIT_NPROC`; here the one user is root, so that would
+    /// make the limit mean nothing, and it holds for everyone.
+    pub fn may_add_task(&self) -> Result<(), abi::Errno> {
+        let limit = self
+            .current
+            .and_then(|tid| self.threads.get(&tid))
+            .and_then(|t| self.procs.get(&t.pid))
+            .map_or(u64::MAX, |p| p.limits.cur(abi::types::RLIMIT_NPROC));
+        if self.threads.len() >= MAX_THREADS || self.tasks() >= limit {
+            return Err(abi::Errno::EAGAIN);
+        }
+        Ok(())
     }
 
     /// Threads running or runnable now (the load average's sample).

@@ -7,7 +7,7 @@
 //!          ...               room for the heap to grow (BRK_MAX)
 //!     .. MMAP_TOP            mmap areas, placed top-down in the highest gap
 //!          ...               free, one unmapped guard page
-//!     STACK_TOP - STACK_SIZE .. STACK_TOP   the user stack
+//!     STACK_TOP - RLIMIT_STACK .. STACK_TOP   the user stack
 //!
 //! Where things are is kept twice, for two readers. The areas
 //! (`kcore::vma::Areas`, kept by mm/areas.rs for each address space) are
@@ -17,10 +17,11 @@
 //! MAP_FIXED_NOREPLACE refuses by them. The page tables are the MMU's: they
 //! hold the pages that are there.
 //!
-//! The rule between the two: the program image, the heap and the stack are
-//! mapped when made; an mmap area gets its pages on demand, a zeroed frame
-//! at the first touch (mm/areas.rs), so a mapping costs nothing until used
-//! and a 64 TiB `PROT_NONE` reservation costs nothing at all. A page that
+//! The rule between the two: the program image and the heap are mapped
+//! when made; an mmap area and the stack get their pages on demand, a
+//! zeroed frame at the first touch (mm/areas.rs), so a mapping costs
+//! nothing until used and a 64 TiB `PROT_NONE` reservation costs nothing at
+//! all. A page that
 //! was filled and then closed with `PROT_NONE` keeps its frame, present but
 //! not user-accessible, so its contents survive. Fork shares every present
 //! page copy-on-write and copies the areas. Copy-on-write and frame policy are mm's: rights change only
@@ -30,13 +31,20 @@
 //! frames free (mm/frames.rs), so a process that eats all memory gets ENOMEM
 //! while the kernel can still grow its heap. This file decides where things
 //! go in the address space; mm decides what a page may do.
+//!
+//! Resource limits are checked here, where memory is promised: mmap, brk
+//! and mremap refuse with ENOMEM a growth that would take the areas past
+//! `RLIMIT_AS`, or the data areas (writable, not the stack) past
+//! `RLIMIT_DATA`, as Linux's `may_expand_vm`. The areas keep both sums
+//! (`kcore::vma::Usage`), so the check costs nothing.
 
 use abi::Errno;
 use abi::types::{
     MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MREMAP_MAYMOVE,
     PROT_EXEC, PROT_READ, PROT_WRITE,
 };
-use kcore::vma::{Area, Areas, Kind};
+use kcore::rlimit::Limits;
+use kcore::vma::{Area, Areas, Kind, Usage};
 use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
@@ -46,7 +54,10 @@ use crate::mm::paging::{AddressSpace, prot_flags};
 use crate::mm::{PAGE_SIZE, USER_TOP, page_down, page_up};
 
 pub const STACK_TOP: u64 = 0x0000_7fff_ffff_f000;
-pub const STACK_SIZE: u64 = 256 * 1024;
+/// The largest stack exec makes, for an unlimited `RLIMIT_STACK`: 256 GiB,
+/// a quarter of the room between the mmap region and the stack.
+pub const STACK_MAX: u64 = 1 << 38;
+const _: () = assert!(STACK_MAX <= (STACK_TOP - MMAP_TOP) / 2);
 pub const MMAP_TOP: u64 = 0x0000_7f00_0000_0000;
 /// Most the heap may grow past its start.
 pub const BRK_MAX: u64 = 1 << 32;
@@ -106,6 +117,20 @@ impl UserMemory {
         });
     }
 
+    /// ENOMEM unless the areas may grow by `more` within `RLIMIT_AS` and
+    /// `RLIMIT_DATA`.
+    fn may_expand(&self, limits: &Limits, more: Usage) -> Result<(), Errno> {
+        use abi::types::{RLIMIT_AS, RLIMIT_DATA};
+        let used = self.areas(|a| a.usage());
+        if limits.allows(RLIMIT_AS, used.total, more.total)
+            && limits.allows(RLIMIT_DATA, used.data, more.data)
+        {
+            Ok(())
+        } else {
+            Err(Errno::ENOMEM)
+        }
+    }
+
     /// The lowest address an mmap area may take: above the heap's room.
     fn mmap_low(&self) -> u64 {
         self.brk_start + BRK_MAX
@@ -148,8 +173,9 @@ impl UserMemory {
         }
     }
 
-    /// brk(2): moves the break to `new` if it can; returns the break.
-    pub fn set_brk(&mut self, new: u64) -> u64 {
+    /// brk(2): moves the break to `new` if it can (within the memory left
+    /// and the limits); returns the break.
+    pub fn set_brk(&mut self, new: u64, limits: &Limits) -> u64 {
         if new < self.brk_start || new > self.brk_start + BRK_MAX {
             return self.brk;
         }
@@ -157,18 +183,22 @@ impl UserMemory {
         let up = |a: u64| page_up(a).unwrap_or(a);
         let (old_end, new_end) = (up(self.brk), up(new));
         if new_end > old_end {
+            let heap = Area {
+                prot: PROT_READ | PROT_WRITE,
+                kind: Kind::Heap,
+            };
             // The heap may not grow over a mapping placed above it.
-            if self.areas(|a| a.overlaps(old_end, new_end)) {
+            if self.areas(|a| a.overlaps(old_end, new_end))
+                || self
+                    .may_expand(limits, Usage::of(&heap, new_end - old_end))
+                    .is_err()
+            {
                 return self.brk;
             }
             let flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
             if self.map_zeroed(old_end, new_end, flags).is_err() {
                 return self.brk;
             }
-            let heap = Area {
-                prot: PROT_READ | PROT_WRITE,
-                kind: Kind::Heap,
-            };
             self.areas(|a| a.insert(old_end, new_end, heap));
         } else if new_end < old_end {
             self.areas(|a| a.remove(new_end, old_end));
@@ -188,6 +218,7 @@ impl UserMemory {
         prot: u32,
         flags: u32,
         fd: i64,
+        limits: &Limits,
     ) -> Result<u64, Errno> {
         if len == 0 || flags & (MAP_PRIVATE | MAP_SHARED) == 0 {
             return Err(Errno::EINVAL);
@@ -209,6 +240,10 @@ impl UserMemory {
         {
             return Err(Errno::ENOMEM);
         }
+        let area = Area {
+            prot,
+            kind: Kind::Anonymous,
+        };
         let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
             if !addr.is_multiple_of(PAGE_SIZE)
                 || addr.checked_add(len).is_none_or(|end| end > USER_TOP)
@@ -219,14 +254,14 @@ impl UserMemory {
             if flags & MAP_FIXED == 0 && self.areas(|a| a.overlaps(addr, addr + len)) {
                 return Err(Errno::EEXIST);
             }
+            // What is replaced is given back first (Linux counts it so).
+            let replaced = self.areas(|a| a.usage_in(addr, addr + len));
+            self.may_expand(limits, Usage::of(&area, len).less(replaced))?;
             self.munmap(addr, len)?;
             addr
         } else {
+            self.may_expand(limits, Usage::of(&area, len))?;
             self.place(addr, len)?
-        };
-        let area = Area {
-            prot,
-            kind: Kind::Anonymous,
         };
         self.areas(|a| a.insert(start, start + len, area));
         Ok(start)
@@ -272,6 +307,7 @@ impl UserMemory {
         old_len: u64,
         new_len: u64,
         flags: u32,
+        limits: &Limits,
     ) -> Result<u64, Errno> {
         let (Some(old_len), Some(new_len)) = (page_up(old_len), page_up(new_len)) else {
             return Err(Errno::EINVAL);
@@ -297,6 +333,7 @@ impl UserMemory {
             return Ok(old);
         }
         let new_end = old.checked_add(new_len).ok_or(Errno::ENOMEM)?;
+        self.may_expand(limits, Usage::of(&area, new_len - old_len))?;
         let high = if old < MMAP_TOP { MMAP_TOP } else { USER_TOP };
         // The new pages come on demand, as in a new mapping.
         if new_end <= high && !self.areas(|a| a.overlaps(old_end, new_end)) {

@@ -153,7 +153,7 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
         file::truncate_node(&node, 0)?;
     }
     let file = OpenFile::new(Kind::Node(node), flags);
-    current(|p| p.files.install(file, flags & O_CLOEXEC != 0)).map(|fd| fd as usize)
+    current(|p| p.files.install(&file, flags & O_CLOEXEC != 0, p.fd_limit())).map(|fd| fd as usize)
 }
 
 pub fn close(fd: i32) -> SysResult {
@@ -249,7 +249,7 @@ pub fn rename(from: u64, to: u64) -> SysResult {
 pub fn dup(fd: i32) -> SysResult {
     current(|p| {
         let file = p.files.get(fd)?;
-        p.files.install(file, false)
+        p.files.install(&file, false, p.fd_limit())
     })
     .map(|fd| fd as usize)
 }
@@ -267,7 +267,8 @@ pub fn dup3(old: i32, new: i32, flags: u32) -> SysResult {
     }
     let replaced = current(|p| {
         let file = p.files.get(old)?;
-        p.files.replace(new, file, flags & O_CLOEXEC != 0)
+        p.files
+            .replace(new, file, flags & O_CLOEXEC != 0, p.fd_limit())
     })?;
     drop(replaced);
     Ok(new as usize)
@@ -286,8 +287,9 @@ pub fn pipe2(fds: u64, flags: u32) -> SysResult {
     let writer = OpenFile::new(Kind::PipeWrite(pipe), O_WRONLY | (flags & O_NONBLOCK));
     let cloexec = flags & O_CLOEXEC != 0;
     let pair = current(|p| {
-        let r = p.files.install(reader, cloexec)?;
-        match p.files.install(writer, cloexec) {
+        let limit = p.fd_limit();
+        let r = p.files.install(&reader, cloexec, limit)?;
+        match p.files.install(&writer, cloexec, limit) {
             Ok(w) => Ok([r, w]),
             Err(e) => {
                 let _ = p.files.remove(r);
@@ -338,9 +340,14 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
     match cmd {
         F_DUPFD | F_DUPFD_CLOEXEC => current(|p| {
             let file = p.files.get(fd)?;
-            let from = usize::try_from(arg).map_err(|_| Errno::EINVAL)?;
+            // Linux: a starting number at or past the limit is EINVAL.
+            let limit = p.fd_limit();
+            let from = usize::try_from(arg)
+                .ok()
+                .filter(|&from| from < limit)
+                .ok_or(Errno::EINVAL)?;
             p.files
-                .install_from(from.min(file::MAX_FDS), file, cmd == F_DUPFD_CLOEXEC)
+                .install_from(from, &file, cmd == F_DUPFD_CLOEXEC, limit)
         })
         .map(|fd| fd as usize),
         F_GETFD => current(|p| p.files.cloexec(fd)).map(usize::from),
@@ -445,8 +452,8 @@ pub fn readlinkat(dirfd: i32, path: u64, buf: u64, size: u64) -> SysResult {
 pub fn poll(fds: u64, nfds: u64, timeout_ms: i32) -> SysResult {
     use abi::types::{POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLRDNORM, POLLWRNORM, PollFd};
     use core::sync::atomic::Ordering;
-    const MAX_FDS: u64 = 1024;
-    if nfds > MAX_FDS {
+    // Linux: more entries than the process may have descriptors is EINVAL.
+    if nfds > current(|p| p.fd_limit()) as u64 {
         return Err(Errno::EINVAL);
     }
     let size = size_of::<PollFd>() as u64;

@@ -179,40 +179,52 @@ pub fn sysinfo(buf: u64) -> SysResult {
     Ok(0)
 }
 
-/// The limits this kernel has, fixed: stack, processes, descriptors;
-/// everything else unlimited.
-fn limit(resource: u32) -> Result<abi::types::Rlimit, Errno> {
-    use abi::types::*;
-    let value = match resource {
-        RLIMIT_STACK => crate::proc::vm::STACK_SIZE,
-        RLIMIT_NPROC => crate::proc::MAX_PROCS as u64,
-        RLIMIT_NOFILE => crate::fs::file::MAX_FDS as u64,
-        r if r < RLIMIT_NLIMITS => RLIM_INFINITY,
-        _ => return Err(Errno::EINVAL),
-    };
-    Ok(Rlimit {
-        cur: value,
-        max: value,
-    })
-}
+/// Whether the caller may raise a hard limit (Linux's CAP_SYS_RESOURCE):
+/// there is one user, root, so always.
+const MAY_RAISE_HARD_LIMITS: bool = true;
 
-/// prlimit64(2) for the caller: reports the fixed limits; changing them is
-/// EPERM (they are the kernel's, not the process's).
+/// prlimit64(2): reports and sets a resource limit of process `pid` (0:
+/// the caller); `new` and `old` may be 0. The old value is the one before
+/// the change; the rules of a change are kcore::rlimit's.
 pub fn prlimit64(pid: i32, resource: u32, new: u64, old: u64) -> SysResult {
-    if pid != 0 && pid as u32 != current(|p| p.pid) {
-        return Err(Errno::ESRCH);
-    }
-    let now = limit(resource)?;
-    if old != 0 {
-        uaccess::write(old, &now)?;
-    }
-    if new != 0 {
-        let wanted: abi::types::Rlimit = uaccess::read(new)?;
-        if wanted != now {
-            return Err(Errno::EPERM);
+    use abi::types::Rlimit;
+    let wanted: Option<Rlimit> = if new != 0 {
+        Some(uaccess::read(new)?)
+    } else {
+        None
+    };
+    let pid = if pid == 0 {
+        current(|p| p.pid)
+    } else {
+        pid as u32
+    };
+    let before = {
+        let mut table = TABLE.lock();
+        let p = table
+            .procs
+            .get_mut(&pid)
+            .filter(|p| !p.is_zombie() && pid as i32 > 0)
+            .ok_or(Errno::ESRCH)?;
+        let before = p.limits.get(resource)?;
+        if let Some(wanted) = wanted {
+            p.limits.set(resource, wanted, MAY_RAISE_HARD_LIMITS)?;
         }
+        before
+    };
+    if old != 0 {
+        uaccess::write(old, &before)?;
     }
     Ok(0)
+}
+
+/// getrlimit(2): the caller's limit of `resource`.
+pub fn getrlimit(resource: u32, old: u64) -> SysResult {
+    prlimit64(0, resource, 0, old)
+}
+
+/// setrlimit(2): changes the caller's limit of `resource`.
+pub fn setrlimit(resource: u32, new: u64) -> SysResult {
+    prlimit64(0, resource, new, 0)
 }
 
 /// sched_getaffinity(2): one CPU.

@@ -1053,6 +1053,36 @@ fn dev_tty_is_the_terminal() -> Outcome {
     Ok(())
 }
 
+/// `RLIMIT_NPROC` holds for root too (Linux exempts root; here everyone
+/// is root, so the limit would mean nothing): below the tasks there are,
+/// fork is EAGAIN; back at the hard limit, fork works. A hard limit goes
+/// down and, for root, up again.
+fn nproc_limit_stops_fork() -> Outcome {
+    let was = sys::getrlimit(RLIMIT_NPROC).map_err(|e| e.message())?;
+    let one = Rlimit {
+        cur: 1,
+        max: was.max,
+    };
+    sys::setrlimit(RLIMIT_NPROC, one).map_err(|e| e.message())?;
+    let refused = sys::fork();
+    if refused == Ok(0) {
+        sys::exit(0);
+    }
+    expect_err("fork with RLIMIT_NPROC 1", refused, Errno::EAGAIN)?;
+    sys::setrlimit(RLIMIT_NPROC, was).map_err(|e| e.message())?;
+    let status = child_status(|| 5)?;
+    ensure!(
+        sys::exited(status) == Some(5),
+        "fork after: status {status:#x}"
+    );
+    let lower = Rlimit { cur: 10, max: 10 };
+    sys::setrlimit(RLIMIT_NPROC, lower).map_err(|e| e.message())?;
+    sys::setrlimit(RLIMIT_NPROC, was).map_err(|e| format!("root raising: {}", e.message()))?;
+    let now = sys::getrlimit(RLIMIT_NPROC).map_err(|e| e.message())?;
+    ensure!(now == was, "limit {now:?} after raising back to {was:?}");
+    Ok(())
+}
+
 fn identity_and_time() -> Outcome {
     let u = sys::uname().map_err(|e| e.message())?;
     ensure!(u.sysname.starts_with(b"profkern\0"), "sysname");
@@ -1128,6 +1158,7 @@ const TESTS: &[Test] = &[
     ("identity_and_time", identity_and_time),
     ("termios_is_linux_sized", termios_is_linux_sized),
     ("dev_tty_is_the_terminal", dev_tty_is_the_terminal),
+    ("nproc_limit_stops_fork", nproc_limit_stops_fork),
     (
         "a_full_ramfs_is_enospc_and_loses_nothing",
         a_full_ramfs_is_enospc_and_loses_nothing,
