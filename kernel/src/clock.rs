@@ -64,6 +64,15 @@ pub fn nanos_since_boot() -> u64 {
     (u128::from(cycles) * 1_000_000_000 / u128::from(tsc_per_sec())) as u64
 }
 
+/// The Unix time at boot, read from the RTC the first time it is asked.
+static BOOT_UNIX_TIME: spin::Once<u64> = spin::Once::new();
+
+/// Nanoseconds since the Unix epoch (CLOCK_REALTIME, file times).
+pub fn realtime_nanos() -> u64 {
+    let boot = *BOOT_UNIX_TIME.call_once(arch::rtc::unix_time);
+    boot * 1_000_000_000 + nanos_since_boot()
+}
+
 /// The timer interrupt, from whichever source ticks.
 pub fn on_timer_interrupt(tf: &mut TrapFrame) {
     TICKS.fetch_add(1, Ordering::Relaxed);

@@ -211,3 +211,15 @@ fn pollfd() {
         (1, 4, 16, 32, 64, 256)
     );
 }
+
+/// `asm-generic/statfs.h` (x86_64's 64-bit `struct statfs`) and
+/// `linux/utime.h`.
+#[test]
+fn statfs_and_utimbuf() {
+    assert_eq!(size_of::<Statfs>(), 120);
+    assert_eq!(offset_of!(Statfs, f_blocks), 16);
+    assert_eq!(offset_of!(Statfs, f_fsid), 56);
+    assert_eq!(offset_of!(Statfs, f_namelen), 64);
+    assert_eq!(offset_of!(Statfs, f_flags), 80);
+    assert_eq!(size_of::<Utimbuf>(), 16);
+}

@@ -246,6 +246,54 @@ pub const AT_EMPTY_PATH: u32 = 0x1000;
 pub const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
 /// faccessat: check with the effective ids (here the same as the real ones).
 pub const AT_EACCESS: u32 = 0x200;
+/// linkat: follow a symbolic link given as the old name.
+pub const AT_SYMLINK_FOLLOW: u32 = 0x400;
+/// open: fail with ELOOP if the last name is a symbolic link.
+pub const O_NOFOLLOW: u32 = 0o400000;
+
+/// utimensat's `tv_nsec` for "now" and for "leave this time alone".
+pub const UTIME_NOW: i64 = (1 << 30) - 1;
+pub const UTIME_OMIT: i64 = (1 << 30) - 2;
+
+/// `struct utimbuf` (utime(2)): access and modification times, seconds.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Utimbuf {
+    pub actime: i64,
+    pub modtime: i64,
+}
+
+/// `struct statfs` (statfs(2), fstatfs(2)) as Linux x86_64 lays it out.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Statfs {
+    pub f_type: i64,
+    pub f_bsize: i64,
+    pub f_blocks: u64,
+    pub f_bfree: u64,
+    pub f_bavail: u64,
+    pub f_files: u64,
+    pub f_ffree: u64,
+    pub f_fsid: [i32; 2],
+    pub f_namelen: i64,
+    pub f_frsize: i64,
+    pub f_flags: i64,
+    pub f_spare: [i64; 4],
+}
+/// `f_type` of the ramfs and of /proc (Linux's `RAMFS_MAGIC`,
+/// `PROC_SUPER_MAGIC`).
+pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
+pub const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+/// `f_type` of a pipe (Linux's `PIPEFS_MAGIC`).
+pub const PIPEFS_MAGIC: i64 = 0x5049_5045;
+/// `f_flags`: the mount's flags (`ST_VALID` says they are filled in).
+pub const ST_NOSUID: i64 = 0x2;
+pub const ST_NODEV: i64 = 0x4;
+pub const ST_NOEXEC: i64 = 0x8;
+pub const ST_VALID: i64 = 0x20;
+pub const ST_RELATIME: i64 = 0x1000;
+/// The longest name in a directory.
+pub const NAME_MAX: usize = 255;
 
 // fcntl(2).
 pub const F_DUPFD: u32 = 0;

@@ -17,7 +17,7 @@ use abi::types::{
 use alloc::sync::Arc;
 
 use super::pipe::Pipe;
-use super::ramfs::{Content, NodeRef};
+use super::ramfs::{Content, Node, NodeRef, Times};
 use crate::sync::IrqLock;
 
 pub enum Kind {
@@ -66,9 +66,9 @@ impl OpenFile {
                 if let Some(device) = device {
                     return device.read(buf); // a terminal sleeps: no lock held
                 }
-                let node = node.lock();
+                let mut node = node.lock();
                 let mut offset = self.offset.lock();
-                let n = read_at(&node.content, *offset, buf)?;
+                let n = read_at(&mut node, *offset, buf)?;
                 *offset += n as u64;
                 Ok(n)
             }
@@ -93,7 +93,7 @@ impl OpenFile {
                 if append {
                     *offset = node.size();
                 }
-                *offset = write_at(&mut node.content, *offset, buf)?;
+                *offset = write_at(&mut node, *offset, buf)?;
                 Ok(buf.len())
             }
         }
@@ -127,7 +127,7 @@ impl OpenFile {
             return Err(Errno::EBADF);
         }
         match &self.kind {
-            Kind::Node(node) => read_at(&node.lock().content, at, buf),
+            Kind::Node(node) => read_at(&mut node.lock(), at, buf),
             _ => Err(Errno::ESPIPE),
         }
     }
@@ -139,7 +139,7 @@ impl OpenFile {
             return Err(Errno::EBADF);
         }
         match &self.kind {
-            Kind::Node(node) => write_at(&mut node.lock().content, at, buf).map(|_| buf.len()),
+            Kind::Node(node) => write_at(&mut node.lock(), at, buf).map(|_| buf.len()),
             _ => Err(Errno::ESPIPE),
         }
     }
@@ -209,9 +209,13 @@ impl OpenFile {
 
 /// Copies file bytes from `at` into `buf`; how many there were. A device
 /// has no offsets: pread reads it as read does, except a terminal (ESPIPE).
-fn read_at(content: &Content, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
-    match content {
-        Content::File(data) => Ok(data.read_at(at, buf)),
+fn read_at(node: &mut Node, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+    match &node.content {
+        Content::File(data) => {
+            let n = data.read_at(at, buf);
+            node.accessed();
+            Ok(n)
+        }
         Content::ProcFile(text) => {
             let from = (at as usize).min(text.len());
             let n = buf.len().min(text.len() - from);
@@ -228,10 +232,13 @@ fn read_at(content: &Content, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
 
 /// Writes `buf` into the file at `at`, growing it as needed; returns the
 /// offset just past what was written.
-fn write_at(content: &mut Content, at: u64, buf: &[u8]) -> Result<u64, Errno> {
-    match content {
+fn write_at(node: &mut Node, at: u64, buf: &[u8]) -> Result<u64, Errno> {
+    match &mut node.content {
         Content::File(data) => {
             data.write_at(at, buf)?;
+            if !buf.is_empty() {
+                node.modified();
+            }
             Ok(at + buf.len() as u64)
         }
         Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
@@ -244,9 +251,18 @@ fn write_at(content: &mut Content, at: u64, buf: &[u8]) -> Result<u64, Errno> {
     }
 }
 
+/// Sets a regular file's size; the times move when the size does.
 pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
-    match &mut node.lock().content {
-        Content::File(data) => data.truncate(len),
+    let mut node = node.lock();
+    match &mut node.content {
+        Content::File(data) => {
+            let was = data.len();
+            data.truncate(len)?;
+            if was != len {
+                node.modified();
+            }
+            Ok(())
+        }
         Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
         // Linux's answer to truncating anything but a regular file (open's
         // O_TRUNC leaves devices alone before it gets here).
@@ -259,15 +275,26 @@ pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
 pub fn stat_node(node: &NodeRef) -> Stat {
     let node = node.lock();
     let size = node.size() as i64;
+    let Times {
+        atime,
+        mtime,
+        ctime,
+    } = node.times;
     Stat {
         st_dev: 1,
         st_ino: node.ino,
-        st_nlink: if node.is_dir() { 2 } else { 1 },
+        st_nlink: super::ramfs::nlink(&node),
         st_mode: node.mode(),
         st_rdev: node.device().map_or(0, |d| d.rdev()),
         st_size: size,
         st_blksize: 4096,
         st_blocks: (size + 511) / 512,
+        st_atime: atime.tv_sec,
+        st_atime_nsec: atime.tv_nsec,
+        st_mtime: mtime.tv_sec,
+        st_mtime_nsec: mtime.tv_nsec,
+        st_ctime: ctime.tv_sec,
+        st_ctime_nsec: ctime.tv_nsec,
         ..Stat::default()
     }
 }

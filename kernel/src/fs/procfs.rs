@@ -53,7 +53,7 @@ const PROCESS_FILES: [&str; 8] = [
 ];
 
 /// Where /proc's inode numbers start, far above the ramfs's.
-const INO_BASE: u64 = 1 << 40;
+pub const INO_BASE: u64 = 1 << 40;
 
 fn ino(dir: Dir, index: Option<usize>) -> u64 {
     let pid = match dir {
@@ -64,7 +64,7 @@ fn ino(dir: Dir, index: Option<usize>) -> u64 {
 }
 
 fn node(ino: u64, perm: u32, content: Content) -> NodeRef {
-    Arc::new(IrqLock::new(Node { ino, perm, content }))
+    Arc::new(IrqLock::new(Node::new(ino, perm, content)))
 }
 
 /// The `/proc` directory, for the ramfs's root.

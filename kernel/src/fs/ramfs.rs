@@ -6,9 +6,18 @@
 //! filled at boot from the ramdisk's cpio archive (`load_cpio`) and changed at
 //! run time by the file system calls. Paths reaching this file are absolute
 //! and normal (`kcore::path::resolve`).
+//!
+//! A node keeps what `stat` reports about it beyond its bytes: how many
+//! names it has (`links`: hard links share one node, and the node lives
+//! while a name or an open file holds it) and its three times. The times
+//! follow Linux: a write or a size change sets the modification and change
+//! times, a change of names or attributes the change time, a new or
+//! removed entry both of its directory; a read sets the access time only
+//! when it is older than the last modification or change or than a day
+//! (`relatime`, Linux's default mount option).
 
 use abi::Errno;
-use abi::types::{S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
+use abi::types::{S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Timespec};
 use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -53,9 +62,79 @@ pub struct Node {
     /// Permission bits (the type bits come from `content`).
     pub perm: u32,
     pub content: Content,
+    /// Names in directories that lead here (a directory's `st_nlink` is
+    /// counted from its subdirectories instead).
+    pub links: u32,
+    pub times: Times,
+}
+
+/// A node's access, modification and change times.
+#[derive(Clone, Copy, Debug)]
+pub struct Times {
+    pub atime: Timespec,
+    pub mtime: Timespec,
+    pub ctime: Timespec,
+}
+
+/// The time now, for a file's times.
+pub fn now() -> Timespec {
+    let nanos = crate::clock::realtime_nanos();
+    Timespec {
+        tv_sec: (nanos / 1_000_000_000) as i64,
+        tv_nsec: (nanos % 1_000_000_000) as i64,
+    }
 }
 
 impl Node {
+    /// A node with one name, made now.
+    pub fn new(ino: u64, perm: u32, content: Content) -> Node {
+        let t = now();
+        Node {
+            ino,
+            perm,
+            content,
+            links: 1,
+            times: Times {
+                atime: t,
+                mtime: t,
+                ctime: t,
+            },
+        }
+    }
+
+    /// Its contents changed (write, truncate, a directory's entries).
+    pub fn modified(&mut self) {
+        let t = now();
+        self.times.mtime = t;
+        self.times.ctime = t;
+    }
+
+    /// Its names or attributes changed (link, unlink, rename, utimes).
+    pub fn changed(&mut self) {
+        self.times.ctime = now();
+    }
+
+    /// It was read: the access time moves if it is older than the last
+    /// modification or change, or than a day (Linux's `relatime`).
+    pub fn accessed(&mut self) {
+        let t = now();
+        let Times {
+            atime,
+            mtime,
+            ctime,
+        } = self.times;
+        let older = |a: Timespec, b: Timespec| (a.tv_sec, a.tv_nsec) <= (b.tv_sec, b.tv_nsec);
+        if older(atime, mtime) || older(atime, ctime) || t.tv_sec - atime.tv_sec >= 24 * 3600 {
+            self.times.atime = t;
+        }
+    }
+
+    /// Whether it belongs to /proc (a file system of its own: no hard
+    /// links into or out of it).
+    pub fn on_proc(&self) -> bool {
+        self.ino >= super::procfs::INO_BASE
+    }
+
     pub fn mode(&self) -> u32 {
         let kind = match self.content {
             Content::File(_) | Content::ProcFile(_) => S_IFREG,
@@ -100,11 +179,8 @@ static NEXT_INO: AtomicU64 = AtomicU64::new(1);
 static ROOT: Once<NodeRef> = Once::new();
 
 fn new_node(perm: u32, content: Content) -> NodeRef {
-    Arc::new(IrqLock::new(Node {
-        ino: NEXT_INO.fetch_add(1, Ordering::Relaxed),
-        perm,
-        content,
-    }))
+    let ino = NEXT_INO.fetch_add(1, Ordering::Relaxed);
+    Arc::new(IrqLock::new(Node::new(ino, perm, content)))
 }
 
 fn root() -> &'static NodeRef {
@@ -189,32 +265,98 @@ fn with_entries<R>(
 }
 
 /// Opens or creates the regular file `path` (O_CREAT semantics); with
-/// `exclusive`, an existing file is EEXIST.
+/// `exclusive`, an existing file is EEXIST. A symbolic link as the last
+/// name is followed, so a link to a file not there yet makes that file
+/// (but with `exclusive` the link itself exists: EEXIST, as Linux).
 pub fn create(path: &str, perm: u32, exclusive: bool) -> Result<NodeRef, Errno> {
+    create_following(path, perm, exclusive, 0)
+}
+
+fn create_following(path: &str, perm: u32, exclusive: bool, links: u32) -> Result<NodeRef, Errno> {
+    let link_target = |node: NodeRef| match &node.lock().content {
+        Content::Symlink(target) => Some(target.clone()),
+        _ => None,
+    };
+    if !exclusive && let Some(target) = lookup_nofollow(path).ok().and_then(link_target) {
+        if links >= MAX_LINKS {
+            return Err(Errno::ELOOP);
+        }
+        let dir = split_last(path).map_or("/", |(dir, _)| dir);
+        let resolved = kcore::path::resolve(dir, &target)?;
+        return create_following(&resolved, perm, exclusive, links + 1);
+    }
     let (parent, name) = parent_of(path, Errno::EISDIR)?;
+    check_name(name)?;
     with_entries(&parent, |entries| match entries.get(name) {
         Some(_) if exclusive => Err(Errno::EEXIST),
-        Some(node) => Ok(node.clone()),
+        Some(node) => Ok((node.clone(), false)),
         None => {
             let node = new_node(perm, Content::File(Default::default()));
             entries.insert(name.to_string(), node.clone());
-            Ok(node)
+            Ok((node, true))
         }
     })?
+    .map(|(node, made)| {
+        if made {
+            parent.lock().modified();
+        }
+        node
+    })
 }
 
-pub fn mkdir(path: &str, perm: u32) -> Result<(), Errno> {
+/// ENAMETOOLONG for a name longer than a directory holds.
+fn check_name(name: &str) -> Result<(), Errno> {
+    if name.len() > abi::types::NAME_MAX {
+        return Err(Errno::ENAMETOOLONG);
+    }
+    Ok(())
+}
+
+/// Adds the new node `node` as `path`, which must not exist (EEXIST).
+fn add(path: &str, node: NodeRef) -> Result<(), Errno> {
     let (parent, name) = parent_of(path, Errno::EEXIST)?;
+    check_name(name)?;
     with_entries(&parent, |entries| {
         if entries.contains_key(name) {
             return Err(Errno::EEXIST);
         }
-        entries.insert(
-            name.to_string(),
-            new_node(perm, Content::Dir(BTreeMap::new())),
-        );
+        entries.insert(name.to_string(), node);
         Ok(())
-    })?
+    })??;
+    parent.lock().modified();
+    Ok(())
+}
+
+pub fn mkdir(path: &str, perm: u32) -> Result<(), Errno> {
+    add(path, new_node(perm, Content::Dir(BTreeMap::new())))
+}
+
+/// symlink(2): a new link at `path` to `target`, which need not exist.
+pub fn symlink(target: &str, path: &str) -> Result<(), Errno> {
+    if target.is_empty() {
+        return Err(Errno::ENOENT); // as Linux
+    }
+    add(path, new_node(0o777, Content::Symlink(target.to_string())))
+}
+
+/// link(2): a second name `new` for `node`. Directories cannot be linked
+/// (EPERM); a file of /proc, another file system, is EXDEV (and a name
+/// in /proc is ENOENT, as for every name made there).
+pub fn link(node: &NodeRef, new: &str) -> Result<(), Errno> {
+    {
+        let n = node.lock();
+        if n.on_proc() {
+            return Err(Errno::EXDEV);
+        }
+        if n.is_dir() {
+            return Err(Errno::EPERM);
+        }
+    }
+    add(new, node.clone())?;
+    let mut n = node.lock();
+    n.links += 1;
+    n.changed();
+    Ok(())
 }
 
 /// Removes a file (`unlink`) or an empty directory (`rmdir`).
@@ -223,7 +365,7 @@ pub fn remove(path: &str, want_dir: bool) -> Result<(), Errno> {
     if matches!(parent.lock().content, Content::ProcDir(_)) {
         return Err(Errno::EPERM); // as Linux tells root
     }
-    with_entries(&parent, |entries| {
+    let removed = with_entries(&parent, |entries| {
         let node = entries.get(name).ok_or(Errno::ENOENT)?;
         {
             let node = node.lock();
@@ -239,9 +381,15 @@ pub fn remove(path: &str, want_dir: bool) -> Result<(), Errno> {
                 (_, false) => {}
             }
         }
-        entries.remove(name);
-        Ok(())
-    })?
+        Ok(entries.remove(name))
+    })??;
+    parent.lock().modified();
+    if let Some(node) = removed {
+        let mut node = node.lock();
+        node.links = node.links.saturating_sub(1);
+        node.changed();
+    }
+    Ok(())
 }
 
 /// Renames `from` to `to`, replacing a file (or empty directory) at `to`.
@@ -254,9 +402,14 @@ pub fn rename(from: &str, to: &str) -> Result<(), Errno> {
     }
     let (from_dir, from_name) = parent_of(from, Errno::EBUSY)?;
     let (to_dir, to_name) = parent_of(to, Errno::EBUSY)?;
+    check_name(to_name)?;
     let node = with_entries(&from_dir, |e| e.get(from_name).cloned())?.ok_or(Errno::ENOENT)?;
     let moving_dir = node.lock().is_dir();
-    if let Some(existing) = with_entries(&to_dir, |e| e.get(to_name).cloned())? {
+    let existing = with_entries(&to_dir, |e| e.get(to_name).cloned())?;
+    if let Some(existing) = &existing {
+        if Arc::ptr_eq(existing, &node) {
+            return Ok(()); // two names of one file: POSIX says do nothing
+        }
         let existing = existing.lock();
         match (&existing.content, moving_dir) {
             (Content::Dir(c), true) if !c.is_empty() => return Err(Errno::ENOTEMPTY),
@@ -266,8 +419,31 @@ pub fn rename(from: &str, to: &str) -> Result<(), Errno> {
         }
     }
     with_entries(&from_dir, |e| e.remove(from_name))?;
-    with_entries(&to_dir, |e| e.insert(to_name.to_string(), node))?;
+    with_entries(&to_dir, |e| e.insert(to_name.to_string(), node.clone()))?;
+    from_dir.lock().modified();
+    if !Arc::ptr_eq(&from_dir, &to_dir) {
+        to_dir.lock().modified();
+    }
+    node.lock().changed();
+    if let Some(replaced) = existing {
+        let mut replaced = replaced.lock();
+        replaced.links = replaced.links.saturating_sub(1);
+        replaced.changed();
+    }
     Ok(())
+}
+
+/// How many names a node has, as `st_nlink` says: a directory has its
+/// own, its entry in its parent's, and each subdirectory's `..`.
+pub fn nlink(node: &Node) -> u64 {
+    match &node.content {
+        Content::Dir(entries) => {
+            let subdirs = entries.values().filter(|n| n.lock().is_dir()).count();
+            2 + subdirs as u64
+        }
+        Content::ProcDir(_) => 2,
+        _ => u64::from(node.links),
+    }
 }
 
 /// The entries of the directory `dir`: in name order, or /proc's order.

@@ -214,6 +214,9 @@ unsafe impl Pod for abi::types::Tms {}
 unsafe impl Pod for abi::types::Rusage {}
 unsafe impl Pod for abi::types::Termios {}
 unsafe impl Pod for abi::types::Winsize {}
+unsafe impl Pod for abi::types::Statfs {}
+unsafe impl Pod for abi::types::Utimbuf {}
+unsafe impl Pod for abi::signal::Timeval {}
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 /// Reads one `T` from user memory.

@@ -21,13 +21,13 @@ use crate::proc::current;
 
 const CHUNK: usize = 64 * 1024;
 
-fn fd_file(fd: i32) -> Result<Arc<OpenFile>, Errno> {
+pub(super) fn fd_file(fd: i32) -> Result<Arc<OpenFile>, Errno> {
     current(|p| p.files.get(fd))
 }
 
 /// Reads a path argument and resolves it against the current directory.
 /// `dirfd` other than AT_FDCWD is supported only for absolute paths.
-fn user_path(dirfd: i32, ptr: u64) -> Result<String, Errno> {
+pub(super) fn user_path(dirfd: i32, ptr: u64) -> Result<String, Errno> {
     let path = uaccess::read_cstr(ptr, kcore::path::PATH_MAX)?;
     if dirfd != AT_FDCWD && !path.starts_with('/') {
         fd_file(dirfd)?;
@@ -132,6 +132,12 @@ pub fn writev(fd: i32, iov: u64, count: u64) -> SysResult {
 
 pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     let path = user_path(dirfd, path)?;
+    if flags & O_NOFOLLOW != 0
+        && let Ok(node) = ramfs::lookup_nofollow(&path)
+        && matches!(node.lock().content, Content::Symlink(_))
+    {
+        return Err(Errno::ELOOP);
+    }
     let node = if flags & O_CREAT != 0 {
         ramfs::create(&path, mode & 0o7777, flags & O_EXCL != 0)?
     } else {

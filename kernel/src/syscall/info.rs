@@ -7,23 +7,15 @@ use abi::types::{
     CLOCK_THREAD_CPUTIME_ID, GETRANDOM_MAX, GRND_INSECURE, GRND_NONBLOCK, GRND_RANDOM, KInfo,
     ProcInfo, Timespec, Utsname,
 };
-use spin::Once;
 
 use super::SysResult;
 use crate::mm::uaccess;
 use crate::proc::{TABLE, current};
 use crate::{clock, mm};
 
-static BOOT_UNIX_TIME: Once<u64> = Once::new();
-
-pub fn realtime_nanos() -> u64 {
-    let boot = *BOOT_UNIX_TIME.call_once(crate::arch::rtc::unix_time);
-    boot * 1_000_000_000 + clock::nanos_since_boot()
-}
-
 pub fn clock_gettime(clock_id: u32, ts: u64) -> SysResult {
     let nanos = match clock_id {
-        CLOCK_REALTIME | CLOCK_REALTIME_COARSE | CLOCK_TAI => realtime_nanos(),
+        CLOCK_REALTIME | CLOCK_REALTIME_COARSE | CLOCK_TAI => clock::realtime_nanos(),
         CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => {
             clock::nanos_since_boot()
         }
@@ -48,7 +40,7 @@ pub fn clock_gettime(clock_id: u32, ts: u64) -> SysResult {
 
 pub fn gettimeofday(tv: u64) -> SysResult {
     if tv != 0 {
-        let nanos = realtime_nanos();
+        let nanos = clock::realtime_nanos();
         uaccess::write(
             tv,
             &[
@@ -241,7 +233,7 @@ pub fn sched_getaffinity(pid: i32, size: u64, mask: u64) -> SysResult {
 
 /// time(2): seconds since the epoch.
 pub fn time(out: u64) -> SysResult {
-    let seconds = (realtime_nanos() / 1_000_000_000) as i64;
+    let seconds = (clock::realtime_nanos() / 1_000_000_000) as i64;
     if out != 0 {
         uaccess::write(out, &seconds)?;
     }

@@ -3,13 +3,14 @@
 //! Arguments arrive in rdi, rsi, rdx, r10, r8, r9 (Linux's order) and the
 //! result goes back in rax, `-errno` on failure. The numbers are the ones in
 //! `abi::sys` (Linux's, plus ours from 1000). The table calls only the
-//! handlers of this directory, one file per group (fs, mem, process,
-//! signal, info, profil); each handler turns the raw integers into the
+//! handlers of this directory, one file per group (fs, fsmeta, mem,
+//! process, signal, info, profil); each handler turns the raw integers into the
 //! types they stand for and calls the mechanism (`proc::lifecycle::fork`,
 //! `profil::start`, ...), reaching user memory only through `mm::uaccess`.
 //! An unknown number is `ENOSYS`, logged once per number.
 
 mod fs;
+mod fsmeta;
 mod info;
 mod mem;
 mod process;
@@ -62,6 +63,16 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::UNLINK => fs::unlinkat(abi::types::AT_FDCWD, a[0], 0),
         sys::UNLINKAT => fs::unlinkat(a[0] as i32, a[1], a[2] as u32),
         sys::RENAME => fs::rename(a[0], a[1]),
+        sys::LINK => fsmeta::link(a[0], a[1]),
+        sys::LINKAT => fsmeta::linkat(a[0] as i32, a[1], a[2] as i32, a[3], a[4] as u32),
+        sys::SYMLINK => fsmeta::symlink(a[0], a[1]),
+        sys::SYMLINKAT => fsmeta::symlinkat(a[0], a[1] as i32, a[2]),
+        sys::UTIMENSAT => fsmeta::utimensat(a[0] as i32, a[1], a[2], a[3] as u32),
+        sys::FUTIMESAT => fsmeta::futimesat(a[0] as i32, a[1], a[2]),
+        sys::UTIMES => fsmeta::utimes(a[0], a[1]),
+        sys::UTIME => fsmeta::utime(a[0], a[1]),
+        sys::STATFS => fsmeta::statfs(a[0], a[1]),
+        sys::FSTATFS => fsmeta::fstatfs(a[0] as i32, a[1]),
         sys::DUP => fs::dup(a[0] as i32),
         sys::DUP2 => fs::dup2(a[0] as i32, a[1] as i32),
         sys::DUP3 => fs::dup3(a[0] as i32, a[1] as i32, a[2] as u32),

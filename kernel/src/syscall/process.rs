@@ -104,7 +104,7 @@ pub fn futex(addr: u64, op: u32, val: u32, timeout: u64, _addr2: u64, val3: u32)
                 let relative = if !absolute {
                     nanos
                 } else if realtime {
-                    nanos.saturating_sub(u128::from(super::info::realtime_nanos()))
+                    nanos.saturating_sub(u128::from(crate::clock::realtime_nanos()))
                 } else {
                     nanos.saturating_sub(u128::from(crate::clock::nanos_since_boot()))
                 };
@@ -176,7 +176,7 @@ pub fn nanosleep(req: u64, rem: u64) -> SysResult {
 pub fn clock_nanosleep(clock_id: u32, flags: u32, req: u64, rem: u64) -> SysResult {
     let want = nanos_of(&uaccess::read(req)?)?;
     let now = match clock_id {
-        CLOCK_REALTIME => super::info::realtime_nanos(),
+        CLOCK_REALTIME => crate::clock::realtime_nanos(),
         CLOCK_MONOTONIC => crate::clock::nanos_since_boot(),
         _ => return Err(Errno::EINVAL),
     };
