@@ -17,7 +17,7 @@
 //!    offset (`fs::file::OpenFile`), in that order;
 //! 2. `proc::TABLE`, the process table (`proc::current` takes it);
 //! 3. a pipe's buffer, the console's input, the export list, the random
-//!    generator (`random.rs`);
+//!    generator (`random.rs`), the record locks (`fs::lock`);
 //! 4. profil's cost rings (taken inside the table by the timer path);
 //! 5. memory: the areas of the address spaces (`mm::areas`), kernel-stack
 //!    slots, frames, the kernel heap;

@@ -55,10 +55,12 @@ errnos! {
     EMLINK = 31, "Too many links";
     EPIPE = 32, "Broken pipe";
     ERANGE = 34, "Result not representable";
+    EDEADLK = 35, "Resource deadlock would occur";
     ENAMETOOLONG = 36, "Filename too long";
     ENOSYS = 38, "Function not implemented";
     ENOTEMPTY = 39, "Directory not empty";
     ELOOP = 40, "Symbolic link loop";
+    EOVERFLOW = 75, "Value too large for data type";
     ETIMEDOUT = 110, "Connection timed out";
     EOWNERDEAD = 130, "Owner died";
 }

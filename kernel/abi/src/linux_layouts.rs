@@ -223,3 +223,13 @@ fn statfs_and_utimbuf() {
     assert_eq!(offset_of!(Statfs, f_flags), 80);
     assert_eq!(size_of::<Utimbuf>(), 16);
 }
+
+/// `asm-generic/fcntl.h`: `struct flock` on x86_64.
+#[test]
+fn flock() {
+    assert_eq!(size_of::<Flock>(), 32);
+    assert_eq!(offset_of!(Flock, l_whence), 2);
+    assert_eq!(offset_of!(Flock, l_start), 8);
+    assert_eq!(offset_of!(Flock, l_len), 16);
+    assert_eq!(offset_of!(Flock, l_pid), 24);
+}

@@ -302,6 +302,31 @@ pub const F_SETFD: u32 = 2;
 pub const F_GETFL: u32 = 3;
 pub const F_SETFL: u32 = 4;
 pub const F_DUPFD_CLOEXEC: u32 = 1030;
+/// Record locks: POSIX (owned by the process) ...
+pub const F_GETLK: u32 = 5;
+pub const F_SETLK: u32 = 6;
+pub const F_SETLKW: u32 = 7;
+/// ... and open file description locks (owned by the open file).
+pub const F_OFD_GETLK: u32 = 36;
+pub const F_OFD_SETLK: u32 = 37;
+pub const F_OFD_SETLKW: u32 = 38;
+/// `l_type` of `struct flock`.
+pub const F_RDLCK: i16 = 0;
+pub const F_WRLCK: i16 = 1;
+pub const F_UNLCK: i16 = 2;
+
+/// `struct flock` (fcntl's record locks).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flock {
+    pub l_type: i16,
+    pub l_whence: i16,
+    pub pad0: u32,
+    pub l_start: i64,
+    pub l_len: i64,
+    pub l_pid: i32,
+    pub pad1: u32,
+}
 pub const FD_CLOEXEC: u64 = 1;
 
 // Clocks (clock_gettime, clock_getres, clock_nanosleep).

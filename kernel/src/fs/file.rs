@@ -28,6 +28,8 @@ pub enum Kind {
 
 pub struct OpenFile {
     pub kind: Kind,
+    /// Names this open file description (the owner of its OFD locks).
+    pub id: u64,
     /// `O_ACCMODE`, `O_APPEND` and `O_NONBLOCK` bits of the open flags.
     pub flags: IrqLock<u32>,
     offset: IrqLock<u64>,
@@ -35,18 +37,30 @@ pub struct OpenFile {
 
 impl OpenFile {
     pub fn new(kind: Kind, flags: u32) -> Arc<OpenFile> {
+        static NEXT_ID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
         Arc::new(OpenFile {
             kind,
+            id: NEXT_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
             flags: IrqLock::new(flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)),
             offset: IrqLock::new(0),
         })
     }
 
-    fn readable(&self) -> bool {
+    /// The inode number of the file it is open on (none for a pipe).
+    pub fn ino(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::Node(node) => Some(node.lock().ino),
+            Kind::PipeRead(_) | Kind::PipeWrite(_) => None,
+        }
+    }
+
+    /// Whether it was opened for reading (a read lock needs that) ...
+    pub fn readable(&self) -> bool {
         *self.flags.lock() & O_ACCMODE != O_WRONLY
     }
 
-    fn writable(&self) -> bool {
+    /// ... or for writing (a write lock needs that).
+    pub fn writable(&self) -> bool {
         *self.flags.lock() & O_ACCMODE != O_RDONLY
     }
 
@@ -304,9 +318,22 @@ impl Drop for OpenFile {
         match &self.kind {
             Kind::PipeRead(p) => p.close_reader(),
             Kind::PipeWrite(p) => p.close_writer(),
-            Kind::Node(_) => {}
+            Kind::Node(node) => {
+                let ino = node.lock().ino;
+                super::lock::description_closed(self.id, ino);
+            }
         }
     }
+}
+
+/// Process `pid` closed a descriptor of `file`: its POSIX record locks on
+/// that file go (Linux's `filp_close`), then the reference is dropped.
+/// Called outside the process-table lock.
+pub fn close_by(pid: u32, file: Arc<OpenFile>) {
+    if let Some(ino) = file.ino() {
+        super::lock::closed(pid, ino);
+    }
+    drop(file);
 }
 
 #[derive(Clone)]

@@ -1,11 +1,12 @@
 //! Files: the ramfs, open files and descriptor tables, pipes, the console
-//! and the other devices of `/dev`.
+//! and the other devices of `/dev`, record locks.
 
 pub mod console;
 pub mod dev;
 pub mod export;
 pub mod file;
 pub mod filedata;
+pub mod lock;
 pub mod pipe;
 pub mod procfs;
 pub mod ramfs;

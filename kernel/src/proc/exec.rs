@@ -75,7 +75,9 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usi
     crate::arch::fpu::FpuState::initial().restore();
     drop(super::lifecycle::give_back_borrowed(pid, old));
     super::lifecycle::release_vfork_parent(pid);
-    drop(closed);
+    for file in closed {
+        crate::fs::file::close_by(pid, file);
+    }
     *tf = user_entry_frame(image.entry, image.stack_pointer);
     Ok(0)
 }

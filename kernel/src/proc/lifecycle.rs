@@ -426,6 +426,7 @@ fn end_process(status: i32) {
     let status = group_exit.unwrap_or(status);
     let mem = give_back_borrowed(pid, mem);
     drop(files);
+    crate::fs::lock::release_process(pid);
     drop(mem);
     if pid == INIT_PID {
         power_off_after_init(status);

@@ -50,6 +50,8 @@ pub enum Chan {
     Signal,
     /// Any pipe or the console to change (poll; see `wakeup_io`).
     Poll,
+    /// A record lock of the file with this inode number to go (fs/lock.rs).
+    FileLock(u64),
 }
 
 /// Ticks in a time slice: 10 ms, at least one tick.

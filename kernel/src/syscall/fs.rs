@@ -163,8 +163,9 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
 }
 
 pub fn close(fd: i32) -> SysResult {
-    let file = current(|p| p.files.remove(fd))?;
-    drop(file); // outside the table lock: closing a pipe end wakes its peer
+    let (pid, file) = current(|p| p.files.remove(fd).map(|f| (p.pid, f)))?;
+    // Outside the table lock: closing a pipe end wakes its peer.
+    file::close_by(pid, file);
     Ok(0)
 }
 
@@ -271,12 +272,15 @@ pub fn dup3(old: i32, new: i32, flags: u32) -> SysResult {
     if old == new || flags & !O_CLOEXEC != 0 {
         return Err(Errno::EINVAL);
     }
-    let replaced = current(|p| {
+    let (pid, replaced) = current(|p| {
         let file = p.files.get(old)?;
         p.files
             .replace(new, file, flags & O_CLOEXEC != 0, p.fd_limit())
+            .map(|replaced| (p.pid, replaced))
     })?;
-    drop(replaced);
+    if let Some(replaced) = replaced {
+        file::close_by(pid, replaced);
+    }
     Ok(new as usize)
 }
 
@@ -365,8 +369,77 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
             *flags = (*flags & !(O_APPEND | O_NONBLOCK)) | (arg as u32 & (O_APPEND | O_NONBLOCK));
             Ok(0)
         }
+        F_GETLK | F_SETLK | F_SETLKW | F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW => {
+            record_lock(fd, cmd, arg)
+        }
         _ => Err(Errno::EINVAL),
     }
+}
+
+/// fcntl's record locks (fs/lock.rs): `arg` is a `struct flock`.
+fn record_lock(fd: i32, cmd: u32, arg: u64) -> SysResult {
+    use kcore::flock::{Kind as LockKind, Owner};
+    let file = fd_file(fd)?;
+    let mut fl: Flock = uaccess::read(arg)?;
+    let ofd = matches!(cmd, F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW);
+    if ofd && fl.l_pid != 0 {
+        return Err(Errno::EINVAL); // as Linux: OFD requests carry no pid
+    }
+    let Some(ino) = file.ino() else {
+        return Err(Errno::EINVAL); // pipes take no record locks here
+    };
+    let kind = match fl.l_type {
+        F_RDLCK => Some(LockKind::Read),
+        F_WRLCK => Some(LockKind::Write),
+        F_UNLCK => None,
+        _ => return Err(Errno::EINVAL),
+    };
+    let base = match u32::from(fl.l_whence as u16) {
+        SEEK_SET => 0,
+        SEEK_CUR => file.offset() as i64,
+        SEEK_END => file.stat().st_size,
+        _ => return Err(Errno::EINVAL),
+    };
+    let start = base.checked_add(fl.l_start).ok_or(Errno::EOVERFLOW)?;
+    let (start, end) = kcore::flock::range(start, fl.l_len)?;
+    let owner = if ofd {
+        Owner::Description(file.id)
+    } else {
+        Owner::Process(current(|p| p.pid))
+    };
+    if matches!(cmd, F_GETLK | F_OFD_GETLK) {
+        let kind = kind.ok_or(Errno::EINVAL)?;
+        match crate::fs::lock::conflict(ino, owner, kind, start, end) {
+            Some(held) => {
+                fl.l_type = if held.kind == LockKind::Write {
+                    F_WRLCK
+                } else {
+                    F_RDLCK
+                };
+                fl.l_whence = SEEK_SET as i16;
+                fl.l_start = held.start as i64;
+                fl.l_len = if held.end == u64::MAX {
+                    0
+                } else {
+                    (held.end - held.start) as i64
+                };
+                fl.l_pid = match held.owner {
+                    Owner::Process(pid) => pid as i32,
+                    Owner::Description(_) => -1,
+                };
+            }
+            None => fl.l_type = F_UNLCK,
+        }
+        uaccess::write(arg, &fl)?;
+        return Ok(0);
+    }
+    match kind {
+        Some(LockKind::Read) if !file.readable() => return Err(Errno::EBADF),
+        Some(LockKind::Write) if !file.writable() => return Err(Errno::EBADF),
+        _ => {}
+    }
+    let wait = matches!(cmd, F_SETLKW | F_OFD_SETLKW);
+    crate::fs::lock::set(ino, owner, kind, start, end, wait).map(|()| 0)
 }
 
 pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {

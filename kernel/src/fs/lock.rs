@@ -1,0 +1,141 @@
+//! Record locks: fcntl's `F_GETLK`, `F_SETLK`, `F_SETLKW` (POSIX locks,
+//! owned by the process) and `F_OFD_*` (owned by the open file
+//! description), over the files of the ramfs.
+//!
+//! The rules (ranges, conflicts, splitting and merging, deadlock) are
+//! `kcore::flock`'s, host-tested; this file keeps every file's locks in
+//! one table, by inode number, beside the "who waits for whom" map that
+//! deadlock detection reads, and puts waiters to sleep. A waiter sleeps on
+//! `Chan::FileLock(ino)` and looks again when any lock of that file goes
+//! or weakens; a signal ends the wait (ERESTARTSYS: restarted under
+//! SA_RESTART, else EINTR).
+//!
+//! Locks go away as Linux lets them go: a process's POSIX locks on a file
+//! when it closes *any* descriptor of that file (`closed`) and all of them
+//! when it exits (`release_process`); an open file description's locks
+//! when its last descriptor closes (`OpenFile`'s drop). The table's lock
+//! is taken with no other held, or inside the process table (an open file
+//! dropped there), so it sits at level 3 of the order in sync.rs.
+
+use abi::Errno;
+use alloc::collections::BTreeMap;
+use kcore::flock::{FileLocks, Kind, Lock, Owner, would_deadlock};
+
+use crate::proc::sched::{self, Chan};
+use crate::sync::IrqLock;
+
+struct Table {
+    /// Inode number -> the file's locks (no entry: none).
+    files: BTreeMap<u64, FileLocks>,
+    /// A blocked owner -> the owner of the lock it waits for.
+    waits_for: BTreeMap<Owner, Owner>,
+}
+
+static LOCKS: IrqLock<Table> = IrqLock::new(Table {
+    files: BTreeMap::new(),
+    waits_for: BTreeMap::new(),
+});
+
+/// F_GETLK: the first lock that keeps `owner` from taking `kind` over
+/// `[start, end)` of file `ino`.
+pub fn conflict(ino: u64, owner: Owner, kind: Kind, start: u64, end: u64) -> Option<Lock> {
+    let table = LOCKS.lock();
+    table.files.get(&ino)?.conflict(owner, kind, start, end)
+}
+
+/// F_SETLK (`wait` false) and F_SETLKW: gives `owner` a lock of `kind`
+/// (None: unlocks) over `[start, end)` of file `ino`. A conflict is EAGAIN
+/// without `wait`; with it, the caller sleeps until the conflict is gone,
+/// unless sleeping would close a circle of waiting processes (EDEADLK).
+pub fn set(
+    ino: u64,
+    owner: Owner,
+    kind: Option<Kind>,
+    start: u64,
+    end: u64,
+    wait: bool,
+) -> Result<(), Errno> {
+    loop {
+        {
+            let mut table = LOCKS.lock();
+            let held = kind.and_then(|kind| {
+                table
+                    .files
+                    .get(&ino)
+                    .and_then(|f| f.conflict(owner, kind, start, end))
+            });
+            let Some(holder) = held else {
+                let file = table.files.entry(ino).or_default();
+                file.set(owner, kind, start, end);
+                if file.is_empty() {
+                    table.files.remove(&ino);
+                }
+                drop(table);
+                // An unlock or a weaker lock may let a waiter in.
+                sched::wakeup(Chan::FileLock(ino));
+                return Ok(());
+            };
+            if !wait {
+                return Err(Errno::EAGAIN);
+            }
+            // Linux looks for circles among POSIX locks only.
+            if matches!(owner, Owner::Process(_))
+                && would_deadlock(owner, holder.owner, &table.waits_for)
+            {
+                return Err(Errno::EDEADLK);
+            }
+            table.waits_for.insert(owner, holder.owner);
+        }
+        let waited = sched::wait_event(Chan::FileLock(ino), || {
+            let free = kind.is_none_or(|kind| {
+                LOCKS
+                    .lock()
+                    .files
+                    .get(&ino)
+                    .and_then(|f| f.conflict(owner, kind, start, end))
+                    .is_none()
+            });
+            free.then_some(())
+        });
+        LOCKS.lock().waits_for.remove(&owner);
+        waited?;
+    }
+}
+
+/// A process closed a descriptor of file `ino`: its POSIX locks on the
+/// file go (all of them, whichever descriptor took them).
+pub fn closed(pid: u32, ino: u64) {
+    release(Owner::Process(pid), Some(ino));
+}
+
+/// A process ended: all its POSIX locks go.
+pub fn release_process(pid: u32) {
+    release(Owner::Process(pid), None);
+}
+
+/// The last descriptor of an open file description closed: its OFD locks
+/// on file `ino` go.
+pub fn description_closed(id: u64, ino: u64) {
+    release(Owner::Description(id), Some(ino));
+}
+
+/// Drops `owner`'s locks on file `only` (or on every file) and wakes the
+/// waiters of each file that lost one.
+fn release(owner: Owner, only: Option<u64>) {
+    let mut woken = alloc::vec::Vec::new();
+    {
+        let mut table = LOCKS.lock();
+        if table.files.is_empty() {
+            return; // the usual case: nobody locks anything
+        }
+        table.files.retain(|&ino, file| {
+            if only.is_none_or(|o| o == ino) && file.release(owner) {
+                woken.push(ino);
+            }
+            !file.is_empty()
+        });
+    }
+    for ino in woken {
+        sched::wakeup(Chan::FileLock(ino));
+    }
+}
