@@ -3,8 +3,8 @@
 //! Arguments arrive in rdi, rsi, rdx, r10, r8, r9 (Linux's order) and the
 //! result goes back in rax, `-errno` on failure. The numbers are the ones in
 //! `abi::sys` (Linux's, plus ours from 1000). The table calls only the
-//! handlers of this directory, one file per group (fs, fsmeta, mem,
-//! process, signal, info, profil); each handler turns the raw integers into the
+//! handlers of this directory, one file per group (fs, fsmeta, poll,
+//! mem, process, signal, info, profil); each handler turns the raw integers into the
 //! types they stand for and calls the mechanism (`proc::lifecycle::fork`,
 //! `profil::start`, ...), reaching user memory only through `mm::uaccess`.
 //! An unknown number is `ENOSYS`, logged once per number.
@@ -13,6 +13,7 @@ mod fs;
 mod fsmeta;
 mod info;
 mod mem;
+mod poll;
 mod process;
 mod profil;
 mod signal;
@@ -55,7 +56,10 @@ pub fn dispatch(tf: &mut TrapFrame) {
         ),
         sys::NEWFSTATAT => fs::stat(a[0] as i32, a[1], a[2], a[3] as u32),
         sys::FSTAT => fs::fstat(a[0] as i32, a[1]),
-        sys::POLL => fs::poll(a[0], a[1], a[2] as i32),
+        sys::POLL => poll::poll(a[0], a[1], a[2] as i32),
+        sys::PPOLL => poll::ppoll(a[0], a[1], a[2], a[3], a[4]),
+        sys::SELECT => poll::select(a[0] as i32, a[1], a[2], a[3], a[4]),
+        sys::PSELECT6 => poll::pselect6(a[0] as i32, a[1], a[2], a[3], a[4], a[5]),
         sys::GETDENTS64 => fs::getdents64(a[0] as i32, a[1], a[2]),
         sys::MKDIR => fs::mkdirat(abi::types::AT_FDCWD, a[0], a[1] as u32),
         sys::MKDIRAT => fs::mkdirat(a[0] as i32, a[1], a[2] as u32),

@@ -12,7 +12,7 @@ use crate::proc::{Pid, TABLE, Tid, current, current_both, current_thread, sched}
 use crate::signal::{self, Origin};
 
 /// The only sigset size the kernel's calls accept (8 bytes, as on Linux).
-const SIGSET_SIZE: u64 = 8;
+pub(super) const SIGSET_SIZE: u64 = 8;
 
 pub fn rt_sigaction(signal: u32, act: u64, old: u64, setsize: u64) -> SysResult {
     if setsize != SIGSET_SIZE || !rules::valid(signal) {

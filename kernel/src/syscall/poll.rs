@@ -1,0 +1,360 @@
+//! Waiting on many descriptors: poll, ppoll, select, pselect6.
+//!
+//! All four are one loop, `wait_ready`: ask each open file which of
+//! POLLIN, POLLOUT, POLLHUP, POLLERR hold now (`OpenFile::poll`, the one
+//! readiness hook every kind of file answers), and if none the caller asks
+//! for does, sleep on `Chan::Poll` until a pipe or the console changes
+//! (`sched::wakeup_io` wakes pollers), the deadline passes or a signal
+//! comes. select's bit sets are turned into poll entries on the way in and
+//! back into bits on the way out, as Linux's `do_select` reads the same
+//! `poll` hooks. ppoll and pselect6 swap in a signal mask for the wait
+//! (`suspend_with`, as sigsuspend), restored on the way back to user mode,
+//! after a handler if one ran; a wait a signal ends is EINTR, never
+//! restarted (Linux's ERESTARTNOHAND for these calls). Those two and
+//! select write the time left back to the caller's timeout, as Linux does.
+
+use abi::Errno;
+use abi::signal::{SigSet, Timeval};
+use abi::types::{
+    POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, POLLRDNORM, POLLWRNORM, PollFd, Timespec,
+};
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
+
+use super::SysResult;
+use super::fs::fd_file;
+use crate::mm::uaccess;
+use crate::proc::sched::{self, Chan};
+use crate::proc::{current, current_thread};
+
+/// Fills each entry's `revents` from what its file can do now; returns
+/// how many have any. A descriptor that is not open is POLLNVAL.
+fn scan(entries: &mut [PollFd]) -> usize {
+    let mut ready = 0;
+    for e in entries.iter_mut() {
+        e.revents = 0;
+        if e.fd < 0 {
+            continue; // ignored, as poll(2) says
+        }
+        let Ok(file) = fd_file(e.fd) else {
+            e.revents = POLLNVAL;
+            ready += 1;
+            continue;
+        };
+        let mut now = file.poll();
+        if now & POLLIN != 0 {
+            now |= POLLRDNORM;
+        }
+        if now & POLLOUT != 0 {
+            now |= POLLWRNORM;
+        }
+        e.revents = now & (e.events | POLLHUP | POLLERR);
+        if e.revents != 0 {
+            ready += 1;
+        }
+    }
+    ready
+}
+
+/// The one wait: until an entry is ready, `deadline` (nanoseconds since
+/// boot; None: no limit; already past: just look) or a signal (EINTR).
+fn wait_ready(entries: &mut [PollFd], deadline: Option<u64>) -> Result<usize, Errno> {
+    let look_only = deadline.is_some_and(|at| at <= crate::clock::nanos_since_boot());
+    sched::POLLERS.fetch_add(1, Ordering::Relaxed);
+    let waited = sched::wait_event_until(Chan::Poll, deadline, || {
+        let ready = scan(entries);
+        (ready > 0 || look_only).then_some(ready)
+    });
+    sched::POLLERS.fetch_sub(1, Ordering::Relaxed);
+    match waited {
+        Ok(ready) => Ok(ready),
+        Err(Errno::ETIMEDOUT) => Ok(0),
+        Err(_) => Err(Errno::EINTR),
+    }
+}
+
+/// Nanoseconds since boot `timeout` from now; EINVAL for a negative or
+/// unnormalised time.
+fn deadline_after(timeout: Timespec) -> Result<u64, Errno> {
+    if timeout.tv_sec < 0 || !(0..1_000_000_000).contains(&timeout.tv_nsec) {
+        return Err(Errno::EINVAL);
+    }
+    let nanos = (timeout.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(timeout.tv_nsec as u64);
+    Ok(crate::clock::nanos_since_boot().saturating_add(nanos))
+}
+
+/// The time left until `deadline`, for the caller's timeout.
+fn left_until(deadline: u64) -> Timespec {
+    let left = deadline.saturating_sub(crate::clock::nanos_since_boot());
+    Timespec {
+        tv_sec: (left / 1_000_000_000) as i64,
+        tv_nsec: (left % 1_000_000_000) as i64,
+    }
+}
+
+/// Reads `nfds` poll entries (EINVAL past `RLIMIT_NOFILE`, as Linux) and
+/// checks that their `revents` can be written back.
+fn read_entries(fds: u64, nfds: u64) -> Result<Vec<PollFd>, Errno> {
+    if nfds > current(|p| p.fd_limit()) as u64 {
+        return Err(Errno::EINVAL);
+    }
+    let size = size_of::<PollFd>() as u64;
+    let entries = (0..nfds)
+        .map(|i| uaccess::read::<PollFd>(fds + i * size))
+        .collect::<Result<_, _>>()?;
+    uaccess::check_range(fds, (nfds * size) as usize, true)?;
+    Ok(entries)
+}
+
+fn write_revents(fds: u64, entries: &[PollFd]) -> Result<(), Errno> {
+    let size = size_of::<PollFd>() as u64;
+    for (i, e) in entries.iter().enumerate() {
+        uaccess::write(fds + i as u64 * size + 6, &(e.revents as u16))?;
+    }
+    Ok(())
+}
+
+/// For ppoll and pselect6: the mask to wait under, if one is given
+/// (its size must be 8 bytes, EINVAL otherwise).
+fn read_mask(mask: u64, size: u64) -> Result<Option<SigSet>, Errno> {
+    if mask == 0 {
+        return Ok(None);
+    }
+    if size != super::signal::SIGSET_SIZE {
+        return Err(Errno::EINVAL);
+    }
+    uaccess::read(mask).map(Some)
+}
+
+/// Waits under `mask` (until the way back to user mode restores the
+/// caller's, as sigsuspend does).
+fn with_mask<R>(mask: Option<SigSet>, wait: impl FnOnce() -> R) -> R {
+    if let Some(mask) = mask {
+        current_thread(|t| t.sig.suspend_with(mask));
+    }
+    wait()
+}
+
+/// poll(2): `timeout_ms` in milliseconds, negative for none.
+pub fn poll(fds: u64, nfds: u64, timeout_ms: i32) -> SysResult {
+    let mut entries = read_entries(fds, nfds)?;
+    let deadline =
+        (timeout_ms >= 0).then(|| crate::clock::nanos_since_boot() + timeout_ms as u64 * 1_000_000);
+    let ready = wait_ready(&mut entries, deadline)?;
+    write_revents(fds, &entries)?;
+    Ok(ready)
+}
+
+/// ppoll(2): a timespec timeout (null: none) and a signal mask for the
+/// wait.
+pub fn ppoll(fds: u64, nfds: u64, timeout: u64, mask: u64, mask_size: u64) -> SysResult {
+    let mut entries = read_entries(fds, nfds)?;
+    let deadline = if timeout != 0 {
+        Some(deadline_after(uaccess::read(timeout)?)?)
+    } else {
+        None
+    };
+    let mask = read_mask(mask, mask_size)?;
+    let ready = with_mask(mask, || wait_ready(&mut entries, deadline))?;
+    write_revents(fds, &entries)?;
+    if let Some(deadline) = deadline {
+        uaccess::write(timeout, &left_until(deadline))?;
+    }
+    Ok(ready)
+}
+
+/// select's three sets, read from the caller: one bit per descriptor
+/// below `nfds`, in 64-bit words.
+struct FdSets {
+    nfds: usize,
+    read: Vec<u64>,
+    write: Vec<u64>,
+    except: Vec<u64>,
+}
+
+impl FdSets {
+    fn words(nfds: usize) -> usize {
+        nfds.div_ceil(64)
+    }
+
+    fn read_set(addr: u64, nfds: usize) -> Result<Vec<u64>, Errno> {
+        let words = Self::words(nfds);
+        if addr == 0 {
+            return Ok(alloc::vec![0; words]);
+        }
+        let mut set: Vec<u64> = (0..words)
+            .map(|i| uaccess::read::<u64>(addr + 8 * i as u64))
+            .collect::<Result<_, _>>()?;
+        // Bits at or past nfds are not looked at.
+        if !nfds.is_multiple_of(64)
+            && let Some(last) = set.last_mut()
+        {
+            *last &= (1u64 << (nfds % 64)) - 1;
+        }
+        Ok(set)
+    }
+
+    fn read(nfds: i32, r: u64, w: u64, e: u64) -> Result<FdSets, Errno> {
+        let nfds = usize::try_from(nfds).map_err(|_| Errno::EINVAL)?;
+        // Linux looks no further than the descriptors the process has.
+        let nfds = nfds.min(current(|p| p.fd_limit()));
+        Ok(FdSets {
+            nfds,
+            read: Self::read_set(r, nfds)?,
+            write: Self::read_set(w, nfds)?,
+            except: Self::read_set(e, nfds)?,
+        })
+    }
+
+    fn has(set: &[u64], fd: usize) -> bool {
+        set[fd / 64] & (1 << (fd % 64)) != 0
+    }
+
+    /// One poll entry per descriptor in any set; a descriptor in a set
+    /// that is not open is EBADF.
+    fn entries(&self) -> Result<Vec<PollFd>, Errno> {
+        let mut entries = Vec::new();
+        for fd in 0..self.nfds {
+            let mut events = 0;
+            if Self::has(&self.read, fd) {
+                events |= POLLIN;
+            }
+            if Self::has(&self.write, fd) {
+                events |= POLLOUT;
+            }
+            if Self::has(&self.except, fd) {
+                events |= POLLPRI;
+            }
+            if events != 0 {
+                fd_file(fd as i32)?;
+                entries.push(PollFd {
+                    fd: fd as i32,
+                    events,
+                    revents: 0,
+                });
+            }
+        }
+        Ok(entries)
+    }
+
+    /// Writes back the sets with only the ready bits, as Linux's
+    /// POLLIN_SET, POLLOUT_SET and POLLEX_SET count them; returns the bits.
+    fn write_back(&self, entries: &[PollFd], r: u64, w: u64, e: u64) -> Result<usize, Errno> {
+        let words = Self::words(self.nfds);
+        let (mut read, mut write, mut except) = (
+            alloc::vec![0u64; words],
+            alloc::vec![0u64; words],
+            alloc::vec![0u64; words],
+        );
+        let mut count = 0;
+        for entry in entries {
+            let (fd, got) = (entry.fd as usize, entry.revents);
+            let bit = 1u64 << (fd % 64);
+            let mut mark = |set: &mut Vec<u64>, asked: i16, ready: bool| {
+                if entry.events & asked != 0 && ready {
+                    set[fd / 64] |= bit;
+                    count += 1;
+                }
+            };
+            mark(&mut read, POLLIN, got & (POLLIN | POLLHUP | POLLERR) != 0);
+            mark(&mut write, POLLOUT, got & (POLLOUT | POLLERR) != 0);
+            mark(&mut except, POLLPRI, got & POLLPRI != 0);
+        }
+        for (addr, set) in [(r, &read), (w, &write), (e, &except)] {
+            if addr != 0 {
+                for (i, word) in set.iter().enumerate() {
+                    uaccess::write(addr + 8 * i as u64, word)?;
+                }
+            }
+        }
+        Ok(count)
+    }
+}
+
+/// select and pselect6 after their timeouts are read.
+fn select_until(
+    nfds: i32,
+    r: u64,
+    w: u64,
+    e: u64,
+    deadline: Option<u64>,
+    mask: Option<SigSet>,
+) -> SysResult {
+    let sets = FdSets::read(nfds, r, w, e)?;
+    let mut entries = sets.entries()?;
+    // Ready for select is narrower than for poll: a hang-up counts only
+    // for a descriptor asked about for reading (write_back's sets).
+    let ready = with_mask(mask, || {
+        let look_only = deadline.is_some_and(|at| at <= crate::clock::nanos_since_boot());
+        sched::POLLERS.fetch_add(1, Ordering::Relaxed);
+        let waited = sched::wait_event_until(Chan::Poll, deadline, || {
+            scan(&mut entries);
+            let any = entries.iter().any(|en| {
+                let got = en.revents;
+                en.events & POLLIN != 0 && got & (POLLIN | POLLHUP | POLLERR) != 0
+                    || en.events & POLLOUT != 0 && got & (POLLOUT | POLLERR) != 0
+                    || en.events & POLLPRI != 0 && got & POLLPRI != 0
+            });
+            (any || look_only).then_some(())
+        });
+        sched::POLLERS.fetch_sub(1, Ordering::Relaxed);
+        match waited {
+            Ok(()) => Ok(true),
+            Err(Errno::ETIMEDOUT) => Ok(false),
+            Err(_) => Err(Errno::EINTR),
+        }
+    })?;
+    if !ready {
+        entries.iter_mut().for_each(|en| en.revents = 0);
+    }
+    sets.write_back(&entries, r, w, e)
+}
+
+/// select(2): a timeval timeout (null: none), written back with the time
+/// left.
+pub fn select(nfds: i32, r: u64, w: u64, e: u64, timeout: u64) -> SysResult {
+    let deadline = if timeout != 0 {
+        // Linux carries whole seconds of microseconds over; what is still
+        // negative after that is EINVAL.
+        let tv: Timeval = uaccess::read(timeout)?;
+        Some(deadline_after(Timespec {
+            tv_sec: tv.tv_sec.saturating_add(tv.tv_usec / 1_000_000),
+            tv_nsec: tv.tv_usec % 1_000_000 * 1000,
+        })?)
+    } else {
+        None
+    };
+    let n = select_until(nfds, r, w, e, deadline, None)?;
+    if let Some(deadline) = deadline {
+        let left = left_until(deadline);
+        let tv = Timeval {
+            tv_sec: left.tv_sec,
+            tv_usec: left.tv_nsec / 1000,
+        };
+        uaccess::write(timeout, &tv)?;
+    }
+    Ok(n)
+}
+
+/// pselect6(2): a timespec timeout and, at `sig`, a pointer to the mask
+/// and its size (the kernel's sixth argument packs the two).
+pub fn pselect6(nfds: i32, r: u64, w: u64, e: u64, timeout: u64, sig: u64) -> SysResult {
+    let deadline = if timeout != 0 {
+        Some(deadline_after(uaccess::read(timeout)?)?)
+    } else {
+        None
+    };
+    let mask = if sig != 0 {
+        let [mask, size]: [u64; 2] = uaccess::read(sig)?;
+        read_mask(mask, size)?
+    } else {
+        None
+    };
+    let n = select_until(nfds, r, w, e, deadline, mask)?;
+    if let Some(deadline) = deadline {
+        uaccess::write(timeout, &left_until(deadline))?;
+    }
+    Ok(n)
+}
