@@ -14,7 +14,8 @@ use crate::arch::{self, apic, pic, pit, trap::TrapFrame};
 static TICKS: AtomicU64 = AtomicU64::new(0);
 static HZ: AtomicU32 = AtomicU32::new(0);
 static USING_APIC: AtomicBool = AtomicBool::new(false);
-static TSC_PER_SEC: AtomicU64 = AtomicU64::new(1);
+/// 0 until `init` calibrates the TSC.
+static TSC_PER_SEC: AtomicU64 = AtomicU64::new(0);
 static TSC_AT_BOOT: AtomicU64 = AtomicU64::new(0);
 
 /// Calibrates the TSC and starts the tick at `hz` from `source`.
@@ -58,10 +59,15 @@ pub fn tsc_per_sec() -> u64 {
     TSC_PER_SEC.load(Ordering::Relaxed)
 }
 
-/// Nanoseconds since the clock was calibrated, from the TSC.
+/// Nanoseconds since the clock was calibrated, from the TSC; 0 before
+/// that (the ramfs stamps its first files' times before the clock starts).
 pub fn nanos_since_boot() -> u64 {
+    let per_sec = tsc_per_sec();
+    if per_sec == 0 {
+        return 0;
+    }
     let cycles = arch::rdtsc().saturating_sub(TSC_AT_BOOT.load(Ordering::Relaxed));
-    (u128::from(cycles) * 1_000_000_000 / u128::from(tsc_per_sec())) as u64
+    (u128::from(cycles) * 1_000_000_000 / u128::from(per_sec)) as u64
 }
 
 /// The Unix time at boot, read from the RTC the first time it is asked.
@@ -70,7 +76,8 @@ static BOOT_UNIX_TIME: spin::Once<u64> = spin::Once::new();
 /// Nanoseconds since the Unix epoch (CLOCK_REALTIME, file times).
 pub fn realtime_nanos() -> u64 {
     let boot = *BOOT_UNIX_TIME.call_once(arch::rtc::unix_time);
-    boot * 1_000_000_000 + nanos_since_boot()
+    boot.saturating_mul(1_000_000_000)
+        .saturating_add(nanos_since_boot())
 }
 
 /// The timer interrupt, from whichever source ticks.
