@@ -114,6 +114,12 @@ impl Node {
         self.times.ctime = now();
     }
 
+    /// One of its names went (unlink, or a rename over it).
+    pub fn lost_a_name(&mut self) {
+        self.links = self.links.saturating_sub(1);
+        self.changed();
+    }
+
     /// It was read: the access time moves if it is older than the last
     /// modification or change, or than a day (Linux's `relatime`).
     pub fn accessed(&mut self) {
@@ -385,9 +391,7 @@ pub fn remove(path: &str, want_dir: bool) -> Result<(), Errno> {
     })??;
     parent.lock().modified();
     if let Some(node) = removed {
-        let mut node = node.lock();
-        node.links = node.links.saturating_sub(1);
-        node.changed();
+        node.lock().lost_a_name();
     }
     Ok(())
 }
@@ -426,9 +430,7 @@ pub fn rename(from: &str, to: &str) -> Result<(), Errno> {
     }
     node.lock().changed();
     if let Some(replaced) = existing {
-        let mut replaced = replaced.lock();
-        replaced.links = replaced.links.saturating_sub(1);
-        replaced.changed();
+        replaced.lock().lost_a_name();
     }
     Ok(())
 }

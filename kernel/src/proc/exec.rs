@@ -194,6 +194,11 @@ pub fn load(
     load_segments(&mut mem, &exe, &data)?;
     let stack_bottom = STACK_TOP - stack_size(stack_limit, path, argv, envp);
     mem.record(stack_bottom, STACK_TOP, PROT_READ | PROT_WRITE, Kind::Stack);
+    // The top of the stack, where every program starts, is mapped now (a
+    // fault per page of it would be pure cost); the rest comes on demand.
+    let eager = STACK_TOP - (STACK_TOP - stack_bottom).min(STACK_EAGER);
+    let stack_flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
+    mem.map_zeroed(eager, STACK_TOP, stack_flags)?;
     let stack_pointer = build_stack(&mem, &exe, path, argv, envp, stack_bottom)?;
     Ok(Image {
         mem,
@@ -251,13 +256,18 @@ fn random_bytes() -> [u8; 16] {
     out
 }
 
+/// How much of the stack exec maps at once: what every program had before
+/// the stack grew on demand.
+const STACK_EAGER: u64 = 256 * 1024;
+
 /// The auxiliary vector's entries (`build_stack`), with its AT_NULL.
 const AUXV_ENTRIES: u64 = 16;
 
 /// How large the stack area is: `RLIMIT_STACK` (at most `STACK_MAX`), but
 /// never too small for the arguments, which Linux also places whatever the
-/// limit. The area is only reserved: its pages come at the first touch
-/// (mm/areas.rs), so an 8 MiB stack costs what the program uses, and a
+/// limit. Below its top `STACK_EAGER` bytes the area is only reserved:
+/// those pages come at the first touch (mm/areas.rs), so an 8 MiB stack
+/// costs what the program uses, and a
 /// program that recurses past its limit faults below the area (SIGSEGV),
 /// as on Linux.
 fn stack_size(limit: u64, path: &str, argv: &[String], envp: &[String]) -> u64 {

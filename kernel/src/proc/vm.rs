@@ -17,8 +17,9 @@
 //! MAP_FIXED_NOREPLACE refuses by them. The page tables are the MMU's: they
 //! hold the pages that are there.
 //!
-//! The rule between the two: the program image and the heap are mapped
-//! when made; an mmap area and the stack get their pages on demand, a
+//! The rule between the two: the program image, the heap and the top
+//! 256 KiB of the stack are mapped when made; an mmap area and the rest of
+//! the stack get their pages on demand, a
 //! zeroed frame at the first touch (mm/areas.rs), so a mapping costs
 //! nothing until used and a 64 TiB `PROT_NONE` reservation costs nothing at
 //! all. A page that
