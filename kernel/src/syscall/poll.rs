@@ -27,10 +27,9 @@ use crate::mm::uaccess;
 use crate::proc::sched::{self, Chan};
 use crate::proc::{current, current_thread};
 
-/// Fills each entry's `revents` from what its file can do now; returns
-/// how many have any. A descriptor that is not open is POLLNVAL.
-fn scan(entries: &mut [PollFd]) -> usize {
-    let mut ready = 0;
+/// Fills each entry's `revents` from what its file can do now. A
+/// descriptor that is not open is POLLNVAL.
+fn scan(entries: &mut [PollFd]) {
     for e in entries.iter_mut() {
         e.revents = 0;
         if e.fd < 0 {
@@ -38,7 +37,6 @@ fn scan(entries: &mut [PollFd]) -> usize {
         }
         let Ok(file) = fd_file(e.fd) else {
             e.revents = POLLNVAL;
-            ready += 1;
             continue;
         };
         let mut now = file.poll();
@@ -49,20 +47,48 @@ fn scan(entries: &mut [PollFd]) -> usize {
             now |= POLLWRNORM;
         }
         e.revents = now & (e.events | POLLHUP | POLLERR);
-        if e.revents != 0 {
-            ready += 1;
-        }
     }
-    ready
 }
 
-/// The one wait: until an entry is ready, `deadline` (nanoseconds since
-/// boot; None: no limit; already past: just look) or a signal (EINTR).
-fn wait_ready(entries: &mut [PollFd], deadline: Option<u64>) -> Result<usize, Errno> {
+/// poll's count: the entries with anything to report.
+fn entries_ready(entries: &[PollFd]) -> usize {
+    entries.iter().filter(|e| e.revents != 0).count()
+}
+
+/// Which of select's read, write and exceptional sets an entry belongs in
+/// after a scan, as Linux's POLLIN_SET, POLLOUT_SET and POLLEX_SET say: a
+/// hang-up or an error counts as readable, an error as writable.
+fn select_sets(e: &PollFd) -> [bool; 3] {
+    let got = e.revents;
+    [
+        e.events & POLLIN != 0 && got & (POLLIN | POLLHUP | POLLERR) != 0,
+        e.events & POLLOUT != 0 && got & (POLLOUT | POLLERR) != 0,
+        e.events & POLLPRI != 0 && got & POLLPRI != 0,
+    ]
+}
+
+/// select's count: the bits it will set.
+fn bits_ready(entries: &[PollFd]) -> usize {
+    entries
+        .iter()
+        .map(|e| select_sets(e).iter().filter(|&&b| b).count())
+        .sum()
+}
+
+/// The one wait: until `count` finds something ready among the scanned
+/// entries (poll counts entries, select bits), `deadline` (nanoseconds
+/// since boot; None: no limit; already past: just look) or a signal
+/// (EINTR). Returns the count.
+fn wait_ready(
+    entries: &mut [PollFd],
+    deadline: Option<u64>,
+    count: impl Fn(&[PollFd]) -> usize,
+) -> Result<usize, Errno> {
     let look_only = deadline.is_some_and(|at| at <= crate::clock::nanos_since_boot());
     sched::POLLERS.fetch_add(1, Ordering::Relaxed);
     let waited = sched::wait_event_until(Chan::Poll, deadline, || {
-        let ready = scan(entries);
+        scan(entries);
+        let ready = count(entries);
         (ready > 0 || look_only).then_some(ready)
     });
     sched::POLLERS.fetch_sub(1, Ordering::Relaxed);
@@ -142,7 +168,7 @@ pub fn poll(fds: u64, nfds: u64, timeout_ms: i32) -> SysResult {
     let mut entries = read_entries(fds, nfds)?;
     let deadline =
         (timeout_ms >= 0).then(|| crate::clock::nanos_since_boot() + timeout_ms as u64 * 1_000_000);
-    let ready = wait_ready(&mut entries, deadline)?;
+    let ready = wait_ready(&mut entries, deadline, entries_ready)?;
     write_revents(fds, &entries)?;
     Ok(ready)
 }
@@ -157,7 +183,7 @@ pub fn ppoll(fds: u64, nfds: u64, timeout: u64, mask: u64, mask_size: u64) -> Sy
         None
     };
     let mask = read_mask(mask, mask_size)?;
-    let ready = with_mask(mask, || wait_ready(&mut entries, deadline))?;
+    let ready = with_mask(mask, || wait_ready(&mut entries, deadline, entries_ready))?;
     write_revents(fds, &entries)?;
     if let Some(deadline) = deadline {
         uaccess::write(timeout, &left_until(deadline))?;
@@ -239,37 +265,26 @@ impl FdSets {
         Ok(entries)
     }
 
-    /// Writes back the sets with only the ready bits, as Linux's
-    /// POLLIN_SET, POLLOUT_SET and POLLEX_SET count them; returns the bits.
-    fn write_back(&self, entries: &[PollFd], r: u64, w: u64, e: u64) -> Result<usize, Errno> {
+    /// Writes back the sets with only the ready bits (`select_sets`).
+    fn write_back(&self, entries: &[PollFd], r: u64, w: u64, e: u64) -> Result<(), Errno> {
         let words = Self::words(self.nfds);
-        let (mut read, mut write, mut except) = (
-            alloc::vec![0u64; words],
-            alloc::vec![0u64; words],
-            alloc::vec![0u64; words],
-        );
-        let mut count = 0;
+        let mut sets = [(); 3].map(|()| alloc::vec![0u64; words]);
         for entry in entries {
-            let (fd, got) = (entry.fd as usize, entry.revents);
-            let bit = 1u64 << (fd % 64);
-            let mut mark = |set: &mut Vec<u64>, asked: i16, ready: bool| {
-                if entry.events & asked != 0 && ready {
-                    set[fd / 64] |= bit;
-                    count += 1;
+            let fd = entry.fd as usize;
+            for (set, ready) in sets.iter_mut().zip(select_sets(entry)) {
+                if ready {
+                    set[fd / 64] |= 1 << (fd % 64);
                 }
-            };
-            mark(&mut read, POLLIN, got & (POLLIN | POLLHUP | POLLERR) != 0);
-            mark(&mut write, POLLOUT, got & (POLLOUT | POLLERR) != 0);
-            mark(&mut except, POLLPRI, got & POLLPRI != 0);
+            }
         }
-        for (addr, set) in [(r, &read), (w, &write), (e, &except)] {
+        for (addr, set) in [r, w, e].into_iter().zip(&sets) {
             if addr != 0 {
                 for (i, word) in set.iter().enumerate() {
                     uaccess::write(addr + 8 * i as u64, word)?;
                 }
             }
         }
-        Ok(count)
+        Ok(())
     }
 }
 
@@ -284,32 +299,10 @@ fn select_until(
 ) -> SysResult {
     let sets = FdSets::read(nfds, r, w, e)?;
     let mut entries = sets.entries()?;
-    // Ready for select is narrower than for poll: a hang-up counts only
-    // for a descriptor asked about for reading (write_back's sets).
-    let ready = with_mask(mask, || {
-        let look_only = deadline.is_some_and(|at| at <= crate::clock::nanos_since_boot());
-        sched::POLLERS.fetch_add(1, Ordering::Relaxed);
-        let waited = sched::wait_event_until(Chan::Poll, deadline, || {
-            scan(&mut entries);
-            let any = entries.iter().any(|en| {
-                let got = en.revents;
-                en.events & POLLIN != 0 && got & (POLLIN | POLLHUP | POLLERR) != 0
-                    || en.events & POLLOUT != 0 && got & (POLLOUT | POLLERR) != 0
-                    || en.events & POLLPRI != 0 && got & POLLPRI != 0
-            });
-            (any || look_only).then_some(())
-        });
-        sched::POLLERS.fetch_sub(1, Ordering::Relaxed);
-        match waited {
-            Ok(()) => Ok(true),
-            Err(Errno::ETIMEDOUT) => Ok(false),
-            Err(_) => Err(Errno::EINTR),
-        }
-    })?;
-    if !ready {
-        entries.iter_mut().for_each(|en| en.revents = 0);
-    }
-    sets.write_back(&entries, r, w, e)
+    // A timeout leaves the last scan, in which no select bit was ready.
+    let ready = with_mask(mask, || wait_ready(&mut entries, deadline, bits_ready))?;
+    sets.write_back(&entries, r, w, e)?;
+    Ok(ready)
 }
 
 /// select(2): a timeval timeout (null: none), written back with the time
