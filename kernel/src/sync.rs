@@ -19,7 +19,8 @@
 //! 3. a pipe's buffer, the console's input, the export list, the random
 //!    generator (`random.rs`), the record locks (`fs::lock`);
 //! 4. profil's cost rings (taken inside the table by the timer path);
-//! 5. memory: the areas of the address spaces (`mm::areas`), kernel-stack
+//! 5. memory: a file's pages (`fs::filedata`, reached by the page-fault
+//!    path), the areas of the address spaces (`mm::areas`), kernel-stack
 //!    slots, frames, the kernel heap;
 //! 6. the PIC, then the serial port (`log`): anything may print.
 //!

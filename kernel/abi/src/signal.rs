@@ -122,6 +122,8 @@ pub const SI_KERNEL: i32 = 0x80;
 pub const SI_TIMER: i32 = -2;
 pub const SEGV_MAPERR: i32 = 1;
 pub const SEGV_ACCERR: i32 = 2;
+/// SIGBUS: an address with nothing behind it (past the end of a mapped file).
+pub const BUS_ADRERR: i32 = 2;
 pub const ILL_ILLOPC: i32 = 1;
 pub const FPE_INTDIV: i32 = 1;
 pub const TRAP_BRKPT: i32 = 1;

@@ -21,6 +21,7 @@ pub const RT_SIGACTION: usize = 13;
 pub const RT_SIGPROCMASK: usize = 14;
 pub const RT_SIGRETURN: usize = 15;
 pub const MREMAP: usize = 25;
+pub const MSYNC: usize = 26;
 pub const IOCTL: usize = 16;
 pub const PREAD64: usize = 17;
 pub const PWRITE64: usize = 18;

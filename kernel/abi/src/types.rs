@@ -359,6 +359,10 @@ pub const MAP_ANONYMOUS: u32 = 0x20;
 pub const MAP_FIXED_NOREPLACE: u32 = 0x10_0000;
 /// mremap(2): the mapping may move to grow.
 pub const MREMAP_MAYMOVE: u32 = 1;
+/// msync(2) flags: start writing back, drop cached copies, write back now.
+pub const MS_ASYNC: u32 = 1;
+pub const MS_INVALIDATE: u32 = 2;
+pub const MS_SYNC: u32 = 4;
 
 // arch_prctl(2).
 pub const ARCH_SET_FS: u32 = 0x1002;

@@ -139,32 +139,52 @@ pub fn status(p: &ProcessInfo) -> String {
     s
 }
 
-/// One line of `/proc/PID/maps` (`show_map_vma`): range, rights, offset,
-/// device, inode, and after padding to column 73 the name, if any. Every
-/// mapping here is private (`p`); the program's segments are copies, so
-/// they show its path but no device or inode.
-pub fn maps_line(range: &Range, program: &str) -> String {
+/// What `/proc/PID/maps` shows of a mapped file: its inode and its name
+/// (Linux's path, with " (deleted)" once unlinked).
+pub struct MappedName {
+    pub ino: u64,
+    pub name: String,
+}
+
+/// One line of `/proc/PID/maps` (`show_map_vma`): range, rights, shared or
+/// private, offset, device, inode, and after padding to column 73 the name,
+/// if any. The program's segments are copies of its file, so they show its
+/// path but no offset, device or inode; a mapped file shows all four
+/// (`describe` names it).
+pub fn maps_line<F>(
+    range: &Range<F>,
+    program: &str,
+    describe: impl Fn(&F) -> MappedName,
+) -> String {
     let prot = range.area.prot;
+    let (shared, offset, device, ino, name) = match &range.area.kind {
+        Kind::Program => (false, 0, "00:00", 0, String::from(program)),
+        Kind::Heap => (false, 0, "00:00", 0, String::from("[heap]")),
+        Kind::Stack => (false, 0, "00:00", 0, String::from("[stack]")),
+        Kind::Anonymous => (false, 0, "00:00", 0, String::new()),
+        Kind::File(map) => {
+            let MappedName { ino, name } = describe(&map.file);
+            (map.shared, map.offset_of(range.start), "00:01", ino, name)
+        }
+    };
     let mut line = format!(
-        "{:08x}-{:08x} {}{}{}p 00000000 00:00 0",
+        "{:08x}-{:08x} {}{}{}{} {:08x} {} {}",
         range.start,
         range.end,
         if prot & PROT_READ != 0 { 'r' } else { '-' },
         if prot & PROT_WRITE != 0 { 'w' } else { '-' },
         if prot & PROT_EXEC != 0 { 'x' } else { '-' },
+        if shared { 's' } else { 'p' },
+        offset,
+        device,
+        ino,
     );
-    let name = match range.area.kind {
-        Kind::Program => program,
-        Kind::Heap => "[heap]",
-        Kind::Stack => "[stack]",
-        Kind::Anonymous => "",
-    };
     if !name.is_empty() {
         while line.len() < 72 {
             line.push(' ');
         }
         line.push(' ');
-        line.push_str(name);
+        line.push_str(&name);
     }
     line.push('\n');
     line
@@ -350,7 +370,11 @@ mod tests {
 
     #[test]
     fn maps_lines_pad_names_to_column_73() {
-        let range = |start, end, prot, kind| Range {
+        let named = |_: &u32| MappedName {
+            ino: 12,
+            name: String::from("/tmp/f"),
+        };
+        let range = |start, end, prot, kind| Range::<u32> {
             start,
             end,
             area: Area { prot, kind },
@@ -363,6 +387,7 @@ mod tests {
                 Kind::Stack,
             ),
             "/bin/x",
+            named,
         );
         assert_eq!(
             stack,
@@ -372,11 +397,26 @@ mod tests {
         let text = maps_line(
             &range(0x400000, 0x401000, PROT_READ | PROT_EXEC, Kind::Program),
             "/bin/x",
+            named,
         );
         assert!(text.starts_with("00400000-00401000 r-xp "), "{text}");
         assert!(text.ends_with(" /bin/x\n"));
-        let anon = maps_line(&range(0x10000, 0x20000, 0, Kind::Anonymous), "/bin/x");
+        let anon = maps_line(
+            &range(0x10000, 0x20000, 0, Kind::Anonymous),
+            "/bin/x",
+            named,
+        );
         assert_eq!(anon, "00010000-00020000 ---p 00000000 00:00 0\n");
+        let shared = Kind::File(crate::vma::FileMap::new(0, 0x7f00_0000_0000, 0x3000, true));
+        let file = maps_line(
+            &range(0x7f00_0000_0000, 0x7f00_0000_2000, PROT_READ, shared),
+            "/bin/x",
+            named,
+        );
+        assert_eq!(
+            file,
+            "7f0000000000-7f0000002000 r--s 00003000 00:01 12                         /tmp/f\n"
+        );
     }
 
     #[test]

@@ -22,13 +22,20 @@
 //!
 //! Addresses are page-aligned byte addresses and every range is half-open,
 //! `[start, end)`; callers check alignment and bounds before calling.
+//!
+//! A file mapping names its file with the kernel's handle, `F` (here only
+//! compared and cloned), and its place in the file by `base`, the file
+//! offset that address 0 would have: the page at `addr` holds the file's
+//! bytes from `base + addr`. So cutting an area in two needs no arithmetic
+//! (both pieces keep the base, as Linux adjusts `vm_pgoff` on a split), and
+//! two neighbours merge exactly when they map the file contiguously.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 /// What an area is for (shown by `/proc/PID/maps`-style listings).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind<F> {
     /// A segment of the program's ELF image.
     Program,
     /// The heap, grown and shrunk by brk(2).
@@ -37,28 +44,83 @@ pub enum Kind {
     Stack,
     /// An anonymous mmap(2) area.
     Anonymous,
+    /// An mmap(2) of a file (or of shared anonymous memory, which is a
+    /// file with no name, as Linux's).
+    File(FileMap<F>),
+}
+
+/// Which file an area maps, from where, and whether stores reach it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileMap<F> {
+    pub file: F,
+    /// The file offset of address 0 (wrapping): see the top of this file.
+    pub base: u64,
+    /// `MAP_SHARED`: stores go to the file and every mapping of it sees
+    /// them; otherwise the area's pages are copied at the first store.
+    pub shared: bool,
+}
+
+impl<F> FileMap<F> {
+    /// `file` mapped at `start` from file offset `offset`.
+    pub fn new(file: F, start: u64, offset: u64, shared: bool) -> FileMap<F> {
+        FileMap {
+            file,
+            base: offset.wrapping_sub(start),
+            shared,
+        }
+    }
+
+    /// The file offset the byte at `addr` maps.
+    pub fn offset_of(&self, addr: u64) -> u64 {
+        self.base.wrapping_add(addr)
+    }
 }
 
 /// The attributes of an area: its `PROT_*` rights and its kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Area {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Area<F> {
     pub prot: u32,
-    pub kind: Kind,
+    pub kind: Kind<F>,
 }
 
 /// One area with its range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Range {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Range<F> {
     pub start: u64,
     pub end: u64,
-    pub area: Area,
+    pub area: Area<F>,
 }
 
-impl Area {
+impl<F> Area<F> {
     /// Whether `RLIMIT_DATA` counts this area (Linux's `is_data_mapping`:
-    /// writable, private, not the stack; every mapping here is private).
+    /// writable, private, not the stack).
     pub fn is_data(&self) -> bool {
-        self.prot & abi::types::PROT_WRITE != 0 && self.kind != Kind::Stack
+        let shared = matches!(&self.kind, Kind::File(map) if map.shared);
+        self.prot & abi::types::PROT_WRITE != 0 && !shared && !matches!(self.kind, Kind::Stack)
+    }
+
+    /// The same area moved from `from` to `to` (mremap): a file area maps
+    /// at `to` what it mapped at `from`.
+    pub fn moved(&self, from: u64, to: u64) -> Area<F>
+    where
+        F: Clone,
+    {
+        let kind = match &self.kind {
+            Kind::File(map) => Kind::File(FileMap {
+                base: map.offset_of(from).wrapping_sub(to),
+                ..map.clone()
+            }),
+            other => other.clone(),
+        };
+        Area {
+            prot: self.prot,
+            kind,
+        }
+    }
+
+    /// Whether stores to it reach a file that others may map.
+    pub fn is_shared(&self) -> bool {
+        matches!(&self.kind, Kind::File(map) if map.shared)
     }
 }
 
@@ -72,7 +134,7 @@ pub struct Usage {
 
 impl Usage {
     /// What `len` bytes of `area` count for.
-    pub fn of(area: &Area, len: u64) -> Usage {
+    pub fn of<F>(area: &Area<F>, len: u64) -> Usage {
         Usage {
             total: len,
             data: if area.is_data() { len } else { 0 },
@@ -87,34 +149,34 @@ impl Usage {
         }
     }
 
-    fn add(&mut self, r: &Range) {
-        let len = r.end - r.start;
-        self.total += len;
-        if r.area.is_data() {
-            self.data += len;
-        }
+    fn add(&mut self, more: Usage) {
+        self.total += more.total;
+        self.data += more.data;
     }
 
-    fn sub(&mut self, r: &Range) {
-        let len = r.end - r.start;
-        self.total -= len;
-        if r.area.is_data() {
-            self.data -= len;
-        }
+    fn sub(&mut self, less: Usage) {
+        self.total -= less.total;
+        self.data -= less.data;
     }
 }
 
 /// The areas of one address space, never overlapping.
-#[derive(Clone, Debug, Default)]
-pub struct Areas {
+#[derive(Clone, Debug)]
+pub struct Areas<F> {
     /// start -> (end, attributes).
-    map: BTreeMap<u64, (u64, Area)>,
+    map: BTreeMap<u64, (u64, Area<F>)>,
     /// Kept by `insert` and `remove`, so the limit checks cost nothing.
     usage: Usage,
 }
 
-impl Areas {
-    pub const fn new() -> Areas {
+impl<F: Clone + PartialEq> Default for Areas<F> {
+    fn default() -> Self {
+        Areas::new()
+    }
+}
+
+impl<F: Clone + PartialEq> Areas<F> {
+    pub const fn new() -> Areas<F> {
         Areas {
             map: BTreeMap::new(),
             usage: Usage { total: 0, data: 0 },
@@ -130,20 +192,18 @@ impl Areas {
     pub fn usage_in(&self, start: u64, end: u64) -> Usage {
         let mut usage = Usage::default();
         for r in self.overlapping(start, end) {
-            usage.add(&Range {
-                start: r.start.max(start),
-                end: r.end.min(end),
-                area: r.area,
-            });
+            usage.add(Usage::of(&r.area, r.end.min(end) - r.start.max(start)));
         }
         usage
     }
 
     /// Every area, in address order.
-    pub fn iter(&self) -> impl Iterator<Item = Range> + '_ {
-        self.map
-            .iter()
-            .map(|(&start, &(end, area))| Range { start, end, area })
+    pub fn iter(&self) -> impl Iterator<Item = Range<F>> + '_ {
+        self.map.iter().map(|(&start, (end, area))| Range {
+            start,
+            end: *end,
+            area: area.clone(),
+        })
     }
 
     /// How many areas there are.
@@ -156,13 +216,17 @@ impl Areas {
     }
 
     /// The area that contains `addr`, if any.
-    pub fn find(&self, addr: u64) -> Option<Range> {
-        let (&start, &(end, area)) = self.map.range(..=addr).next_back()?;
-        (addr < end).then_some(Range { start, end, area })
+    pub fn find(&self, addr: u64) -> Option<Range<F>> {
+        let (&start, (end, area)) = self.map.range(..=addr).next_back()?;
+        (addr < *end).then(|| Range {
+            start,
+            end: *end,
+            area: area.clone(),
+        })
     }
 
     /// The areas that overlap `[start, end)`, in address order.
-    fn overlapping(&self, start: u64, end: u64) -> impl Iterator<Item = Range> + '_ {
+    fn overlapping(&self, start: u64, end: u64) -> impl Iterator<Item = Range<F>> + '_ {
         // The area that begins before `start` may reach into the range.
         let before = self
             .map
@@ -172,12 +236,21 @@ impl Areas {
         before
             .into_iter()
             .chain(self.map.range(start..end))
-            .map(|(&start, &(end, area))| Range { start, end, area })
+            .map(|(&start, (end, area))| Range {
+                start,
+                end: *end,
+                area: area.clone(),
+            })
     }
 
     /// Whether any page of `[start, end)` belongs to an area.
     pub fn overlaps(&self, start: u64, end: u64) -> bool {
         self.overlapping(start, end).next().is_some()
+    }
+
+    /// Whether an area overlapping `[start, end)` satisfies `test`.
+    pub fn any_in(&self, start: u64, end: u64, test: impl Fn(&Area<F>) -> bool) -> bool {
+        self.overlapping(start, end).any(|r| test(&r.area))
     }
 
     /// Whether every page of `[start, end)` belongs to some area.
@@ -197,20 +270,21 @@ impl Areas {
 
     /// Adds `[start, end)` with `area`, merging with neighbours that have
     /// the same attributes. The range must be free (`overlaps` is false).
-    pub fn insert(&mut self, start: u64, end: u64, area: Area) {
+    pub fn insert(&mut self, start: u64, end: u64, area: Area<F>) {
         debug_assert!(start < end && !self.overlaps(start, end));
-        self.usage.add(&Range { start, end, area });
+        self.usage.add(Usage::of(&area, end - start));
         let (mut start, mut end) = (start, end);
-        if let Some((&s, &(e, a))) = self.map.range(..start).next_back()
-            && e == start
-            && a == area
+        if let Some((&s, (e, a))) = self.map.range(..start).next_back()
+            && *e == start
+            && *a == area
         {
             self.map.remove(&s);
             start = s;
         }
-        if let Some(&(e, a)) = self.map.get(&end)
-            && a == area
+        if let Some((e, a)) = self.map.get(&end)
+            && *a == area
         {
+            let e = *e;
             self.map.remove(&end);
             end = e;
         }
@@ -219,18 +293,18 @@ impl Areas {
 
     /// Takes `[start, end)` out of the areas, cutting the areas at its
     /// edges in two; returns the pieces taken, in address order.
-    pub fn remove(&mut self, start: u64, end: u64) -> Vec<Range> {
-        let taken: Vec<Range> = self.overlapping(start, end).collect();
+    pub fn remove(&mut self, start: u64, end: u64) -> Vec<Range<F>> {
+        let taken: Vec<Range<F>> = self.overlapping(start, end).collect();
         for r in &taken {
             self.map.remove(&r.start);
             if r.start < start {
-                self.map.insert(r.start, (start, r.area));
+                self.map.insert(r.start, (start, r.area.clone()));
             }
             if r.end > end {
-                self.map.insert(end, (r.end, r.area));
+                self.map.insert(end, (r.end, r.area.clone()));
             }
         }
-        let taken: Vec<Range> = taken
+        let taken: Vec<Range<F>> = taken
             .into_iter()
             .map(|r| Range {
                 start: r.start.max(start),
@@ -239,7 +313,7 @@ impl Areas {
             })
             .collect();
         for r in &taken {
-            self.usage.sub(r);
+            self.usage.sub(Usage::of(&r.area, r.end - r.start));
         }
         taken
     }
@@ -247,10 +321,14 @@ impl Areas {
     /// Gives every area in `[start, end)` the rights `prot`, cutting areas
     /// at the edges; returns the pieces with their old attributes. The range
     /// must be covered (`covers`).
-    pub fn protect(&mut self, start: u64, end: u64, prot: u32) -> Vec<Range> {
+    pub fn protect(&mut self, start: u64, end: u64, prot: u32) -> Vec<Range<F>> {
         let old = self.remove(start, end);
         for r in &old {
-            self.insert(r.start, r.end, Area { prot, ..r.area });
+            let area = Area {
+                prot,
+                kind: r.area.kind.clone(),
+            };
+            self.insert(r.start, r.end, area);
         }
         old
     }
@@ -284,10 +362,21 @@ mod tests {
     const NONE: u32 = 0;
     const P: u64 = 4096;
 
+    /// The tests name files by number.
+    type Area = super::Area<u32>;
+    type Areas = super::Areas<u32>;
+
     fn anon(prot: u32) -> Area {
         Area {
             prot,
             kind: Kind::Anonymous,
+        }
+    }
+
+    fn file(prot: u32, file: u32, start: u64, offset: u64, shared: bool) -> Area {
+        Area {
+            prot,
+            kind: Kind::File(FileMap::new(file, start, offset, shared)),
         }
     }
 
@@ -462,5 +551,59 @@ mod tests {
         );
         a.remove(0, 100 * P);
         assert_eq!(a.usage(), Usage::default());
+    }
+
+    #[test]
+    fn a_file_area_cut_in_two_keeps_its_offsets() {
+        let mut a = Areas::new();
+        a.insert(10 * P, 20 * P, file(RW, 7, 10 * P, 3 * P, true));
+        a.remove(14 * P, 15 * P);
+        let Kind::File(high) = a.find(16 * P).unwrap().area.kind else {
+            panic!("a file area")
+        };
+        assert_eq!(high.offset_of(16 * P), 9 * P);
+        let Kind::File(low) = a.find(10 * P).unwrap().area.kind else {
+            panic!("a file area")
+        };
+        assert_eq!(low.offset_of(10 * P + 5), 3 * P + 5);
+    }
+
+    #[test]
+    fn file_areas_merge_only_where_the_file_continues() {
+        let mut a = Areas::new();
+        a.insert(10 * P, 20 * P, file(RW, 7, 10 * P, 0, true));
+        // The next ten pages of the same file, mapped right after: one area.
+        a.insert(20 * P, 30 * P, file(RW, 7, 20 * P, 10 * P, true));
+        assert_eq!(a.len(), 1);
+        // The same file from offset 0 again, or another file: apart.
+        a.insert(30 * P, 40 * P, file(RW, 7, 30 * P, 0, true));
+        a.insert(40 * P, 50 * P, file(RW, 8, 40 * P, 20 * P, true));
+        // The same file continued, but private: apart too.
+        a.insert(50 * P, 60 * P, file(RW, 8, 50 * P, 30 * P, false));
+        assert_eq!(a.len(), 4);
+    }
+
+    #[test]
+    fn a_moved_file_area_maps_the_same_offsets() {
+        let area = file(RW, 7, 10 * P, 3 * P, false);
+        let Kind::File(map) = area.moved(12 * P, 100 * P).kind else {
+            panic!("a file area")
+        };
+        assert_eq!(map.offset_of(100 * P), 5 * P);
+    }
+
+    #[test]
+    fn shared_writable_file_areas_are_not_data() {
+        let mut a = Areas::new();
+        a.insert(0, 4 * P, file(RW, 1, 0, 0, true));
+        a.insert(4 * P, 6 * P, file(RW, 1, 4 * P, 0, false));
+        assert_eq!(
+            a.usage(),
+            Usage {
+                total: 6 * P,
+                data: 2 * P
+            }
+        );
+        assert!(a.find(0).unwrap().area.is_shared());
     }
 }

@@ -33,16 +33,20 @@ pub struct OpenFile {
     /// `O_ACCMODE`, `O_APPEND` and `O_NONBLOCK` bits of the open flags.
     pub flags: IrqLock<u32>,
     offset: IrqLock<u64>,
+    /// The path it was opened by (none for a pipe): what
+    /// `/proc/PID/maps` names a mapping of it by.
+    pub path: Option<alloc::string::String>,
 }
 
 impl OpenFile {
-    pub fn new(kind: Kind, flags: u32) -> Arc<OpenFile> {
+    pub fn new(kind: Kind, flags: u32, path: Option<&str>) -> Arc<OpenFile> {
         static NEXT_ID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
         Arc::new(OpenFile {
             kind,
             id: NEXT_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
             flags: IrqLock::new(flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)),
             offset: IrqLock::new(0),
+            path: path.map(alloc::string::String::from),
         })
     }
 

@@ -1,4 +1,5 @@
-//! A file's bytes: one physical frame per 4 KiB page.
+//! A file's bytes: one physical frame per 4 KiB page, which is also the
+//! file's page cache.
 //!
 //! Pages come from the frame allocator, not the kernel heap, so a file can
 //! grow to whatever memory is free without copying what it already holds,
@@ -7,22 +8,130 @@
 //! zeros. Growth stops at the frames user memory must leave the kernel
 //! (`mm::frames::KERNEL_RESERVE`): a ramfs that fills memory is ENOSPC for the
 //! writer, never an out-of-memory kernel, and no other file loses a byte.
+//!
+//! mmap maps these very frames (`map_page`), so a file has one copy of each
+//! page however it is reached: a store through a shared mapping is what the
+//! next `read` returns, a `write` is what every mapping sees, and `msync`
+//! has nothing to write back. A private mapping maps them copy-on-write
+//! (the frame has the file as another user, so the first store copies it).
+//! A mapped frame has one user more per mapping, so truncating the file or
+//! deleting it takes the frame from the file while the mappings keep it, and
+//! the mappings keep the whole `FileData` alive for pages not yet touched.
+//!
+//! `FileData` is a handle (an `Arc`) that the file's node and every mapping
+//! of it share; the pages sit behind their own lock (level 5 in `sync.rs`,
+//! before the areas), because the page-fault path reaches them while the
+//! caller may hold the process table, where a node's lock may not be
+//! taken. Nothing is copied to or from user memory inside that lock: `read`
+//! and `write` copy through a kernel buffer, so a buffer that is itself a
+//! mapping of the same file faults in outside it.
+//!
+//! Stores through a mapping into the last page, past the end of the file,
+//! land in the frame; the bytes there are cleared before the file grows over
+//! them (`clear_past_end`), so growing the file reads zeros there, as it
+//! must. A page wholly past the end cannot be mapped: touching it is
+//! SIGBUS, as on Linux.
 
 use abi::Errno;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
+use x86_64::structures::paging::PhysFrame;
 
 use crate::mm::PAGE_SIZE;
 use crate::mm::frames::OwnedFrame;
+use crate::sync::IrqLock;
 
 const PAGE: usize = PAGE_SIZE as usize;
 
+/// A file's bytes, shared by its node and its mappings.
+#[derive(Clone)]
+pub struct FileData(Arc<IrqLock<Pages>>);
+
+impl Default for FileData {
+    /// An empty file.
+    fn default() -> FileData {
+        FileData(Arc::new(IrqLock::new(Pages::default())))
+    }
+}
+
+impl PartialEq for FileData {
+    /// The same file (two mappings of it may merge).
+    fn eq(&self, other: &FileData) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl core::fmt::Debug for FileData {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "FileData({:p})", Arc::as_ptr(&self.0))
+    }
+}
+
+impl FileData {
+    pub fn from_bytes(data: &[u8]) -> Result<FileData, Errno> {
+        let file = FileData::default();
+        file.write_at(0, data)?;
+        Ok(file)
+    }
+
+    /// A file of `len` zero bytes, all holes (shared anonymous memory).
+    pub fn sized(len: u64) -> Result<FileData, Errno> {
+        let file = FileData::default();
+        file.truncate(len).map_err(|_| Errno::ENOMEM)?;
+        Ok(file)
+    }
+
+    pub fn len(&self) -> u64 {
+        self.0.lock().len
+    }
+
+    /// Copies bytes from `at` into `buf`; how many there were.
+    pub fn read_at(&self, at: u64, buf: &mut [u8]) -> usize {
+        self.0.lock().read_at(at, buf)
+    }
+
+    /// Writes `buf` at `at`, growing the file; all of it, or (ENOSPC) none.
+    pub fn write_at(&self, at: u64, buf: &[u8]) -> Result<(), Errno> {
+        self.0.lock().write_at(at, buf)
+    }
+
+    /// Sets the length (see `Pages::truncate`).
+    pub fn truncate(&self, len: u64) -> Result<(), Errno> {
+        self.0.lock().truncate(len)
+    }
+
+    /// The whole file as one buffer (exec, export).
+    pub fn to_vec(&self) -> Vec<u8> {
+        let pages = self.0.lock();
+        let mut out = alloc::vec![0u8; pages.len as usize];
+        pages.read_at(0, &mut out);
+        out
+    }
+
+    /// The frame of page `page`, with one more user for the mapping that
+    /// asked (which releases it when unmapped): a hole gets its frame now.
+    /// ENXIO for a page wholly past the end (SIGBUS for a program's
+    /// access), ENOMEM when no frame is left.
+    pub fn map_page(&self, page: u64) -> Result<PhysFrame, Errno> {
+        let mut pages = self.0.lock();
+        if page >= pages.len.div_ceil(PAGE_SIZE) {
+            return Err(Errno::ENXIO);
+        }
+        let page = page as usize;
+        pages.allocate(page, page + 1).map_err(|_| Errno::ENOMEM)?;
+        let frame = pages.pages[page].as_ref().expect("allocated above");
+        Ok(frame.share())
+    }
+}
+
+/// The pages and length behind the lock.
 #[derive(Default)]
-pub struct FileData {
+struct Pages {
     pages: Vec<Option<OwnedFrame>>,
     len: u64,
 }
 
-impl FileData {
+impl Pages {
     /// The bytes of page `page`, if it has a frame.
     fn page(&self, page: usize) -> Option<&[u8; PAGE]> {
         self.pages.get(page)?.as_ref().map(OwnedFrame::bytes)
@@ -36,18 +145,8 @@ impl FileData {
             .map(OwnedFrame::bytes_mut)
     }
 
-    pub fn from_bytes(data: &[u8]) -> Result<FileData, Errno> {
-        let mut file = FileData::default();
-        file.write_at(0, data)?;
-        Ok(file)
-    }
-
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
     /// Copies bytes from `at` into `buf`; how many there were.
-    pub fn read_at(&self, at: u64, buf: &mut [u8]) -> usize {
+    fn read_at(&self, at: u64, buf: &mut [u8]) -> usize {
         let n = (self.len.saturating_sub(at) as usize).min(buf.len());
         let mut done = 0;
         while done < n {
@@ -66,13 +165,16 @@ impl FileData {
     }
 
     /// Writes `buf` at `at`, growing the file; all of it, or (ENOSPC) none.
-    pub fn write_at(&mut self, at: u64, buf: &[u8]) -> Result<(), Errno> {
+    fn write_at(&mut self, at: u64, buf: &[u8]) -> Result<(), Errno> {
         let start = usize::try_from(at).map_err(|_| Errno::EFBIG)?;
         let end = start.checked_add(buf.len()).ok_or(Errno::EFBIG)?;
         if buf.is_empty() {
             return Ok(());
         }
         self.allocate(start / PAGE, end.div_ceil(PAGE))?;
+        if end as u64 > self.len {
+            self.clear_past_end();
+        }
         let mut done = 0;
         while done < buf.len() {
             let pos = start + done;
@@ -115,10 +217,25 @@ impl FileData {
         Ok(())
     }
 
-    /// Sets the length: pages past it go back to the allocator, and the
-    /// rest of the last page is zeroed (so growing again reads zeros).
-    pub fn truncate(&mut self, len: u64) -> Result<(), Errno> {
+    /// Zeroes the last page past the end: what a mapping stored there is
+    /// not the file's, and the file is about to grow over it.
+    fn clear_past_end(&mut self) {
+        let len = self.len as usize;
+        if let Some(bytes) = self.page_mut(len / PAGE)
+            && !len.is_multiple_of(PAGE)
+        {
+            bytes[len % PAGE..].fill(0);
+        }
+    }
+
+    /// Sets the length: pages past it go back to the allocator (a mapping
+    /// keeps its own reference), and the rest of the last page is zeroed (so
+    /// growing again reads zeros).
+    fn truncate(&mut self, len: u64) -> Result<(), Errno> {
         let len_bytes = usize::try_from(len).map_err(|_| Errno::EFBIG)?;
+        if len > self.len {
+            self.clear_past_end();
+        }
         let keep = len_bytes.div_ceil(PAGE);
         if keep < self.pages.len() {
             self.pages.truncate(keep); // the frames go back as they drop
@@ -129,12 +246,5 @@ impl FileData {
         }
         self.len = len;
         Ok(())
-    }
-
-    /// The whole file as one buffer (exec, export).
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut out = alloc::vec![0u8; self.len as usize];
-        self.read_at(0, &mut out);
-        out
     }
 }

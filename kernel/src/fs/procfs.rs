@@ -257,7 +257,12 @@ fn maps(p: &Process) -> String {
     };
     mem.ranges()
         .iter()
-        .map(|r| text::maps_line(r, &p.exe))
+        .map(|r| {
+            text::maps_line(r, &p.exe, |file| text::MappedName {
+                ino: file.ino,
+                name: String::from(&*file.name),
+            })
+        })
         .collect()
 }
 

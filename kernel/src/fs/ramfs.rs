@@ -184,8 +184,14 @@ impl Node {
 static NEXT_INO: AtomicU64 = AtomicU64::new(1);
 static ROOT: Once<NodeRef> = Once::new();
 
+/// A fresh inode number (also for files with no name: shared anonymous
+/// memory).
+pub fn new_ino() -> u64 {
+    NEXT_INO.fetch_add(1, Ordering::Relaxed)
+}
+
 fn new_node(perm: u32, content: Content) -> NodeRef {
-    let ino = NEXT_INO.fetch_add(1, Ordering::Relaxed);
+    let ino = new_ino();
     Arc::new(IrqLock::new(Node::new(ino, perm, content)))
 }
 

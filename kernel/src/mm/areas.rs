@@ -23,18 +23,53 @@
 //! it, and a program's own fault kills it with SIGKILL (Linux's OOM killer
 //! picks a victim; this kernel takes the process that asked).
 //!
+//! File pages: an area that maps a file (mmap with a descriptor, or
+//! shared anonymous memory) is filled from the file's own frames
+//! (fs/filedata.rs, `FileData::map_page`), not from zeroes: a shared
+//! area maps the frame writable and marked `SHARED`, a private one maps it
+//! copy-on-write, so its first store copies the page. A page wholly past
+//! the file's end has nothing to map: ENXIO here, SIGBUS for the program.
+//!
 //! Lock order: `AREAS` is a memory lock (level 5 in `sync.rs`), taken
-//! before the frame table and never while calling out of mm.
+//! before the frame table and never while calling out of mm. A fault takes
+//! it to find the area, lets it go, then takes the file's pages.
 
 use abi::Errno;
 use abi::types::{PROT_NONE, PROT_WRITE};
 use alloc::collections::BTreeMap;
-use kcore::vma::{Areas, Range};
+use alloc::sync::Arc;
+use kcore::vma::Kind;
 use x86_64::VirtAddr;
+use x86_64::structures::paging::PageTableFlags as Flags;
 
 use super::frames;
-use super::paging::{Space, prot_flags};
+use super::paging::{COW, SHARED, Space, prot_flags};
+use crate::fs::filedata::FileData;
 use crate::sync::IrqLock;
+
+/// What a file area maps: the file's pages, and the inode and name that
+/// `/proc/PID/maps` shows (the path it was opened by, when it was mapped).
+#[derive(Clone, Debug)]
+pub struct MappedFile {
+    pub data: FileData,
+    pub ino: u64,
+    pub name: Arc<str>,
+    /// The descriptor was open for writing, so a shared mapping may be
+    /// made writable (Linux's `VM_MAYWRITE`); without it mprotect refuses.
+    pub may_write: bool,
+}
+
+impl PartialEq for MappedFile {
+    /// The same file, mapped with the same powers.
+    fn eq(&self, other: &MappedFile) -> bool {
+        self.data == other.data && self.may_write == other.may_write
+    }
+}
+
+/// The areas of one address space.
+pub type Areas = kcore::vma::Areas<MappedFile>;
+pub type Area = kcore::vma::Area<MappedFile>;
+pub type Range = kcore::vma::Range<MappedFile>;
 
 /// Every address space's areas, by root-table address.
 static AREAS: IrqLock<BTreeMap<u64, Areas>> = IrqLock::new(BTreeMap::new());
@@ -65,18 +100,65 @@ pub fn find(id: u64, addr: u64) -> Option<Range> {
     AREAS.lock().get(&id)?.find(addr)
 }
 
-/// Gives `space` a zeroed page at `addr` (not mapped now) if an area holds
-/// it and allows the access: EFAULT if none does, ENOMEM if no frame is
-/// left.
-pub fn fault_in(space: &Space, addr: u64, write: bool) -> Result<(), Errno> {
-    let area = find(space.id(), addr).ok_or(Errno::EFAULT)?.area;
-    if area.prot == PROT_NONE || write && area.prot & PROT_WRITE == 0 {
-        return Err(Errno::EFAULT);
+/// Why a page could not be filled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultError {
+    /// No area holds the address, or its rights forbid the access.
+    NotAllowed,
+    /// The page lies wholly past the end of the file the area maps.
+    PastEnd,
+    /// No frame is left.
+    NoMemory,
+}
+
+impl From<FaultError> for Errno {
+    /// What a system call's copy returns (EFAULT, as Linux, for both).
+    fn from(e: FaultError) -> Errno {
+        match e {
+            FaultError::NotAllowed | FaultError::PastEnd => Errno::EFAULT,
+            FaultError::NoMemory => Errno::ENOMEM,
+        }
     }
-    let frame = frames::alloc_user_frame()?;
+}
+
+/// Gives `space` the page at `addr` (not mapped now) if an area holds it
+/// and allows the access: a zeroed frame, or the file's frame for a file
+/// area (copied at once for a write to a private one).
+pub fn fault_in(space: &Space, addr: u64, write: bool) -> Result<(), FaultError> {
+    let area = find(space.id(), addr).ok_or(FaultError::NotAllowed)?.area;
+    if area.prot == PROT_NONE || write && area.prot & PROT_WRITE == 0 {
+        return Err(FaultError::NotAllowed);
+    }
     let page = VirtAddr::new(super::page_down(addr));
-    space.map(page, frame, prot_flags(area.prot)).map_err(|_| {
+    let flags = prot_flags(area.prot);
+    let (frame, flags) = match &area.kind {
+        Kind::File(map) => {
+            let index = map.offset_of(page.as_u64()) / super::PAGE_SIZE;
+            let frame = map.file.data.map_page(index).map_err(|e| match e {
+                Errno::ENXIO => FaultError::PastEnd,
+                _ => FaultError::NoMemory,
+            })?;
+            if map.shared {
+                (frame, flags | SHARED)
+            } else if flags.contains(Flags::WRITABLE) {
+                (frame, (flags - Flags::WRITABLE) | COW)
+            } else {
+                (frame, flags)
+            }
+        }
+        _ => (
+            frames::alloc_user_frame().map_err(|_| FaultError::NoMemory)?,
+            flags,
+        ),
+    };
+    space.map(page, frame, flags).map_err(|_| {
         frames::release(frame);
-        Errno::ENOMEM
-    })
+        FaultError::NoMemory
+    })?;
+    if write && flags.contains(COW) {
+        space
+            .break_cow(page.as_u64())
+            .map_err(|_| FaultError::NoMemory)?;
+    }
+    Ok(())
 }

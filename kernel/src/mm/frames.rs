@@ -109,7 +109,11 @@ pub fn alloc_user_frame() -> Result<PhysFrame, abi::Errno> {
 
 /// A frame that belongs to one owner (a page of a file): given back to the
 /// allocator when dropped, its bytes borrowed from the owner through the
-/// physical window. Owning the frame is what makes those borrows safe.
+/// physical window. Owning the frame is what makes those borrows safe for
+/// the kernel: no other kernel code reaches the frame's bytes. User
+/// mappings of it (`share`, for mmap of a file) may store into it, but only
+/// while user code runs, never inside the owner's lock, which is held with
+/// interrupts off on the one CPU, so a borrow never sees a byte change.
 pub struct OwnedFrame(PhysFrame);
 
 impl OwnedFrame {
@@ -118,16 +122,23 @@ impl OwnedFrame {
         alloc_user_frame().map(OwnedFrame)
     }
 
+    /// The frame with one more user, for a mapping of it that will release
+    /// that user when it is unmapped.
+    pub fn share(&self) -> PhysFrame {
+        share(self.0);
+        self.0
+    }
+
     pub fn bytes(&self) -> &[u8; PAGE_SIZE as usize] {
-        // SAFETY: the frame is this owner's alone (allocated for it, given
-        // back only when it drops), the window maps it, and the shared
-        // borrow of the owner keeps writers away.
+        // SAFETY: the window maps the frame, it lives as long as the owner
+        // (given back only when this drops), and the shared borrow of the
+        // owner keeps kernel writers away (user stores: see the type).
         unsafe { &*phys_to_virt(self.0.start_address()).as_ptr::<[u8; PAGE_SIZE as usize]>() }
     }
 
     pub fn bytes_mut(&mut self) -> &mut [u8; PAGE_SIZE as usize] {
         // SAFETY: as in `bytes`; the exclusive borrow makes this the only
-        // reference to the frame's bytes.
+        // kernel reference to the frame's bytes.
         unsafe {
             &mut *phys_to_virt(self.0.start_address()).as_mut_ptr::<[u8; PAGE_SIZE as usize]>()
         }

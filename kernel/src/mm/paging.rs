@@ -242,6 +242,13 @@ pub fn activate_kernel() {
 /// `Space::protect`, which marks a shared frame COW instead.
 pub const COW: Flags = Flags::BIT_9;
 
+/// Marks a page of a `MAP_SHARED` mapping (an available PTE bit): its frame
+/// is shared on purpose (with the file it maps and every other mapping of
+/// it), so it is exempt from the copy-on-write rule: `protect` grants write
+/// as asked and fork gives the child the page as it is, so both keep
+/// seeing each other's stores.
+pub const SHARED: Flags = Flags::BIT_11;
+
 /// Marks a `PROT_NONE` user page (an available PTE bit): present, so it
 /// keeps its frame and contents for a later mprotect, but not
 /// user-accessible, so every access from user mode faults and the
@@ -356,16 +363,18 @@ impl Space {
         None
     }
 
-    /// Gives the mapped private user page `page` the rights `flags` (from
+    /// Gives the mapped user page `page` the rights `flags` (from
     /// `prot_flags`), keeping the copy-on-write rule (see `COW`): write on a
-    /// frame that has another user is granted as COW, so the first write
-    /// gives this page its own copy. mprotect's one way to change rights.
+    /// private page whose frame has another user is granted as COW, so the
+    /// first write gives this page its own copy; a `SHARED` page stays
+    /// shared. mprotect's one way to change rights.
     pub fn protect(&self, page: VirtAddr, flags: Flags) -> bool {
-        let Some((phys, _)) = self.translate(page) else {
+        let Some((phys, old)) = self.translate(page) else {
             return false;
         };
-        let shared = frames::users(PhysFrame::containing_address(phys)) > 1;
-        let flags = if flags.contains(Flags::WRITABLE) && shared {
+        let flags = flags | (old & SHARED);
+        let has_users = frames::users(PhysFrame::containing_address(phys)) > 1;
+        let flags = if flags.contains(Flags::WRITABLE) && has_users && !flags.contains(SHARED) {
             (flags - Flags::WRITABLE) | COW
         } else {
             flags
@@ -499,7 +508,7 @@ impl Space {
                 return;
             }
             let mut flags = entry.flags();
-            if flags.contains(Flags::WRITABLE) {
+            if flags.contains(Flags::WRITABLE) && !flags.contains(SHARED) {
                 flags = (flags - Flags::WRITABLE) | COW;
                 entry.set_flags(flags);
             }

@@ -2,22 +2,24 @@
 //!
 //! A write to a copy-on-write page is not an error: the page is copied and the
 //! instruction runs again. Nor is the first touch of an mmap page that is
-//! not there yet: it is filled with zeroes on demand (mm/areas.rs), unless
-//! no frame is left, which kills the process (SIGKILL, "out of memory"). Anything else raises the signal Unix uses for that
+//! not there yet: it is filled on demand, with zeroes or from the file it
+//! maps (mm/areas.rs), unless no frame is left, which kills the process
+//! (SIGKILL, "out of memory"), or the page lies past the end of the mapped
+//! file, which is SIGBUS. Anything else raises the signal Unix uses for that
 //! fault, to the thread that faulted. With a handler installed the handler
 //! runs (and may repair the cause or move rip on); otherwise the process
 //! (all its threads, and only it) dies of the signal,
 //! after one line on the console that says who, what and where.
 
-use abi::Errno;
 use abi::signal::*;
 use x86_64::registers::control::Cr2;
 use x86_64::structures::idt::PageFaultErrorCode;
 
 use super::current_both;
 use crate::arch::trap::{self, TrapFrame};
+use crate::mm::USER_TOP;
+use crate::mm::areas::{self, FaultError};
 use crate::mm::paging::Space;
-use crate::mm::{USER_TOP, areas};
 use crate::signal::{self, Origin};
 
 pub fn user_fault(tf: &TrapFrame) {
@@ -32,6 +34,7 @@ pub fn user_fault(tf: &TrapFrame) {
     {
         return;
     }
+    let mut past_end = false;
     if tf.vector == trap::PAGE_FAULT
         && !error.contains(PageFaultErrorCode::PROTECTION_VIOLATION)
         && addr < USER_TOP
@@ -39,7 +42,7 @@ pub fn user_fault(tf: &TrapFrame) {
         let write = error.contains(PageFaultErrorCode::CAUSED_BY_WRITE);
         match areas::fault_in(&Space::current(), addr, write) {
             Ok(()) => return,
-            Err(Errno::ENOMEM) => {
+            Err(FaultError::NoMemory) => {
                 let (pid, name) = current_both(|t, p| {
                     signal::force(t, p, SIGKILL, Origin::kernel());
                     (p.pid, p.name.clone())
@@ -49,13 +52,20 @@ pub fn user_fault(tf: &TrapFrame) {
                 ));
                 return;
             }
-            Err(_) => {} // no area allows it: a segmentation fault
+            Err(FaultError::PastEnd) => past_end = true,
+            Err(FaultError::NotAllowed) => {} // a segmentation fault
         }
     }
     let (signal, what, origin) = match tf.vector {
         trap::DIVIDE_ERROR => (SIGFPE, "divide error", Origin::fault(FPE_INTDIV, tf.rip)),
         trap::INVALID_OPCODE => (SIGILL, "invalid opcode", Origin::fault(ILL_ILLOPC, tf.rip)),
         trap::BREAKPOINT => (SIGTRAP, "breakpoint", Origin::fault(TRAP_BRKPT, tf.rip)),
+        // A mapped file has no page there: Linux's SIGBUS.
+        trap::PAGE_FAULT if past_end => (
+            SIGBUS,
+            "bus error (past the end of a mapped file)",
+            Origin::fault(BUS_ADRERR, addr),
+        ),
         trap::PAGE_FAULT => {
             // Linux's rule: inside a mapping the access was not allowed;
             // outside every mapping there was nothing to access. A page of

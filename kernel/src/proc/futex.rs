@@ -1,12 +1,17 @@
 //! Futexes: sleeping on a user word until another thread says it changed,
 //! the primitive under every pthread mutex, condition variable and join.
 //!
-//! A waiter names its word by a key, (address space, user address): two
-//! threads of one process share an address space, so they meet on the same
-//! key; a vfork child running in its parent's memory meets the parent. The
-//! kernel has no memory shared between processes (MAP_SHARED is copied at
-//! fork), so FUTEX_PRIVATE_FLAG changes nothing here: a "shared" futex is
-//! keyed the same way, which is what Linux does for private mappings too.
+//! A waiter names its word by a key. In private memory the key is
+//! (address space, user address): two threads of one process share an
+//! address space, so they meet on the same key; a vfork child running in
+//! its parent's memory meets the parent. In a `MAP_SHARED` page (a mapped
+//! file, shared anonymous memory, a `sem_open` semaphore) the key is the
+//! word's physical address, so processes that map the page at different
+//! addresses meet (Linux keys it by the file and the offset; the frame is
+//! the same thing here, since a mapped file's pages are its frames and stay
+//! while mapped). FUTEX_PRIVATE_FLAG is a promise the kernel does not need:
+//! a private futex in shared memory is keyed as a shared one, which can only
+//! add a spurious wake-up, which futex users must expect anyway.
 //!
 //! The waiter records its key and bitset in its own `Thread::futex` and
 //! sleeps on `Chan::Futex`; a wake walks the threads, clears the records
@@ -26,7 +31,7 @@ use kcore::thread::{ROBUST_LIST_LIMIT, owner_died};
 
 use super::sched::{self, Chan};
 use super::{State, TABLE, Tid, current_thread};
-use crate::mm::paging::Space;
+use crate::mm::paging::{SHARED, Space};
 use crate::mm::uaccess;
 
 /// What a sleeping futex waiter waits for.
@@ -37,21 +42,31 @@ pub struct Waiter {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Key {
-    space: u64,
-    addr: u64,
+enum Key {
+    /// A word of private memory: (address space, user address).
+    Private { space: u64, addr: u64 },
+    /// A word of a shared page: its physical address.
+    Shared { phys: u64 },
 }
 
-/// The key of the word at `addr` in the current address space. EINVAL if
-/// it is not 4-byte aligned.
+/// The key of the word at `addr` in the current address space (its page is
+/// filled if it was not there yet, to see whether it is shared). EINVAL if
+/// it is not 4-byte aligned, EFAULT if it cannot be read.
 fn key(addr: u64) -> Result<Key, Errno> {
     if !addr.is_multiple_of(4) {
         return Err(Errno::EINVAL);
     }
-    Ok(Key {
-        space: Space::current().id(),
-        addr,
-    })
+    uaccess::check_range(addr, 4, false)?;
+    let space = Space::current();
+    match space.translate(x86_64::VirtAddr::new(addr)) {
+        Some((phys, flags)) if flags.contains(SHARED) => Ok(Key::Shared {
+            phys: phys.as_u64(),
+        }),
+        _ => Ok(Key::Private {
+            space: space.id(),
+            addr,
+        }),
+    }
 }
 
 /// FUTEX_WAIT(_BITSET): sleeps while the word at `addr` holds `expected`,

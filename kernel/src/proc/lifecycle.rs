@@ -52,7 +52,11 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
     let mut files = FdTable::default();
     for _ in 0..3 {
         files.install(
-            &OpenFile::new(Kind::Node(console.clone()), abi::types::O_RDWR),
+            &OpenFile::new(
+                Kind::Node(console.clone()),
+                abi::types::O_RDWR,
+                Some("/dev/console"),
+            ),
             false,
             3,
         )?;

@@ -19,10 +19,10 @@
 //!
 //! The rule between the two: the program image, the heap and the top
 //! 256 KiB of the stack are mapped when made; an mmap area and the rest of
-//! the stack get their pages on demand, a
-//! zeroed frame at the first touch (mm/areas.rs), so a mapping costs
-//! nothing until used and a 64 TiB `PROT_NONE` reservation costs nothing at
-//! all. A page that
+//! the stack get their pages on demand, a zeroed frame (or, for a file
+//! area, the file's own frame) at the first touch (mm/areas.rs), so a
+//! mapping costs nothing until used and a 64 TiB `PROT_NONE` reservation
+//! costs nothing at all. A page that
 //! was filled and then closed with `PROT_NONE` keeps its frame, present but
 //! not user-accessible, so its contents survive. Fork shares every present
 //! page copy-on-write and copies the areas. Copy-on-write and frame policy are mm's: rights change only
@@ -41,15 +41,15 @@
 
 use abi::Errno;
 use abi::types::{
-    MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MREMAP_MAYMOVE,
-    PROT_EXEC, PROT_READ, PROT_WRITE,
+    MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MREMAP_MAYMOVE, PROT_EXEC, PROT_READ,
+    PROT_WRITE,
 };
 use kcore::rlimit::Limits;
-use kcore::vma::{Area, Areas, Kind, Usage};
+use kcore::vma::{FileMap, Kind, Usage};
 use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
-use crate::mm::areas;
+use crate::mm::areas::{self, Area, Areas, MappedFile};
 use crate::mm::frames::{self, KERNEL_RESERVE, alloc_user_frame};
 use crate::mm::paging::{AddressSpace, prot_flags};
 use crate::mm::{PAGE_SIZE, USER_TOP, page_down, page_up};
@@ -87,7 +87,7 @@ impl UserMemory {
     }
 
     /// The areas, lowest first (/proc/PID/maps).
-    pub fn ranges(&self) -> alloc::vec::Vec<kcore::vma::Range> {
+    pub fn ranges(&self) -> alloc::vec::Vec<areas::Range> {
         self.areas(|a| a.iter().collect())
     }
 
@@ -111,7 +111,7 @@ impl UserMemory {
     /// replacing what was recorded there (exec: a later ELF segment that
     /// shares a page with an earlier one wins, as its page flags do). The
     /// caller maps the pages.
-    pub fn record(&mut self, start: u64, end: u64, prot: u32, kind: Kind) {
+    pub fn record(&mut self, start: u64, end: u64, prot: u32, kind: Kind<MappedFile>) {
         self.areas(|a| {
             a.remove(start, end);
             a.insert(start, end, Area { prot, kind });
@@ -209,23 +209,21 @@ impl UserMemory {
         self.brk
     }
 
-    /// mmap(2) for anonymous memory (`MAP_SHARED` anonymous memory is
-    /// private here: nothing can share it before a fork, and fork copies).
-    /// Only the area is made; its pages come on demand.
+    /// mmap(2) of anonymous memory (`file` None) or of `file` from byte
+    /// `offset` (page-aligned; shared anonymous memory comes here as a file
+    /// with no name, made by the caller, as Linux's). Only the area is
+    /// made; its pages come on demand (mm/areas.rs).
     pub fn mmap(
         &mut self,
         addr: u64,
         len: u64,
         prot: u32,
         flags: u32,
-        fd: i64,
+        file: Option<(MappedFile, u64)>,
         limits: &Limits,
     ) -> Result<u64, Errno> {
         if len == 0 || flags & (MAP_PRIVATE | MAP_SHARED) == 0 {
             return Err(Errno::EINVAL);
-        }
-        if flags & MAP_ANONYMOUS == 0 || fd != -1 && fd as i32 != -1 {
-            return Err(Errno::ENODEV); // no file-backed mappings
         }
         if prot & !(PROT_READ | PROT_WRITE | PROT_EXEC) != 0 {
             return Err(Errno::EINVAL);
@@ -241,10 +239,18 @@ impl UserMemory {
         {
             return Err(Errno::ENOMEM);
         }
-        let area = Area {
+        let shared = flags & MAP_SHARED != 0;
+        let area_at = |start: u64| Area {
             prot,
-            kind: Kind::Anonymous,
+            kind: match &file {
+                Some((file, offset)) => {
+                    Kind::File(FileMap::new(file.clone(), start, *offset, shared))
+                }
+                None => Kind::Anonymous,
+            },
         };
+        // What the limits count does not depend on where the area goes.
+        let area = area_at(0);
         let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
             if !addr.is_multiple_of(PAGE_SIZE)
                 || addr.checked_add(len).is_none_or(|end| end > USER_TOP)
@@ -264,7 +270,7 @@ impl UserMemory {
             self.may_expand(limits, Usage::of(&area, len))?;
             self.place(addr, len)?
         };
-        self.areas(|a| a.insert(start, start + len, area));
+        self.areas(|a| a.insert(start, start + len, area_at(start)));
         Ok(start)
     }
 
@@ -365,7 +371,7 @@ impl UserMemory {
         }
         self.areas(|a| {
             a.remove(old, old_end);
-            a.insert(start, start + new_len, area);
+            a.insert(start, start + new_len, area.moved(old, start));
         });
         Ok(start)
     }
@@ -382,16 +388,19 @@ impl UserMemory {
         if addr == end {
             return Ok(());
         }
-        let covered = self.areas(|a| {
-            let covered = a.covers(addr, end);
-            if covered {
+        // A shared mapping of a file opened read-only never becomes
+        // writable: stores would reach a file its opener could not write.
+        let read_only_file = |area: &Area| matches!(&area.kind, Kind::File(map) if map.shared && !map.file.may_write);
+        self.areas(|a| {
+            if !a.covers(addr, end) {
+                Err(Errno::ENOMEM)
+            } else if prot & PROT_WRITE != 0 && a.any_in(addr, end, read_only_file) {
+                Err(Errno::EACCES)
+            } else {
                 a.protect(addr, end, prot);
+                Ok(())
             }
-            covered
-        });
-        if !covered {
-            return Err(Errno::ENOMEM);
-        }
+        })?;
         // Pages not there yet get the new rights when they are filled.
         let flags = prot_flags(prot);
         let mut at = addr;
@@ -400,6 +409,27 @@ impl UserMemory {
             at = page + PAGE_SIZE;
         }
         Ok(())
+    }
+
+    /// msync(2): the range must be mapped (ENOMEM). A mapped file's pages
+    /// are the file's own (fs/filedata.rs), so there is nothing to write
+    /// back or to invalidate: once the flags are checked, done.
+    pub fn msync(&self, addr: u64, len: u64, flags: u32) -> Result<(), Errno> {
+        use abi::types::{MS_ASYNC, MS_INVALIDATE, MS_SYNC};
+        if flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0
+            || !addr.is_multiple_of(PAGE_SIZE)
+            || flags & MS_ASYNC != 0 && flags & MS_SYNC != 0
+        {
+            return Err(Errno::EINVAL);
+        }
+        let end = page_up(len)
+            .and_then(|len| addr.checked_add(len))
+            .ok_or(Errno::ENOMEM)?;
+        if addr == end || self.areas(|a| a.covers(addr, end)) {
+            Ok(())
+        } else {
+            Err(Errno::ENOMEM)
+        }
     }
 
     /// A copy-on-write copy for a forked child.

@@ -158,7 +158,7 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     if flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY && is_file {
         file::truncate_node(&node, 0)?;
     }
-    let file = OpenFile::new(Kind::Node(node), flags);
+    let file = OpenFile::new(Kind::Node(node), flags, Some(&path));
     current(|p| p.files.install(&file, flags & O_CLOEXEC != 0, p.fd_limit())).map(|fd| fd as usize)
 }
 
@@ -293,8 +293,9 @@ pub fn pipe2(fds: u64, flags: u32) -> SysResult {
     let reader = OpenFile::new(
         Kind::PipeRead(pipe.clone()),
         O_RDONLY | (flags & O_NONBLOCK),
+        None,
     );
-    let writer = OpenFile::new(Kind::PipeWrite(pipe), O_WRONLY | (flags & O_NONBLOCK));
+    let writer = OpenFile::new(Kind::PipeWrite(pipe), O_WRONLY | (flags & O_NONBLOCK), None);
     let cloexec = flags & O_CLOEXEC != 0;
     let pair = current(|p| {
         let limit = p.fd_limit();

@@ -1,6 +1,23 @@
-//! Memory calls: brk, mmap, munmap, mremap, mprotect on the current process.
+//! Memory calls: brk, mmap, munmap, mremap, mprotect, msync on the current
+//! process.
+//!
+//! mmap's arguments become types here: the descriptor becomes the file
+//! whose pages the area maps (`MappedFile`), after Linux's checks in
+//! Linux's order (offset EINVAL, descriptor EBADF, length EINVAL, rights
+//! EACCES, kind of file ENODEV); proc/vm.rs then places the area.
+
+use abi::Errno;
+use abi::types::{MAP_ANONYMOUS, MAP_SHARED, PROT_WRITE};
+use alloc::sync::Arc;
 
 use super::SysResult;
+use super::fs::fd_file;
+use crate::fs::dev::Device;
+use crate::fs::file::{Kind, OpenFile};
+use crate::fs::filedata::FileData;
+use crate::fs::ramfs::{self, Content};
+use crate::mm::PAGE_SIZE;
+use crate::mm::areas::MappedFile;
 use crate::proc::current;
 use crate::proc::vm::UserMemory;
 use kcore::rlimit::Limits;
@@ -18,8 +35,70 @@ pub fn brk(addr: u64) -> SysResult {
     Ok(with_memory(|m, l| m.set_brk(addr, l)) as usize)
 }
 
-pub fn mmap(addr: u64, len: u64, prot: u32, flags: u32, fd: i64) -> SysResult {
-    with_memory(|m, l| m.mmap(addr, len, prot, flags, fd, l)).map(|a| a as usize)
+pub fn mmap(addr: u64, len: u64, prot: u32, flags: u32, fd: i32, offset: u64) -> SysResult {
+    if !offset.is_multiple_of(PAGE_SIZE) {
+        return Err(Errno::EINVAL);
+    }
+    let opened = if flags & MAP_ANONYMOUS == 0 {
+        Some(fd_file(fd)?)
+    } else {
+        None
+    };
+    if len == 0 {
+        return Err(Errno::EINVAL);
+    }
+    if offset.checked_add(len).is_none() {
+        return Err(Errno::EOVERFLOW);
+    }
+    let shared = flags & MAP_SHARED != 0;
+    let file = match opened {
+        Some(opened) => mapping_of(&opened, prot, shared)?,
+        None => None,
+    };
+    // Shared anonymous memory is a file with no name, as on Linux, so that
+    // fork's child shares its pages instead of copying them.
+    let file = match file {
+        None if shared => Some((
+            MappedFile {
+                data: FileData::sized(len)?,
+                ino: ramfs::new_ino(),
+                name: Arc::from("/dev/zero (deleted)"),
+                may_write: true,
+            },
+            0,
+        )),
+        None => None,
+        Some(file) => Some((file, offset)),
+    };
+    with_memory(|m, l| m.mmap(addr, len, prot, flags, file, l)).map(|a| a as usize)
+}
+
+/// The file an mmap of `opened` maps: a regular file's pages, or None for
+/// `/dev/zero` (anonymous memory, as on Linux). EACCES unless it was opened
+/// for reading, and for writing too if stores are to reach it; ENODEV for
+/// what has no pages to map (pipes, directories, other devices, /proc).
+fn mapping_of(opened: &OpenFile, prot: u32, shared: bool) -> Result<Option<MappedFile>, Errno> {
+    if !opened.readable() || shared && prot & PROT_WRITE != 0 && !opened.writable() {
+        return Err(Errno::EACCES);
+    }
+    let Kind::Node(node) = &opened.kind else {
+        return Err(Errno::ENODEV);
+    };
+    let node = node.lock();
+    match &node.content {
+        Content::File(data) => Ok(Some(MappedFile {
+            data: data.clone(),
+            ino: node.ino,
+            name: Arc::from(opened.path.as_deref().unwrap_or("")),
+            may_write: opened.writable(),
+        })),
+        Content::Device(Device::Zero) => Ok(None),
+        _ => Err(Errno::ENODEV),
+    }
+}
+
+pub fn msync(addr: u64, len: u64, flags: u32) -> SysResult {
+    with_memory(|m, _| m.msync(addr, len, flags)).map(|()| 0)
 }
 
 pub fn munmap(addr: u64, len: u64) -> SysResult {

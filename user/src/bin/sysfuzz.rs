@@ -93,6 +93,7 @@ const CALLS: &[(usize, u64)] = &[
     (PPOLL, 2),
     (SCHED_YIELD, 1),
     (MREMAP, 3),
+    (MSYNC, 2),
     (MADVISE, 1),
     (DUP, 2),
     (DUP2, 2),
@@ -303,11 +304,17 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64) -> [u64; 6] {
         SETPGID => a = [0; 6],
         // Mostly the arena, so that workers do not unmap themselves at
         // every turn (they still do, now and then).
-        MMAP | MUNMAP | MPROTECT | MREMAP if rng.below(5) != 0 => {
+        MMAP | MUNMAP | MPROTECT | MREMAP | MSYNC if rng.below(5) != 0 => {
             a[0] = memory.arena + 4096 * rng.below(ARENA_LEN / 4096);
             a[1] = 4096 * rng.below(8);
             if nr == MMAP {
                 a[3] |= u64::from(abi::types::MAP_FIXED);
+                // Half the time a file's pages, shared or private.
+                if rng.below(2) == 0 {
+                    a[3] &= !u64::from(abi::types::MAP_ANONYMOUS);
+                    a[4] = descriptor(rng);
+                    a[5] = 4096 * rng.below(4);
+                }
             }
         }
         ALARM => a[0] = rng.below(3),

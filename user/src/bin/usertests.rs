@@ -592,6 +592,62 @@ fn mmap_pages_come_on_demand() -> Outcome {
     Ok(())
 }
 
+/// A shared mapping of a file maps the file's own frames: a store is what
+/// `pread` returns. Stores into the last page past the file's end are not
+/// the file's: when the file grows over them it reads zeros (Linux leaves
+/// them there on some file systems; POSIX says zeros). Once unmapped,
+/// closed and unlinked, every frame of the file comes back.
+fn mapped_file_stores_and_the_end_of_the_file() -> Outcome {
+    let before = frames_in_use();
+    let path = "/tmp/usertests-mapped";
+    let fd = sys::open(path, O_RDWR | O_CREAT | O_TRUNC, 0o644).map_err(|e| e.message())?;
+    sys::write_all(fd, &[b'a'; 100]).map_err(|e| e.message())?;
+    let page = 4096;
+    let prot = (PROT_READ | PROT_WRITE) as usize;
+    let p = raw(
+        nr::MMAP,
+        &[0, page, prot, MAP_SHARED as usize, fd as usize, 0],
+    )
+    .map_err(|e| e.message())? as *mut u8;
+    // SAFETY: p..p+page is the fresh mapping of the file's first page.
+    unsafe {
+        *p.add(10) = b'M';
+        *p.add(200) = b'X'; // past the end of the 100-byte file
+    }
+    let pread = |at: usize| -> Result<u8, String> {
+        let mut byte = [0xffu8];
+        let n = raw(
+            nr::PREAD64,
+            &[fd as usize, byte.as_mut_ptr() as usize, 1, at],
+        )
+        .map_err(|e| e.message())?;
+        Ok(if n == 1 { byte[0] } else { 0xee })
+    };
+    ensure!(
+        pread(10)? == b'M',
+        "a store through the mapping is the file's"
+    );
+    ensure!(pread(200)? == 0xee, "the file has no byte 200 yet");
+    sys::ftruncate(fd, 300).map_err(|e| e.message())?;
+    let grown = pread(200)?;
+    ensure!(
+        grown == 0,
+        "byte 200 after growing the file is {grown:#x}, not 0"
+    );
+    // SAFETY: still mapped.
+    let seen = unsafe { *p.add(200) };
+    ensure!(
+        seen == 0,
+        "the mapping sees {seen:#x} at byte 200, not the file's 0"
+    );
+    sys::munmap(p, page).map_err(|e| e.message())?;
+    sys::close(fd).map_err(|e| e.message())?;
+    sys::unlink(path).map_err(|e| e.message())?;
+    let left = frames_in_use().saturating_sub(before);
+    ensure!(left < 8, "{left} frames left after unmapping and deleting");
+    Ok(())
+}
+
 /// Mappings may promise more than there is (each one alone fits); the
 /// process that touches past the end dies of SIGKILL, and every frame it
 /// had comes back.
@@ -1127,6 +1183,10 @@ const TESTS: &[Test] = &[
     ("brk_until_enomem", brk_until_enomem),
     ("mmap_munmap_mprotect", mmap_munmap_mprotect),
     ("mmap_pages_come_on_demand", mmap_pages_come_on_demand),
+    (
+        "mapped_file_stores_and_the_end_of_the_file",
+        mapped_file_stores_and_the_end_of_the_file,
+    ),
     (
         "out_of_memory_at_a_fault_kills_only_the_toucher",
         out_of_memory_at_a_fault_kills_only_the_toucher,
