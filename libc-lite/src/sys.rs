@@ -133,6 +133,18 @@ pub fn dup2(old: i32, new: i32) -> Result<i32> {
     call!(DUP2, old, new).map(|fd| fd as i32)
 }
 
+/// A close-on-exec copy of `fd` numbered `min` or above (F_DUPFD_CLOEXEC):
+/// where a shell keeps a descriptor it redirects, out of the way.
+pub fn dup_above(fd: i32, min: i32) -> Result<i32> {
+    call!(FCNTL, fd, abi::types::F_DUPFD_CLOEXEC, min).map(|fd| fd as i32)
+}
+
+/// access(2): whether the caller may reach `path` as `mode` (`R_OK`
+/// 4, `W_OK` 2, `X_OK` 1, `F_OK` 0).
+pub fn access(path: &str, mode: u32) -> Result<()> {
+    with_cstr(path, |p| call!(ACCESS, p, mode))?.map(drop)
+}
+
 /// Returns (read end, write end).
 pub fn pipe() -> Result<(i32, i32)> {
     let mut fds = [0i32; 2];

@@ -72,17 +72,20 @@ pub fn kernel(opts: &Options) -> Result<PathBuf, String> {
     Ok(artifacts(opts, "target").join("kernel"))
 }
 
-/// The bins of a package: the `*.rs` files in its `src/bin`.
+/// The bins of a package: its `src/bin/NAME.rs` files and `src/bin/NAME/main.rs` directories.
 fn bin_names(package_dir: &str) -> Result<Vec<String>, String> {
     let src = root().join(package_dir).join("src/bin");
+    // Cargo's rule: `NAME.rs`, or a directory `NAME/` with a `main.rs`
+    // (a program in several files, as the shell).
     let mut names: Vec<String> = std::fs::read_dir(&src)
         .map_err(|e| format!("cannot list {}: {e}", src.display()))?
         .filter_map(|e| {
-            e.ok()?
-                .file_name()
-                .to_str()?
-                .strip_suffix(".rs")
-                .map(String::from)
+            let e = e.ok()?;
+            let name = e.file_name().to_str()?.to_string();
+            match name.strip_suffix(".rs") {
+                Some(stem) => Some(stem.to_string()),
+                None => e.path().join("main.rs").is_file().then_some(name),
+            }
         })
         .collect();
     names.sort();

@@ -179,7 +179,8 @@ enum Expect {
     },
     /// The static musl programs of `tests/musl/`, run by `/bin/musltests`:
     /// each one's stdout and exit status must be what the same binary gives
-    /// on the host's Linux.
+    /// on the host's Linux. With them, the project's /bin/sh runs
+    /// `tests/shell/posix.sh`, whose output must be the host's sh's.
     Musl,
     /// Debian's glibc-static shells (busybox-static's sh, bash-static),
     /// fetched once, each running `tests/glibc/shell.sh` under
@@ -196,6 +197,8 @@ struct SameAsLinux {
     guest: Vec<String>,
 }
 
+/// The script the project's /bin/sh runs, and the host's sh beside it.
+const SHELL_GRAMMAR_SCRIPT: &str = "tests/shell/posix.sh";
 /// The script the glibc shells run.
 const GLIBC_SCRIPT: &str = "tests/glibc/shell.sh";
 /// The script busybox's sh runs to try busybox's ps, free, uptime and top.
@@ -656,14 +659,27 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     boot_opts.uefi = suite.uefi || opts.uefi;
     boot_opts.program = suite.program.iter().map(|s| s.to_string()).collect();
     let cases: Vec<SameAsLinux> = match suite.expect {
-        Expect::Musl => build::musl_programs()?
-            .into_iter()
-            .map(|(name, path)| SameAsLinux {
-                guest: vec![format!("/bin/musl-{name}")],
-                host: vec![path.display().to_string()],
-                name,
-            })
-            .collect(),
+        Expect::Musl => {
+            let mut cases: Vec<SameAsLinux> = build::musl_programs()?
+                .into_iter()
+                .map(|(name, path)| SameAsLinux {
+                    guest: vec![format!("/bin/musl-{name}")],
+                    host: vec![path.display().to_string()],
+                    name,
+                })
+                .collect();
+            // The project's shell against the host's sh (dash on Debian).
+            let script = build::root().join(SHELL_GRAMMAR_SCRIPT);
+            boot_opts
+                .add
+                .push((script.display().to_string(), "/etc/posix.sh".into()));
+            cases.push(SameAsLinux {
+                name: "sh-grammar".into(),
+                host: vec!["sh".into(), script.display().to_string()],
+                guest: vec!["/bin/sh".into(), "/etc/posix.sh".into()],
+            });
+            cases
+        }
         Expect::Glibc => {
             let (cases, adds) = glibc_cases()?;
             boot_opts.add.extend(adds);
