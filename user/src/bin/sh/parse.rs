@@ -289,6 +289,15 @@ fn variable(chars: &mut core::iter::Peekable<core::str::Chars>) -> Result<Option
     }
 }
 
+/// A quote begins: even `''` makes a (quoted, empty) part, so the word
+/// exists and expands to one empty field.
+fn open_quote(parts: &mut Vec<Part>) {
+    parts.push(Part::Text {
+        text: String::new(),
+        quoted: true,
+    });
+}
+
 fn word(chars: &mut core::iter::Peekable<core::str::Chars>) -> Result<Word, Error> {
     let mut parts = Vec::new();
     while let Some(&c) = chars.peek() {
@@ -296,11 +305,7 @@ fn word(chars: &mut core::iter::Peekable<core::str::Chars>) -> Result<Word, Erro
             ' ' | '\t' | '\r' | '\n' | '|' | '&' | ';' | '(' | ')' | '<' | '>' => break,
             '\'' => {
                 chars.next();
-                // Even '' makes a (quoted, empty) part: the word exists.
-                parts.push(Part::Text {
-                    text: String::new(),
-                    quoted: true,
-                });
+                open_quote(&mut parts);
                 loop {
                     match chars.next() {
                         Some('\'') => break,
@@ -311,10 +316,7 @@ fn word(chars: &mut core::iter::Peekable<core::str::Chars>) -> Result<Word, Erro
             }
             '"' => {
                 chars.next();
-                parts.push(Part::Text {
-                    text: String::new(),
-                    quoted: true,
-                });
+                open_quote(&mut parts);
                 loop {
                     match chars.next() {
                         Some('"') => break,
