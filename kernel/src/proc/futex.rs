@@ -56,9 +56,19 @@ fn key(addr: u64) -> Result<Key, Errno> {
     if !addr.is_multiple_of(4) {
         return Err(Errno::EINVAL);
     }
-    uaccess::check_range(addr, 4, false)?;
+    if addr
+        .checked_add(4)
+        .is_none_or(|end| end > crate::mm::USER_TOP)
+    {
+        return Err(Errno::EFAULT);
+    }
     let space = Space::current();
-    match space.translate(x86_64::VirtAddr::new(addr)) {
+    let at = x86_64::VirtAddr::new(addr);
+    // Filled first if it is not there yet (to see whether it is shared).
+    if space.translate(at).is_none() {
+        uaccess::check_range(addr, 4, false)?;
+    }
+    match space.translate(at) {
         Some((phys, flags)) if flags.contains(SHARED) => Ok(Key::Shared {
             phys: phys.as_u64(),
         }),

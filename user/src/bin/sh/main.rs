@@ -665,10 +665,10 @@ fn program_path(name: &str, env: &[String]) -> String {
 
 /// In a forked child: execs `argv` with `env`; never returns.
 fn exec(argv: &[String], env: &[String]) -> ! {
+    let path = program_path(&argv[0], env);
     let args: Vec<&str> = argv.iter().map(String::as_str).collect();
     let env: Vec<&str> = env.iter().map(String::as_str).collect();
-    let owned: Vec<String> = env.iter().map(|s| s.to_string()).collect();
-    let e = sys::execve(&program_path(&argv[0], &owned), &args, &env);
+    let e = sys::execve(&path, &args, &env);
     eprintln!("sh: {}: {}", argv[0], e.message());
     sys::exit(if e == Errno::ENOENT { 127 } else { 126 })
 }
