@@ -95,8 +95,9 @@ impl<F> Area<F> {
     /// Whether `RLIMIT_DATA` counts this area (Linux's `is_data_mapping`:
     /// writable, private, not the stack).
     pub fn is_data(&self) -> bool {
-        let shared = matches!(&self.kind, Kind::File(map) if map.shared);
-        self.prot & abi::types::PROT_WRITE != 0 && !shared && !matches!(self.kind, Kind::Stack)
+        self.prot & abi::types::PROT_WRITE != 0
+            && !self.is_shared()
+            && !matches!(self.kind, Kind::Stack)
     }
 
     /// The same area moved from `from` to `to` (mremap): a file area maps

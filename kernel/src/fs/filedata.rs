@@ -38,6 +38,7 @@ use alloc::vec::Vec;
 use x86_64::structures::paging::PhysFrame;
 
 use crate::mm::PAGE_SIZE;
+use crate::mm::areas::FaultError;
 use crate::mm::frames::OwnedFrame;
 use crate::sync::IrqLock;
 
@@ -110,15 +111,17 @@ impl FileData {
 
     /// The frame of page `page`, with one more user for the mapping that
     /// asked (which releases it when unmapped): a hole gets its frame now.
-    /// ENXIO for a page wholly past the end (SIGBUS for a program's
-    /// access), ENOMEM when no frame is left.
-    pub fn map_page(&self, page: u64) -> Result<PhysFrame, Errno> {
+    /// `PastEnd` for a page wholly past the end (SIGBUS for a program's
+    /// access), `NoMemory` when no frame is left.
+    pub fn map_page(&self, page: u64) -> Result<PhysFrame, FaultError> {
         let mut pages = self.0.lock();
         if page >= pages.len.div_ceil(PAGE_SIZE) {
-            return Err(Errno::ENXIO);
+            return Err(FaultError::PastEnd);
         }
         let page = page as usize;
-        pages.allocate(page, page + 1).map_err(|_| Errno::ENOMEM)?;
+        pages
+            .allocate(page, page + 1)
+            .map_err(|_| FaultError::NoMemory)?;
         let frame = pages.pages[page].as_ref().expect("allocated above");
         Ok(frame.share())
     }

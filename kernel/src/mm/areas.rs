@@ -28,7 +28,8 @@
 //! (fs/filedata.rs, `FileData::map_page`), not from zeroes: a shared
 //! area maps the frame writable and marked `SHARED`, a private one maps it
 //! copy-on-write, so its first store copies the page. A page wholly past
-//! the file's end has nothing to map: ENXIO here, SIGBUS for the program.
+//! the file's end has nothing to map: `FaultError::PastEnd`, SIGBUS for the
+//! program.
 //!
 //! Lock order: `AREAS` is a memory lock (level 5 in `sync.rs`), taken
 //! before the frame table and never while calling out of mm. A fault takes
@@ -134,10 +135,7 @@ pub fn fault_in(space: &Space, addr: u64, write: bool) -> Result<(), FaultError>
     let (frame, flags) = match &area.kind {
         Kind::File(map) => {
             let index = map.offset_of(page.as_u64()) / super::PAGE_SIZE;
-            let frame = map.file.data.map_page(index).map_err(|e| match e {
-                Errno::ENXIO => FaultError::PastEnd,
-                _ => FaultError::NoMemory,
-            })?;
+            let frame = map.file.data.map_page(index)?;
             if map.shared {
                 (frame, flags | SHARED)
             } else if flags.contains(Flags::WRITABLE) {
