@@ -16,8 +16,9 @@
 //! 1. a ramfs node (`fs::ramfs::NodeRef`), then an open file's flags and
 //!    offset (`fs::file::OpenFile`), in that order;
 //! 2. `proc::TABLE`, the process table (`proc::current` takes it);
-//! 3. a pipe's buffer, the console's input, the export list, the random
-//!    generator (`random.rs`), the record locks (`fs::lock`);
+//! 3. a pipe's buffer, a socket's state (`fs::socket`, one at a time),
+//!    then the abstract socket names, the console's input, the export list, the
+//!    random generator (`random.rs`), the record locks (`fs::lock`);
 //! 4. profil's cost rings (taken inside the table by the timer path);
 //! 5. memory: a file's pages (`fs::filedata`, reached by the page-fault
 //!    path), the areas of the address spaces (`mm::areas`), kernel-stack

@@ -60,8 +60,25 @@ errnos! {
     ENOSYS = 38, "Function not implemented";
     ENOTEMPTY = 39, "Directory not empty";
     ELOOP = 40, "Symbolic link loop";
+    ENOMSG = 42, "No message of desired type";
+    EIDRM = 43, "Identifier removed";
     EOVERFLOW = 75, "Value too large for data type";
+    ENOTSOCK = 88, "Not a socket";
+    EDESTADDRREQ = 89, "Destination address required";
+    EMSGSIZE = 90, "Message too large";
+    EPROTOTYPE = 91, "Protocol wrong type for socket";
+    ENOPROTOOPT = 92, "Protocol not available";
+    EPROTONOSUPPORT = 93, "Protocol not supported";
+    ESOCKTNOSUPPORT = 94, "Socket type not supported";
+    EOPNOTSUPP = 95, "Not supported";
+    EAFNOSUPPORT = 97, "Address family not supported by protocol";
+    EADDRINUSE = 98, "Address in use";
+    ECONNRESET = 104, "Connection reset by peer";
+    ENOBUFS = 105, "No buffer space available";
+    EISCONN = 106, "Socket is connected";
+    ENOTCONN = 107, "Socket not connected";
     ETIMEDOUT = 110, "Connection timed out";
+    ECONNREFUSED = 111, "Connection refused";
     EOWNERDEAD = 130, "Owner died";
 }
 

@@ -12,6 +12,7 @@
 
 pub mod errno;
 pub mod signal;
+pub mod socket;
 pub mod sys;
 pub mod types;
 

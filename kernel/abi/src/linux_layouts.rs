@@ -233,3 +233,31 @@ fn flock() {
     assert_eq!(offset_of!(Flock, l_len), 16);
     assert_eq!(offset_of!(Flock, l_pid), 24);
 }
+
+/// `linux/un.h`: `struct sockaddr_un`.
+#[test]
+fn sockaddr_un() {
+    use crate::socket::*;
+    assert_eq!(size_of::<SockaddrUn>(), 110);
+    assert_eq!(offset_of!(SockaddrUn, sun_path), SUN_PATH_OFFSET);
+}
+
+/// `linux/socket.h`: `struct msghdr` (the user one), `struct cmsghdr` and
+/// `struct ucred`.
+#[test]
+fn msghdr_cmsghdr_ucred() {
+    use crate::socket::*;
+    assert_eq!(size_of::<MsgHdr>(), 56);
+    assert_eq!(offset_of!(MsgHdr, msg_namelen), 8);
+    assert_eq!(offset_of!(MsgHdr, msg_iov), 16);
+    assert_eq!(offset_of!(MsgHdr, msg_iovlen), 24);
+    assert_eq!(offset_of!(MsgHdr, msg_control), 32);
+    assert_eq!(offset_of!(MsgHdr, msg_controllen), 40);
+    assert_eq!(offset_of!(MsgHdr, msg_flags), 48);
+    assert_eq!(size_of::<CmsgHdr>(), 16);
+    assert_eq!(offset_of!(CmsgHdr, cmsg_level), 8);
+    assert_eq!(offset_of!(CmsgHdr, cmsg_type), 12);
+    assert_eq!(size_of::<Ucred>(), 12);
+    assert_eq!(offset_of!(Ucred, uid), 4);
+    assert_eq!(offset_of!(Ucred, gid), 8);
+}

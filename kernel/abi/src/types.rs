@@ -90,6 +90,7 @@ pub const S_IFREG: u32 = 0o100000;
 pub const S_IFCHR: u32 = 0o020000;
 pub const S_IFIFO: u32 = 0o010000;
 pub const S_IFLNK: u32 = 0o120000;
+pub const S_IFSOCK: u32 = 0o140000;
 
 /// Header of one `getdents64` record (`struct linux_dirent64`); the
 /// NUL-terminated name follows, and records are 8-byte aligned.
@@ -134,6 +135,8 @@ pub const TCSETS: u32 = 0x5402;
 pub const TCSETSW: u32 = 0x5403;
 pub const TCSETSF: u32 = 0x5404;
 pub const TIOCGPGRP: u32 = 0x540f;
+/// Bytes waiting to be read (an int), on a pipe or a socket.
+pub const FIONREAD: u32 = 0x541b;
 pub const TIOCSPGRP: u32 = 0x5410;
 pub const TIOCGWINSZ: u32 = 0x5413;
 
@@ -640,3 +643,5 @@ pub const POLLHUP: i16 = 0x010;
 pub const POLLNVAL: i16 = 0x020;
 pub const POLLRDNORM: i16 = 0x040;
 pub const POLLWRNORM: i16 = 0x100;
+/// The peer shut its writing side down (or went): a read will see the end.
+pub const POLLRDHUP: i16 = 0x2000;

@@ -18,12 +18,16 @@ use alloc::sync::Arc;
 
 use super::pipe::Pipe;
 use super::ramfs::{Content, Node, NodeRef, Times};
+use super::socket::Socket;
 use crate::sync::IrqLock;
 
 pub enum Kind {
     Node(NodeRef),
     PipeRead(Arc<Pipe>),
     PipeWrite(Arc<Pipe>),
+    /// A Unix-domain socket (fs/socket.rs); this open file is its only
+    /// one, so its drop is the socket's close.
+    Socket(Arc<Socket>),
 }
 
 pub struct OpenFile {
@@ -38,9 +42,18 @@ pub struct OpenFile {
     pub path: Option<alloc::string::String>,
 }
 
+/// Open file descriptions in the system now (`/proc/sys/fs/file-nr`): what
+/// shows that a descriptor lost in flight, or any other, was closed.
+static OPEN_COUNT: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+pub fn open_count() -> usize {
+    OPEN_COUNT.load(core::sync::atomic::Ordering::Relaxed)
+}
+
 impl OpenFile {
     pub fn new(kind: Kind, flags: u32, path: Option<&str>) -> Arc<OpenFile> {
         static NEXT_ID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+        OPEN_COUNT.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         Arc::new(OpenFile {
             kind,
             id: NEXT_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
@@ -54,7 +67,7 @@ impl OpenFile {
     pub fn ino(&self) -> Option<u64> {
         match &self.kind {
             Kind::Node(node) => Some(node.lock().ino),
-            Kind::PipeRead(_) | Kind::PipeWrite(_) => None,
+            Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_) => None,
         }
     }
 
@@ -79,6 +92,9 @@ impl OpenFile {
         match &self.kind {
             Kind::PipeRead(pipe) => pipe.read(buf, self.nonblock()),
             Kind::PipeWrite(_) => Err(Errno::EBADF),
+            Kind::Socket(socket) => socket
+                .recv(buf, false, false, self.nonblock())
+                .map(|got| got.len),
             Kind::Node(node) => {
                 let device = node.lock().device();
                 if let Some(device) = device {
@@ -100,6 +116,14 @@ impl OpenFile {
         match &self.kind {
             Kind::PipeWrite(pipe) => pipe.write(buf, self.nonblock()),
             Kind::PipeRead(_) => Err(Errno::EBADF),
+            Kind::Socket(socket) => socket.send(
+                buf,
+                alloc::vec::Vec::new(),
+                None,
+                None,
+                self.nonblock(),
+                true,
+            ),
             Kind::Node(node) => {
                 let device = node.lock().device();
                 if let Some(device) = device {
@@ -125,6 +149,7 @@ impl OpenFile {
         let mut ready = match &self.kind {
             Kind::PipeRead(pipe) => pipe.poll(true),
             Kind::PipeWrite(pipe) => pipe.poll(false),
+            Kind::Socket(socket) => socket.poll(),
             Kind::Node(node) => match node.lock().device() {
                 Some(device) => device.poll(),
                 None => POLLIN | POLLOUT,
@@ -221,6 +246,12 @@ impl OpenFile {
                 st_blksize: 4096,
                 ..Stat::default()
             },
+            Kind::Socket(_) => Stat {
+                st_mode: abi::types::S_IFSOCK | 0o777,
+                st_nlink: 1,
+                st_blksize: 4096,
+                ..Stat::default()
+            },
         }
     }
 }
@@ -243,6 +274,8 @@ fn read_at(node: &mut Node, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
         Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
         // open never hands out a link itself (it follows it).
         Content::Symlink(_) => Err(Errno::EINVAL),
+        // Nor a socket's name (ENXIO).
+        Content::Socket(_) => Err(Errno::ENXIO),
         Content::Device(d) if d.is_terminal() => Err(Errno::ESPIPE),
         Content::Device(d) => d.read(buf),
     }
@@ -266,6 +299,7 @@ fn write_at(node: &mut Node, at: u64, buf: &[u8]) -> Result<u64, Errno> {
         // open them for writing).
         Content::ProcFile(_) => Err(Errno::EIO),
         Content::Symlink(_) => Err(Errno::EINVAL),
+        Content::Socket(_) => Err(Errno::ENXIO),
     }
 }
 
@@ -284,7 +318,7 @@ pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
         Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
         // Linux's answer to truncating anything but a regular file (open's
         // O_TRUNC leaves devices alone before it gets here).
-        Content::Device(_) | Content::Symlink(_) => Err(Errno::EINVAL),
+        Content::Device(_) | Content::Symlink(_) | Content::Socket(_) => Err(Errno::EINVAL),
         // Nothing to cut (Linux lets root truncate them, to no effect).
         Content::ProcFile(_) => Ok(()),
     }
@@ -319,9 +353,11 @@ pub fn stat_node(node: &NodeRef) -> Stat {
 
 impl Drop for OpenFile {
     fn drop(&mut self) {
+        OPEN_COUNT.fetch_sub(1, core::sync::atomic::Ordering::Relaxed);
         match &self.kind {
             Kind::PipeRead(p) => p.close_reader(),
             Kind::PipeWrite(p) => p.close_writer(),
+            Kind::Socket(socket) => socket.release(),
             Kind::Node(node) => {
                 let ino = node.lock().ino;
                 super::lock::description_closed(self.id, ino);

@@ -1,5 +1,5 @@
-//! Files: the ramfs, open files and descriptor tables, pipes, the console
-//! and the other devices of `/dev`, record locks.
+//! Files: the ramfs, open files and descriptor tables, pipes, Unix-domain
+//! sockets, the console and the other devices of `/dev`, record locks.
 
 pub mod console;
 pub mod dev;
@@ -10,3 +10,4 @@ pub mod lock;
 pub mod pipe;
 pub mod procfs;
 pub mod ramfs;
+pub mod socket;

@@ -20,6 +20,7 @@
 //! | `/proc/PID/profil` | its profil(2) state: regions, scale, ticks counted and dropped (not in Linux) |
 //! | `/proc/meminfo`, `uptime`, `loadavg`, `stat` | memory, time since boot and idle, load, CPU time |
 //! | `/proc/cpuinfo`, `mounts`, `version` | the CPU (from CPUID), what is mounted, the kernel |
+//! | `/proc/sys/fs/file-nr` | open file descriptions in the system (`fs::file::open_count`), 0 free, no maximum |
 //!
 //! Inode numbers are made from the pid and the file, so they stay the same
 //! from one lookup to the next.
@@ -42,6 +43,10 @@ use crate::{clock, mm};
 pub enum Dir {
     Root,
     Process(Pid),
+    /// `/proc/sys`, holding only `fs`, ...
+    Sys,
+    /// ... which holds only `file-nr`.
+    SysFs,
 }
 
 /// The files of `/proc` itself, and of each `/proc/PID`, in listing order.
@@ -56,11 +61,15 @@ const PROCESS_FILES: [&str; 8] = [
 pub const INO_BASE: u64 = 1 << 40;
 
 fn ino(dir: Dir, index: Option<usize>) -> u64 {
-    let pid = match dir {
-        Dir::Root => 0,
-        Dir::Process(pid) => u64::from(pid),
-    };
-    INO_BASE + (pid << 5) + index.map_or(0, |i| i as u64 + 1)
+    let entry = index.map_or(0, |i| i as u64 + 1);
+    match dir {
+        Dir::Root => INO_BASE + entry,
+        Dir::Process(pid) => INO_BASE + (u64::from(pid) << 5) + entry,
+        // After the root's files, in pid 0's room: /proc/sys/fs is entry
+        // 0 of /proc/sys.
+        Dir::Sys => INO_BASE + 16 + entry,
+        Dir::SysFs => INO_BASE + 17 + entry,
+    }
 }
 
 fn node(ino: u64, perm: u32, content: Content) -> NodeRef {
@@ -79,6 +88,9 @@ pub fn lookup(dir: Dir, name: &str) -> Result<NodeRef, Errno> {
             if let Some(index) = ROOT_FILES.iter().position(|&f| f == name) {
                 return root_file(index);
             }
+            if name == "sys" {
+                return Ok(node(ino(Dir::Sys, None), 0o555, Content::ProcDir(Dir::Sys)));
+            }
             let pid: Pid = name.parse().map_err(|_| Errno::ENOENT)?;
             if name != pid.to_string() || !TABLE.lock().procs.contains_key(&pid) {
                 return Err(Errno::ENOENT);
@@ -96,6 +108,18 @@ pub fn lookup(dir: Dir, name: &str) -> Result<NodeRef, Errno> {
                 .ok_or(Errno::ENOENT)?;
             process_file(pid, index)
         }
+        Dir::Sys if name == "fs" => Ok(node(
+            ino(Dir::SysFs, None),
+            0o555,
+            Content::ProcDir(Dir::SysFs),
+        )),
+        Dir::SysFs if name == "file-nr" => {
+            // Linux's three figures: allocated, free (always 0 since 2.6),
+            // and fs.file-max, which is unlimited here.
+            let text = format!("{}\t0\t{}\n", super::file::open_count(), i64::MAX);
+            Ok(file(Dir::SysFs, 0, text.into_bytes()))
+        }
+        Dir::Sys | Dir::SysFs => Err(Errno::ENOENT),
     }
 }
 
@@ -105,6 +129,11 @@ pub fn list(dir: Dir) -> Vec<DirEntry> {
     match dir {
         Dir::Root => {
             let mut entries = files(dir, &ROOT_FILES);
+            entries.push(DirEntry {
+                name: "sys".to_string(),
+                ino: ino(Dir::Sys, None),
+                kind: abi::types::DT_DIR,
+            });
             let pids: Vec<Pid> = TABLE.lock().procs.keys().copied().collect();
             entries.extend(pids.into_iter().map(|pid| DirEntry {
                 name: pid.to_string(),
@@ -114,6 +143,12 @@ pub fn list(dir: Dir) -> Vec<DirEntry> {
             entries
         }
         Dir::Process(_) => files(dir, &PROCESS_FILES),
+        Dir::Sys => alloc::vec![DirEntry {
+            name: "fs".to_string(),
+            ino: ino(Dir::SysFs, None),
+            kind: abi::types::DT_DIR,
+        }],
+        Dir::SysFs => files(dir, &["file-nr"]),
     }
 }
 

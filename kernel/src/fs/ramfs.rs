@@ -17,7 +17,7 @@
 //! (`relatime`, Linux's default mount option).
 
 use abi::Errno;
-use abi::types::{S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Timespec};
+use abi::types::{S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, Timespec};
 use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -44,6 +44,9 @@ pub enum Content {
     /// A symbolic link: the path it points to, followed by path walks (only
     /// `/proc` makes them so far).
     Symlink(String),
+    /// The name a Unix-domain socket was bound to (fs/socket.rs); it stays
+    /// when the socket closes, naming nothing.
+    Socket(alloc::sync::Weak<super::socket::Socket>),
 }
 
 /// One name of a directory listing (getdents64).
@@ -147,6 +150,7 @@ impl Node {
             Content::Dir(_) | Content::ProcDir(_) => S_IFDIR,
             Content::Device(_) => S_IFCHR,
             Content::Symlink(_) => S_IFLNK,
+            Content::Socket(_) => S_IFSOCK,
         };
         kind | (self.perm & 0o7777)
     }
@@ -169,7 +173,10 @@ impl Node {
         match &self.content {
             Content::File(data) => data.len(),
             Content::Dir(entries) => entries.len() as u64,
-            Content::Device(_) | Content::ProcDir(_) | Content::ProcFile(_) => 0,
+            Content::Device(_)
+            | Content::ProcDir(_)
+            | Content::ProcFile(_)
+            | Content::Socket(_) => 0,
             Content::Symlink(target) => target.len() as u64,
         }
     }
@@ -337,6 +344,24 @@ fn add(path: &str, node: NodeRef) -> Result<(), Errno> {
     })??;
     parent.lock().modified();
     Ok(())
+}
+
+/// Makes the node that names a socket bound to `path` (EEXIST if the name
+/// is taken).
+pub fn make_socket(
+    path: &str,
+    perm: u32,
+    socket: alloc::sync::Weak<super::socket::Socket>,
+) -> Result<(), Errno> {
+    add(path, new_node(perm, Content::Socket(socket)))
+}
+
+/// The socket `path` names: None for a node that is not a socket's.
+pub fn socket_at(path: &str) -> Result<Option<alloc::sync::Weak<super::socket::Socket>>, Errno> {
+    match &lookup(path)?.lock().content {
+        Content::Socket(socket) => Ok(Some(socket.clone())),
+        _ => Ok(None),
+    }
 }
 
 pub fn mkdir(path: &str, perm: u32) -> Result<(), Errno> {

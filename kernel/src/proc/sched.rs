@@ -42,13 +42,16 @@ pub enum Chan {
     Futex,
     /// Data or room in the pipe at this address.
     Pipe(usize),
+    /// A message, room or a connection at the socket at this address
+    /// (fs/socket.rs).
+    Socket(usize),
     /// A line of console input.
     Console,
     /// Only its deadline (nanosleep).
     Timer,
     /// Only a signal (pause, sigsuspend).
     Signal,
-    /// Any pipe or the console to change (poll; see `wakeup_io`).
+    /// Any pipe, socket or the console to change (poll; see `wakeup_io`).
     Poll,
     /// A record lock of the file with this inode number to go (fs/lock.rs).
     FileLock(u64),

@@ -96,7 +96,7 @@ pub fn truncate(path: u64, len: i64) -> SysResult {
     file::truncate_node(&node, len).map(|()| 0)
 }
 
-fn iovecs(iov: u64, count: u64) -> Result<Vec<(u64, u64)>, Errno> {
+pub(super) fn iovecs(iov: u64, count: u64) -> Result<Vec<(u64, u64)>, Errno> {
     if count > 1024 {
         return Err(Errno::EINVAL);
     }
@@ -145,6 +145,10 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     };
     let (is_dir, is_file) = {
         let node = node.lock();
+        // A socket's name is for connect(2), not open (Linux's ENXIO).
+        if matches!(node.content, Content::Socket(_)) {
+            return Err(Errno::ENXIO);
+        }
         (node.is_dir(), matches!(node.content, Content::File(_)))
     };
     if flags & O_DIRECTORY != 0 && !is_dir {
@@ -445,6 +449,17 @@ fn record_lock(fd: i32, cmd: u32, arg: u64) -> SysResult {
 
 pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
     let file = fd_file(fd)?;
+    let waiting = match &file.kind {
+        Kind::PipeRead(pipe) => Some(pipe.buffered()),
+        Kind::Socket(socket) => Some(socket.readable_bytes()),
+        _ => None,
+    };
+    if let Some(bytes) = waiting {
+        return match request {
+            FIONREAD => uaccess::write(arg, &(bytes as i32)).map(|()| 0),
+            _ => Err(Errno::ENOTTY),
+        };
+    }
     let is_terminal = matches!(&file.kind,
         Kind::Node(n) if n.lock().device().is_some_and(|d| d.is_terminal()));
     if !is_terminal {

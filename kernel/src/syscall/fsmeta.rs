@@ -56,11 +56,11 @@ pub fn symlinkat(target: u64, dirfd: i32, path: u64) -> SysResult {
     ramfs::symlink(&target, &path).map(|()| 0)
 }
 
-/// The node open as `fd`: EBADF for none; a pipe has none here.
+/// The node open as `fd`: EBADF for none; a pipe or socket has none here.
 fn node_of_fd(fd: i32) -> Result<NodeRef, Errno> {
     match &fd_file(fd)?.kind {
         Kind::Node(node) => Ok(node.clone()),
-        Kind::PipeRead(_) | Kind::PipeWrite(_) => Err(Errno::EINVAL),
+        Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_) => Err(Errno::EINVAL),
     }
 }
 
@@ -120,8 +120,8 @@ impl Target {
         match *self {
             Target::Fd(fd) => match &fd_file(fd)?.kind {
                 Kind::Node(node) => Ok(Some(node.clone())),
-                // A pipe keeps no times here: nothing to set.
-                Kind::PipeRead(_) | Kind::PipeWrite(_) => Ok(None),
+                // A pipe or socket keeps no times here: nothing to set.
+                Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_) => Ok(None),
             },
             Target::Path {
                 dirfd,
@@ -231,7 +231,7 @@ pub fn statfs(path: u64, buf: u64) -> SysResult {
 pub fn fstatfs(fd: i32, buf: u64) -> SysResult {
     let st = match &fd_file(fd)?.kind {
         Kind::Node(node) => statfs_of(Some(node)),
-        Kind::PipeRead(_) | Kind::PipeWrite(_) => statfs_of(None),
+        Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_) => statfs_of(None),
     };
     uaccess::write(buf, &st)?;
     Ok(0)

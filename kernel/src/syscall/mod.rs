@@ -4,7 +4,7 @@
 //! result goes back in rax, `-errno` on failure. The numbers are the ones in
 //! `abi::sys` (Linux's, plus ours from 1000). The table calls only the
 //! handlers of this directory, one file per group (fs, fsmeta, poll,
-//! mem, process, signal, info, profil); each handler turns the raw integers into the
+//! mem, process, signal, socket, info, profil); each handler turns the raw integers into the
 //! types they stand for and calls the mechanism (`proc::lifecycle::fork`,
 //! `profil::start`, ...), reaching user memory only through `mm::uaccess`.
 //! An unknown number is `ENOSYS`, logged once per number.
@@ -17,6 +17,7 @@ mod poll;
 mod process;
 mod profil;
 mod signal;
+mod socket;
 
 use abi::{Errno, sys};
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -89,6 +90,24 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::IOCTL => fs::ioctl(a[0] as i32, a[1] as u32, a[2]),
         sys::ACCESS => fs::access(abi::types::AT_FDCWD, a[0]),
         sys::FACCESSAT => fs::faccessat(a[0] as i32, a[1], a[2] as u32, a[3] as u32),
+        sys::SOCKET => socket::socket(a[0] as u32, a[1] as u32, a[2] as u32),
+        sys::SOCKETPAIR => socket::socketpair(a[0] as u32, a[1] as u32, a[2] as u32, a[3]),
+        sys::BIND => socket::bind(a[0] as i32, a[1], a[2] as u32),
+        sys::LISTEN => socket::listen(a[0] as i32, a[1] as i32),
+        sys::CONNECT => socket::connect(a[0] as i32, a[1], a[2] as u32),
+        sys::ACCEPT => socket::accept4(a[0] as i32, a[1], a[2], 0),
+        sys::ACCEPT4 => socket::accept4(a[0] as i32, a[1], a[2], a[3] as u32),
+        sys::SENDTO => socket::sendto(a[0] as i32, a[1], a[2], a[3] as u32, a[4], a[5] as u32),
+        sys::RECVFROM => socket::recvfrom(a[0] as i32, a[1], a[2], a[3] as u32, a[4], a[5]),
+        sys::SENDMSG => socket::sendmsg(a[0] as i32, a[1], a[2] as u32),
+        sys::RECVMSG => socket::recvmsg(a[0] as i32, a[1], a[2] as u32),
+        sys::SHUTDOWN => socket::shutdown(a[0] as i32, a[1] as u32),
+        sys::GETSOCKNAME => socket::getsockname(a[0] as i32, a[1], a[2]),
+        sys::GETPEERNAME => socket::getpeername(a[0] as i32, a[1], a[2]),
+        sys::SETSOCKOPT => {
+            socket::setsockopt(a[0] as i32, a[1] as i32, a[2] as i32, a[3], a[4] as u32)
+        }
+        sys::GETSOCKOPT => socket::getsockopt(a[0] as i32, a[1] as i32, a[2] as i32, a[3], a[4]),
         sys::BRK => mem::brk(a[0]),
         sys::MMAP => mem::mmap(a[0], a[1], a[2] as u32, a[3] as u32, a[4] as i32, a[5]),
         sys::MSYNC => mem::msync(a[0], a[1], a[2] as u32),

@@ -162,6 +162,22 @@ const CALLS: &[(usize, u64)] = &[
     (PIPE2, 2),
     (PRLIMIT64, 2),
     (GETRANDOM, 2),
+    (SOCKET, 2),
+    (SOCKETPAIR, 2),
+    (BIND, 1),
+    (LISTEN, 1),
+    (CONNECT, 1),
+    (ACCEPT, 1),
+    (ACCEPT4, 1),
+    (SENDTO, 2),
+    (RECVFROM, 2),
+    (SENDMSG, 2),
+    (RECVMSG, 2),
+    (SHUTDOWN, 1),
+    (GETSOCKNAME, 1),
+    (GETPEERNAME, 1),
+    (SETSOCKOPT, 1),
+    (GETSOCKOPT, 1),
     (PROFIL, 8),
     (KINFO, 2),
     (POWEROFF, 1),
@@ -315,6 +331,48 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64) -> [u64; 6] {
                     a[4] = descriptor(rng);
                     a[5] = 4096 * rng.below(4);
                 }
+            }
+        }
+        // Sockets: mostly the Unix domain and real types, so that there
+        // are sockets to connect, send on and pass around.
+        SOCKET | SOCKETPAIR if rng.below(4) != 0 => {
+            use abi::socket::*;
+            a[0] = u64::from(AF_UNIX);
+            a[1] = u64::from(rng.pick(&[SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET]))
+                | rng.pick(&[0, u64::from(SOCK_NONBLOCK), u64::from(SOCK_CLOEXEC)]);
+            a[2] = 0;
+        }
+        // A Unix address in the buffer half the time: its path is letters,
+        // so the names stay in the worker's directory.
+        BIND | CONNECT | SENDTO => {
+            a[0] = descriptor(rng);
+            let at = if nr == SENDTO { 4 } else { 1 };
+            if rng.below(2) == 0 {
+                // SAFETY: the buffer is this worker's own, 16 KiB long.
+                unsafe { (memory.buffer as *mut u16).write(abi::socket::AF_UNIX) };
+                a[at] = memory.buffer;
+                a[at + 1] = 2 + rng.below(110);
+            }
+            if nr == SENDTO {
+                a[3] |= u64::from(abi::socket::MSG_DONTWAIT);
+            }
+        }
+        // Receives and accepts mostly do not wait, so workers keep calling.
+        RECVFROM | RECVMSG | SENDMSG | ACCEPT4 => {
+            a[0] = descriptor(rng);
+            if rng.below(4) != 0 {
+                let flag = match nr {
+                    ACCEPT4 => abi::socket::SOCK_NONBLOCK,
+                    _ => abi::socket::MSG_DONTWAIT,
+                };
+                a[if nr == SENDMSG || nr == RECVMSG { 2 } else { 3 }] = u64::from(flag);
+            }
+        }
+        LISTEN | SHUTDOWN | GETSOCKNAME | GETPEERNAME | SETSOCKOPT | GETSOCKOPT | ACCEPT => {
+            a[0] = descriptor(rng);
+            if nr == SETSOCKOPT || nr == GETSOCKOPT {
+                a[1] = 1; // SOL_SOCKET
+                a[2] = rng.below(40);
             }
         }
         ALARM => a[0] = rng.below(3),

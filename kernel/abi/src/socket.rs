@@ -1,0 +1,116 @@
+//! Unix-domain sockets: the families, types, flags, options and structures
+//! of socket(2), bind(2), sendmsg(2) and friends, as Linux x86_64 has them.
+
+/// `AF_UNIX`: the one family this kernel has (fs/socket.rs).
+pub const AF_UNIX: u16 = 1;
+/// `AF_INET`, `AF_INET6`: no network here; socket(2) says EAFNOSUPPORT.
+pub const AF_INET: u16 = 2;
+pub const AF_INET6: u16 = 10;
+
+pub const SOCK_STREAM: u32 = 1;
+pub const SOCK_DGRAM: u32 = 2;
+pub const SOCK_SEQPACKET: u32 = 5;
+/// socket(2)'s type argument carries these beside the type.
+pub const SOCK_NONBLOCK: u32 = 0o4000;
+pub const SOCK_CLOEXEC: u32 = 0o2000000;
+pub const SOCK_TYPE_MASK: u32 = 0xf;
+
+/// `struct sockaddr_un`: the family, then a path (NUL-terminated unless it
+/// fills the array) or, with a NUL first byte, a name in the abstract
+/// namespace that is exactly the rest of the given length.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SockaddrUn {
+    pub sun_family: u16,
+    pub sun_path: [u8; 108],
+}
+const _: () = assert!(size_of::<SockaddrUn>() == 110);
+
+impl Default for SockaddrUn {
+    fn default() -> Self {
+        SockaddrUn {
+            sun_family: AF_UNIX,
+            sun_path: [0; 108],
+        }
+    }
+}
+
+/// Where `sun_path` starts: a length of just this is an unnamed address.
+pub const SUN_PATH_OFFSET: usize = 2;
+
+/// `struct msghdr` (sendmsg, recvmsg).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MsgHdr {
+    pub msg_name: u64,
+    pub msg_namelen: u32,
+    pub msg_iov: u64,
+    pub msg_iovlen: u64,
+    pub msg_control: u64,
+    pub msg_controllen: u64,
+    pub msg_flags: i32,
+}
+const _: () = assert!(size_of::<MsgHdr>() == 56);
+
+/// `struct cmsghdr`: one control message's header; its data follows,
+/// and the next header starts 8-byte aligned (`cmsg_align`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CmsgHdr {
+    pub cmsg_len: u64,
+    pub cmsg_level: i32,
+    pub cmsg_type: i32,
+}
+const _: () = assert!(size_of::<CmsgHdr>() == 16);
+
+/// CMSG_ALIGN: control messages are laid out on 8-byte boundaries.
+pub const fn cmsg_align(len: usize) -> usize {
+    (len + 7) & !7
+}
+
+/// `struct ucred`: who sent a message (SCM_CREDENTIALS) or is at the other
+/// end of a connection (SO_PEERCRED).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ucred {
+    pub pid: i32,
+    pub uid: u32,
+    pub gid: u32,
+}
+const _: () = assert!(size_of::<Ucred>() == 12);
+
+/// The level of socket options and of control messages.
+pub const SOL_SOCKET: i32 = 1;
+/// Control messages: descriptors passed along (an array of int) ...
+pub const SCM_RIGHTS: i32 = 1;
+/// ... and the sender's `Ucred`.
+pub const SCM_CREDENTIALS: i32 = 2;
+/// At most this many descriptors in one SCM_RIGHTS message (Linux's
+/// SCM_MAX_FD).
+pub const SCM_MAX_FD: usize = 253;
+
+pub const SO_REUSEADDR: i32 = 2;
+pub const SO_TYPE: i32 = 3;
+pub const SO_ERROR: i32 = 4;
+pub const SO_SNDBUF: i32 = 7;
+pub const SO_RCVBUF: i32 = 8;
+pub const SO_PASSCRED: i32 = 16;
+pub const SO_PEERCRED: i32 = 17;
+pub const SO_ACCEPTCONN: i32 = 30;
+pub const SO_PROTOCOL: i32 = 38;
+pub const SO_DOMAIN: i32 = 39;
+
+/// send/recv flags.
+pub const MSG_PEEK: u32 = 0x2;
+pub const MSG_CTRUNC: u32 = 0x8;
+pub const MSG_TRUNC: u32 = 0x20;
+pub const MSG_DONTWAIT: u32 = 0x40;
+pub const MSG_EOR: u32 = 0x80;
+pub const MSG_WAITALL: u32 = 0x100;
+pub const MSG_NOSIGNAL: u32 = 0x4000;
+pub const MSG_CMSG_CLOEXEC: u32 = 0x4000_0000;
+
+/// shutdown(2)'s `how`.
+pub const SHUT_RD: u32 = 0;
+pub const SHUT_WR: u32 = 1;
+pub const SHUT_RDWR: u32 = 2;

@@ -1,0 +1,871 @@
+//! Unix-domain sockets: byte streams, datagrams and sequenced packets
+//! between processes of this machine, with descriptors and credentials
+//! passed along.
+//!
+//! A socket is a receive queue of messages and a connection. Sending puts a
+//! `Message` (bytes, the descriptors passed with them, the sender's
+//! credentials and name) on the *receiver's* queue, so each socket's queue
+//! is bounded by one limit and a full receiver holds its senders back, as a
+//! full pipe does. Everyone who waits on a socket waits on its channel
+//! (`Chan::Socket`): readers for messages, writers for room in it, an
+//! accepting listener for a connection, a connecting client for room in a
+//! listener's backlog; every change wakes it through `sched::wakeup_io`, so
+//! poll and select wake too.
+//!
+//! - **Stream** (SOCK_STREAM): bytes, without boundaries; a read takes what
+//!   is there, across messages, up to and including the byte that carried
+//!   descriptors (they arrive with it, as on Linux) and never bytes of two
+//!   senders at once.
+//! - **Sequenced packets** (SOCK_SEQPACKET): connected like a stream, but a
+//!   read takes one message, and what does not fit is lost (MSG_TRUNC).
+//! - **Datagrams** (SOCK_DGRAM): a message to a named socket or to the one
+//!   `connect` chose; no connection to lose: a receiver that is gone is
+//!   ECONNREFUSED.
+//!
+//! Connecting (stream, seqpacket) makes the server's socket at once and
+//! queues it on the listener's backlog, so the client may send before
+//! `accept` (Linux does the same). Peers hold each other weakly: a socket
+//! lives as long as its open files (and a backlog or a message in flight
+//! holding it), and its `Drop` tells the peer, which then reads the end of
+//! the stream and gets EPIPE for a write; ECONNRESET if data was left
+//! unread (or it was never accepted), as Linux says.
+//!
+//! Names: a path (a node of the file system that names the socket, made by
+//! `bind` and left behind when the socket closes, as on Unix: connecting to
+//! it then is ECONNREFUSED), or a name in Linux's abstract namespace (a
+//! leading NUL byte), which goes with the socket.
+//!
+//! Not done: a descriptor for a socket sent over itself (or in a ring of
+//! sockets) keeps them alive until the machine stops (Linux runs a garbage
+//! collector for that); out-of-band data; sockets of other families
+//! (socket(2) says EAFNOSUPPORT).
+
+use abi::Errno;
+use abi::socket::Ucred;
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::string::String;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+
+use super::file::OpenFile;
+use crate::proc::sched::{self, Chan};
+use crate::sync::IrqLock;
+
+/// Bytes a socket's receive queue holds before senders wait.
+pub const CAPACITY: usize = 128 * 1024;
+/// Datagrams a receive queue holds before senders wait: more than this many
+/// is full (Linux's `net.unix.max_dgram_qlen`, 10).
+const MAX_DGRAM_QUEUE: usize = 10;
+/// The largest backlog `listen` takes (Linux's SOMAXCONN).
+const MAX_BACKLOG: usize = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Type {
+    Stream,
+    Dgram,
+    SeqPacket,
+}
+
+impl Type {
+    /// Connected before it can send: stream and seqpacket.
+    pub fn connection_oriented(self) -> bool {
+        self != Type::Dgram
+    }
+
+    /// SOCK_STREAM, SOCK_DGRAM or SOCK_SEQPACKET (SO_TYPE).
+    pub fn number(self) -> u32 {
+        use abi::socket::*;
+        match self {
+            Type::Stream => SOCK_STREAM,
+            Type::Dgram => SOCK_DGRAM,
+            Type::SeqPacket => SOCK_SEQPACKET,
+        }
+    }
+}
+
+/// A socket's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Address {
+    /// Not bound: `getsockname` gives just the family.
+    Unnamed,
+    /// A path, as given to bind (what getsockname returns).
+    Path(String),
+    /// A name in the abstract namespace (without its leading NUL).
+    Abstract(Vec<u8>),
+}
+
+/// One send: what a receive hands over.
+struct Message {
+    bytes: Vec<u8>,
+    /// Bytes a stream read has taken already.
+    taken: usize,
+    files: Vec<Arc<OpenFile>>,
+    cred: Ucred,
+    from: Address,
+}
+
+impl Message {
+    fn left(&self) -> &[u8] {
+        &self.bytes[self.taken..]
+    }
+}
+
+/// What a receive got.
+pub struct Received {
+    /// Bytes copied into the buffer.
+    pub len: usize,
+    /// The message's whole length (seqpacket, dgram): more than `len` when
+    /// it was cut short.
+    pub whole: usize,
+    pub files: Vec<Arc<OpenFile>>,
+    /// The sender's credentials (of the first message read).
+    pub cred: Ucred,
+    pub from: Address,
+}
+
+enum Conn {
+    Unconnected,
+    Listening {
+        backlog: usize,
+        pending: VecDeque<Arc<Socket>>,
+    },
+    /// To the peer (stream, seqpacket), or the default destination (dgram).
+    Connected(Weak<Socket>),
+}
+
+/// shutdown bits: no more reading, no more writing (Linux's RCV_SHUTDOWN and
+/// SEND_SHUTDOWN).
+const SHUT_READ: u8 = 1;
+const SHUT_WRITE: u8 = 2;
+
+struct State {
+    name: Address,
+    conn: Conn,
+    /// The peer's name when it connected (getpeername, and accept's answer).
+    peer_name: Address,
+    /// Who is at the other end (SO_PEERCRED): the connecting process for
+    /// an accepted socket, the listening one for a client, the creator for
+    /// a pair.
+    peer_cred: Option<Ucred>,
+    /// Whose socket it is: the creator's, then the process that called
+    /// listen (what a client's SO_PEERCRED reports).
+    cred: Ucred,
+    rx: VecDeque<Message>,
+    rx_bytes: usize,
+    shut: u8,
+    /// An error to report once (SO_ERROR, or the next read): ECONNRESET.
+    error: Option<Errno>,
+    /// SO_PASSCRED: receives say who sent.
+    passcred: bool,
+    /// Made by connect, not yet accepted.
+    embryo: bool,
+    /// Its last descriptor closed (`release`).
+    released: bool,
+}
+
+impl State {
+    fn new(name: Address, conn: Conn, peer_cred: Option<Ucred>) -> State {
+        State {
+            name,
+            conn,
+            peer_name: Address::Unnamed,
+            peer_cred,
+            cred: own_cred(),
+            rx: VecDeque::new(),
+            rx_bytes: 0,
+            shut: 0,
+            error: None,
+            passcred: false,
+            embryo: false,
+            released: false,
+        }
+    }
+}
+
+pub struct Socket {
+    pub ty: Type,
+    state: IrqLock<State>,
+}
+
+/// The abstract namespace: names to sockets, each gone with its socket.
+static ABSTRACT: IrqLock<BTreeMap<Vec<u8>, Weak<Socket>>> = IrqLock::new(BTreeMap::new());
+
+/// The caller's credentials (one user: root).
+pub fn own_cred() -> Ucred {
+    Ucred {
+        pid: crate::proc::current(|p| p.pid) as i32,
+        uid: 0,
+        gid: 0,
+    }
+}
+
+impl Socket {
+    pub fn new(ty: Type) -> Arc<Socket> {
+        Self::with_state(ty, Address::Unnamed, Conn::Unconnected, None)
+    }
+
+    fn with_state(ty: Type, name: Address, conn: Conn, peer: Option<Ucred>) -> Arc<Socket> {
+        Arc::new(Socket {
+            ty,
+            state: IrqLock::new(State::new(name, conn, peer)),
+        })
+    }
+
+    /// socketpair(2): two sockets connected to each other.
+    pub fn pair(ty: Type) -> (Arc<Socket>, Arc<Socket>) {
+        let cred = Some(own_cred());
+        let a = Self::with_state(ty, Address::Unnamed, Conn::Unconnected, cred);
+        let b = Self::with_state(
+            ty,
+            Address::Unnamed,
+            Conn::Connected(Arc::downgrade(&a)),
+            cred,
+        );
+        a.state.lock().conn = Conn::Connected(Arc::downgrade(&b));
+        (a, b)
+    }
+
+    fn chan(&self) -> Chan {
+        Chan::Socket(self as *const Socket as usize)
+    }
+
+    pub fn name(&self) -> Address {
+        self.state.lock().name.clone()
+    }
+
+    /// getpeername: ENOTCONN unless connected.
+    pub fn peer_name(&self) -> Result<Address, Errno> {
+        let s = self.state.lock();
+        match s.conn {
+            Conn::Connected(_) => Ok(s.peer_name.clone()),
+            _ => Err(Errno::ENOTCONN),
+        }
+    }
+
+    /// SO_PEERCRED: Linux answers an unconnected socket with pid 0 and the
+    /// overflow ids.
+    pub fn peer_cred(&self) -> Ucred {
+        self.state.lock().peer_cred.unwrap_or(Ucred {
+            pid: 0,
+            uid: 65534,
+            gid: 65534,
+        })
+    }
+
+    pub fn set_passcred(&self, on: bool) {
+        self.state.lock().passcred = on;
+    }
+
+    pub fn passcred(&self) -> bool {
+        self.state.lock().passcred
+    }
+
+    pub fn listening(&self) -> bool {
+        matches!(self.state.lock().conn, Conn::Listening { .. })
+    }
+
+    /// SO_ERROR: the pending error, cleared by reading it.
+    pub fn take_error(&self) -> Option<Errno> {
+        self.state.lock().error.take()
+    }
+
+    /// Names the socket `name`. A path becomes a node of the file system
+    /// (`resolved`, the path made absolute; EADDRINUSE if anything has that
+    /// name); an abstract name is EADDRINUSE while another socket has it.
+    /// A socket is named once (EINVAL).
+    ///
+    /// Linux's order: a path is made first, so a taken path is EADDRINUSE
+    /// even for a socket named already (whose new node is then removed);
+    /// an abstract name checks the socket first.
+    pub fn bind(self: &Arc<Self>, name: Address, resolved: &str, perm: u32) -> Result<(), Errno> {
+        let in_use = |e| {
+            if e == Errno::EEXIST {
+                Errno::EADDRINUSE
+            } else {
+                e
+            }
+        };
+        match &name {
+            Address::Unnamed => return Err(Errno::EINVAL),
+            Address::Path(_) => {
+                super::ramfs::make_socket(resolved, perm, Arc::downgrade(self)).map_err(in_use)?;
+                let mut s = self.state.lock();
+                if s.name != Address::Unnamed {
+                    drop(s);
+                    let _ = super::ramfs::remove(resolved, false);
+                    return Err(Errno::EINVAL);
+                }
+                s.name = name;
+            }
+            Address::Abstract(bytes) => {
+                let mut s = self.state.lock();
+                if s.name != Address::Unnamed {
+                    return Err(Errno::EINVAL);
+                }
+                let mut names = ABSTRACT.lock();
+                if names.get(bytes).is_some_and(|s| s.strong_count() > 0) {
+                    return Err(Errno::EADDRINUSE);
+                }
+                names.insert(bytes.clone(), Arc::downgrade(self));
+                drop(names);
+                s.name = name;
+            }
+        }
+        Ok(())
+    }
+
+    /// bind with no name (or a send or listen from an unnamed socket
+    /// with SO_PASSCRED): a fresh abstract name of five hex digits, as
+    /// Linux's autobind.
+    pub fn autobind(self: &Arc<Self>) -> Result<(), Errno> {
+        static NEXT: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+        loop {
+            let n = NEXT.fetch_add(1, core::sync::atomic::Ordering::Relaxed) & 0xfffff;
+            let name = alloc::format!("{n:05x}").into_bytes();
+            match self.bind(Address::Abstract(name), "", 0) {
+                Err(Errno::EADDRINUSE) => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// The socket named `name`: a path (`resolved`, absolute) must name a
+    /// socket (ECONNREFUSED otherwise, or when it has closed), an abstract
+    /// name a live one (ECONNREFUSED).
+    pub fn find(name: &Address, resolved: &str) -> Result<Arc<Socket>, Errno> {
+        let found = match name {
+            Address::Unnamed => return Err(Errno::EINVAL),
+            Address::Path(_) => super::ramfs::socket_at(resolved)?,
+            Address::Abstract(bytes) => ABSTRACT.lock().get(bytes).cloned(),
+        };
+        found.and_then(|s| s.upgrade()).ok_or(Errno::ECONNREFUSED)
+    }
+
+    /// listen(2): a named stream or seqpacket socket that is not connected
+    /// starts taking connections, up to `backlog` waiting (again: a new
+    /// backlog).
+    pub fn listen(self: &Arc<Self>, backlog: i32) -> Result<(), Errno> {
+        if !self.ty.connection_oriented() {
+            return Err(Errno::EOPNOTSUPP);
+        }
+        let backlog = usize::try_from(backlog).unwrap_or(0).min(MAX_BACKLOG);
+        let cred = own_cred();
+        let mut s = self.state.lock();
+        if s.name == Address::Unnamed {
+            return Err(Errno::EINVAL);
+        }
+        match &mut s.conn {
+            Conn::Connected(_) => return Err(Errno::EINVAL),
+            Conn::Listening { backlog: b, .. } => *b = backlog,
+            conn @ Conn::Unconnected => {
+                *conn = Conn::Listening {
+                    backlog,
+                    pending: VecDeque::new(),
+                }
+            }
+        }
+        s.cred = cred;
+        Ok(())
+    }
+
+    /// connect(2). A stream or seqpacket socket queues a new server-side
+    /// socket on `target`'s backlog (waiting while it is full, EAGAIN
+    /// when `nonblock`) and is connected to it at once; a datagram socket
+    /// just remembers `target` as where its sends go.
+    pub fn connect(self: &Arc<Self>, target: Arc<Socket>, nonblock: bool) -> Result<(), Errno> {
+        if target.ty != self.ty {
+            return Err(Errno::EPROTOTYPE);
+        }
+        let own_name = {
+            let s = self.state.lock();
+            match s.conn {
+                Conn::Connected(_) if self.ty.connection_oriented() => {
+                    return Err(Errno::EISCONN);
+                }
+                Conn::Listening { .. } => return Err(Errno::EINVAL),
+                _ => s.name.clone(),
+            }
+        };
+        if !self.ty.connection_oriented() {
+            let peer_name = target.name();
+            let mut s = self.state.lock();
+            s.conn = Conn::Connected(Arc::downgrade(&target));
+            s.peer_name = peer_name;
+            return Ok(());
+        }
+        // The server's end, made ready outside the listener's lock (it
+        // becomes a socket only once the backlog takes it).
+        let mut server_state = Some(State {
+            peer_name: own_name,
+            embryo: true,
+            ..State::new(
+                Address::Unnamed,
+                Conn::Connected(Arc::downgrade(self)),
+                Some(own_cred()),
+            )
+        });
+        let (listener_name, listener_cred, server) = sched::wait_event(target.chan(), || {
+            let mut t = target.state.lock();
+            let (name, cred) = (t.name.clone(), t.cred);
+            let Conn::Listening { backlog, pending } = &mut t.conn else {
+                return Some(Err(Errno::ECONNREFUSED));
+            };
+            if pending.len() > *backlog {
+                return nonblock.then_some(Err(Errno::EAGAIN));
+            }
+            let mut state = server_state.take().expect("taken once");
+            state.name = name.clone();
+            let server = Arc::new(Socket {
+                ty: self.ty,
+                state: IrqLock::new(state),
+            });
+            pending.push_back(server.clone());
+            Some(Ok((name, cred, server)))
+        })??;
+        {
+            let mut s = self.state.lock();
+            s.conn = Conn::Connected(Arc::downgrade(&server));
+            s.peer_name = listener_name;
+            s.peer_cred = Some(listener_cred);
+        }
+        sched::wakeup_io(target.chan());
+        Ok(())
+    }
+
+    /// accept(2): the next connection on the backlog (EINVAL if not
+    /// listening; waits, or EAGAIN when `nonblock`).
+    pub fn accept(&self, nonblock: bool) -> Result<Arc<Socket>, Errno> {
+        let server = sched::wait_event(self.chan(), || {
+            let mut s = self.state.lock();
+            let Conn::Listening { pending, .. } = &mut s.conn else {
+                return Some(Err(Errno::EINVAL));
+            };
+            match pending.pop_front() {
+                Some(server) => Some(Ok(server)),
+                None if nonblock => Some(Err(Errno::EAGAIN)),
+                None => None,
+            }
+        })??;
+        server.state.lock().embryo = false;
+        // A client waiting for room in the backlog may go on.
+        sched::wakeup_io(self.chan());
+        Ok(server)
+    }
+
+    /// The checks a send makes before any byte is copied in (so a bad
+    /// buffer on an unconnected socket is ENOTCONN, as on Linux): a
+    /// connection-oriented socket given an address (`addressed`) is EISCONN,
+    /// or EOPNOTSUPP unconnected; with none it must be connected (ENOTCONN)
+    /// and not shut for writing (EPIPE, with SIGPIPE when `signal`); a
+    /// datagram socket needs an address or a connection (ENOTCONN).
+    pub fn may_send(&self, addressed: bool, signal: bool) -> Result<(), Errno> {
+        let s = self.state.lock();
+        let connected = matches!(s.conn, Conn::Connected(_));
+        let verdict = if !self.ty.connection_oriented() {
+            if addressed || connected {
+                Ok(())
+            } else {
+                Err(Errno::ENOTCONN)
+            }
+        } else {
+            match (addressed, connected) {
+                (true, true) => Err(Errno::EISCONN),
+                (true, false) => Err(Errno::EOPNOTSUPP),
+                (false, false) => Err(Errno::ENOTCONN),
+                (false, true) if s.shut & SHUT_WRITE != 0 => Err(Errno::EPIPE),
+                (false, true) => Ok(()),
+            }
+        };
+        drop(s);
+        sigpipe_on(verdict, signal)
+    }
+
+    /// Where a send goes (after `may_send`): the connected peer (EPIPE if
+    /// it has gone), or `to`, or the datagram socket's chosen one
+    /// (ECONNREFUSED if it has gone).
+    fn destination(&self, to: Option<Arc<Socket>>) -> Result<Arc<Socket>, Errno> {
+        self.may_send(to.is_some(), false)?;
+        if let Some(to) = to {
+            return Ok(to);
+        }
+        let peer = match &self.state.lock().conn {
+            Conn::Connected(peer) => peer.clone(),
+            _ => return Err(Errno::ENOTCONN),
+        };
+        peer.upgrade().ok_or(if self.ty.connection_oriented() {
+            Errno::EPIPE
+        } else {
+            Errno::ECONNREFUSED
+        })
+    }
+
+    /// Sends `bytes` with the descriptors `files` (they go with the first
+    /// byte), to the peer or, for a datagram socket, to `to`. Waits for
+    /// room unless `nonblock` (EAGAIN; a stream returns what it sent).
+    /// EPIPE once the other end cannot read, with SIGPIPE when `signal`.
+    /// A stream sends in pieces as room appears; the others whole
+    /// (EMSGSIZE past `CAPACITY`). The message says who sent it: `cred`
+    /// if the sender stated credentials, else the caller's.
+    pub fn send(
+        self: &Arc<Self>,
+        bytes: &[u8],
+        files: Vec<Arc<OpenFile>>,
+        cred: Option<Ucred>,
+        to: Option<Arc<Socket>>,
+        nonblock: bool,
+        signal: bool,
+    ) -> Result<usize, Errno> {
+        sigpipe_on(self.send_to_peer(bytes, files, cred, to, nonblock), signal)
+    }
+
+    fn send_to_peer(
+        self: &Arc<Self>,
+        bytes: &[u8],
+        files: Vec<Arc<OpenFile>>,
+        cred: Option<Ucred>,
+        to: Option<Arc<Socket>>,
+        nonblock: bool,
+    ) -> Result<usize, Errno> {
+        let peer = self.destination(to)?;
+        let stream = self.ty == Type::Stream;
+        // Nothing to send on a stream (descriptors need a byte to go with).
+        if stream && bytes.is_empty() {
+            return Ok(0);
+        }
+        if !stream && bytes.len() > CAPACITY {
+            return Err(Errno::EMSGSIZE);
+        }
+        // A datagram receiver connected back to the sender is bounded by
+        // bytes alone, not by its count of datagrams (Linux's rule).
+        let mut count_bounded = true;
+        if self.ty == Type::Dgram {
+            let p = peer.state.lock();
+            if p.released {
+                return Err(Errno::ECONNREFUSED);
+            }
+            // A datagram socket connected elsewhere takes nothing from us.
+            if let Conn::Connected(other) = &p.conn {
+                if !Weak::ptr_eq(other, &Arc::downgrade(self)) {
+                    return Err(Errno::EPERM);
+                }
+                count_bounded = false;
+            }
+        }
+        let (cred, from) = (cred.unwrap_or_else(own_cred), self.name());
+        let mut files = Some(files);
+        let mut done = 0;
+        loop {
+            let step = sched::wait_event(peer.chan(), || {
+                let mut p = peer.state.lock();
+                if self.ty.connection_oriented() && p.shut & SHUT_READ != 0 {
+                    return Some(Err(Errno::EPIPE));
+                }
+                let room = CAPACITY - p.rx_bytes.min(CAPACITY);
+                let n = if stream {
+                    room.min(bytes.len() - done)
+                } else {
+                    bytes.len()
+                };
+                let full = if stream {
+                    n == 0 && done < bytes.len()
+                } else if self.ty == Type::Dgram {
+                    (count_bounded && p.rx.len() > MAX_DGRAM_QUEUE) || room < n
+                } else {
+                    room < n && !p.rx.is_empty()
+                };
+                if full {
+                    return nonblock.then_some(Err(Errno::EAGAIN));
+                }
+                p.rx_bytes += n;
+                p.rx.push_back(Message {
+                    bytes: bytes[done..done + n].to_vec(),
+                    taken: 0,
+                    files: files.take().unwrap_or_default(),
+                    cred,
+                    from: from.clone(),
+                });
+                Some(Ok(n))
+            });
+            match step {
+                Ok(Ok(n)) => {
+                    done += n;
+                    sched::wakeup_io(peer.chan());
+                    if done == bytes.len() {
+                        return Ok(done);
+                    }
+                }
+                Ok(Err(e)) | Err(e) if done == 0 => return Err(e),
+                _ => return Ok(done),
+            }
+        }
+    }
+
+    /// Receives into `buf`: a stream takes bytes across messages of one
+    /// sender, stopping after passed descriptors; the others take one
+    /// message, cut to `buf`.
+    /// `peek` leaves the queue as it is (passed descriptors are shared,
+    /// not moved); `wait_all` waits until `buf` is full (a stream, until
+    /// the end or a signal). With nothing to read: 0 at the end of a
+    /// connection, the pending error (once), EAGAIN if `nonblock`, else
+    /// waits. A stream or seqpacket socket that is not connected is EINVAL.
+    pub fn recv(
+        &self,
+        buf: &mut [u8],
+        peek: bool,
+        wait_all: bool,
+        nonblock: bool,
+    ) -> Result<Received, Errno> {
+        let stream = self.ty == Type::Stream;
+        let mut got = Received {
+            len: 0,
+            whole: 0,
+            files: Vec::new(),
+            cred: Ucred::default(),
+            from: Address::Unnamed,
+        };
+        let waited = sched::wait_event(self.chan(), || {
+            let mut s = self.state.lock();
+            if self.ty.connection_oriented() && !matches!(s.conn, Conn::Connected(_)) {
+                return Some(Err(Errno::EINVAL));
+            }
+            if s.rx.is_empty() {
+                if got.len > 0 && !(wait_all && stream) {
+                    return Some(Ok(()));
+                }
+                if let Some(e) = s.error.take() {
+                    return Some(if got.len > 0 { Ok(()) } else { Err(e) });
+                }
+                if s.shut & SHUT_READ != 0 {
+                    return Some(Ok(()));
+                }
+                return nonblock.then_some(if got.len > 0 {
+                    Ok(())
+                } else {
+                    Err(Errno::EAGAIN)
+                });
+            }
+            if !stream {
+                let State { rx, rx_bytes, .. } = &mut *s;
+                let m = rx.front_mut().expect("not empty");
+                got.len = buf.len().min(m.bytes.len());
+                got.whole = m.bytes.len();
+                buf[..got.len].copy_from_slice(&m.bytes[..got.len]);
+                got.cred = m.cred;
+                got.from = m.from.clone();
+                if peek {
+                    got.files = m.files.clone();
+                } else {
+                    got.files = core::mem::take(&mut m.files);
+                    *rx_bytes -= m.bytes.len();
+                    rx.pop_front();
+                }
+                return Some(Ok(()));
+            }
+            let State { rx, rx_bytes, .. } = &mut *s;
+            let mut index = 0;
+            while got.len < buf.len() {
+                let Some(m) = rx.get_mut(index) else { break };
+                // One read never glues bytes of two senders together.
+                if got.len > 0 && m.cred != got.cred {
+                    break;
+                }
+                if got.len == 0 {
+                    got.cred = m.cred;
+                    got.from = m.from.clone();
+                }
+                let n = m.left().len().min(buf.len() - got.len);
+                buf[got.len..got.len + n].copy_from_slice(&m.left()[..n]);
+                got.len += n;
+                let had_files = !m.files.is_empty();
+                if peek {
+                    got.files.extend(m.files.iter().cloned());
+                    index += 1;
+                } else {
+                    got.files.append(&mut m.files);
+                    m.taken += n;
+                    *rx_bytes -= n;
+                    if m.left().is_empty() {
+                        rx.pop_front();
+                    }
+                }
+                if had_files {
+                    break;
+                }
+            }
+            got.whole = got.len;
+            let done = !wait_all || peek || got.len == buf.len() || !got.files.is_empty();
+            if done { Some(Ok(())) } else { None }
+        });
+        match waited {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e),
+            // A signal after some bytes: those are the answer.
+            Err(_) if got.len > 0 => {}
+            Err(e) => return Err(e),
+        }
+        if !peek {
+            // Room for senders.
+            sched::wakeup_io(self.chan());
+        }
+        Ok(got)
+    }
+
+    /// shutdown(2): this end stops reading (SHUT_RD) or writing (SHUT_WR)
+    /// or both; a connected peer sees the mirror image (it reads the end,
+    /// or gets EPIPE).
+    pub fn shutdown(&self, read: bool, write: bool) {
+        let bits = (if read { SHUT_READ } else { 0 }) | (if write { SHUT_WRITE } else { 0 });
+        let peer = {
+            let mut s = self.state.lock();
+            s.shut |= bits;
+            match &s.conn {
+                Conn::Connected(peer) if self.ty.connection_oriented() => peer.upgrade(),
+                _ => None,
+            }
+        };
+        if let Some(peer) = peer {
+            let mirrored =
+                (if read { SHUT_WRITE } else { 0 }) | (if write { SHUT_READ } else { 0 });
+            peer.state.lock().shut |= mirrored;
+            sched::wakeup_io(peer.chan());
+        }
+        sched::wakeup_io(self.chan());
+    }
+
+    /// poll(2)'s view: POLLIN with a message (or a connection to accept,
+    /// or the end to read), POLLOUT with room at the peer, POLLHUP when
+    /// both directions are shut (or a stream was never connected),
+    /// POLLRDHUP once nothing more will arrive, POLLERR with an error.
+    pub fn poll(&self) -> i16 {
+        use abi::types::{POLLERR, POLLHUP, POLLIN, POLLOUT, POLLRDHUP};
+        let (peer, mut ready) = {
+            let s = self.state.lock();
+            let mut ready = 0;
+            if s.error.is_some() {
+                ready |= POLLERR;
+            }
+            if s.shut & SHUT_READ != 0 {
+                ready |= POLLIN | POLLRDHUP;
+            }
+            if s.shut == SHUT_READ | SHUT_WRITE {
+                ready |= POLLHUP;
+            }
+            if !s.rx.is_empty() {
+                ready |= POLLIN;
+            }
+            let peer = match &s.conn {
+                Conn::Listening { pending, .. } => {
+                    if !pending.is_empty() {
+                        ready |= POLLIN;
+                    }
+                    return ready;
+                }
+                Conn::Unconnected if self.ty == Type::Stream => return ready | POLLOUT | POLLHUP,
+                Conn::Unconnected => return ready | POLLOUT,
+                Conn::Connected(peer) => peer.upgrade(),
+            };
+            if s.shut & SHUT_WRITE != 0 {
+                return ready;
+            }
+            (peer, ready)
+        };
+        match peer {
+            Some(peer) => {
+                let p = peer.state.lock();
+                let full = p.rx_bytes >= CAPACITY
+                    || (self.ty == Type::Dgram && p.rx.len() > MAX_DGRAM_QUEUE);
+                if !full {
+                    ready |= POLLOUT;
+                }
+            }
+            // A datagram peer that went: a send says ECONNREFUSED at once.
+            None => ready |= POLLOUT,
+        }
+        ready
+    }
+
+    /// Bytes waiting to be read (FIONREAD; for a datagram socket, the next
+    /// message's size).
+    pub fn readable_bytes(&self) -> usize {
+        let s = self.state.lock();
+        match self.ty {
+            Type::Stream => s.rx_bytes,
+            _ => s.rx.front().map_or(0, |m| m.bytes.len()),
+        }
+    }
+}
+
+/// A send's answer, with SIGPIPE for the caller on EPIPE when `signal`
+/// (no MSG_NOSIGNAL), as a pipe does.
+fn sigpipe_on<T>(result: Result<T, Errno>, signal: bool) -> Result<T, Errno> {
+    if signal && matches!(result, Err(Errno::EPIPE)) {
+        let origin = crate::signal::Origin::kernel();
+        crate::signal::send_to_current(abi::signal::SIGPIPE, origin);
+    }
+    result
+}
+
+impl Socket {
+    /// Its last descriptor closed (`OpenFile`'s drop), or, for a socket
+    /// never accepted, its last reference went. Nothing more arrives: the
+    /// receive queue goes, closing the descriptors in flight in it; a
+    /// listener's backlog goes (each waiting client reads ECONNRESET) and
+    /// clients waiting for room in it get ECONNREFUSED; a connected peer
+    /// reads the end and gets EPIPE for a write, and ECONNRESET if what it
+    /// sent was never read; an abstract name is free again. Only once.
+    pub fn release(&self) {
+        let (rx, pending, peer, reset) = {
+            let mut s = self.state.lock();
+            if s.released {
+                return;
+            }
+            s.released = true;
+            s.shut = SHUT_READ | SHUT_WRITE;
+            s.rx_bytes = 0;
+            let rx = core::mem::take(&mut s.rx);
+            let reset = !rx.is_empty() || s.embryo;
+            let (pending, peer) = match &mut s.conn {
+                Conn::Listening { pending, .. } => {
+                    let pending = core::mem::take(pending);
+                    s.conn = Conn::Unconnected;
+                    (pending, None)
+                }
+                Conn::Connected(peer) if self.ty.connection_oriented() => {
+                    (VecDeque::new(), peer.upgrade())
+                }
+                _ => (VecDeque::new(), None),
+            };
+            if let Address::Abstract(name) = &s.name {
+                let mut names = ABSTRACT.lock();
+                if names
+                    .get(name)
+                    .is_some_and(|w| core::ptr::eq(w.as_ptr(), self))
+                {
+                    names.remove(name);
+                }
+            }
+            (rx, pending, peer, reset)
+        };
+        if let Some(peer) = peer {
+            {
+                let mut p = peer.state.lock();
+                p.shut = SHUT_READ | SHUT_WRITE;
+                if reset {
+                    p.error = Some(Errno::ECONNRESET);
+                }
+            }
+            sched::wakeup_io(peer.chan());
+        }
+        sched::wakeup_io(self.chan());
+        // Outside every lock: closing what was in flight may release other
+        // sockets and wake their sleepers.
+        drop(rx);
+        drop(pending);
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
