@@ -48,6 +48,20 @@ fn spin_a(ticks: u64) -> (u64, u64) {
     loop_a(ticks * cycles_per_tick())
 }
 
+/// Spins in `spin` until the kernel has counted `ticks` clock interrupts,
+/// for tests that need that many samples whatever the host does: a host
+/// too busy to run QEMU lets TSC time pass without the ticks (the virtual
+/// PIT folds the ones it missed into one), so a spin measured in cycles
+/// can see half its ticks. It asks the kernel twice a tick; a tick that
+/// lands in that call is a sample at the call's site.
+fn spin_ticks(spin: fn(u64) -> (u64, u64), ticks: u64) {
+    let now = || sys::kinfo().map_or(0, |k| k.ticks);
+    let (start, half) = (now(), cycles_per_tick() / 2);
+    while now().saturating_sub(start) < ticks {
+        spin(half);
+    }
+}
+
 /// Profiles loop A at `scale` with the offset `below_start` bytes under the
 /// loop. At least 95% of the samples (or all but the two that the entry and
 /// exit can take) must land exactly in the bins the formula gives for the
@@ -123,7 +137,7 @@ fn pc_below_offset_is_dropped() -> Outcome {
     let mut buf = vec![0u16; 64];
     // Past the loop and its function's exit code: nothing runs at or above this.
     sys::profil(&mut buf, end + 64, 65536).map_err(|e| e.name())?;
-    spin_a(30);
+    spin_ticks(loop_a, 30);
     let s = stat();
     off();
     ensure!(
@@ -463,9 +477,8 @@ fn multi_region_form() -> Outcome {
         "profstat says {} regions",
         stat().regions
     );
-    let per = cycles_per_tick();
-    lo_spin(20 * per);
-    hi_spin(20 * per);
+    spin_ticks(lo_spin, 20);
+    spin_ticks(hi_spin, 20);
     off();
     ensure!(
         total(&low_buf) >= 8 && total(&high_buf) >= 8,
@@ -491,7 +504,7 @@ fn multi_region_form() -> Outcome {
         end,
     ];
     sys::profil_regions(&regions).map_err(|e| format!("overlapping: {}", e.name()))?;
-    lo_spin(20 * per);
+    spin_ticks(lo_spin, 20);
     off();
     ensure!(total(&inner) >= 8, "inner region got {}", total(&inner));
     ensure!(
