@@ -17,7 +17,8 @@
 //!    offset (`fs::file::OpenFile`), in that order;
 //! 2. `proc::TABLE`, the process table (`proc::current` takes it);
 //! 3. a pipe's buffer, a socket's state (`fs::socket`, one at a time),
-//!    then the abstract socket names, the console's input, the export list, the
+//!    then the abstract socket names, an epoll instance's list
+//!    (`fs::epoll`, never held while a watched file is asked), the console's input, the export list, the
 //!    random generator (`random.rs`), the record locks (`fs::lock`);
 //! 4. profil's cost rings (taken inside the table by the timer path);
 //! 5. memory: a file's pages (`fs::filedata`, reached by the page-fault

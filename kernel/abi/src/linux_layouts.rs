@@ -261,3 +261,10 @@ fn msghdr_cmsghdr_ucred() {
     assert_eq!(offset_of!(Ucred, uid), 4);
     assert_eq!(offset_of!(Ucred, gid), 8);
 }
+
+/// `linux/eventpoll.h`: `struct epoll_event`, packed on x86_64.
+#[test]
+fn epoll_event() {
+    assert_eq!(size_of::<EpollEvent>(), 12);
+    assert_eq!(offset_of!(EpollEvent, data), 4);
+}

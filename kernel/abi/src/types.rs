@@ -645,3 +645,22 @@ pub const POLLRDNORM: i16 = 0x040;
 pub const POLLWRNORM: i16 = 0x100;
 /// The peer shut its writing side down (or went): a read will see the end.
 pub const POLLRDHUP: i16 = 0x2000;
+
+/// `struct epoll_event`: packed on x86_64 (12 bytes), as Linux has it.
+#[repr(C, packed)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EpollEvent {
+    pub events: u32,
+    pub data: u64,
+}
+const _: () = assert!(size_of::<EpollEvent>() == 12);
+pub const EPOLL_CTL_ADD: u32 = 1;
+pub const EPOLL_CTL_DEL: u32 = 2;
+pub const EPOLL_CTL_MOD: u32 = 3;
+/// epoll's event bits are poll's, widened, and these.
+pub const EPOLLEXCLUSIVE: u32 = 1 << 28;
+pub const EPOLLWAKEUP: u32 = 1 << 29;
+pub const EPOLLONESHOT: u32 = 1 << 30;
+pub const EPOLLET: u32 = 1 << 31;
+/// epoll_create1's one flag (O_CLOEXEC).
+pub const EPOLL_CLOEXEC: u32 = 0o2000000;

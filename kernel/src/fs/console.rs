@@ -58,8 +58,21 @@ pub fn set_termios(termios: Termios) {
     if termios.c_lflag & ICANON == 0 && !input.editing.is_empty() {
         let line = core::mem::take(&mut input.editing);
         input.ready.extend(line);
-        sched::wakeup_io(Chan::Console);
+        wake();
     }
+}
+
+/// Changes to the input so far: what an edge-triggered epoll compares.
+static CHANGES: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// New input (or its end): wakes readers and pollers.
+fn wake() {
+    CHANGES.fetch_add(1, Ordering::Relaxed);
+    sched::wakeup_io(Chan::Console);
+}
+
+pub fn changes() -> u64 {
+    CHANGES.load(Ordering::Relaxed)
 }
 
 /// The process group Ctrl-C signals; init's until a shell says otherwise.
@@ -125,7 +138,7 @@ fn pass_through(byte: u8, lflag: u32) {
             crate::log::write_bytes(&[byte]);
         }
     }
-    sched::wakeup_io(Chan::Console);
+    wake();
 }
 
 fn edit_line(byte: u8) {
@@ -138,7 +151,7 @@ fn edit_line(byte: u8) {
             let line = core::mem::take(&mut input.editing);
             input.ready.extend(line);
             input.ready.push_back(b'\n');
-            sched::wakeup_io(Chan::Console);
+            wake();
         }
         // Backspace erases too, whatever VERASE says: serial terminals send
         // either.
@@ -160,7 +173,7 @@ fn edit_line(byte: u8) {
                 let line = core::mem::take(&mut input.editing);
                 input.ready.extend(line);
             }
-            sched::wakeup_io(Chan::Console);
+            wake();
         }
         // Anything else is part of the line, escape sequences of arrow keys
         // typed ahead included (a line editor will read them); other

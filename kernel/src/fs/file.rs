@@ -28,6 +28,8 @@ pub enum Kind {
     /// A Unix-domain socket (fs/socket.rs); this open file is its only
     /// one, so its drop is the socket's close.
     Socket(Arc<Socket>),
+    /// An epoll instance (fs/epoll.rs).
+    Epoll(Arc<super::epoll::Epoll>),
 }
 
 pub struct OpenFile {
@@ -67,7 +69,7 @@ impl OpenFile {
     pub fn ino(&self) -> Option<u64> {
         match &self.kind {
             Kind::Node(node) => Some(node.lock().ino),
-            Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_) => None,
+            Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_) | Kind::Epoll(_) => None,
         }
     }
 
@@ -95,6 +97,7 @@ impl OpenFile {
             Kind::Socket(socket) => socket
                 .recv(buf, false, false, self.nonblock())
                 .map(|got| got.len),
+            Kind::Epoll(_) => Err(Errno::EINVAL),
             Kind::Node(node) => {
                 let device = node.lock().device();
                 if let Some(device) = device {
@@ -116,14 +119,11 @@ impl OpenFile {
         match &self.kind {
             Kind::PipeWrite(pipe) => pipe.write(buf, self.nonblock()),
             Kind::PipeRead(_) => Err(Errno::EBADF),
-            Kind::Socket(socket) => socket.send(
-                buf,
-                alloc::vec::Vec::new(),
-                None,
-                None,
-                self.nonblock(),
-                true,
-            ),
+            Kind::Socket(socket) => {
+                let out = super::socket::Outgoing::bytes(buf);
+                socket.send(out, self.nonblock(), true)
+            }
+            Kind::Epoll(_) => Err(Errno::EINVAL),
             Kind::Node(node) => {
                 let device = node.lock().device();
                 if let Some(device) = device {
@@ -150,6 +150,7 @@ impl OpenFile {
             Kind::PipeRead(pipe) => pipe.poll(true),
             Kind::PipeWrite(pipe) => pipe.poll(false),
             Kind::Socket(socket) => socket.poll(),
+            Kind::Epoll(epoll) => return epoll.poll(),
             Kind::Node(node) => match node.lock().device() {
                 Some(device) => device.poll(),
                 None => POLLIN | POLLOUT,
@@ -162,6 +163,22 @@ impl OpenFile {
             ready &= !POLLOUT;
         }
         ready
+    }
+
+    /// How many times what it is open on has changed (data in or out, an
+    /// end closed): an edge-triggered epoll reports a descriptor again only
+    /// when this moved. Files and devices other than the terminal never
+    /// change readiness (always ready), so they say 0.
+    pub fn changes(&self) -> u64 {
+        match &self.kind {
+            Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => pipe.changes(),
+            Kind::Socket(socket) => socket.changes(),
+            Kind::Epoll(epoll) => epoll.changes(),
+            Kind::Node(node) => match node.lock().device() {
+                Some(device) if device.is_terminal() => super::console::changes(),
+                _ => 0,
+            },
+        }
     }
 
     /// pread(2): a file read at `at`, leaving the offset alone.
@@ -243,6 +260,13 @@ impl OpenFile {
                 st_mode: S_IFIFO | 0o600,
                 st_nlink: 1,
                 st_size: p.buffered() as i64,
+                st_blksize: 4096,
+                ..Stat::default()
+            },
+            // An anonymous inode, as Linux's epoll: no type bits.
+            Kind::Epoll(_) => Stat {
+                st_mode: 0o600,
+                st_nlink: 1,
                 st_blksize: 4096,
                 ..Stat::default()
             },
@@ -358,6 +382,7 @@ impl Drop for OpenFile {
             Kind::PipeRead(p) => p.close_reader(),
             Kind::PipeWrite(p) => p.close_writer(),
             Kind::Socket(socket) => socket.release(),
+            Kind::Epoll(_) => {}
             Kind::Node(node) => {
                 let ino = node.lock().ino;
                 super::lock::description_closed(self.id, ino);

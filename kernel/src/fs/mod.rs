@@ -1,8 +1,9 @@
 //! Files: the ramfs, open files and descriptor tables, pipes, Unix-domain
-//! sockets, the console and the other devices of `/dev`, record locks.
+//! sockets, epoll instances, the console and the other devices of `/dev`, record locks.
 
 pub mod console;
 pub mod dev;
+pub mod epoll;
 pub mod export;
 pub mod file;
 pub mod filedata;

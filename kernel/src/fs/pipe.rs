@@ -9,6 +9,7 @@
 use abi::Errno;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::proc::sched::{self, Chan};
 use crate::sync::IrqLock;
@@ -18,6 +19,9 @@ pub const CAPACITY: usize = 4096;
 
 pub struct Pipe {
     state: IrqLock<Buffer>,
+    /// Changes so far (bytes in or out, an end closed): what an
+    /// edge-triggered epoll compares.
+    changes: AtomicU64,
 }
 
 /// What a pipe holds: the bytes in flight and who has it open.
@@ -36,11 +40,22 @@ impl Pipe {
                 readers: 1,
                 writers: 1,
             }),
+            changes: AtomicU64::new(0),
         })
     }
 
     fn chan(&self) -> Chan {
         Chan::Pipe(self as *const Pipe as usize)
+    }
+
+    /// Something changed: wakes the other side (and pollers).
+    fn wake(&self) {
+        self.changes.fetch_add(1, Ordering::Relaxed);
+        sched::wakeup_io(self.chan());
+    }
+
+    pub fn changes(&self) -> u64 {
+        self.changes.load(Ordering::Relaxed)
     }
 
     pub fn read(&self, buf: &mut [u8], nonblock: bool) -> Result<usize, Errno> {
@@ -63,7 +78,7 @@ impl Pipe {
                 None
             }
         })??;
-        sched::wakeup_io(self.chan());
+        self.wake();
         Ok(n)
     }
 
@@ -92,7 +107,7 @@ impl Pipe {
             match step {
                 Ok(Ok(n)) => {
                     done += n;
-                    sched::wakeup_io(self.chan());
+                    self.wake();
                 }
                 Ok(Err(e)) | Err(e) if done == 0 => return Err(e),
                 _ => break,
@@ -129,11 +144,11 @@ impl Pipe {
 
     pub fn close_reader(&self) {
         self.state.lock().readers -= 1;
-        sched::wakeup_io(self.chan());
+        self.wake();
     }
 
     pub fn close_writer(&self) {
         self.state.lock().writers -= 1;
-        sched::wakeup_io(self.chan());
+        self.wake();
     }
 }

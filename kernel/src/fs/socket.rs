@@ -9,7 +9,7 @@
 //! full pipe does. Everyone who waits on a socket waits on its channel
 //! (`Chan::Socket`): readers for messages, writers for room in it, an
 //! accepting listener for a connection, a connecting client for room in a
-//! listener's backlog; every change wakes it through `sched::wakeup_io`, so
+//! listener's backlog; every change wakes it (`wake`, through `sched::wakeup_io`), so
 //! poll and select wake too.
 //!
 //! - **Stream** (SOCK_STREAM): bytes, without boundaries; a read takes what
@@ -46,6 +46,7 @@ use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::file::OpenFile;
 use crate::proc::sched::{self, Chan};
@@ -107,6 +108,30 @@ struct Message {
 impl Message {
     fn left(&self) -> &[u8] {
         &self.bytes[self.taken..]
+    }
+}
+
+/// What a send hands over.
+pub struct Outgoing<'a> {
+    pub bytes: &'a [u8],
+    /// Passed along (SCM_RIGHTS).
+    pub files: Vec<Arc<OpenFile>>,
+    /// The credentials the sender stated (SCM_CREDENTIALS); None: the
+    /// caller's.
+    pub cred: Option<Ucred>,
+    /// Where a datagram goes, if not to the connected peer.
+    pub to: Option<Arc<Socket>>,
+}
+
+impl<'a> Outgoing<'a> {
+    /// Just bytes, to the peer (write(2)).
+    pub fn bytes(bytes: &'a [u8]) -> Self {
+        Outgoing {
+            bytes,
+            files: Vec::new(),
+            cred: None,
+            to: None,
+        }
     }
 }
 
@@ -185,6 +210,9 @@ impl State {
 pub struct Socket {
     pub ty: Type,
     state: IrqLock<State>,
+    /// Changes so far (a message in or out, a connection, a shutdown):
+    /// what an edge-triggered epoll compares.
+    changes: AtomicU64,
 }
 
 /// The abstract namespace: names to sockets, each gone with its socket.
@@ -208,6 +236,7 @@ impl Socket {
         Arc::new(Socket {
             ty,
             state: IrqLock::new(State::new(name, conn, peer)),
+            changes: AtomicU64::new(0),
         })
     }
 
@@ -227,6 +256,16 @@ impl Socket {
 
     fn chan(&self) -> Chan {
         Chan::Socket(self as *const Socket as usize)
+    }
+
+    /// Something changed: wakes whoever waits on this socket (and pollers).
+    fn wake(&self) {
+        self.changes.fetch_add(1, Ordering::Relaxed);
+        sched::wakeup_io(self.chan());
+    }
+
+    pub fn changes(&self) -> u64 {
+        self.changes.load(Ordering::Relaxed)
     }
 
     pub fn name(&self) -> Address {
@@ -418,6 +457,7 @@ impl Socket {
             let server = Arc::new(Socket {
                 ty: self.ty,
                 state: IrqLock::new(state),
+                changes: AtomicU64::new(0),
             });
             pending.push_back(server.clone());
             Some(Ok((name, cred, server)))
@@ -428,7 +468,7 @@ impl Socket {
             s.peer_name = listener_name;
             s.peer_cred = Some(listener_cred);
         }
-        sched::wakeup_io(target.chan());
+        target.wake();
         Ok(())
     }
 
@@ -448,7 +488,7 @@ impl Socket {
         })??;
         server.state.lock().embryo = false;
         // A client waiting for room in the backlog may go on.
-        sched::wakeup_io(self.chan());
+        self.wake();
         Ok(server)
     }
 
@@ -499,33 +539,28 @@ impl Socket {
         })
     }
 
-    /// Sends `bytes` with the descriptors `files` (they go with the first
-    /// byte), to the peer or, for a datagram socket, to `to`. Waits for
-    /// room unless `nonblock` (EAGAIN; a stream returns what it sent).
-    /// EPIPE once the other end cannot read, with SIGPIPE when `signal`.
-    /// A stream sends in pieces as room appears; the others whole
-    /// (EMSGSIZE past `CAPACITY`). The message says who sent it: `cred`
-    /// if the sender stated credentials, else the caller's.
+    /// Sends `out.bytes` with the descriptors `out.files` (they go with the
+    /// first byte), to the peer or, for a datagram socket, to `out.to`.
+    /// Waits for room unless `nonblock` (EAGAIN; a stream returns what it
+    /// sent). EPIPE once the other end cannot read, with SIGPIPE when
+    /// `signal`. A stream sends in pieces as room appears; the others whole
+    /// (EMSGSIZE past `CAPACITY`).
     pub fn send(
         self: &Arc<Self>,
-        bytes: &[u8],
-        files: Vec<Arc<OpenFile>>,
-        cred: Option<Ucred>,
-        to: Option<Arc<Socket>>,
+        out: Outgoing,
         nonblock: bool,
         signal: bool,
     ) -> Result<usize, Errno> {
-        sigpipe_on(self.send_to_peer(bytes, files, cred, to, nonblock), signal)
+        sigpipe_on(self.send_to_peer(out, nonblock), signal)
     }
 
-    fn send_to_peer(
-        self: &Arc<Self>,
-        bytes: &[u8],
-        files: Vec<Arc<OpenFile>>,
-        cred: Option<Ucred>,
-        to: Option<Arc<Socket>>,
-        nonblock: bool,
-    ) -> Result<usize, Errno> {
+    fn send_to_peer(self: &Arc<Self>, out: Outgoing, nonblock: bool) -> Result<usize, Errno> {
+        let Outgoing {
+            bytes,
+            files,
+            cred,
+            to,
+        } = out;
         let peer = self.destination(to)?;
         let stream = self.ty == Type::Stream;
         // Nothing to send on a stream (descriptors need a byte to go with).
@@ -589,7 +624,7 @@ impl Socket {
             match step {
                 Ok(Ok(n)) => {
                     done += n;
-                    sched::wakeup_io(peer.chan());
+                    peer.wake();
                     if done == bytes.len() {
                         return Ok(done);
                     }
@@ -705,7 +740,7 @@ impl Socket {
         }
         if !peek {
             // Room for senders.
-            sched::wakeup_io(self.chan());
+            self.wake();
         }
         Ok(got)
     }
@@ -727,9 +762,9 @@ impl Socket {
             let mirrored =
                 (if read { SHUT_WRITE } else { 0 }) | (if write { SHUT_READ } else { 0 });
             peer.state.lock().shut |= mirrored;
-            sched::wakeup_io(peer.chan());
+            peer.wake();
         }
-        sched::wakeup_io(self.chan());
+        self.wake();
     }
 
     /// poll(2)'s view: POLLIN with a message (or a connection to accept,
@@ -764,21 +799,27 @@ impl Socket {
                 Conn::Unconnected => return ready | POLLOUT,
                 Conn::Connected(peer) => peer.upgrade(),
             };
+            // Shut for writing: a write fails at once, so it is "ready".
             if s.shut & SHUT_WRITE != 0 {
-                return ready;
+                return ready | POLLOUT;
             }
             (peer, ready)
         };
         match peer {
             Some(peer) => {
                 let p = peer.state.lock();
-                let full = p.rx_bytes >= CAPACITY
-                    || (self.ty == Type::Dgram && p.rx.len() > MAX_DGRAM_QUEUE);
+                let connected_back = matches!(&p.conn,
+                    Conn::Connected(back) if core::ptr::eq(back.as_ptr(), self));
+                let full = !p.released
+                    && (p.rx_bytes >= CAPACITY
+                        || (self.ty == Type::Dgram
+                            && !connected_back
+                            && p.rx.len() > MAX_DGRAM_QUEUE));
                 if !full {
                     ready |= POLLOUT;
                 }
             }
-            // A datagram peer that went: a send says ECONNREFUSED at once.
+            // A peer that went: a send fails at once (EPIPE, ECONNREFUSED).
             None => ready |= POLLOUT,
         }
         ready
@@ -854,9 +895,9 @@ impl Socket {
                     p.error = Some(Errno::ECONNRESET);
                 }
             }
-            sched::wakeup_io(peer.chan());
+            peer.wake();
         }
-        sched::wakeup_io(self.chan());
+        self.wake();
         // Outside every lock: closing what was in flight may release other
         // sockets and wake their sleepers.
         drop(rx);

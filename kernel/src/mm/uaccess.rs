@@ -218,6 +218,7 @@ unsafe impl Pod for abi::types::Statfs {}
 unsafe impl Pod for abi::types::Flock {}
 unsafe impl Pod for abi::types::Utimbuf {}
 unsafe impl Pod for abi::socket::MsgHdr {}
+unsafe impl Pod for abi::types::EpollEvent {}
 unsafe impl Pod for abi::signal::Timeval {}
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 

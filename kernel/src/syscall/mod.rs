@@ -61,6 +61,14 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::PPOLL => poll::ppoll(a[0], a[1], a[2], a[3], a[4]),
         sys::SELECT => poll::select(a[0] as i32, a[1], a[2], a[3], a[4]),
         sys::PSELECT6 => poll::pselect6(a[0] as i32, a[1], a[2], a[3], a[4], a[5]),
+        sys::EPOLL_CREATE => poll::epoll_create(a[0] as i32),
+        sys::EPOLL_CREATE1 => poll::epoll_create1(a[0] as u32),
+        sys::EPOLL_CTL => poll::epoll_ctl(a[0] as i32, a[1] as u32, a[2] as i32, a[3]),
+        sys::EPOLL_WAIT => poll::epoll_wait(a[0] as i32, a[1], a[2] as i32, a[3] as i32),
+        sys::EPOLL_PWAIT => {
+            poll::epoll_pwait(a[0] as i32, a[1], a[2] as i32, a[3] as i32, a[4], a[5])
+        }
+        sys::EPOLL_PWAIT2 => poll::epoll_pwait2(a[0] as i32, a[1], a[2] as i32, a[3], a[4], a[5]),
         sys::GETDENTS64 => fs::getdents64(a[0] as i32, a[1], a[2]),
         sys::MKDIR => fs::mkdirat(abi::types::AT_FDCWD, a[0], a[1] as u32),
         sys::MKDIRAT => fs::mkdirat(a[0] as i32, a[1], a[2] as u32),

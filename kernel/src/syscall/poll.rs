@@ -1,6 +1,6 @@
-//! Waiting on many descriptors: poll, ppoll, select, pselect6.
+//! Waiting on many descriptors: poll, ppoll, select, pselect6 and epoll.
 //!
-//! All four are one loop, `wait_ready`: ask each open file which of
+//! All of them are one loop, `wait_for`: ask each open file which of
 //! POLLIN, POLLOUT, POLLHUP, POLLERR hold now (`OpenFile::poll`, the one
 //! readiness hook every kind of file answers), and if none the caller asks
 //! for does, sleep on `Chan::Poll` until a pipe or the console changes
@@ -12,17 +12,25 @@
 //! after a handler if one ran; a wait a signal ends is EINTR, never
 //! restarted (Linux's ERESTARTNOHAND for these calls). Those two and
 //! select write the time left back to the caller's timeout, as Linux does.
+//! epoll keeps its list of descriptors in the kernel (`fs/epoll.rs`) and
+//! asks the same hook of each; epoll_pwait and epoll_pwait2 take a mask
+//! as ppoll does.
 
 use abi::Errno;
 use abi::signal::{SigSet, Timeval};
 use abi::types::{
-    POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, POLLRDNORM, POLLWRNORM, PollFd, Timespec,
+    EPOLL_CLOEXEC, EPOLL_CTL_ADD, EPOLL_CTL_DEL, EPOLL_CTL_MOD, EPOLLEXCLUSIVE, EPOLLONESHOT,
+    EpollEvent, O_RDWR, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, POLLRDNORM,
+    POLLWRNORM, PollFd, Timespec,
 };
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use super::SysResult;
 use super::fs::fd_file;
+use crate::fs::epoll::Epoll;
+use crate::fs::file::{Kind, OpenFile};
 use crate::mm::uaccess;
 use crate::proc::sched::{self, Chan};
 use crate::proc::{current, current_thread};
@@ -75,28 +83,44 @@ fn bits_ready(entries: &[PollFd]) -> usize {
         .sum()
 }
 
-/// The one wait: until `count` finds something ready among the scanned
-/// entries (poll counts entries, select bits), `deadline` (nanoseconds
-/// since boot; None: no limit; already past: just look) or a signal
-/// (EINTR). Returns the count.
+/// The one wait of poll, select and epoll: until `ready` finds something
+/// (Some), `deadline` (nanoseconds since boot; None: no limit; already
+/// past: just look once) or a signal (EINTR). `nothing` is the answer when
+/// the time runs out.
+fn wait_for<R>(
+    deadline: Option<u64>,
+    mut ready: impl FnMut() -> Option<R>,
+    nothing: impl Fn() -> R,
+) -> Result<R, Errno> {
+    let look_only = deadline.is_some_and(|at| at <= crate::clock::nanos_since_boot());
+    sched::POLLERS.fetch_add(1, Ordering::Relaxed);
+    let waited = sched::wait_event_until(Chan::Poll, deadline, || {
+        ready().or_else(|| look_only.then(&nothing))
+    });
+    sched::POLLERS.fetch_sub(1, Ordering::Relaxed);
+    match waited {
+        Ok(r) => Ok(r),
+        Err(Errno::ETIMEDOUT) => Ok(nothing()),
+        Err(_) => Err(Errno::EINTR),
+    }
+}
+
+/// poll's and select's wait: scans the entries until `count` finds
+/// something (poll counts entries, select bits). Returns the count.
 fn wait_ready(
     entries: &mut [PollFd],
     deadline: Option<u64>,
     count: impl Fn(&[PollFd]) -> usize,
 ) -> Result<usize, Errno> {
-    let look_only = deadline.is_some_and(|at| at <= crate::clock::nanos_since_boot());
-    sched::POLLERS.fetch_add(1, Ordering::Relaxed);
-    let waited = sched::wait_event_until(Chan::Poll, deadline, || {
-        scan(entries);
-        let ready = count(entries);
-        (ready > 0 || look_only).then_some(ready)
-    });
-    sched::POLLERS.fetch_sub(1, Ordering::Relaxed);
-    match waited {
-        Ok(ready) => Ok(ready),
-        Err(Errno::ETIMEDOUT) => Ok(0),
-        Err(_) => Err(Errno::EINTR),
-    }
+    wait_for(
+        deadline,
+        || {
+            scan(entries);
+            let ready = count(entries);
+            (ready > 0).then_some(ready)
+        },
+        || 0,
+    )
 }
 
 /// Nanoseconds since boot `timeout` from now; EINVAL for a negative or
@@ -350,4 +374,154 @@ pub fn pselect6(nfds: i32, r: u64, w: u64, e: u64, timeout: u64, sig: u64) -> Sy
         uaccess::write(timeout, &left_until(deadline))?;
     }
     Ok(n)
+}
+
+/// epoll_create(2): `size` must be positive (and is otherwise unused, as
+/// on Linux since 2.6.8).
+pub fn epoll_create(size: i32) -> SysResult {
+    if size <= 0 {
+        return Err(Errno::EINVAL);
+    }
+    epoll_create1(0)
+}
+
+/// epoll_create1(2): EPOLL_CLOEXEC is the one flag.
+pub fn epoll_create1(flags: u32) -> SysResult {
+    if flags & !EPOLL_CLOEXEC != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let file = OpenFile::new(Kind::Epoll(Epoll::new()), O_RDWR, None);
+    current(|p| {
+        p.files
+            .install(&file, flags & EPOLL_CLOEXEC != 0, p.fd_limit())
+    })
+    .map(|fd| fd as usize)
+}
+
+/// The epoll instance open as `epfd` (EBADF; EINVAL for another file).
+fn epoll_of(epfd: i32) -> Result<Arc<Epoll>, Errno> {
+    match &fd_file(epfd)?.kind {
+        Kind::Epoll(epoll) => Ok(epoll.clone()),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// epoll_ctl(2), with Linux's checks in Linux's order: the event read
+/// (EFAULT; not for EPOLL_CTL_DEL), both descriptors (EBADF), a file that
+/// cannot be polled (a regular file, a directory, a device other than the
+/// terminal: EPERM), the epoll instance itself or a file that is not one
+/// (EINVAL), EPOLLEXCLUSIVE with EPOLL_CTL_MOD or with EPOLLONESHOT
+/// (EINVAL), then the operation (EEXIST, ENOENT, ELOOP; EINVAL for an
+/// unknown one).
+pub fn epoll_ctl(epfd: i32, op: u32, fd: i32, event: u64) -> SysResult {
+    let wanted = if op != EPOLL_CTL_DEL {
+        uaccess::read::<EpollEvent>(event)?
+    } else {
+        EpollEvent::default()
+    };
+    let ep_file = fd_file(epfd)?;
+    let target = fd_file(fd)?;
+    let pollable = match &target.kind {
+        Kind::Node(node) => node.lock().device().is_some_and(|d| d.is_terminal()),
+        _ => true,
+    };
+    if !pollable {
+        return Err(Errno::EPERM);
+    }
+    let Kind::Epoll(epoll) = &ep_file.kind else {
+        return Err(Errno::EINVAL);
+    };
+    if Arc::ptr_eq(&ep_file, &target) {
+        return Err(Errno::EINVAL);
+    }
+    let (events, data) = (wanted.events, wanted.data);
+    if events & EPOLLEXCLUSIVE != 0 && (op == EPOLL_CTL_MOD || events & EPOLLONESHOT != 0) {
+        return Err(Errno::EINVAL);
+    }
+    match op {
+        EPOLL_CTL_ADD => epoll.add(fd, &target, events, data),
+        EPOLL_CTL_MOD => epoll.modify(fd, &target, events, data),
+        EPOLL_CTL_DEL => epoll.remove(fd, &target),
+        _ => Err(Errno::EINVAL),
+    }
+    .map(|()| 0)
+}
+
+/// The wait of the epoll_wait family: `max` events at most (EINVAL unless
+/// positive; a buffer outside user space EFAULT), until `deadline`.
+fn epoll_wait_until(
+    epfd: i32,
+    events: u64,
+    max: i32,
+    deadline: Option<u64>,
+    mask: Option<SigSet>,
+) -> SysResult {
+    let size = size_of::<EpollEvent>();
+    let max = usize::try_from(max)
+        .ok()
+        .filter(|&m| m > 0 && m <= i32::MAX as usize / size)
+        .ok_or(Errno::EINVAL)?;
+    // Only that the buffer is in user space, as Linux's access_ok: a
+    // wait that finds nothing writes nothing, and a bad page is EFAULT
+    // when an event is copied to it.
+    let end = events.checked_add((max * size) as u64);
+    if end.is_none_or(|end| end > crate::mm::USER_TOP) {
+        return Err(Errno::EFAULT);
+    }
+    let epoll = epoll_of(epfd)?;
+    let ready = with_mask(mask, || {
+        wait_for(
+            deadline,
+            || {
+                let ready = epoll.collect(max, true);
+                (!ready.is_empty()).then_some(ready)
+            },
+            alloc::vec::Vec::new,
+        )
+    })?;
+    for (i, event) in ready.iter().enumerate() {
+        uaccess::write(events + (i * size) as u64, event)?;
+    }
+    Ok(ready.len())
+}
+
+/// epoll_wait(2): `timeout_ms` in milliseconds, negative for none.
+pub fn epoll_wait(epfd: i32, events: u64, max: i32, timeout_ms: i32) -> SysResult {
+    let deadline =
+        (timeout_ms >= 0).then(|| crate::clock::nanos_since_boot() + timeout_ms as u64 * 1_000_000);
+    epoll_wait_until(epfd, events, max, deadline, None)
+}
+
+/// epoll_pwait(2): epoll_wait with a signal mask for the wait.
+pub fn epoll_pwait(
+    epfd: i32,
+    events: u64,
+    max: i32,
+    timeout_ms: i32,
+    mask: u64,
+    size: u64,
+) -> SysResult {
+    let deadline =
+        (timeout_ms >= 0).then(|| crate::clock::nanos_since_boot() + timeout_ms as u64 * 1_000_000);
+    let mask = read_mask(mask, size)?;
+    epoll_wait_until(epfd, events, max, deadline, mask)
+}
+
+/// epoll_pwait2(2): a timespec timeout (null: none) instead of
+/// milliseconds; it is not written back.
+pub fn epoll_pwait2(
+    epfd: i32,
+    events: u64,
+    max: i32,
+    timeout: u64,
+    mask: u64,
+    size: u64,
+) -> SysResult {
+    let deadline = if timeout != 0 {
+        Some(deadline_after(uaccess::read(timeout)?)?)
+    } else {
+        None
+    };
+    let mask = read_mask(mask, size)?;
+    epoll_wait_until(epfd, events, max, deadline, mask)
 }

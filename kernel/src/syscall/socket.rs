@@ -22,7 +22,7 @@ use alloc::vec::Vec;
 use super::SysResult;
 use super::fs::{fd_file, iovecs};
 use crate::fs::file::{Kind, OpenFile};
-use crate::fs::socket::{Address, CAPACITY, Socket, Type};
+use crate::fs::socket::{Address, CAPACITY, Outgoing, Socket, Type};
 use crate::mm::uaccess;
 use crate::proc::current;
 
@@ -326,7 +326,13 @@ fn send(
         None => (Vec::new(), None),
     };
     let to = name.as_ref().map(find).transpose()?;
-    socket.send(&bytes, files, cred, to, nonblocking(&file, flags), signal)
+    let out = Outgoing {
+        bytes: &bytes,
+        files,
+        cred,
+        to,
+    };
+    socket.send(out, nonblocking(&file, flags), signal)
 }
 
 pub fn sendto(fd: i32, buf: u64, len: u64, flags: u32, addr: u64, addr_len: u32) -> SysResult {

@@ -162,6 +162,12 @@ const CALLS: &[(usize, u64)] = &[
     (PIPE2, 2),
     (PRLIMIT64, 2),
     (GETRANDOM, 2),
+    (EPOLL_CREATE, 1),
+    (EPOLL_CREATE1, 2),
+    (EPOLL_CTL, 3),
+    (EPOLL_WAIT, 2),
+    (EPOLL_PWAIT, 1),
+    (EPOLL_PWAIT2, 1),
     (SOCKET, 2),
     (SOCKETPAIR, 2),
     (BIND, 1),
@@ -373,6 +379,21 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64) -> [u64; 6] {
             if nr == SETSOCKOPT || nr == GETSOCKOPT {
                 a[1] = 1; // SOL_SOCKET
                 a[2] = rng.below(40);
+            }
+        }
+        // epoll on the worker's own descriptors, mostly without waiting.
+        EPOLL_CTL => {
+            a[0] = descriptor(rng);
+            a[1] = rng.below(5);
+            a[2] = descriptor(rng);
+        }
+        EPOLL_WAIT | EPOLL_PWAIT | EPOLL_PWAIT2 => {
+            a[0] = descriptor(rng);
+            a[2] = rng.below(10);
+            // 0 ms: no wait (for epoll_pwait2 a null timeout waits for
+            // ever, so its random pointer stays).
+            if nr != EPOLL_PWAIT2 && rng.below(4) != 0 {
+                a[3] = 0;
             }
         }
         ALARM => a[0] = rng.below(3),
