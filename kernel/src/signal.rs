@@ -32,7 +32,7 @@
 
 use abi::Errno;
 use abi::signal::*;
-use kcore::signal::{self as rules, DefaultAction, Timer};
+use kcore::signal::{self as rules, DefaultAction, RealTimer, Timer};
 
 use crate::arch::fpu::FpuState;
 use crate::arch::syscall::SYSCALL_VECTOR;
@@ -162,9 +162,11 @@ pub struct Signals {
     /// Process-directed signals (kill, timers, the console), taken by
     /// whichever thread gets to them first.
     pub shared: SigQueue,
-    /// ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF: counting the CPU time of
-    /// all threads.
-    pub timers: [Timer; 3],
+    /// ITIMER_REAL, on the monotonic clock.
+    pub real_timer: RealTimer,
+    /// ITIMER_VIRTUAL and ITIMER_PROF (index `which - 1`): counting the
+    /// CPU time of all threads, in ticks.
+    pub cpu_timers: [Timer; 2],
     /// While a thread of this process is in fork: the signals sent to a
     /// group of processes it belongs to (see `send_to_many`), which the new
     /// child gets too once it is in the table.
@@ -176,7 +178,8 @@ impl Default for Signals {
         Signals {
             actions: [SigAction::default(); 64],
             shared: SigQueue::default(),
-            timers: [Timer::OFF; 3],
+            real_timer: RealTimer::default(),
+            cpu_timers: [Timer::OFF; 2],
             forking: None,
         }
     }
@@ -553,11 +556,12 @@ pub fn send_to_current(signal: u32, origin: Origin) {
     }
 }
 
-/// Counts one tick against the interval timers of process `pid`:
-/// ITIMER_REAL always (the caller calls this for every process),
-/// ITIMER_VIRTUAL and ITIMER_PROF only for the process one of whose
-/// threads the tick interrupted (`running`), the first only if it was in
-/// user mode. So both count the CPU time of all the process's threads.
+/// One tick, for the interval timers of process `pid`: ITIMER_REAL is
+/// asked whether the monotonic clock has reached its deadline (the caller
+/// calls this for every process); ITIMER_VIRTUAL and ITIMER_PROF count the
+/// tick only for the process one of whose threads it interrupted
+/// (`running`), the first only if it was in user mode. So both count the
+/// CPU time of all the process's threads.
 pub fn on_tick(table: &mut Table, pid: Pid, running: bool, user_mode: bool) {
     let Some(p) = table.procs.get_mut(&pid) else {
         return;
@@ -566,12 +570,13 @@ pub fn on_tick(table: &mut Table, pid: Pid, running: bool, user_mode: bool) {
         return;
     }
     let mut fire = [false; 3];
-    fire[ITIMER_REAL as usize] = p.sig.timers[ITIMER_REAL as usize].tick();
+    fire[ITIMER_REAL as usize] = p.sig.real_timer.expired(crate::clock::nanos_since_boot());
     if running {
+        let [virtual_time, cpu_time] = &mut p.sig.cpu_timers;
         if user_mode {
-            fire[ITIMER_VIRTUAL as usize] = p.sig.timers[ITIMER_VIRTUAL as usize].tick();
+            fire[ITIMER_VIRTUAL as usize] = virtual_time.tick();
         }
-        fire[ITIMER_PROF as usize] = p.sig.timers[ITIMER_PROF as usize].tick();
+        fire[ITIMER_PROF as usize] = cpu_time.tick();
     }
     for (which, signal) in [SIGALRM, SIGVTALRM, SIGPROF].into_iter().enumerate() {
         if fire[which] {

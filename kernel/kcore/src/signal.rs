@@ -132,15 +132,6 @@ pub fn timeval_from_ticks(ticks: u64, hz: u64) -> Timeval {
     }
 }
 
-/// alarm(2)'s answer for a timer with `ticks` left: whole seconds, rounded
-/// to the nearest, but at least 1 while any time is left (as Linux does).
-pub fn alarm_seconds_left(ticks: u64, hz: u64) -> u64 {
-    if ticks == 0 {
-        return 0;
-    }
-    let hz = hz.max(1);
-    ((ticks + hz / 2) / hz).max(1)
-}
 
 /// One interval timer, counted in ticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,9 +191,127 @@ impl Timer {
     }
 }
 
+/// ITIMER_REAL: wall-clock time, on the monotonic clock (nanoseconds since
+/// boot), not counted in ticks. The clock interrupt asks it at every tick
+/// whether its time has come, so it fires at the first tick at or after
+/// the deadline: never early, even when a host too busy to run the machine
+/// lets the timer hardware deliver missed ticks in a burst (counting them
+/// fired a 50 ms timer after 28 ms).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RealTimer {
+    /// When it next fires; None: disarmed.
+    pub deadline: Option<u64>,
+    /// Nanoseconds between expiries; 0: one-shot.
+    pub interval: u64,
+}
+
+impl RealTimer {
+    /// Set at `now` to fire `value` ns later (0: disarmed), then every
+    /// `interval` ns.
+    pub fn armed(now: u64, value: u64, interval: u64) -> RealTimer {
+        RealTimer {
+            deadline: (value != 0).then(|| now.saturating_add(value)),
+            interval,
+        }
+    }
+
+    /// At a tick at `now`: true if the timer expired, and then it reloads
+    /// (past `now`: expiries a late tick missed are folded into this one,
+    /// as Linux's hrtimer_forward does) or disarms.
+    pub fn expired(&mut self, now: u64) -> bool {
+        let Some(at) = self.deadline else {
+            return false;
+        };
+        if now < at {
+            return false;
+        }
+        self.deadline = (self.interval != 0).then(|| {
+            let missed = (now - at) / self.interval + 1;
+            at.saturating_add(missed.saturating_mul(self.interval))
+        });
+        true
+    }
+
+    /// Nanoseconds left at `now`: at least 1 µs while armed (Linux's
+    /// getitimer never says 0 for a timer that has not fired yet).
+    pub fn left(&self, now: u64) -> u64 {
+        self.deadline
+            .map_or(0, |at| at.saturating_sub(now).max(1000))
+    }
+}
+
+/// The nanoseconds a timeval says; None if it is not normalised.
+pub fn nanos_from_timeval(tv: Timeval) -> Option<u64> {
+    if tv.tv_sec < 0 || !(0..1_000_000).contains(&tv.tv_usec) {
+        return None;
+    }
+    let nanos = tv.tv_sec as u128 * 1_000_000_000 + tv.tv_usec as u128 * 1000;
+    Some(nanos.min(u64::MAX as u128) as u64)
+}
+
+/// The timeval of `nanos`, rounded up to whole microseconds (so an armed
+/// timer never reads as 0).
+pub fn timeval_from_nanos(nanos: u64) -> Timeval {
+    let micros = nanos.div_ceil(1000);
+    Timeval {
+        tv_sec: (micros / 1_000_000) as i64,
+        tv_usec: (micros % 1_000_000) as i64,
+    }
+}
+
+/// alarm(2)'s answer for `nanos` left: whole seconds, rounded to the
+/// nearest, but at least 1 while any time is left (Linux's rule).
+pub fn alarm_seconds_from_nanos(nanos: u64) -> u64 {
+    if nanos == 0 {
+        return 0;
+    }
+    ((nanos + 500_000_000) / 1_000_000_000).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_real_timer_fires_at_its_deadline_and_not_before() {
+        let mut t = RealTimer::armed(1_000, 50_000_000, 0);
+        // A burst of ticks at nearly the same time does not fire it.
+        for now in [1_000, 2_000, 27_626_199, 50_000_999] {
+            assert!(!t.expired(now), "fired at {now}");
+        }
+        assert!(t.expired(50_001_000));
+        assert_eq!(t.deadline, None);
+        assert!(!t.expired(60_000_000));
+    }
+
+    #[test]
+    fn a_periodic_real_timer_folds_missed_expiries_into_one() {
+        let mut t = RealTimer::armed(0, 10, 10);
+        assert!(t.expired(10));
+        assert_eq!(t.deadline, Some(20));
+        // A tick late by three periods: one expiry, the next in the future.
+        assert!(t.expired(45));
+        assert_eq!(t.deadline, Some(50));
+        assert_eq!(t.left(45), 1000);
+        assert_eq!(RealTimer::armed(0, 0, 10).deadline, None);
+    }
+
+    #[test]
+    fn timevals_and_alarm_seconds() {
+        let tv = |s, us| Timeval {
+            tv_sec: s,
+            tv_usec: us,
+        };
+        assert_eq!(nanos_from_timeval(tv(1, 500)), Some(1_000_500_000));
+        assert_eq!(nanos_from_timeval(tv(0, 1_000_000)), None);
+        assert_eq!(nanos_from_timeval(tv(-1, 0)), None);
+        assert_eq!(timeval_from_nanos(1), tv(0, 1));
+        assert_eq!(timeval_from_nanos(2_000_000_001), tv(2, 1));
+        assert_eq!(alarm_seconds_from_nanos(0), 0);
+        assert_eq!(alarm_seconds_from_nanos(1), 1);
+        assert_eq!(alarm_seconds_from_nanos(4_499_999_999), 4);
+        assert_eq!(alarm_seconds_from_nanos(4_500_000_000), 5);
+    }
 
     #[test]
     fn defaults_follow_signal_7() {
@@ -276,14 +385,6 @@ mod tests {
         assert_eq!(ticks_from_timeval(tv(0, 1_000_000), 100), None);
         assert_eq!(timeval_from_ticks(250, 100), tv(2, 500_000));
         assert_eq!(timeval_from_ticks(1, 1000), tv(0, 1000));
-    }
-
-    #[test]
-    fn alarm_rounds_but_never_says_zero_early() {
-        assert_eq!(alarm_seconds_left(0, 100), 0);
-        assert_eq!(alarm_seconds_left(1, 100), 1);
-        assert_eq!(alarm_seconds_left(149, 100), 1);
-        assert_eq!(alarm_seconds_left(150, 100), 2);
     }
 
     /// A timer set for N ticks never fires before N whole ticks: the tick

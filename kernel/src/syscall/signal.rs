@@ -3,7 +3,7 @@
 
 use abi::Errno;
 use abi::signal::*;
-use kcore::signal::{self as rules, Timer};
+use kcore::signal::{self as rules, RealTimer, Timer};
 
 use super::SysResult;
 use crate::arch::trap::TrapFrame;
@@ -181,14 +181,21 @@ pub fn tgkill(tgid: i32, tid: i32, signal: u32) -> SysResult {
     Ok(0)
 }
 
-fn timer_index(which: u32) -> Result<usize, Errno> {
+/// Which interval timer: ITIMER_REAL, or the index of a CPU-time one.
+enum Which {
+    Real,
+    Cpu(usize),
+}
+
+fn which_timer(which: u32) -> Result<Which, Errno> {
     match which {
-        ITIMER_REAL | ITIMER_VIRTUAL | ITIMER_PROF => Ok(which as usize),
+        ITIMER_REAL => Ok(Which::Real),
+        ITIMER_VIRTUAL | ITIMER_PROF => Ok(Which::Cpu(which as usize - 1)),
         _ => Err(Errno::EINVAL),
     }
 }
 
-fn as_itimerval(timer: Timer) -> ItimerVal {
+fn cpu_itimerval(timer: Timer) -> ItimerVal {
     let hz = u64::from(crate::clock::hz());
     ItimerVal {
         interval: rules::timeval_from_ticks(timer.interval, hz),
@@ -196,34 +203,58 @@ fn as_itimerval(timer: Timer) -> ItimerVal {
     }
 }
 
+fn real_itimerval(timer: RealTimer, now: u64) -> ItimerVal {
+    ItimerVal {
+        interval: rules::timeval_from_nanos(timer.interval),
+        value: rules::timeval_from_nanos(timer.left(now)),
+    }
+}
+
 pub fn getitimer(which: u32, out: u64) -> SysResult {
-    let index = timer_index(which)?;
-    let timer = current(|p| p.sig.timers[index]);
-    uaccess::write(out, &as_itimerval(timer))?;
+    let now = crate::clock::nanos_since_boot();
+    let value = match which_timer(which)? {
+        Which::Real => real_itimerval(current(|p| p.sig.real_timer), now),
+        Which::Cpu(i) => cpu_itimerval(current(|p| p.sig.cpu_timers[i])),
+    };
+    uaccess::write(out, &value)?;
     Ok(0)
 }
 
 pub fn setitimer(which: u32, new: u64, old: u64) -> SysResult {
-    let index = timer_index(which)?;
-    let hz = u64::from(crate::clock::hz());
+    let which = which_timer(which)?;
     let wanted: ItimerVal = uaccess::read(new)?;
-    let timer = Timer::armed(
-        rules::ticks_from_timeval(wanted.value, hz).ok_or(Errno::EINVAL)?,
-        rules::ticks_from_timeval(wanted.interval, hz).ok_or(Errno::EINVAL)?,
-    );
     if old != 0 {
         uaccess::check_range(old, size_of::<ItimerVal>(), true)?;
     }
-    let previous = current(|p| core::mem::replace(&mut p.sig.timers[index], timer));
+    let previous = match which {
+        Which::Real => {
+            let value = rules::nanos_from_timeval(wanted.value).ok_or(Errno::EINVAL)?;
+            let interval = rules::nanos_from_timeval(wanted.interval).ok_or(Errno::EINVAL)?;
+            let now = crate::clock::nanos_since_boot();
+            let timer = RealTimer::armed(now, value, interval);
+            let previous = current(|p| core::mem::replace(&mut p.sig.real_timer, timer));
+            real_itimerval(previous, now)
+        }
+        Which::Cpu(i) => {
+            let hz = u64::from(crate::clock::hz());
+            let timer = Timer::armed(
+                rules::ticks_from_timeval(wanted.value, hz).ok_or(Errno::EINVAL)?,
+                rules::ticks_from_timeval(wanted.interval, hz).ok_or(Errno::EINVAL)?,
+            );
+            cpu_itimerval(current(|p| {
+                core::mem::replace(&mut p.sig.cpu_timers[i], timer)
+            }))
+        }
+    };
     if old != 0 {
-        uaccess::write(old, &as_itimerval(previous))?;
+        uaccess::write(old, &previous)?;
     }
     Ok(0)
 }
 
 pub fn alarm(seconds: u32) -> SysResult {
-    let hz = u64::from(crate::clock::hz());
-    let timer = Timer::armed(u64::from(seconds) * hz, 0);
-    let previous = current(|p| core::mem::replace(&mut p.sig.timers[ITIMER_REAL as usize], timer));
-    Ok(rules::alarm_seconds_left(previous.ticks_left(), hz) as usize)
+    let now = crate::clock::nanos_since_boot();
+    let timer = RealTimer::armed(now, u64::from(seconds) * 1_000_000_000, 0);
+    let previous = current(|p| core::mem::replace(&mut p.sig.real_timer, timer));
+    Ok(rules::alarm_seconds_from_nanos(previous.left(now)) as usize)
 }
