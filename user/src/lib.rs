@@ -85,6 +85,26 @@ pub mod spin {
         let k = sys::kinfo().expect("kinfo");
         k.tsc_per_sec / k.hz.max(1)
     }
+
+    /// Spins in `spin` until the kernel has counted `ticks` clock
+    /// interrupts, for tests that need that many samples whatever the host
+    /// does: a host too busy to run QEMU lets TSC time pass without ticks
+    /// (they come late, in a burst), so a spin measured in cycles alone can
+    /// see half of them. It spins the cycles first and asks the kernel
+    /// (kinfo) only then, again for the ticks still missing, so almost no
+    /// tick lands in the asking.
+    pub fn for_ticks(spin: fn(u64) -> (u64, u64), ticks: u64) {
+        let counted = || sys::kinfo().map_or(0, |k| k.ticks);
+        let per = cycles_per_tick();
+        let start = counted();
+        loop {
+            let done = counted().saturating_sub(start);
+            if done >= ticks {
+                break;
+            }
+            spin((ticks - done) * per);
+        }
+    }
 }
 
 /// The test harness shared by `usertests` and `proftests`: each test runs in

@@ -132,7 +132,6 @@ pub fn timeval_from_ticks(ticks: u64, hz: u64) -> Timeval {
     }
 }
 
-
 /// One interval timer, counted in ticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timer {

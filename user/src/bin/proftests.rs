@@ -48,20 +48,6 @@ fn spin_a(ticks: u64) -> (u64, u64) {
     loop_a(ticks * cycles_per_tick())
 }
 
-/// Spins in `spin` until the kernel has counted `ticks` clock interrupts,
-/// for tests that need that many samples whatever the host does: a host
-/// too busy to run QEMU lets TSC time pass without the ticks (the virtual
-/// PIT folds the ones it missed into one), so a spin measured in cycles
-/// can see half its ticks. It asks the kernel twice a tick; a tick that
-/// lands in that call is a sample at the call's site.
-fn spin_ticks(spin: fn(u64) -> (u64, u64), ticks: u64) {
-    let now = || sys::kinfo().map_or(0, |k| k.ticks);
-    let (start, half) = (now(), cycles_per_tick() / 2);
-    while now().saturating_sub(start) < ticks {
-        spin(half);
-    }
-}
-
 /// Profiles loop A at `scale` with the offset `below_start` bytes under the
 /// loop. At least 95% of the samples (or all but the two that the entry and
 /// exit can take) must land exactly in the bins the formula gives for the
@@ -137,7 +123,7 @@ fn pc_below_offset_is_dropped() -> Outcome {
     let mut buf = vec![0u16; 64];
     // Past the loop and its function's exit code: nothing runs at or above this.
     sys::profil(&mut buf, end + 64, 65536).map_err(|e| e.name())?;
-    spin_ticks(loop_a, 30);
+    spin::for_ticks(loop_a, 30);
     let s = stat();
     off();
     ensure!(
@@ -477,8 +463,8 @@ fn multi_region_form() -> Outcome {
         "profstat says {} regions",
         stat().regions
     );
-    spin_ticks(lo_spin, 20);
-    spin_ticks(hi_spin, 20);
+    spin::for_ticks(lo_spin, 20);
+    spin::for_ticks(hi_spin, 20);
     off();
     ensure!(
         total(&low_buf) >= 8 && total(&high_buf) >= 8,
@@ -504,7 +490,7 @@ fn multi_region_form() -> Outcome {
         end,
     ];
     sys::profil_regions(&regions).map_err(|e| format!("overlapping: {}", e.name()))?;
-    spin_ticks(lo_spin, 20);
+    spin::for_ticks(lo_spin, 20);
     off();
     ensure!(total(&inner) >= 8, "inner region got {}", total(&inner));
     ensure!(
@@ -764,8 +750,8 @@ fn threads_are_sampled_and_summed() -> Outcome {
     Ok(())
 }
 
-extern "C" fn spin_briefly_then_exit(wall_ticks: usize) {
-    loop_b(wall_ticks as u64 * cycles_per_tick());
+extern "C" fn spin_briefly_then_exit(ticks: usize) {
+    spin::for_ticks(loop_b, ticks as u64);
 }
 
 /// A thread's exit does not stop profiling: its samples stay, and the
@@ -777,7 +763,7 @@ fn a_thread_exit_keeps_profiling_on() -> Outcome {
         .map_err(|e| e.name())?
         .join();
     let after_exit = stat();
-    spin_a(50);
+    spin::for_ticks(loop_a, 50);
     let s = stat();
     off();
     let (in_a, in_b) = (

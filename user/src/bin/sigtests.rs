@@ -941,10 +941,11 @@ fn profile_shares(native: bool) -> Result<(u64, u64), String> {
         unsafe { libc_lite::sigprof::profil_sigprof(buf.as_mut_ptr(), size, low, 65536) }
     };
     started.map_err(err("start profiling"))?;
-    let per = cycles_per_tick();
+    // By ticks counted, not cycles: a busy host delays ticks into bursts
+    // that would land in whichever loop runs when they come.
     for _ in 0..150 {
-        loop_a(6 * per);
-        loop_b(2 * per);
+        spin::for_ticks(loop_a, 6);
+        spin::for_ticks(loop_b, 2);
     }
     if native {
         let _ = sys::profil_raw(0, 0, 0, 0);
