@@ -22,9 +22,7 @@
 //! sees each in turn (Linux's ready list rotates the same way).
 
 use abi::Errno;
-use abi::types::{
-    EPOLLET, EPOLLONESHOT, EpollEvent, POLLERR, POLLHUP, POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM,
-};
+use abi::types::{EPOLLET, EPOLLONESHOT, EpollEvent, POLLERR, POLLHUP, POLLIN};
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 
@@ -55,19 +53,6 @@ impl Interest {
     fn is(&self, fd: i32, file: &Arc<OpenFile>) -> bool {
         self.fd == fd && core::ptr::eq(self.file.as_ptr(), Arc::as_ptr(file))
     }
-}
-
-/// poll's bits for `file` now, widened to epoll's (the low bits are the
-/// same), with POLLRDNORM and POLLWRNORM as poll adds them.
-fn readiness(file: &OpenFile) -> u32 {
-    let mut now = file.poll();
-    if now & POLLIN != 0 {
-        now |= POLLRDNORM;
-    }
-    if now & POLLOUT != 0 {
-        now |= POLLWRNORM;
-    }
-    u32::from(now as u16)
 }
 
 impl Epoll {
@@ -184,7 +169,9 @@ impl Epoll {
             if ready.len() == max {
                 break;
             }
-            let now = readiness(&w.file) & (w.events | POLLERR as u32 | POLLHUP as u32);
+            // epoll's low bits are poll's.
+            let now = u32::from(w.file.poll_normal() as u16)
+                & (w.events | POLLERR as u32 | POLLHUP as u32);
             if now == 0 {
                 continue;
             }

@@ -165,6 +165,20 @@ impl OpenFile {
         ready
     }
 
+    /// `poll` with POLLRDNORM beside POLLIN and POLLWRNORM beside POLLOUT,
+    /// as poll(2), select(2) and epoll report them.
+    pub fn poll_normal(&self) -> i16 {
+        use abi::types::{POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
+        let mut now = self.poll();
+        if now & POLLIN != 0 {
+            now |= POLLRDNORM;
+        }
+        if now & POLLOUT != 0 {
+            now |= POLLWRNORM;
+        }
+        now
+    }
+
     /// How many times what it is open on has changed (data in or out, an
     /// end closed): an edge-triggered epoll reports a descriptor again only
     /// when this moved. Files and devices other than the terminal never

@@ -20,8 +20,7 @@ use abi::Errno;
 use abi::signal::{SigSet, Timeval};
 use abi::types::{
     EPOLL_CLOEXEC, EPOLL_CTL_ADD, EPOLL_CTL_DEL, EPOLL_CTL_MOD, EPOLLEXCLUSIVE, EPOLLONESHOT,
-    EpollEvent, O_RDWR, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, POLLRDNORM,
-    POLLWRNORM, PollFd, Timespec,
+    EpollEvent, O_RDWR, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, PollFd, Timespec,
 };
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -47,14 +46,7 @@ fn scan(entries: &mut [PollFd]) {
             e.revents = POLLNVAL;
             continue;
         };
-        let mut now = file.poll();
-        if now & POLLIN != 0 {
-            now |= POLLRDNORM;
-        }
-        if now & POLLOUT != 0 {
-            now |= POLLWRNORM;
-        }
-        e.revents = now & (e.events | POLLHUP | POLLERR);
+        e.revents = file.poll_normal() & (e.events | POLLHUP | POLLERR);
     }
 }
 
