@@ -21,6 +21,8 @@ mod arch;
 mod clock;
 #[deny(unsafe_code)]
 mod fs;
+#[deny(unsafe_code)]
+mod ipc;
 mod log;
 mod mm;
 #[deny(unsafe_code)]

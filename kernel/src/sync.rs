@@ -19,7 +19,9 @@
 //! 3. a pipe's buffer, a socket's state (`fs::socket`, one at a time),
 //!    then the abstract socket names, an epoll instance's list
 //!    (`fs::epoll`, never held while a watched file is asked), the console's input, the export list, the
-//!    random generator (`random.rs`), the record locks (`fs::lock`);
+//!    random generator (`random.rs`), the record locks (`fs::lock`), the
+//!    System V tables (`ipc::msg`, `ipc::sem`, `ipc::shm`, one at a time;
+//!    shm's reads the areas inside);
 //! 4. profil's cost rings (taken inside the table by the timer path);
 //! 5. memory: a file's pages (`fs::filedata`, reached by the page-fault
 //!    path), the areas of the address spaces (`mm::areas`), kernel-stack

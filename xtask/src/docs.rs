@@ -9,8 +9,9 @@
 //! the sources. Renaming code without its chapter then fails the test command.
 //!
 //! `docs/syscalls.md` must also have a table row for every Linux call the
-//! `abi` crate numbers (`syscall_rows_missing`), so the table cannot fall
-//! behind the kernel.
+//! `abi` crate numbers (`syscall_rows_missing`), must not list one of them
+//! among the calls this kernel lacks, and must give their count right
+//! (`syscall_list_stale`), so the table cannot fall behind the kernel.
 //!
 //! And nothing may point outside the repository (`leaves_repository`): a
 //! Markdown link or a backticked `../` path in a document, or a backticked
@@ -303,10 +304,51 @@ pub fn check_all(root: &Path) -> Vec<(String, Vec<String>)> {
                     std::fs::read_to_string(root.join("kernel/abi/src/sys.rs")).unwrap_or_default();
                 let table = std::fs::read_to_string(doc).unwrap_or_default();
                 problems.extend(syscall_rows_missing(&abi, &table));
+                problems.extend(syscall_list_stale(&abi, &table));
             }
             (name, problems)
         }))
         .collect()
+}
+
+/// The Linux calls `abi/src/sys.rs` numbers (below 1000): lowercase name
+/// and number.
+fn numbered_calls(abi: &str) -> Vec<(String, String)> {
+    abi.lines()
+        .filter_map(|line| {
+            let rest = line.trim().strip_prefix("pub const ")?;
+            let (name, value) = rest.split_once(": usize = ")?;
+            let number = value.trim_end_matches(';');
+            (number.parse::<u32>().ok()? < 1000).then(|| (name.to_lowercase(), number.to_string()))
+        })
+        .collect()
+}
+
+/// What the "Every other Linux call" section of syscalls.md gets wrong:
+/// a call it lists as missing (`` `name` (number) ``) that `abi` numbers,
+/// or a count ("of the N in the table above") that is not the number of
+/// calls `abi` numbers.
+pub fn syscall_list_stale(abi: &str, table: &str) -> Vec<String> {
+    let calls = numbered_calls(abi);
+    let Some((_, others)) = table.split_once("## Every other Linux call") else {
+        return vec!["no \"Every other Linux call\" section".into()];
+    };
+    let others = others.split("\n## ").next().unwrap_or("");
+    let mut problems: Vec<String> = calls
+        .iter()
+        .filter(|(name, number)| others.contains(&format!("`{name}` ({number})")))
+        .map(|(name, number)| format!("{name} ({number}) is listed as missing but is numbered"))
+        .collect();
+    let count = others
+        .split_once(" in the table above")
+        .and_then(|(before, _)| before.rsplit(' ').next()?.parse::<usize>().ok());
+    if count != Some(calls.len()) {
+        problems.push(format!(
+            "the count of calls in the table says {count:?}, abi numbers {}",
+            calls.len()
+        ));
+    }
+    problems
 }
 
 /// The Linux calls (number below 1000) in `abi/src/sys.rs` without a table
@@ -321,13 +363,8 @@ pub fn syscall_rows_missing(abi: &str, table: &str) -> Vec<String> {
             Some((numbers, cells.next()?))
         })
         .collect();
-    abi.lines()
-        .filter_map(|line| {
-            let rest = line.trim().strip_prefix("pub const ")?;
-            let (name, value) = rest.split_once(": usize = ")?;
-            let number = value.trim_end_matches(';');
-            (number.parse::<u32>().ok()? < 1000).then(|| (name.to_lowercase(), number.to_string()))
-        })
+    numbered_calls(abi)
+        .into_iter()
         .filter(|(name, number)| {
             !rows.iter().any(|(numbers, calls)| {
                 numbers.contains(&number.as_str()) && calls.contains(&format!("`{name}`"))
@@ -351,6 +388,24 @@ mod tests {
         );
         let table = "| 0 | `read` |\n| 17, 18 | `pread64`, `pwrite64` | |\n";
         assert!(syscall_rows_missing(abi, table).is_empty());
+    }
+
+    #[test]
+    fn a_numbered_call_listed_as_missing_is_stale() {
+        let abi = "pub const READ: usize = 0;\npub const SOCKET: usize = 41;\n";
+        let table = "| 0 | `read` |\n## Every other Linux call\n\nimplements 2 of the 2 in the table above.\n\n- `socket` (41), `bind` (49).\n## Our calls\n`read` (0)\n";
+        assert_eq!(
+            syscall_list_stale(abi, table),
+            vec!["socket (41) is listed as missing but is numbered"]
+        );
+        let fixed = table
+            .replace("`socket` (41), ", "")
+            .replace("of the 2", "of the 3");
+        assert_eq!(
+            syscall_list_stale(abi, &fixed),
+            vec!["the count of calls in the table says Some(3), abi numbers 2"]
+        );
+        assert!(syscall_list_stale(abi, &fixed.replace("of the 3", "of the 2")).is_empty());
     }
 
     #[test]

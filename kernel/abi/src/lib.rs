@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 pub mod errno;
+pub mod ipc;
 pub mod signal;
 pub mod socket;
 pub mod sys;

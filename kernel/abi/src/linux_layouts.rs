@@ -7,7 +7,6 @@
 //! A layout that differs from Linux's breaks every C library that trusts the
 //! kernel (glibc's 36-byte `struct termios` buffer was overrun by a 60-byte
 //! TCGETS answer, and every glibc program died of "stack smashing").
-//! `struct statfs` is not here because the kernel has no statfs yet.
 
 use core::mem::{offset_of, size_of};
 
@@ -267,4 +266,43 @@ fn msghdr_cmsghdr_ucred() {
 fn epoll_event() {
     assert_eq!(size_of::<EpollEvent>(), 12);
     assert_eq!(offset_of!(EpollEvent, data), 4);
+}
+
+/// `linux/ipc.h`, `linux/msg.h`, `linux/sem.h`, `linux/shm.h` (and the
+/// `asm/*buf.h` they include): System V IPC.
+#[test]
+fn sysv_ipc() {
+    use crate::ipc::*;
+    assert_eq!(size_of::<IpcPerm>(), 48);
+    assert_eq!(offset_of!(IpcPerm, mode), 20);
+    assert_eq!(offset_of!(IpcPerm, seq), 24);
+    assert_eq!(offset_of!(IpcPerm, unused1), 32);
+    assert_eq!(size_of::<MsqidDs>(), 120);
+    assert_eq!(offset_of!(MsqidDs, msg_stime), 48);
+    assert_eq!(offset_of!(MsqidDs, msg_cbytes), 72);
+    assert_eq!(offset_of!(MsqidDs, msg_qbytes), 88);
+    assert_eq!(offset_of!(MsqidDs, msg_lspid), 96);
+    assert_eq!(offset_of!(MsqidDs, msg_lrpid), 100);
+    assert_eq!(size_of::<SemidDs>(), 104);
+    assert_eq!(offset_of!(SemidDs, sem_otime), 48);
+    assert_eq!(offset_of!(SemidDs, sem_ctime), 64);
+    assert_eq!(offset_of!(SemidDs, sem_nsems), 80);
+    assert_eq!(size_of::<ShmidDs>(), 112);
+    assert_eq!(offset_of!(ShmidDs, shm_segsz), 48);
+    assert_eq!(offset_of!(ShmidDs, shm_atime), 56);
+    assert_eq!(offset_of!(ShmidDs, shm_ctime), 72);
+    assert_eq!(offset_of!(ShmidDs, shm_cpid), 80);
+    assert_eq!(offset_of!(ShmidDs, shm_lpid), 84);
+    assert_eq!(offset_of!(ShmidDs, shm_nattch), 88);
+    assert_eq!(size_of::<SemBuf>(), 6);
+    assert_eq!(size_of::<MsgInfo>(), 32);
+    assert_eq!(offset_of!(MsgInfo, msgtql), 24);
+    assert_eq!(offset_of!(MsgInfo, msgseg), 28);
+    assert_eq!(size_of::<SemInfo>(), 40);
+    assert_eq!(offset_of!(SemInfo, semaem), 36);
+    assert_eq!(size_of::<ShmInfo64>(), 72);
+    assert_eq!(offset_of!(ShmInfo64, shmall), 32);
+    assert_eq!(size_of::<ShmUsage>(), 48);
+    assert_eq!(offset_of!(ShmUsage, shm_tot), 8);
+    assert_eq!(offset_of!(ShmUsage, swap_successes), 40);
 }

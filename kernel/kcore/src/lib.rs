@@ -3,7 +3,8 @@
 //! parsing, frame bookkeeping, record locks, paths, profil bin arithmetic, gmon encoding,
 //! signal rules, symbols, clone and futex rules, time conversions, the W^X
 //! rule over frames, the areas of an address space, the random-number
-//! generator, resource limits and the text of `/proc`.
+//! generator, resource limits, the text of `/proc` and System V IPC's rules
+//! (keys, ids, permissions, semop, which message msgrcv takes).
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -16,6 +17,7 @@ pub mod elf;
 pub mod flock;
 pub mod frames;
 pub mod gmon;
+pub mod ipc;
 pub mod path;
 pub mod procfs;
 pub mod profil;

@@ -33,7 +33,7 @@
 //! SIGBUS, as on Linux.
 
 use abi::Errno;
-use alloc::sync::Arc;
+use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use x86_64::structures::paging::PhysFrame;
 
@@ -86,6 +86,18 @@ impl FileData {
         self.0.lock().len
     }
 
+    /// Pages that have a frame (the rest are holes).
+    pub fn resident_pages(&self) -> usize {
+        self.0.lock().pages.iter().filter(|p| p.is_some()).count()
+    }
+
+    /// A handle that does not keep the pages (a System V segment removed
+    /// while still attached: its mappings keep them, and the last one to
+    /// go frees them).
+    pub fn downgrade(&self) -> WeakFileData {
+        WeakFileData(Arc::downgrade(&self.0))
+    }
+
     /// Copies bytes from `at` into `buf`; how many there were.
     pub fn read_at(&self, at: u64, buf: &mut [u8]) -> usize {
         self.0.lock().read_at(at, buf)
@@ -124,6 +136,15 @@ impl FileData {
             .map_err(|_| FaultError::NoMemory)?;
         let frame = pages.pages[page].as_ref().expect("allocated above");
         Ok(frame.share())
+    }
+}
+
+/// A `FileData` that may be gone (`FileData::downgrade`).
+pub struct WeakFileData(Weak<IrqLock<Pages>>);
+
+impl WeakFileData {
+    pub fn upgrade(&self) -> Option<FileData> {
+        self.0.upgrade().map(FileData)
     }
 }
 

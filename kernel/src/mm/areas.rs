@@ -101,6 +101,18 @@ pub fn find(id: u64, addr: u64) -> Option<Range> {
     AREAS.lock().get(&id)?.find(addr)
 }
 
+/// How many areas, in every address space, map the pages of `data` (a
+/// System V segment's `shm_nattch`: an attachment split in two by munmap,
+/// or copied by fork, counts twice, as on Linux).
+pub fn mappings_of(data: &FileData) -> usize {
+    let maps = |area: &kcore::vma::Area<MappedFile>| matches!(&area.kind, Kind::File(map) if map.file.data == *data);
+    AREAS
+        .lock()
+        .values()
+        .map(|areas| areas.iter().filter(|r| maps(&r.area)).count())
+        .sum()
+}
+
 /// Why a page could not be filled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultError {

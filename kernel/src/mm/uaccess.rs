@@ -220,6 +220,14 @@ unsafe impl Pod for abi::types::Utimbuf {}
 unsafe impl Pod for abi::socket::MsgHdr {}
 unsafe impl Pod for abi::types::EpollEvent {}
 unsafe impl Pod for abi::signal::Timeval {}
+unsafe impl Pod for abi::ipc::MsqidDs {}
+unsafe impl Pod for abi::ipc::SemidDs {}
+unsafe impl Pod for abi::ipc::ShmidDs {}
+unsafe impl Pod for abi::ipc::SemBuf {}
+unsafe impl Pod for abi::ipc::MsgInfo {}
+unsafe impl Pod for abi::ipc::SemInfo {}
+unsafe impl Pod for abi::ipc::ShmInfo64 {}
+unsafe impl Pod for abi::ipc::ShmUsage {}
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 /// Reads one `T` from user memory.

@@ -431,6 +431,7 @@ fn end_process(status: i32) {
     let mem = give_back_borrowed(pid, mem);
     drop(files);
     crate::fs::lock::release_process(pid);
+    crate::ipc::process_exited(pid);
     drop(mem);
     if pid == INIT_PID {
         power_off_after_init(status);

@@ -55,6 +55,11 @@ pub enum Chan {
     Poll,
     /// A record lock of the file with this inode number to go (fs/lock.rs).
     FileLock(u64),
+    /// A message or room in the System V queue with this id (ipc/msg.rs).
+    MsgQueue(i32),
+    /// A change of a value in the System V semaphore set with this id
+    /// (ipc/sem.rs).
+    SemSet(i32),
 }
 
 /// Ticks in a time slice: 10 ms, at least one tick.

@@ -4,7 +4,7 @@
 //! result goes back in rax, `-errno` on failure. The numbers are the ones in
 //! `abi::sys` (Linux's, plus ours from 1000). The table calls only the
 //! handlers of this directory, one file per group (fs, fsmeta, poll,
-//! mem, process, signal, socket, info, profil); each handler turns the raw integers into the
+//! mem, process, signal, socket, ipc, info, profil); each handler turns the raw integers into the
 //! types they stand for and calls the mechanism (`proc::lifecycle::fork`,
 //! `profil::start`, ...), reaching user memory only through `mm::uaccess`.
 //! An unknown number is `ENOSYS`, logged once per number.
@@ -12,6 +12,7 @@
 mod fs;
 mod fsmeta;
 mod info;
+mod ipc;
 mod mem;
 mod poll;
 mod process;
@@ -116,6 +117,18 @@ pub fn dispatch(tf: &mut TrapFrame) {
             socket::setsockopt(a[0] as i32, a[1] as i32, a[2] as i32, a[3], a[4] as u32)
         }
         sys::GETSOCKOPT => socket::getsockopt(a[0] as i32, a[1] as i32, a[2] as i32, a[3], a[4]),
+        sys::MSGGET => ipc::msgget(a[0] as i32, a[1] as u32),
+        sys::MSGSND => ipc::msgsnd(a[0] as i32, a[1], a[2], a[3] as u32),
+        sys::MSGRCV => ipc::msgrcv(a[0] as i32, a[1], a[2], a[3] as i64, a[4] as u32),
+        sys::MSGCTL => ipc::msgctl(a[0] as i32, a[1] as i32, a[2]),
+        sys::SEMGET => ipc::semget(a[0] as i32, a[1] as i32, a[2] as u32),
+        sys::SEMOP => ipc::semtimedop(a[0] as i32, a[1], a[2], 0),
+        sys::SEMTIMEDOP => ipc::semtimedop(a[0] as i32, a[1], a[2], a[3]),
+        sys::SEMCTL => ipc::semctl(a[0] as i32, a[1] as i32, a[2] as i32, a[3]),
+        sys::SHMGET => ipc::shmget(a[0] as i32, a[1], a[2] as u32),
+        sys::SHMAT => ipc::shmat(a[0] as i32, a[1], a[2] as u32),
+        sys::SHMDT => ipc::shmdt(a[0]),
+        sys::SHMCTL => ipc::shmctl(a[0] as i32, a[1] as i32, a[2]),
         sys::BRK => mem::brk(a[0]),
         sys::MMAP => mem::mmap(a[0], a[1], a[2] as u32, a[3] as u32, a[4] as i32, a[5]),
         sys::MSYNC => mem::msync(a[0], a[1], a[2] as u32),

@@ -187,7 +187,7 @@ pub fn clock_nanosleep(clock_id: u32, flags: u32, req: u64, rem: u64) -> SysResu
     }
 }
 
-fn nanos_of(t: &Timespec) -> Result<u128, Errno> {
+pub(super) fn nanos_of(t: &Timespec) -> Result<u128, Errno> {
     if t.tv_sec < 0 || !(0..1_000_000_000).contains(&t.tv_nsec) {
         return Err(Errno::EINVAL);
     }
@@ -195,7 +195,7 @@ fn nanos_of(t: &Timespec) -> Result<u128, Errno> {
 }
 
 /// The monotonic clock's reading `nanos` from now, as a sleep's deadline.
-fn deadline_in(nanos: u128) -> u64 {
+pub(super) fn deadline_in(nanos: u128) -> u64 {
     let now = crate::clock::nanos_since_boot();
     now.saturating_add(nanos.min(u128::from(u64::MAX)) as u64)
 }

@@ -184,6 +184,18 @@ const CALLS: &[(usize, u64)] = &[
     (GETPEERNAME, 1),
     (SETSOCKOPT, 1),
     (GETSOCKOPT, 1),
+    (MSGGET, 2),
+    (MSGSND, 2),
+    (MSGRCV, 2),
+    (MSGCTL, 2),
+    (SEMGET, 2),
+    (SEMOP, 2),
+    (SEMTIMEDOP, 1),
+    (SEMCTL, 2),
+    (SHMGET, 2),
+    (SHMAT, 2),
+    (SHMDT, 2),
+    (SHMCTL, 2),
     (PROFIL, 8),
     (KINFO, 2),
     (POWEROFF, 1),
@@ -300,8 +312,17 @@ fn signal_number(rng: &mut Rng) -> u64 {
     }
 }
 
+/// A System V id: mostly the last one this worker's `*get` calls
+/// returned for the kind (`ids`: queue, set, segment), else random.
+fn ipc_id(rng: &mut Rng, ids: &[u64; 3], kind: usize) -> u64 {
+    match rng.below(4) {
+        0 => rng.pick(&[0, 1, u64::MAX, 32768]),
+        _ => ids[kind],
+    }
+}
+
 /// Arguments for call `nr`: random, with the steering described above.
-fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64) -> [u64; 6] {
+fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3]) -> [u64; 6] {
     let mut a = [0u64; 6];
     for slot in &mut a {
         *slot = argument(rng, memory);
@@ -396,6 +417,62 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64) -> [u64; 6] {
                 a[3] = 0;
             }
         }
+        // System V IPC: a few keys, so workers meet on the same objects;
+        // small segments in the arena; mostly no waiting.
+        MSGGET | SEMGET | SHMGET => {
+            use abi::ipc::{IPC_CREAT, IPC_EXCL};
+            a[0] = rng.pick(&[0, 1, 2, 3]);
+            a[2] = 0o600 | rng.pick(&[0, u64::from(IPC_CREAT), u64::from(IPC_CREAT | IPC_EXCL)]);
+            match nr {
+                SEMGET if rng.below(4) != 0 => a[1] = rng.below(8),
+                SHMGET if rng.below(4) != 0 => {
+                    a[2] = 0o600 | u64::from(IPC_CREAT);
+                    a[1] = 1 + rng.below(4 * 4096);
+                }
+                SHMGET => a[1] = 1 + rng.below(4 * 4096),
+                _ => {}
+            }
+        }
+        MSGSND | MSGRCV | MSGCTL => {
+            a[0] = ipc_id(rng, ids, 0);
+            if nr != MSGCTL {
+                a[2] = rng.below(64);
+                if rng.below(4) != 0 {
+                    a[1] = memory.buffer;
+                    a[if nr == MSGSND { 3 } else { 4 }] |= u64::from(abi::ipc::IPC_NOWAIT);
+                }
+            } else {
+                a[1] = rng.below(16);
+            }
+        }
+        SEMOP | SEMTIMEDOP | SEMCTL => {
+            a[0] = ipc_id(rng, ids, 1);
+            if nr == SEMCTL {
+                a[1] = rng.below(8);
+                a[2] = rng.below(21);
+            } else if rng.below(4) != 0 {
+                // One operation from the buffer, made not to wait.
+                let op = abi::ipc::SemBuf {
+                    sem_num: rng.below(8) as u16,
+                    sem_op: rng.pick(&[0, 1, 2, u64::MAX, 32767]) as i16,
+                    sem_flg: (abi::ipc::IPC_NOWAIT as i16) | rng.pick(&[0, 0x1000]) as i16,
+                };
+                // SAFETY: the buffer is this worker's own, 16 KiB long.
+                unsafe { (memory.buffer as *mut abi::ipc::SemBuf).write_unaligned(op) };
+                a[1] = memory.buffer;
+                a[2] = 1;
+            }
+        }
+        SHMAT | SHMDT | SHMCTL => {
+            a[0] = ipc_id(rng, ids, 2);
+            if nr == SHMCTL {
+                a[1] = rng.below(16);
+            } else if rng.below(5) != 0 {
+                let in_arena = memory.arena + 4096 * rng.below(ARENA_LEN / 4096);
+                let at = rng.pick(&[0, in_arena]);
+                a[if nr == SHMAT { 1 } else { 0 }] = at;
+            }
+        }
         ALARM => a[0] = rng.below(3),
         NANOSLEEP | CLOCK_NANOSLEEP | PAUSE | RT_SIGSUSPEND | WAIT4 => {
             // Blocking calls: rarely, so workers mostly keep calling.
@@ -446,6 +523,7 @@ fn worker(index: usize, seed: u64, report: i32) -> ! {
     let me = u64::from(sys::getpid());
     let total: u64 = CALLS.iter().map(|c| c.1).sum();
     let mut calls = 0u64;
+    let mut ids = [0u64; 3];
     loop {
         if calls.is_multiple_of(64) {
             fill(&mut rng, &memory);
@@ -459,7 +537,7 @@ fn worker(index: usize, seed: u64, report: i32) -> ! {
                 hit
             })
             .map_or(GETPID, |c| c.0);
-        let a = arguments(nr, &mut rng, &memory, me);
+        let a = arguments(nr, &mut rng, &memory, me, &ids);
         // SAFETY: none, on purpose: the kernel must survive whatever this
         // does to the worker (which the parent replaces if it dies).
         let ret = unsafe {
@@ -473,6 +551,12 @@ fn worker(index: usize, seed: u64, report: i32) -> ! {
                 a[5] as usize,
             )
         };
+        if let (Some(kind), false) = (
+            [MSGGET, SEMGET, SHMGET].iter().position(|&n| n == nr),
+            (ret as isize) < 0,
+        ) {
+            ids[kind] = ret as u64;
+        }
         if (nr == FORK) && ret == 0 {
             sys::exit(0); // a fuzzed fork's child leaves at once
         }
@@ -544,6 +628,37 @@ fn retire(worker: &mut Worker, tally: &mut Tally) {
 }
 
 /// Removes `path` and everything under it.
+/// Removes every System V object the workers left: each table walked by
+/// slot (`*_STAT_ANY`, as `ipcs` does) up to the highest in use.
+fn remove_ipc_objects() {
+    use abi::ipc::*;
+    let mut answer = [0u64; 16];
+    let buf = answer.as_mut_ptr() as usize;
+    for (nr, stat_any) in [
+        (MSGCTL, MSG_STAT_ANY),
+        (SEMCTL, SEM_STAT_ANY),
+        (SHMCTL, SHM_STAT_ANY),
+    ] {
+        let ctl = |id: usize, cmd: i32, out: usize| {
+            let args = if nr == SEMCTL {
+                [id, 0, cmd as usize, out]
+            } else {
+                [id, cmd as usize, out, 0]
+            };
+            // SAFETY: `answer` holds any *_INFO or *_STAT answer (at most
+            // 120 bytes).
+            unsafe { libc_lite::syscall::syscall(nr, &args) as isize }
+        };
+        let highest = ctl(0, IPC_INFO, buf);
+        for index in 0..=highest.max(0) as usize {
+            let id = ctl(index, stat_any, buf);
+            if id >= 0 {
+                ctl(id as usize, IPC_RMID, 0);
+            }
+        }
+    }
+}
+
 fn remove_tree(path: &str) {
     if let Ok(fd) = sys::open(path, O_RDONLY | O_DIRECTORY, 0) {
         let mut names = Vec::new();
@@ -702,6 +817,7 @@ fn run() -> i32 {
     }
     while sys::wait4(-1, 0).is_ok() {}
     remove_tree(SCRATCH);
+    remove_ipc_objects();
     let _ = sys::profil_raw(0, 0, 0, 0);
     let after = sys::kinfo().map(|k| k.frames_in_use() as i64).unwrap_or(0);
     let lost = after - before;
