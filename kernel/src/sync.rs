@@ -15,7 +15,9 @@
 //!
 //! 1. a ramfs node (`fs::ramfs::NodeRef`), then an open file's flags and
 //!    offset (`fs::file::OpenFile`), in that order;
-//! 2. `proc::TABLE`, the process table (`proc::current` takes it);
+//! 2. `proc::TABLE`, the process table (`proc::current` takes it), then a
+//!    poll wait queue (`proc::sched::PollQueue`, whose wake walks it inside
+//!    the table);
 //! 3. a pipe's buffer, a socket's state (`fs::socket`, one at a time),
 //!    then the abstract socket names, an epoll instance's list
 //!    (`fs::epoll`, never held while a watched file is asked), the console's input, the export list, the

@@ -559,6 +559,10 @@ pub struct Rusage {
     pub counters: [i64; 14],
 }
 const _: () = assert!(size_of::<Rusage>() == 144);
+/// Where `ru_nvcsw` and `ru_nivcsw` (voluntary and involuntary context
+/// switches) sit in `counters`, after `ru_maxrss` .. `ru_nsignals`.
+pub const RU_NVCSW: usize = 12;
+pub const RU_NIVCSW: usize = 13;
 pub const RUSAGE_SELF: i32 = 0;
 pub const RUSAGE_CHILDREN: i32 = -1;
 

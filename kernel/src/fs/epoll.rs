@@ -124,14 +124,17 @@ impl Epoll {
         if core::ptr::eq(self, target) || depth > MAX_NESTING {
             return true;
         }
-        let inner: Vec<Arc<OpenFile>> = {
-            let list = self.interest.lock();
-            list.iter().filter_map(|i| i.file.upgrade()).collect()
-        };
-        inner.iter().any(|f| match &f.kind {
+        self.files().iter().any(|f| match &f.kind {
             Kind::Epoll(e) => e.reaches(target, depth + 1),
             _ => false,
         })
+    }
+
+    /// The files on the list that are still open (each taken out of the
+    /// list's lock, so that asking them never happens inside it).
+    pub fn files(&self) -> Vec<Arc<OpenFile>> {
+        let list = self.interest.lock();
+        list.iter().filter_map(|i| i.file.upgrade()).collect()
     }
 
     /// Up to `max` events ready now. With `take`, the reported entries are
@@ -218,11 +221,7 @@ impl Epoll {
     /// The sum of the watched files' changes (for an epoll instance watched
     /// with EPOLLET by another).
     pub fn changes(&self) -> u64 {
-        let files: Vec<Arc<OpenFile>> = {
-            let list = self.interest.lock();
-            list.iter().filter_map(|i| i.file.upgrade()).collect()
-        };
-        files
+        self.files()
             .iter()
             .fold(0u64, |sum, f| sum.wrapping_add(f.changes()))
     }

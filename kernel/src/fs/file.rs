@@ -19,6 +19,7 @@ use alloc::sync::Arc;
 use super::pipe::Pipe;
 use super::ramfs::{Content, Node, NodeRef, Times};
 use super::socket::Socket;
+use crate::proc::sched::PollQueue;
 use crate::sync::IrqLock;
 
 pub enum Kind {
@@ -163,6 +164,28 @@ impl OpenFile {
             ready &= !POLLOUT;
         }
         ready
+    }
+
+    /// The wait queues a poller of this file joins (`PollQueue`): the
+    /// pipe's, the socket's, the terminal's; for an epoll instance, those of
+    /// the files it watches (it becomes ready when one of them does). Other
+    /// files are always ready and have none.
+    pub fn poll_queues(&self, f: &mut dyn FnMut(&PollQueue)) {
+        match &self.kind {
+            Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => f(&pipe.pollers),
+            Kind::Socket(socket) => f(&socket.pollers),
+            Kind::Epoll(epoll) => {
+                for file in epoll.files() {
+                    file.poll_queues(f);
+                }
+            }
+            Kind::Node(node) => {
+                let terminal = node.lock().device().is_some_and(|d| d.is_terminal());
+                if terminal {
+                    f(&super::console::POLLERS);
+                }
+            }
+        }
     }
 
     /// `poll` with POLLRDNORM beside POLLIN and POLLWRNORM beside POLLOUT,

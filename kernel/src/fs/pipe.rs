@@ -11,7 +11,7 @@ use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::proc::sched::{self, Chan};
+use crate::proc::sched::{self, Chan, PollQueue};
 use crate::sync::IrqLock;
 
 /// Bytes a pipe holds before writers wait (Linux's minimum pipe size).
@@ -22,6 +22,8 @@ pub struct Pipe {
     /// Changes so far (bytes in or out, an end closed): what an
     /// edge-triggered epoll compares.
     changes: AtomicU64,
+    /// poll, select and epoll waiters that looked at it.
+    pub pollers: PollQueue,
 }
 
 /// What a pipe holds: the bytes in flight and who has it open.
@@ -41,6 +43,7 @@ impl Pipe {
                 writers: 1,
             }),
             changes: AtomicU64::new(0),
+            pollers: PollQueue::new(),
         })
     }
 
@@ -51,7 +54,8 @@ impl Pipe {
     /// Something changed: wakes the other side (and pollers).
     fn wake(&self) {
         self.changes.fetch_add(1, Ordering::Relaxed);
-        sched::wakeup_io(self.chan());
+        sched::wakeup(self.chan());
+        self.pollers.wake();
     }
 
     pub fn changes(&self) -> u64 {

@@ -9,7 +9,7 @@
 //! full pipe does. Everyone who waits on a socket waits on its channel
 //! (`Chan::Socket`): readers for messages, writers for room in it, an
 //! accepting listener for a connection, a connecting client for room in a
-//! listener's backlog; every change wakes it (`wake`, through `sched::wakeup_io`), so
+//! listener's backlog; every change wakes it (`wake`: its channel and its `PollQueue`), so
 //! poll and select wake too.
 //!
 //! - **Stream** (SOCK_STREAM): bytes, without boundaries; a read takes what
@@ -49,7 +49,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::file::OpenFile;
-use crate::proc::sched::{self, Chan};
+use crate::proc::sched::{self, Chan, PollQueue};
 use crate::sync::IrqLock;
 
 /// Bytes a socket's receive queue holds before senders wait.
@@ -213,6 +213,8 @@ pub struct Socket {
     /// Changes so far (a message in or out, a connection, a shutdown):
     /// what an edge-triggered epoll compares.
     changes: AtomicU64,
+    /// poll, select and epoll waiters that looked at it.
+    pub pollers: PollQueue,
 }
 
 /// The abstract namespace: names to sockets, each gone with its socket.
@@ -237,6 +239,7 @@ impl Socket {
             ty,
             state: IrqLock::new(State::new(name, conn, peer)),
             changes: AtomicU64::new(0),
+            pollers: PollQueue::new(),
         })
     }
 
@@ -261,7 +264,8 @@ impl Socket {
     /// Something changed: wakes whoever waits on this socket (and pollers).
     fn wake(&self) {
         self.changes.fetch_add(1, Ordering::Relaxed);
-        sched::wakeup_io(self.chan());
+        sched::wakeup(self.chan());
+        self.pollers.wake();
     }
 
     pub fn changes(&self) -> u64 {
@@ -458,6 +462,7 @@ impl Socket {
                 ty: self.ty,
                 state: IrqLock::new(state),
                 changes: AtomicU64::new(0),
+                pollers: PollQueue::new(),
             });
             pending.push_back(server.clone());
             Some(Ok((name, cred, server)))

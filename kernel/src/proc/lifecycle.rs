@@ -97,6 +97,8 @@ fn new_process(pid: Pid, ppid: Pid, name: String, files: FdTable, cwd: String) -
         user_ticks: 0,
         system_ticks: 0,
         children_ticks: (0, 0),
+        switches: Default::default(),
+        children_switches: Default::default(),
         sig: crate::signal::Signals::default(),
         prof: crate::profil::Profile::default(),
         live_threads: 1,
@@ -574,6 +576,8 @@ pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
     current(|p| {
         p.children_ticks.0 += child.user_ticks + child.children_ticks.0;
         p.children_ticks.1 += child.system_ticks + child.children_ticks.1;
+        p.children_switches.add(child.switches);
+        p.children_switches.add(child.children_switches);
     });
     if status_ptr != 0 {
         uaccess::write(status_ptr, &status)?;

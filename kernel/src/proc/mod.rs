@@ -105,6 +105,11 @@ pub struct Process {
     /// User and system ticks of reaped children (and theirs), for times(2)
     /// and getrusage(RUSAGE_CHILDREN).
     pub children_ticks: (u64, u64),
+    /// Times its threads gave up the CPU by sleeping, and had it taken
+    /// while still runnable (getrusage's `ru_nvcsw`, `ru_nivcsw`); and the
+    /// same of reaped children.
+    pub switches: Switches,
+    pub children_switches: Switches,
     /// Handlers, process-directed pending signals, interval timers.
     pub sig: crate::signal::Signals,
     /// profil(2) state: regions and counters (the ticks waiting to be
@@ -367,6 +372,20 @@ pub fn current_both<R>(f: impl FnOnce(&mut Thread, &mut Process) -> R) -> R {
     let mut table = TABLE.lock();
     let (t, p) = table.current_both().expect("no current thread");
     f(t, p)
+}
+
+/// Context switches of a process, as getrusage counts them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Switches {
+    pub voluntary: u64,
+    pub involuntary: u64,
+}
+
+impl Switches {
+    pub fn add(&mut self, other: Switches) {
+        self.voluntary += other.voluntary;
+        self.involuntary += other.involuntary;
+    }
 }
 
 /// The table's invariants, for the kernel self-check (kcheck): at most one

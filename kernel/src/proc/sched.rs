@@ -21,12 +21,14 @@
 //! host delayed.)
 
 use abi::Errno;
+use alloc::vec::Vec;
 use x86_64::instructions::interrupts;
 use x86_64::registers::model_specific::FsBase;
 
 use super::{Pid, State, TABLE, Tid, current_thread};
 use crate::arch::{gdt, syscall};
 use crate::mm::kstack;
+use crate::sync::IrqLock;
 
 /// What a sleeping thread waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +53,8 @@ pub enum Chan {
     Timer,
     /// Only a signal (pause, sigsuspend).
     Signal,
-    /// Any pipe, socket or the console to change (poll; see `wakeup_io`).
+    /// One of the objects poll, select or epoll looked at to change: the
+    /// thread is on each one's `PollQueue`, which wakes it.
     Poll,
     /// A record lock of the file with this inode number to go (fs/lock.rs).
     FileLock(u64),
@@ -132,10 +135,23 @@ pub fn switch_to_scheduler() {
         !interrupts::are_enabled(),
         "switch_to_scheduler with interrupts on"
     );
-    let stack = current_thread(|t| {
-        t.fpu.save();
-        t.kstack.id()
-    });
+    let stack = {
+        let mut table = TABLE.lock();
+        // As Linux counts them: a thread that is still runnable had the
+        // CPU taken (a time slice ended, sched_yield); any other gave it up.
+        if let Some((t, p)) = table.current_both() {
+            if t.state == State::Runnable {
+                p.switches.involuntary += 1;
+            } else {
+                p.switches.voluntary += 1;
+            }
+        }
+        drop(table);
+        current_thread(|t| {
+            t.fpu.save();
+            t.kstack.id()
+        })
+    };
     crate::sync::assert_none_held("switch_to_scheduler");
     kstack::suspend(stack);
 }
@@ -218,16 +234,50 @@ pub fn wakeup(chan: Chan) {
     }
 }
 
-/// Threads in poll right now: while there are none, I/O wakeups skip the
-/// walk for them.
-pub static POLLERS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+/// The threads in poll, select or epoll_wait that looked at one object (a
+/// pipe, a socket, the terminal) and found it not ready: the object's wait
+/// queue for its poll hook (Linux's `poll_wait`). A change of the object
+/// wakes these threads and no others; each takes itself off every queue
+/// it joined when its wait ends (`syscall/poll.rs`, `PollTable`).
+///
+/// Lock order: the queue's lock is taken inside the process table's (level
+/// 2 then 3 in sync.rs), so `wake` needs no copy of the list.
+pub struct PollQueue(IrqLock<Vec<Tid>>);
 
-/// Wakes the threads waiting on I/O channel `chan` (a pipe, the console),
-/// and the threads in poll, which wait on every such channel at once.
-pub fn wakeup_io(chan: Chan) {
-    wakeup(chan);
-    if POLLERS.load(core::sync::atomic::Ordering::Relaxed) > 0 {
-        wakeup(Chan::Poll);
+impl PollQueue {
+    pub const fn new() -> PollQueue {
+        PollQueue(IrqLock::new(Vec::new()))
+    }
+
+    /// Puts thread `tid` on the queue (once, however often it is asked).
+    pub fn add(&self, tid: Tid) {
+        let mut waiters = self.0.lock();
+        if !waiters.contains(&tid) {
+            waiters.push(tid);
+        }
+    }
+
+    pub fn remove(&self, tid: Tid) {
+        self.0.lock().retain(|&t| t != tid);
+    }
+
+    /// The object changed: the threads on the queue that sleep in a poll
+    /// wait run again and look.
+    pub fn wake(&self) {
+        let mut table = TABLE.lock();
+        for tid in self.0.lock().iter() {
+            if let Some(t) = table.threads.get_mut(tid)
+                && t.state == State::Sleeping(Chan::Poll)
+            {
+                t.state = State::Runnable;
+            }
+        }
+    }
+}
+
+impl Default for PollQueue {
+    fn default() -> PollQueue {
+        PollQueue::new()
     }
 }
 

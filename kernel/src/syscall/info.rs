@@ -282,19 +282,22 @@ pub fn times(out: u64) -> SysResult {
     Ok(clock::ticks() as usize)
 }
 
-/// getrusage(2): user and system time of the caller or its reaped children.
+/// getrusage(2): user and system time and context switches of the caller
+/// or its reaped children.
 pub fn getrusage(who: i32, out: u64) -> SysResult {
-    let (user, system) = match who {
-        abi::types::RUSAGE_SELF => current(|p| (p.user_ticks, p.system_ticks)),
-        abi::types::RUSAGE_CHILDREN => current(|p| p.children_ticks),
+    let ((user, system), switches) = match who {
+        abi::types::RUSAGE_SELF => current(|p| ((p.user_ticks, p.system_ticks), p.switches)),
+        abi::types::RUSAGE_CHILDREN => current(|p| (p.children_ticks, p.children_switches)),
         _ => return Err(Errno::EINVAL),
     };
     let hz = u64::from(clock::hz());
-    let usage = abi::types::Rusage {
+    let mut usage = abi::types::Rusage {
         utime: kcore::signal::timeval_from_ticks(user, hz),
         stime: kcore::signal::timeval_from_ticks(system, hz),
         ..Default::default()
     };
+    usage.counters[abi::types::RU_NVCSW] = switches.voluntary as i64;
+    usage.counters[abi::types::RU_NIVCSW] = switches.involuntary as i64;
     uaccess::write(out, &usage)?;
     Ok(0)
 }

@@ -2,10 +2,12 @@
 //!
 //! All of them are one loop, `wait_for`: ask each open file which of
 //! POLLIN, POLLOUT, POLLHUP, POLLERR hold now (`OpenFile::poll`, the one
-//! readiness hook every kind of file answers), and if none the caller asks
-//! for does, sleep on `Chan::Poll` until a pipe or the console changes
-//! (`sched::wakeup_io` wakes pollers), the deadline passes or a signal
-//! comes. select's bit sets are turned into poll entries on the way in and
+//! readiness hook every kind of file answers) and join its wait queue
+//! (`OpenFile::poll_queues`: the pipe's, the socket's, the terminal's
+//! `PollQueue`, kept in a `PollTable` for the length of the wait); if
+//! nothing the caller asks for holds, sleep until one of those objects
+//! changes (it wakes its queue and no other), the deadline passes or a
+//! signal comes. select's bit sets are turned into poll entries on the way in and
 //! back into bits on the way out, as Linux's `do_select` reads the same
 //! `poll` hooks. ppoll and pselect6 swap in a signal mask for the wait
 //! (`suspend_with`, as sigsuspend), restored on the way back to user mode,
@@ -22,9 +24,9 @@ use abi::types::{
     EPOLL_CLOEXEC, EPOLL_CTL_ADD, EPOLL_CTL_DEL, EPOLL_CTL_MOD, EPOLLEXCLUSIVE, EPOLLONESHOT,
     EpollEvent, O_RDWR, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, PollFd, Timespec,
 };
+use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::Ordering;
 
 use super::SysResult;
 use super::fs::fd_file;
@@ -34,9 +36,48 @@ use crate::mm::uaccess;
 use crate::proc::sched::{self, Chan};
 use crate::proc::{current, current_thread};
 
-/// Fills each entry's `revents` from what its file can do now. A
-/// descriptor that is not open is POLLNVAL.
-fn scan(entries: &mut [PollFd]) {
+/// The files one wait looked at, by address: the thread is on each one's
+/// wait queues until the wait ends and the table is dropped. (An epoll
+/// instance's list may change meanwhile; a queue of a file taken off it is
+/// left with the thread's id, which costs a wakeup that finds nothing.)
+struct PollTable {
+    tid: u32,
+    files: BTreeMap<usize, Arc<OpenFile>>,
+}
+
+impl PollTable {
+    fn new() -> PollTable {
+        PollTable {
+            tid: current_thread(|t| t.tid),
+            files: BTreeMap::new(),
+        }
+    }
+
+    /// Joins `file`'s wait queues, once per wait.
+    fn watch(&mut self, file: &Arc<OpenFile>) {
+        let key = Arc::as_ptr(file) as usize;
+        if self.files.contains_key(&key) {
+            return;
+        }
+        let tid = self.tid;
+        file.poll_queues(&mut |queue| queue.add(tid));
+        self.files.insert(key, file.clone());
+    }
+}
+
+impl Drop for PollTable {
+    fn drop(&mut self) {
+        let tid = self.tid;
+        for file in self.files.values() {
+            file.poll_queues(&mut |queue| queue.remove(tid));
+        }
+    }
+}
+
+/// Fills each entry's `revents` from what its file can do now, and puts
+/// the caller on each file's wait queues. A descriptor that is not open is
+/// POLLNVAL.
+fn scan(entries: &mut [PollFd], table: &mut PollTable) {
     for e in entries.iter_mut() {
         e.revents = 0;
         if e.fd < 0 {
@@ -46,6 +87,7 @@ fn scan(entries: &mut [PollFd]) {
             e.revents = POLLNVAL;
             continue;
         };
+        table.watch(&file);
         e.revents = file.poll_normal() & (e.events | POLLHUP | POLLERR);
     }
 }
@@ -77,19 +119,20 @@ fn bits_ready(entries: &[PollFd]) -> usize {
 
 /// The one wait of poll, select and epoll: until `ready` finds something
 /// (Some), `deadline` (nanoseconds since boot; None: no limit; already
-/// past: just look once) or a signal (EINTR). `nothing` is the answer when
-/// the time runs out.
+/// past: just look once) or a signal (EINTR). `ready` puts the thread on
+/// the wait queue of each file it looks at (`PollTable::watch`), which is
+/// what wakes it. `nothing` is the answer when the time runs out.
 fn wait_for<R>(
     deadline: Option<u64>,
-    mut ready: impl FnMut() -> Option<R>,
+    mut ready: impl FnMut(&mut PollTable) -> Option<R>,
     nothing: impl Fn() -> R,
 ) -> Result<R, Errno> {
     let look_only = deadline.is_some_and(|at| at <= crate::clock::nanos_since_boot());
-    sched::POLLERS.fetch_add(1, Ordering::Relaxed);
+    let mut table = PollTable::new();
     let waited = sched::wait_event_until(Chan::Poll, deadline, || {
-        ready().or_else(|| look_only.then(&nothing))
+        ready(&mut table).or_else(|| look_only.then(&nothing))
     });
-    sched::POLLERS.fetch_sub(1, Ordering::Relaxed);
+    drop(table);
     match waited {
         Ok(r) => Ok(r),
         Err(Errno::ETIMEDOUT) => Ok(nothing()),
@@ -106,8 +149,8 @@ fn wait_ready(
 ) -> Result<usize, Errno> {
     wait_for(
         deadline,
-        || {
-            scan(entries);
+        |table| {
+            scan(entries, table);
             let ready = count(entries);
             (ready > 0).then_some(ready)
         },
@@ -464,7 +507,10 @@ fn epoll_wait_until(
     let ready = with_mask(mask, || {
         wait_for(
             deadline,
-            || {
+            |table| {
+                for file in epoll.files() {
+                    table.watch(&file);
+                }
                 let ready = epoll.collect(max, true);
                 (!ready.is_empty()).then_some(ready)
             },

@@ -166,6 +166,60 @@ fn cow_isolation() -> Outcome {
     Ok(())
 }
 
+/// The caller's voluntary context switches so far (getrusage's ru_nvcsw).
+fn voluntary_switches() -> i64 {
+    let mut usage = Rusage::default();
+    let _ = raw(
+        nr::GETRUSAGE,
+        &[RUSAGE_SELF as usize, &mut usage as *mut Rusage as usize],
+    );
+    usage.counters[RU_NVCSW]
+}
+
+/// A thread in poll sleeps until one of *its* files changes: another pipe
+/// busy beside it does not wake it (each pipe, socket and the terminal has
+/// its own queue of pollers; with one queue for all, this poller woke and
+/// looked again at every one of the 200 writes).
+fn poll_sleeps_through_other_pipes() -> Outcome {
+    let (quiet, quiet_w) = sys::pipe().map_err(|e| e.message())?;
+    let (busy, busy_w) = sys::pipe().map_err(|e| e.message())?;
+    let (done, done_w) = sys::pipe().map_err(|e| e.message())?;
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        let mut fds = [PollFd {
+            fd: quiet,
+            events: POLLIN,
+            revents: 0,
+        }];
+        let before = voluntary_switches();
+        let ready = raw(nr::POLL, &[fds.as_mut_ptr() as usize, 1, 500]);
+        let slept = voluntary_switches() - before;
+        let _ = sys::write(done_w, &slept.to_ne_bytes());
+        sys::exit(if ready == Ok(0) { 0 } else { 1 });
+    }
+    for _ in 0..200 {
+        sys::write(busy_w, b"x").map_err(|e| e.message())?;
+        sys::read(busy, &mut [0u8; 1]).map_err(|e| e.message())?;
+        sys::sched_yield();
+    }
+    let status = sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    let mut slept = [0u8; 8];
+    sys::read(done, &mut slept).map_err(|e| e.message())?;
+    let slept = i64::from_ne_bytes(slept);
+    for fd in [quiet, quiet_w, busy, busy_w, done, done_w] {
+        let _ = sys::close(fd);
+    }
+    ensure!(
+        sys::exited(status) == Some(0),
+        "poll did not time out: {status:#x}"
+    );
+    ensure!(
+        (1..10).contains(&slept),
+        "the poller slept {slept} times (once, or a few with the timer, is right)"
+    );
+    Ok(())
+}
+
 fn pipe_transfers_data_and_eof() -> Outcome {
     const LEN: usize = 100 * 1024;
     let (r, w) = sys::pipe().map_err(|e| e.message())?;
@@ -1453,6 +1507,10 @@ const TESTS: &[Test] = &[
     ("orphan_reparented_to_init", orphan_reparented_to_init),
     ("cow_isolation", cow_isolation),
     ("pipe_transfers_data_and_eof", pipe_transfers_data_and_eof),
+    (
+        "poll_sleeps_through_other_pipes",
+        poll_sleeps_through_other_pipes,
+    ),
     (
         "pipe_without_readers_is_epipe",
         pipe_without_readers_is_epipe,
