@@ -401,7 +401,7 @@ pub fn stat_node(node: &NodeRef) -> Stat {
         st_rdev: node.device().map_or(0, |d| d.rdev()),
         st_size: size,
         st_blksize: 4096,
-        st_blocks: (size + 511) / 512,
+        st_blocks: node.blocks() as i64,
         st_atime: atime.tv_sec,
         st_atime_nsec: atime.tv_nsec,
         st_mtime: mtime.tv_sec,

@@ -181,6 +181,17 @@ impl Node {
         }
     }
 
+    /// `st_blocks`: 512-byte blocks the node takes. A file's are its pages
+    /// that have a frame (a hole takes none, so a file truncated up to
+    /// `i64::MAX` bytes reports 0, as on Linux's tmpfs); anything else
+    /// counts its size.
+    pub fn blocks(&self) -> u64 {
+        match &self.content {
+            Content::File(data) => data.resident_pages() as u64 * (crate::mm::PAGE_SIZE / 512),
+            _ => self.size().div_ceil(512),
+        }
+    }
+
     /// `getdents64`'s `d_type`: the type bits of the mode, shifted as
     /// Linux's `IFTODT` does (so DT_DIR, DT_REG, DT_CHR, DT_LNK).
     pub fn dir_entry_kind(&self) -> u8 {

@@ -778,6 +778,27 @@ fn sysv_memory_and_undo_go_at_the_end() -> Outcome {
     Ok(())
 }
 
+/// A file truncated up to the largest size has no blocks: st_blocks
+/// counts the pages that have a frame (the fuzzer found fstat computing
+/// the blocks from the size, which overflowed at i64::MAX and panicked).
+fn a_huge_sparse_file_has_no_blocks() -> Outcome {
+    let path = "/tmp/huge-sparse";
+    let fd = sys::open(path, O_CREAT | O_RDWR | O_TRUNC, 0o600).map_err(|e| e.message())?;
+    let result = (|| {
+        sys::ftruncate(fd, i64::MAX as u64).map_err(|e| format!("ftruncate: {}", e.message()))?;
+        let st = sys::fstat(fd).map_err(|e| e.message())?;
+        ensure!(st.st_size == i64::MAX, "size {}", st.st_size);
+        ensure!(st.st_blocks == 0, "{} blocks for a hole", st.st_blocks);
+        sys::write(fd, b"x").map_err(|e| e.message())?;
+        let st = sys::fstat(fd).map_err(|e| e.message())?;
+        ensure!(st.st_blocks == 8, "{} blocks for one page", st.st_blocks);
+        Ok(())
+    })();
+    let _ = sys::close(fd);
+    let _ = sys::unlink(path);
+    result
+}
+
 fn fd_exhaustion_is_emfile() -> Outcome {
     let mut fds = Vec::new();
     let result = loop {
@@ -1538,6 +1559,10 @@ const TESTS: &[Test] = &[
     (
         "sysv_memory_and_undo_go_at_the_end",
         sysv_memory_and_undo_go_at_the_end,
+    ),
+    (
+        "a_huge_sparse_file_has_no_blocks",
+        a_huge_sparse_file_has_no_blocks,
     ),
     ("fd_exhaustion_is_emfile", fd_exhaustion_is_emfile),
     ("fork_until_eagain", fork_until_eagain),
