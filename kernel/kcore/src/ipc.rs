@@ -104,6 +104,16 @@ pub struct Ids<T> {
     seq: u32,
 }
 
+/// How a `*ctl` status command names its object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    /// IPC_STAT: by id, read permission needed.
+    Id(i32),
+    /// MSG_STAT, SEM_STAT, SHM_STAT (`check`: read permission needed) and
+    /// their `_ANY` forms (not): by slot, as `ipcs` walks them.
+    Index { index: i32, check: bool },
+}
+
 /// What a `*get` call found: an object to use, or none yet (make it).
 #[derive(Debug, PartialEq, Eq)]
 pub enum Found {
@@ -230,6 +240,22 @@ impl<T> Ids<T> {
             .and_then(|i| self.slots.get(i)?.as_ref())
             .ok_or(Errno::EINVAL)?;
         Ok((self.id_at(index as usize, entry), entry))
+    }
+
+    /// The object a status command names, with its id: EINVAL if there is
+    /// none, EACCES if `cred` may not read it and must.
+    pub fn for_stat(&self, which: Which, cred: Cred) -> Result<(i32, &Entry<T>), Errno> {
+        let (id, entry, check) = match which {
+            Which::Id(id) => (id, self.get(id)?, true),
+            Which::Index { index, check } => {
+                let (id, entry) = self.at_index(index)?;
+                (id, entry, check)
+            }
+        };
+        if check && !permits(&entry.perm, cred, READ) {
+            return Err(Errno::EACCES);
+        }
+        Ok((id, entry))
     }
 
     /// The highest slot in use, 0 if none (what `*_INFO` returns).
@@ -508,6 +534,34 @@ mod tests {
         assert_eq!(ids.get(again).unwrap().obj, "new");
         assert!(ids.get(-1).is_err() && ids.get(5).is_err());
         assert_eq!(ids.len(), 2);
+    }
+
+    #[test]
+    fn status_by_id_or_slot_checks_read_permission_unless_any() {
+        let (ids, made) = table_with(&[1]);
+        let by_id = Which::Id(made[0]);
+        assert_eq!(ids.for_stat(by_id, ALICE).map(|(id, _)| id), Ok(made[0]));
+        assert_eq!(ids.for_stat(by_id, EVE).err(), Some(Errno::EACCES));
+        let slot = Which::Index {
+            index: 0,
+            check: true,
+        };
+        assert_eq!(ids.for_stat(slot, ALICE).map(|(id, _)| id), Ok(made[0]));
+        assert_eq!(ids.for_stat(slot, EVE).err(), Some(Errno::EACCES));
+        let any = Which::Index {
+            index: 0,
+            check: false,
+        };
+        assert_eq!(ids.for_stat(any, EVE).map(|(id, _)| id), Ok(made[0]));
+        let empty = Which::Index {
+            index: 1,
+            check: false,
+        };
+        assert_eq!(ids.for_stat(empty, ALICE).err(), Some(Errno::EINVAL));
+        assert_eq!(
+            ids.for_stat(Which::Id(made[0] + 1), ALICE).err(),
+            Some(Errno::EINVAL)
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use abi::ipc::{IPC_NOWAIT, MSG_COPY, MSG_NOERROR, MSGMAX, MSGMNB, MSGMNI, MsgInf
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
-use kcore::ipc::{self as rules, Found, Ids, Pick, READ, WRITE};
+use kcore::ipc::{self as rules, Found, Ids, Pick, READ, WRITE, Which};
 
 use super::{caller, caller_pid, now, wait};
 use crate::proc::sched::{self, Chan};
@@ -185,29 +185,10 @@ fn take(id: i32, serial: u64) -> bool {
     true
 }
 
-/// How a `*_STAT` command names its queue.
-#[derive(Clone, Copy)]
-pub enum Which {
-    /// IPC_STAT: by id.
-    Id(i32),
-    /// MSG_STAT (checks read permission) and MSG_STAT_ANY (does not): by
-    /// slot, as `ipcs` walks them.
-    Index { index: i32, check: bool },
-}
-
 /// msgctl's IPC_STAT, MSG_STAT, MSG_STAT_ANY: the queue's record and id.
 pub fn stat(which: Which) -> Result<(i32, MsqidDs), Errno> {
     let queues = QUEUES.lock();
-    let (id, entry, check) = match which {
-        Which::Id(id) => (id, queues.get(id)?, true),
-        Which::Index { index, check } => {
-            let (id, entry) = queues.at_index(index)?;
-            (id, entry, check)
-        }
-    };
-    if check && !rules::permits(&entry.perm, caller(), READ) {
-        return Err(Errno::EACCES);
-    }
+    let (id, entry) = queues.for_stat(which, caller())?;
     let q = &entry.obj;
     Ok((
         id,

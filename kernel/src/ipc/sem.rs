@@ -20,7 +20,7 @@ use abi::ipc::{SEM_UNDO, SEMMNI, SEMMNS, SEMMSL, SEMOPM, SEMVMX, SemBuf, SemInfo
 use alloc::collections::BTreeMap;
 use alloc::vec;
 use alloc::vec::Vec;
-use kcore::ipc::{self as rules, Blocked, Found, Ids, READ, Sem, SemopError, WRITE};
+use kcore::ipc::{self as rules, Blocked, Found, Ids, READ, Sem, SemopError, WRITE, Which};
 
 use super::{caller, caller_pid, now, wait};
 use crate::proc::sched::{self, Chan};
@@ -262,22 +262,10 @@ pub fn set_values(id: i32, num: Option<i32>, values: &[i32]) -> Result<(), Errno
     Ok(())
 }
 
-/// How a `*_STAT` command names its set (as `msg::Which`).
-pub use super::msg::Which;
-
 /// semctl IPC_STAT, SEM_STAT, SEM_STAT_ANY.
 pub fn stat(which: Which) -> Result<(i32, SemidDs), Errno> {
     let sets = SETS.lock();
-    let (id, entry, check) = match which {
-        Which::Id(id) => (id, sets.ids.get(id)?, true),
-        Which::Index { index, check } => {
-            let (id, entry) = sets.ids.at_index(index)?;
-            (id, entry, check)
-        }
-    };
-    if check && !rules::permits(&entry.perm, caller(), READ) {
-        return Err(Errno::EACCES);
-    }
+    let (id, entry) = sets.ids.for_stat(which, caller())?;
     Ok((
         id,
         SemidDs {

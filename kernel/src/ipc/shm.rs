@@ -27,10 +27,9 @@ use abi::ipc::{
 use abi::types::{MAP_FIXED, MAP_SHARED, PROT_EXEC, PROT_READ, PROT_WRITE};
 use alloc::format;
 use alloc::sync::Arc;
-use kcore::ipc::{self as rules, Found, Ids, READ, WRITE};
+use kcore::ipc::{self as rules, Found, Ids, READ, WRITE, Which};
 use kcore::vma::Kind;
 
-use super::msg::Which;
 use super::{caller, caller_pid, now};
 use crate::fs::filedata::{FileData, WeakFileData};
 use crate::mm::areas::{self, MappedFile};
@@ -266,16 +265,7 @@ pub fn detach(addr: u64) -> Result<(), Errno> {
 /// shmctl IPC_STAT, SHM_STAT, SHM_STAT_ANY.
 pub fn stat(which: Which) -> Result<(i32, ShmidDs), Errno> {
     let segments = lock();
-    let (id, entry, check) = match which {
-        Which::Id(id) => (id, segments.ids.get(id)?, true),
-        Which::Index { index, check } => {
-            let (id, entry) = segments.ids.at_index(index)?;
-            (id, entry, check)
-        }
-    };
-    if check && !rules::permits(&entry.perm, caller(), READ) {
-        return Err(Errno::EACCES);
-    }
+    let (id, entry) = segments.ids.for_stat(which, caller())?;
     let s = &entry.obj;
     Ok((
         id,

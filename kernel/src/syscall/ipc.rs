@@ -13,11 +13,10 @@ use abi::Errno;
 use abi::ipc::*;
 use abi::types::Timespec;
 use alloc::vec::Vec;
-use kcore::ipc::Pick;
+use kcore::ipc::{Pick, Which};
 
 use super::SysResult;
 use super::process::{deadline_in, nanos_of};
-use crate::ipc::msg::Which;
 use crate::ipc::{msg, sem, shm};
 use crate::mm::uaccess;
 
