@@ -370,6 +370,17 @@ pub fn profil_regions(regions: &[abi::types::Prof]) -> Result<()> {
     call!(PROFIL, regions.as_ptr(), abi::types::PROFIL_MULTI, 0, 0).map(drop)
 }
 
+/// sprofil(3)'s regions, as many as the kernel takes (EINVAL past
+/// `MAX_REGIONS`), given to the multi-region form with its end marker.
+pub fn sprofil(regions: &[abi::types::Prof]) -> Result<()> {
+    if regions.len() > kcore::profil::MAX_REGIONS {
+        return Err(Errno::EINVAL);
+    }
+    let mut terminated = [abi::types::Prof::default(); kcore::profil::MAX_REGIONS + 1];
+    terminated[..regions.len()].copy_from_slice(regions);
+    profil_regions(&terminated)
+}
+
 /// Profiling state and counters of `pid` (0 = this process).
 pub fn profstat(pid: i32) -> Result<abi::types::ProfStat> {
     let mut stat = abi::types::ProfStat::default();

@@ -188,6 +188,53 @@ pub fn glibc_profiled(source: &Path) -> Result<PathBuf, String> {
     Ok(out)
 }
 
+/// Builds libgmon.a, gprof's runtime for musl programs (libc-lite's gmon
+/// source compiled for them, `libc-lite/musl-gmon`); returns the directory
+/// that holds it, for `-L`.
+pub fn musl_gmon(opts: &Options) -> Result<PathBuf, String> {
+    run_checked(
+        &mut cargo_build(opts, &["musl-gmon"], "target"),
+        "building libgmon.a (libc-lite/musl-gmon)",
+    )?;
+    Ok(artifacts(opts, "target"))
+}
+
+/// The flags `musl_profiled` compiles with unless told otherwise: what
+/// `gcc -pg` users write, optimised, with the line table gprof -l reads.
+pub const PROF_CFLAGS: &str = "-O2 -g";
+
+/// Compiles `sources` into one static musl program for gprof,
+/// `musl-gcc -pg -static CFLAGS ... -lgmon -lm`, as `target/prof/NAME` (the
+/// first source's name): it runs on this kernel with the native profil
+/// and writes gmon.out at exit. A source that does not compile is the
+/// compiler's messages and one line.
+pub fn musl_profiled(opts: &Options, sources: &[PathBuf], cflags: &str) -> Result<PathBuf, String> {
+    let cc = crate::setup::ensure("musl-gcc", "musl-tools")?;
+    let gmon = musl_gmon(opts)?;
+    let first = sources.first().ok_or("no C source to compile")?;
+    for source in sources {
+        if !source.is_file() {
+            return Err(format!("{}: no such C source", source.display()));
+        }
+    }
+    let out_dir = root().join("target/prof");
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let out = out_dir.join(stem(first));
+    let mut cmd = Command::new(cc);
+    cmd.args(["-pg", "-static"])
+        .args(cflags.split_whitespace())
+        .arg("-o")
+        .arg(&out)
+        .args(sources)
+        .arg("-L")
+        .arg(&gmon)
+        .args(["-lgmon", "-lm"]);
+    let names: Vec<String> = sources.iter().map(|s| s.display().to_string()).collect();
+    run_checked(&mut cmd, &format!("compiling {}", names.join(" ")))?;
+    Ok(out)
+}
+
 /// The `.c` files in `dir`, sorted (none if it does not exist).
 fn c_sources(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {

@@ -12,9 +12,11 @@ commands:
           such as sigtests or musl, gdb, bench)
   image   build the disk image and print its path
   gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, user NAME)
-  prof    run a profiled program (-- PROGRAM ARGS, e.g. -- /bin/callgraph, or a host ELF
-          built with gcc -pg: -- ./a.out), bring gmon.out home and print GNU gprof's flat
-          profile and call graph
+  prof    profile a C program: `prof prog.c [more.c...] [-- ARGS]` compiles it with
+          musl-gcc -pg -static -O2 -g and the project's gprof runtime (libgmon.a), runs it
+          with the kernel's native profil, brings gmon.out home and prints GNU gprof's flat
+          profile and call graph; also a guest program (/bin/callgraph) or an ELF built
+          elsewhere for gprof (./a.out)
   bench   the same static benchmark on this kernel and on Debian's Linux in the same QEMU:
           system calls, fork/exec, context switches, profiling; a table, JSON, Markdown and
           a chart in target/bench/ (--quick: a smoke run)
@@ -32,6 +34,7 @@ options:
   --add HOST[:GUEST] put a host file into the ramdisk (default guest path /bin/NAME)
   --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
+  --cflags FLAGS     (prof) compile the C sources with these instead of -O2 -g
   --batch FILE       (gdb) run the gdb commands in FILE instead of an interactive session
   --minutes N, --seed S, --workers W   (fuzz) how long, from which seed, how many processes
   --quick            (bench) fewer iterations, one rate
@@ -60,6 +63,8 @@ pub struct Options {
     pub fuzz: Fuzz,
     /// `bench --quick`.
     pub quick: bool,
+    /// `prof --cflags "..."`: the flags C sources are compiled with.
+    pub cflags: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -106,6 +111,7 @@ impl Default for Options {
             batch: None,
             fuzz: Fuzz::default(),
             quick: false,
+            cflags: None,
         }
     }
 }
@@ -237,6 +243,7 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
                 }
             }
             "--graph" => opts.graph = Some(value("--graph")?.into()),
+            "--cflags" => opts.cflags = Some(value("--cflags")?),
             "--batch" => opts.batch = Some(value("--batch")?.into()),
             "--uefi" => opts.uefi = true,
             "--quick" => opts.quick = true,

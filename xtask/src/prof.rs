@@ -5,12 +5,15 @@
 //! flat profile and call graph. `--graph FILE.svg` also draws the call graph
 //! with gprof2dot and graphviz.
 //!
-//! PROGRAM is either a guest program (`/bin/callgraph`: a profiled build
-//! from `user/profiled`, gcrt0 start-up and mcount in every function, or the
-//! guest path of an `--add HOST:GUEST`) or a file on the host (`./a.out`,
-//! `/tmp/work`): an ELF built elsewhere with gprof support, for example by
-//! `gcc -pg -static`, which is copied in as `/bin/NAME` and run from there.
-//! Either way gprof reads the very file that ran.
+//! PROGRAM is C sources (`prog.c more.c -- ARGS`: compiled by
+//! `build::musl_profiled` with musl and the project's gprof runtime,
+//! libgmon.a, then run as the host ELF it makes), a guest program
+//! (`/bin/callgraph`: a profiled build from `user/profiled`, gcrt0 start-up
+//! and mcount in every function, or the guest path of an `--add
+//! HOST:GUEST`) or a file on the host (`./a.out`, `/tmp/work`): an ELF built
+//! elsewhere with gprof support, for example by `gcc -pg -static`, which is
+//! copied in as `/bin/NAME` and run from there. Either way gprof reads the
+//! very file that ran.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -69,6 +72,33 @@ pub fn run_and_fetch(
     Ok((outcome, gmon))
 }
 
+/// `prof a.c b.c [--] ARGS`: the leading C sources, and the program's
+/// arguments after them (a `--` between the two is dropped).
+fn split_sources(program: &[String]) -> (Vec<PathBuf>, Vec<String>) {
+    let count = program.iter().take_while(|a| a.ends_with(".c")).count();
+    let mut args = program[count..].to_vec();
+    if count > 0 && args.first().is_some_and(|a| a == "--") {
+        args.remove(0);
+    }
+    (program[..count].iter().map(PathBuf::from).collect(), args)
+}
+
+/// C sources given to prof are compiled for gprof, and the program becomes
+/// the ELF they make (then run as any host ELF).
+fn compile_sources(opts: &mut Options) -> Result<(), String> {
+    let (sources, args) = split_sources(&opts.program);
+    if sources.is_empty() {
+        return Ok(());
+    }
+    let cflags = opts.cflags.as_deref().unwrap_or(build::PROF_CFLAGS);
+    let elf = build::musl_profiled(opts, &sources, cflags)?;
+    eprintln!("xtask: compiled {} for gprof", elf.display());
+    opts.program = std::iter::once(elf.display().to_string())
+        .chain(args)
+        .collect();
+    Ok(())
+}
+
 /// Finds the ELF gprof must read for `opts.program`, once. A guest program
 /// (the guest path of an `--add`, or one of the user programs) is run as it
 /// is; anything else names a host ELF, which is added to the ramdisk as
@@ -103,13 +133,14 @@ fn resolve_program(opts: &mut Options) -> Result<PathBuf, String> {
 
 pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let mut opts = opts.clone();
+    compile_sources(&mut opts)?;
     let elf = resolve_program(&mut opts)?;
     let opts = &opts;
     let program = &opts.program[0];
     let (outcome, gmon) = run_and_fetch(opts, true)?;
     eprintln!("xtask: {}", outcome.ending.describe());
     let gmon = gmon.ok_or_else(|| {
-        format!("{program} wrote no {GMON}: was it built for gprof (user/profiled, or gcc -pg), and did it exit normally?")
+        format!("{program} wrote no {GMON}: was it built for gprof (a .c file given here, user/profiled, or gcc -pg), and did it exit normally?")
     })?;
     println!("{}", gprof(&elf, &gmon, &[])?);
     if let Some(svg) = &opts.graph {
@@ -184,6 +215,23 @@ mod tests {
             program: vec![program.to_string(), "arg".to_string()],
             ..Options::default()
         }
+    }
+
+    #[test]
+    fn c_sources_come_first_then_the_arguments() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (sources, args) = split_sources(&words(&["a.c", "lib/b.c", "--", "-n", "3"]));
+        assert_eq!(sources, [PathBuf::from("a.c"), PathBuf::from("lib/b.c")]);
+        assert_eq!(args, ["-n", "3"]);
+        let (sources, args) = split_sources(&words(&["a.c", "x.c.txt"]));
+        assert_eq!((sources.len(), args), (1, words(&["x.c.txt"])));
+        let (sources, args) = split_sources(&words(&["/bin/callgraph", "--", "a.c"]));
+        assert!(sources.is_empty());
+        assert_eq!(
+            args,
+            ["/bin/callgraph", "--", "a.c"],
+            "not sources: left alone"
+        );
     }
 
     #[test]

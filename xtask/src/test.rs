@@ -176,6 +176,11 @@ enum Expect {
         /// This function's share of the time in the flat profile, in
         /// percent, within these bounds, when given.
         share: Option<(&'static str, f64, f64)>,
+        /// (console text, function): the program printed the number of
+        /// calls it made to the function right after that text, and the
+        /// call graph must show exactly that many (recursive calls added,
+        /// as in gprof's `1+2046`).
+        counted: &'static [(&'static str, &'static str)],
     },
     /// The static musl programs of `tests/musl/`, run by `/bin/musltests`:
     /// each one's stdout and exit status must be what the same binary gives
@@ -276,6 +281,9 @@ struct Suite {
     /// C sources built on the host with `gcc -pg -static` (glibc's gmon)
     /// and added to the ramdisk at these guest paths, as `--add` does.
     glibc_profiled: &'static [(&'static str, &'static str)],
+    /// C sources built as `cargo xtask prof FILE.c` builds them (musl and
+    /// the project's libgmon.a, `build::musl_profiled`), added likewise.
+    musl_profiled: &'static [(&'static str, &'static str)],
     expect: Expect,
 }
 
@@ -288,6 +296,7 @@ const CALLGRAPH_PROFILE: Expect = Expect::Gprof {
     console: &["callgraph: called a 1000 times and b 10 times"],
     arcs: None,
     share: None,
+    counted: &[],
 };
 
 /// Ctrl-C for each of forkrace's 20 rounds, on its `go N` line.
@@ -329,6 +338,7 @@ fn suites() -> Vec<Suite> {
         exports: &[],
         typing: &[],
         glibc_profiled: &[],
+        musl_profiled: &[],
         expect: Expect::SelfTests,
     };
     let crash = |name, conf, texts| Suite {
@@ -341,6 +351,7 @@ fn suites() -> Vec<Suite> {
         exports: &[],
         typing: &[],
         glibc_profiled: &[],
+        musl_profiled: &[],
         expect: Expect::Crash(texts),
     };
     let usertests = |name, tick| Suite {
@@ -353,6 +364,7 @@ fn suites() -> Vec<Suite> {
         exports: &[],
         typing: &[],
         glibc_profiled: &[],
+        musl_profiled: &[],
         expect: Expect::UserSuite("usertest:"),
     };
     vec![
@@ -510,12 +522,14 @@ fn suites() -> Vec<Suite> {
                 console: &["ccallgraph: called a 1000 times and b 10 times"],
                 arcs: None,
                 share: None,
+                counted: &[],
             },
             ..usertests("gprof-c", Tick::Pit)
         },
         Suite {
             program: &["/bin/glibc-split"],
             glibc_profiled: &[("tests/glibc/split.c", "/bin/glibc-split")],
+            musl_profiled: &[],
             expect: Expect::Gprof {
                 elf: "/bin/glibc-split",
                 top: "heavy",
@@ -524,8 +538,55 @@ fn suites() -> Vec<Suite> {
                 arcs: None,
                 // Three quarters of the work; about 300 samples at 1000 Hz.
                 share: Some(("heavy", 65.0, 85.0)),
+                counted: &[],
             },
             ..usertests("gprof-glibc", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/prof-work"],
+            musl_profiled: &[("tests/prof/work.c", "/bin/prof-work")],
+            expect: Expect::Gprof {
+                elf: "/bin/prof-work",
+                top: "heavy",
+                calls: &["10/10 heavy", "10/10 light"],
+                console: &["work: heavy 10 light 10, sorted 0.000..71.286, tree 5030.9665"],
+                arcs: None,
+                // Three quarters of the work; about 700 samples at 1000 Hz.
+                share: Some(("heavy", 65.0, 85.0)),
+                counted: &[
+                    ("work: by_value ", "by_value"),
+                    ("work: tree_sum ", "tree_sum"),
+                ],
+            },
+            ..usertests("gprof-musl", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/prof-fork"],
+            musl_profiled: &[("tests/prof/fork.c", "/bin/prof-fork")],
+            expect: Expect::Gprof {
+                elf: "/bin/prof-fork",
+                top: "a",
+                calls: &["1000/1000 a"],
+                console: &["fork: the parent called a 1000 times, the child b 10 times (exit 0)"],
+                arcs: None,
+                share: None,
+                counted: &[],
+            },
+            ..usertests("gprof-musl-fork", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/prof-exit"],
+            musl_profiled: &[("tests/prof/exit.c", "/bin/prof-exit")],
+            expect: Expect::Gprof {
+                elf: "/bin/prof-exit",
+                top: "step",
+                calls: &["100/100 step", "1/1 finish"],
+                console: &["exit: step 100 times, then exit(0) from finish"],
+                arcs: None,
+                share: None,
+                counted: &[],
+            },
+            ..usertests("gprof-musl-exit", Tick::Pit)
         },
         Suite {
             program: &["/bin/chello"],
@@ -545,6 +606,7 @@ fn suites() -> Vec<Suite> {
                 // The table holds what was asked, not three quarters of it.
                 arcs: Some(4),
                 share: None,
+                counted: &[],
             },
             ..usertests("gprof-arc-table-full", Tick::Pit)
         },
@@ -558,6 +620,7 @@ fn suites() -> Vec<Suite> {
             exports: &[("/out.txt", "one\ntwo\n"), ("/missing", "")],
             typing: &[],
             glibc_profiled: &[],
+            musl_profiled: &[],
             expect: Expect::Output(
                 &[
                     "hello world",
@@ -601,6 +664,7 @@ fn suites() -> Vec<Suite> {
                 ("alXive", "exit 7\n"),
             ],
             glibc_profiled: &[],
+            musl_profiled: &[],
             // Typing runs ahead of the prompts, so a prompt may begin a line.
             expect: Expect::Output(
                 &[
@@ -626,6 +690,7 @@ fn suites() -> Vec<Suite> {
             exports: &[],
             typing: &FORKRACE_TYPING,
             glibc_profiled: &[],
+            musl_profiled: &[],
             expect: Expect::Output(&["forkrace: go 20", "forkrace: ok"], 0),
         },
         Suite {
@@ -704,6 +769,13 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             .add
             .push((elf.display().to_string(), guest.to_string()));
     }
+    for (source, guest) in suite.musl_profiled {
+        let source = build::root().join(source);
+        let elf = build::musl_profiled(opts, &[source], build::PROF_CFLAGS)?;
+        boot_opts
+            .add
+            .push((elf.display().to_string(), guest.to_string()));
+    }
     boot_opts.export = suite
         .exports
         .iter()
@@ -741,11 +813,12 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             console,
             arcs,
             share,
+            counted,
         } => check_gprof(
             suite.name,
             &boot_opts,
             &outcome,
-            (elf, top, calls, console, arcs, share),
+            (elf, top, calls, console, arcs, share, counted),
             tally,
         )?,
     }
@@ -970,13 +1043,14 @@ type GprofExpect<'a> = (
     &'a [&'a str],
     Option<usize>,
     Option<(&'a str, f64, f64)>,
+    &'a [(&'a str, &'a str)],
 );
 
 fn check_gprof(
     suite: &str,
     opts: &Options,
     outcome: &Outcome,
-    (elf, top, calls, console, arcs, share): GprofExpect,
+    (elf, top, calls, console, arcs, share, counted): GprofExpect,
     tally: &mut Tally,
 ) -> Result<(), String> {
     let name = |what: &str| format!("{suite}/{what}");
@@ -1038,10 +1112,22 @@ fn check_gprof(
             &format!("{percent:?} percent\n{flat}"),
         );
     }
-    if calls.is_empty() {
+    if calls.is_empty() && counted.is_empty() {
         return Ok(());
     }
     let graph = prof::gprof(&elf, &gmon, &["-q"])?;
+    for (said, function) in counted {
+        let printed = text
+            .lines()
+            .find_map(|l| l.split_once(said))
+            .and_then(|(_, rest)| rest.split_whitespace().next()?.parse::<u64>().ok());
+        let shown = called(&graph, function);
+        tally.record(
+            &name(&format!("call_graph_counts_every_call_to_{function}")),
+            printed.is_some() && printed == shown,
+            &format!("the program said {printed:?}, gprof {shown:?}"),
+        );
+    }
     for call in calls {
         let (count, callee) = call.split_once(' ').unwrap_or((call, ""));
         let found = graph.lines().any(|l| {
@@ -1058,6 +1144,22 @@ fn check_gprof(
         );
     }
     Ok(())
+}
+
+/// The calls to `function` in gprof's call graph: the "called" column of
+/// its own line (`[14] 0.0 0.00 0.00 1+2046 tree_sum [14]`), recursive
+/// calls added.
+fn called(graph: &str, function: &str) -> Option<u64> {
+    let words: Vec<&str> = graph
+        .lines()
+        .find(|l| l.starts_with('[') && l.split_whitespace().any(|w| w == function))?
+        .split_whitespace()
+        .collect();
+    let at = words.iter().position(|w| *w == function)?;
+    words[at.checked_sub(1)?]
+        .split('+')
+        .map(|n| n.parse::<u64>().ok())
+        .sum()
 }
 
 /// `cargo xtask gdb --batch`: a hardware breakpoint in the clock interrupt

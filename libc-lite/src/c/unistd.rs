@@ -150,17 +150,17 @@ pub unsafe extern "C" fn sprofil(
     tvp: *mut c_void,
     flags: c_uint,
 ) -> c_int {
-    if profcnt < 0 || profcnt as usize > kcore::profil::MAX_REGIONS || !tvp.is_null() || flags != 0
-    {
+    let Ok(count) = usize::try_from(profcnt) else {
+        set(Errno::EINVAL);
+        return -1;
+    };
+    if count > kcore::profil::MAX_REGIONS || !tvp.is_null() || flags != 0 {
         set(Errno::EINVAL);
         return -1;
     }
-    let mut regions = [abi::types::Prof::default(); kcore::profil::MAX_REGIONS + 1];
-    for (i, slot) in regions.iter_mut().take(profcnt as usize).enumerate() {
-        // SAFETY: the caller passes `profcnt` regions.
-        *slot = unsafe { *profp.add(i) };
-    }
-    profil(regions.as_mut_ptr().cast(), abi::types::PROFIL_MULTI, 0, 0)
+    // SAFETY: the caller passes `profcnt` regions.
+    let regions = unsafe { core::slice::from_raw_parts(profp, count) };
+    ret(crate::sys::sprofil(regions).map(|()| 0)) as c_int
 }
 
 /// The number of clock ticks per second (sysconf(_SC_CLK_TCK)).
