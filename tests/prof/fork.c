@@ -1,10 +1,11 @@
 /*
  * gprof and fork with musl: the child inherits the profile (the kernel's
- * profil state and the runtime's tables) and writes its own gmon.out when
- * it exits; the parent, which waits for it, writes its own after, so the
- * gmon.out left is the parent's: a() 1000 times and no b(), which only the
- * child called. (GMON_OUT_PREFIX=PATH keeps one file per process,
- * PATH.PID.)
+ * profil state and the runtime's tables) and writes its own when it exits,
+ * the parent after it. Run as `cargo xtask prof` runs programs, with
+ * GMON_OUT_PREFIX, each process writes PREFIX.PID: the first process's
+ * (the parent's) has a() 1000 times and no b(), which only the child
+ * called; the sum of both (`--all`) has both. (Without the prefix both
+ * write gmon.out, and the parent's, written last, is what is left.)
  */
 #include <stdio.h>
 #include <sys/wait.h>

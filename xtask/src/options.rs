@@ -35,6 +35,7 @@ options:
   --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
   --cflags FLAGS     (prof) compile the C sources with these instead of -O2 -g
+  --all              (prof) sum the profiles of every process the program made (gprof -s)
   --batch FILE       (gdb) run the gdb commands in FILE instead of an interactive session
   --minutes N, --seed S, --workers W   (fuzz) how long, from which seed, how many processes
   --quick            (bench) fewer iterations, one rate
@@ -65,6 +66,8 @@ pub struct Options {
     pub quick: bool,
     /// `prof --cflags "..."`: the flags C sources are compiled with.
     pub cflags: Option<String>,
+    /// `prof --all`: every process's profile, summed.
+    pub all: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -112,6 +115,7 @@ impl Default for Options {
             fuzz: Fuzz::default(),
             quick: false,
             cflags: None,
+            all: false,
         }
     }
 }
@@ -247,6 +251,7 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
             "--batch" => opts.batch = Some(value("--batch")?.into()),
             "--uefi" => opts.uefi = true,
             "--quick" => opts.quick = true,
+            "--all" => opts.all = true,
             "--release" => opts.release = true,
             "--" => {
                 opts.program = iter.cloned().collect();

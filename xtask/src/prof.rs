@@ -40,15 +40,16 @@ pub fn host_elf(opts: &Options, program: &str) -> Result<PathBuf, String> {
         .ok_or_else(|| format!("no program '{name}' among the user programs (see user/src/bin and user/profiled/src/bin)"))
 }
 
-/// Runs `gprof -b ARGS ELF GMON`; returns its standard output, or an error
-/// that includes anything gprof printed on stderr (a warning is an error).
-pub fn gprof(elf: &Path, gmon: &Path, args: &[&str]) -> Result<String, String> {
+/// Runs `gprof -b ARGS ELF GMON...` (several profiles are summed); returns
+/// its standard output, or an error that includes anything gprof printed
+/// on stderr (a warning is an error).
+pub fn gprof(elf: &Path, gmons: &[PathBuf], args: &[&str]) -> Result<String, String> {
     let gprof = setup::ensure("gprof", "binutils")?;
     let out = Command::new(gprof)
         .arg("-b")
         .args(args)
         .arg(elf)
-        .arg(gmon)
+        .args(gmons)
         .output()
         .map_err(|e| format!("cannot run gprof: {e}"))?;
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -58,18 +59,87 @@ pub fn gprof(elf: &Path, gmon: &Path, args: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Boots `opts.program` with /gmon.out exported; returns the host copy.
-pub fn run_and_fetch(
-    opts: &Options,
-    echo: bool,
-) -> Result<(qemu::Outcome, Option<PathBuf>), String> {
+/// Where the profiled program's processes write their profiles:
+/// `GMON_OUT_PREFIX` makes each write `PREFIX.PID` (gmon.rs, and glibc's
+/// gmon the same), so a program that forks leaves one file per process.
+pub const GMON_DIR: &str = "/tmp/gmon";
+
+/// `word` in double quotes for the project's /bin/sh (which takes `\`
+/// before `"`, `\`, `$` and a backquote there).
+fn sh_quote(word: &str) -> String {
+    let mut quoted = String::from("\"");
+    for c in word.chars() {
+        if matches!(c, '"' | '\\' | '$' | '`') {
+            quoted.push('\\');
+        }
+        quoted.push(c);
+    }
+    quoted.push('"');
+    quoted
+}
+
+/// The command line that runs `program` with its processes' profiles
+/// going to `GMON_DIR`.
+pub fn with_gmon_prefix(program: &[String]) -> Vec<String> {
+    let words: Vec<String> = program.iter().map(|w| sh_quote(w)).collect();
+    let line = format!(
+        "mkdir {GMON_DIR} && GMON_OUT_PREFIX={GMON_DIR}/gmon.out {}",
+        words.join(" ")
+    );
+    vec!["/bin/sh".into(), "-c".into(), line]
+}
+
+/// The process id a profile's name ends in (`gmon.out.42`).
+pub fn pid_of(path: &Path) -> Option<u32> {
+    path.extension()?.to_str()?.parse().ok()
+}
+
+/// Boots `opts.program`, each of its processes writing `gmon.out.PID`;
+/// returns the host copies, first process first.
+pub fn run_and_fetch(opts: &Options, echo: bool) -> Result<(qemu::Outcome, Vec<PathBuf>), String> {
     let mut opts = opts.clone();
-    opts.export = vec![GMON.to_string()];
+    opts.program = with_gmon_prefix(&opts.program);
+    opts.export = vec![GMON_DIR.to_string()];
     let image = build::image(&opts, &Boot::normal(&opts))?;
     let timeout = Duration::from_secs(opts.timeout.unwrap_or(300));
     let outcome = qemu::boot(&opts, &image, timeout, echo, &[])?;
-    let gmon = qemu::unpack_exports(&opts)?.into_iter().next();
-    Ok((outcome, gmon))
+    let mut profiles: Vec<PathBuf> = qemu::unpack_exports(&opts)?
+        .into_iter()
+        .filter(|p| pid_of(p).is_some())
+        .collect();
+    profiles.sort_by_key(|p| pid_of(p));
+    Ok((outcome, profiles))
+}
+
+/// The profiles gprof reads: the first process's, or with `all` every
+/// process's (gprof sums the files it is given). Says which.
+pub fn choose_profiles(profiles: &[PathBuf], all: bool) -> Vec<PathBuf> {
+    let pids: Vec<String> = profiles
+        .iter()
+        .filter_map(|p| pid_of(p).map(|pid| pid.to_string()))
+        .collect();
+    if all {
+        eprintln!(
+            "xtask: gprof reads the sum of {} processes' profiles ({})",
+            profiles.len(),
+            pids.join(", ")
+        );
+        return profiles.to_vec();
+    }
+    let others = if profiles.len() > 1 {
+        format!(
+            " ({} processes wrote one: {}; --all sums them)",
+            profiles.len(),
+            pids.join(", ")
+        )
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "xtask: gprof reads the profile of process {}, the first{others}",
+        pids.first().map_or("?", |n| n.as_str())
+    );
+    profiles[..1].to_vec()
 }
 
 /// `prof a.c b.c [--] ARGS`: the leading C sources, and the program's
@@ -137,14 +207,17 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let elf = resolve_program(&mut opts)?;
     let opts = &opts;
     let program = &opts.program[0];
-    let (outcome, gmon) = run_and_fetch(opts, true)?;
+    let (outcome, profiles) = run_and_fetch(opts, true)?;
     eprintln!("xtask: {}", outcome.ending.describe());
-    let gmon = gmon.ok_or_else(|| {
-        format!("{program} wrote no {GMON}: was it built for gprof (a .c file given here, user/profiled, or gcc -pg), and did it exit normally?")
-    })?;
-    println!("{}", gprof(&elf, &gmon, &[])?);
+    if profiles.is_empty() {
+        return Err(format!(
+            "{program} wrote no profile: was it built for gprof (a .c file given here, user/profiled, or gcc -pg), and did it exit normally?"
+        ));
+    }
+    let gmons = choose_profiles(&profiles, opts.all);
+    println!("{}", gprof(&elf, &gmons, &[])?);
     if let Some(svg) = &opts.graph {
-        draw_graph(&elf, &gmon, svg)?;
+        draw_graph(&elf, &gmons, svg)?;
         eprintln!("xtask: call graph drawn in {}", svg.display());
     }
     Ok(ExitCode::SUCCESS)
@@ -152,7 +225,7 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
 
 /// gprof | gprof2dot | dot -Tsvg, installing gprof2dot (PyPI) and graphviz
 /// (Debian) when missing.
-fn draw_graph(elf: &Path, gmon: &Path, svg: &Path) -> Result<(), String> {
+fn draw_graph(elf: &Path, gmons: &[PathBuf], svg: &Path) -> Result<(), String> {
     let dot = setup::ensure("dot", "graphviz")?;
     let gprof2dot = match setup::which("gprof2dot") {
         Some(found) => found,
@@ -167,7 +240,7 @@ fn draw_graph(elf: &Path, gmon: &Path, svg: &Path) -> Result<(), String> {
             )?
         }
     };
-    let profile = gprof(elf, gmon, &[])?;
+    let profile = gprof(elf, gmons, &[])?;
     let mut g2d = Command::new(gprof2dot)
         .args(["-f", "prof"])
         .stdin(Stdio::piped())
@@ -215,6 +288,27 @@ mod tests {
             program: vec![program.to_string(), "arg".to_string()],
             ..Options::default()
         }
+    }
+
+    #[test]
+    fn the_program_runs_under_sh_with_a_gmon_prefix() {
+        let words = [r#"/bin/x"#, r#"a b"#, r#"$HOME "q" \ `c`"#].map(String::from);
+        let line = &with_gmon_prefix(&words)[2];
+        assert_eq!(
+            line,
+            r#"mkdir /tmp/gmon && GMON_OUT_PREFIX=/tmp/gmon/gmon.out "/bin/x" "a b" "\$HOME \"q\" \\ \`c\`""#
+        );
+    }
+
+    #[test]
+    fn the_first_process_or_all_of_them() {
+        let files: Vec<PathBuf> = ["out/tmp_gmon_gmon.out.4", "out/tmp_gmon_gmon.out.12"]
+            .map(PathBuf::from)
+            .to_vec();
+        assert_eq!(pid_of(&files[1]), Some(12));
+        assert_eq!(pid_of(Path::new("gmon.out")), None);
+        assert_eq!(choose_profiles(&files, false), files[..1]);
+        assert_eq!(choose_profiles(&files, true), files);
     }
 
     #[test]

@@ -259,23 +259,30 @@ pub fn unpack_exports(opts: &Options) -> Result<Vec<std::path::PathBuf>, String>
     let dir = build::root().join("target/guest-out");
     let mut written = Vec::new();
     for want in &opts.export {
-        match files.iter().find(|(path, _)| path == want) {
-            Some((_, Some(data))) => {
-                let name = want.trim_start_matches('/').replace('/', "_");
-                let out = dir.join(name);
-                std::fs::write(&out, data)
-                    .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
-                eprintln!(
-                    "xtask: exported {want} ({} bytes) -> {}",
-                    data.len(),
-                    out.display()
-                );
-                written.push(out);
-            }
-            Some((_, None)) => eprintln!("xtask: export: {want} did not exist in the guest"),
-            None => eprintln!(
-                "xtask: export: {want} was not sent (the guest did not power off cleanly?)"
-            ),
+        // A directory comes as the files in it.
+        let inside = format!("{}/", want.trim_end_matches('/'));
+        let sent: Vec<_> = files
+            .iter()
+            .filter(|(path, _)| path == want || path.starts_with(&inside))
+            .collect();
+        if sent.is_empty() {
+            eprintln!("xtask: export: {want} was not sent (the guest did not power off cleanly?)");
+        }
+        for (path, data) in sent {
+            let Some(data) = data else {
+                eprintln!("xtask: export: {path} did not exist in the guest");
+                continue;
+            };
+            let name = path.trim_start_matches('/').replace('/', "_");
+            let out = dir.join(name);
+            std::fs::write(&out, data)
+                .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+            eprintln!(
+                "xtask: exported {path} ({} bytes) -> {}",
+                data.len(),
+                out.display()
+            );
+            written.push(out);
         }
     }
     Ok(written)

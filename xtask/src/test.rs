@@ -181,6 +181,10 @@ enum Expect {
         /// call graph must show exactly that many (recursive calls added,
         /// as in gprof's `1+2046`).
         counted: &'static [(&'static str, &'static str)],
+        /// Calls the sum of every process's profile must show, when the
+        /// program ran as `cargo xtask prof` runs it (`GMON_OUT_PREFIX`,
+        /// one file per process; the checks above read the first).
+        summed: &'static [&'static str],
     },
     /// The static musl programs of `tests/musl/`, run by `/bin/musltests`:
     /// each one's stdout and exit status must be what the same binary gives
@@ -297,6 +301,7 @@ const CALLGRAPH_PROFILE: Expect = Expect::Gprof {
     arcs: None,
     share: None,
     counted: &[],
+    summed: &[],
 };
 
 /// Ctrl-C for each of forkrace's 20 rounds, on its `go N` line.
@@ -523,6 +528,7 @@ fn suites() -> Vec<Suite> {
                 arcs: None,
                 share: None,
                 counted: &[],
+                summed: &[],
             },
             ..usertests("gprof-c", Tick::Pit)
         },
@@ -539,6 +545,7 @@ fn suites() -> Vec<Suite> {
                 // Three quarters of the work; about 300 samples at 1000 Hz.
                 share: Some(("heavy", 65.0, 85.0)),
                 counted: &[],
+                summed: &[],
             },
             ..usertests("gprof-glibc", Tick::Pit)
         },
@@ -557,11 +564,17 @@ fn suites() -> Vec<Suite> {
                     ("work: by_value ", "by_value"),
                     ("work: tree_sum ", "tree_sum"),
                 ],
+                summed: &[],
             },
             ..usertests("gprof-musl", Tick::Pit)
         },
         Suite {
-            program: &["/bin/prof-fork"],
+            // As `cargo xtask prof` runs a program: one profile per process.
+            program: &[
+                "/bin/sh",
+                "-c",
+                "mkdir /tmp/gmon && GMON_OUT_PREFIX=/tmp/gmon/gmon.out /bin/prof-fork",
+            ],
             musl_profiled: &[("tests/prof/fork.c", "/bin/prof-fork")],
             expect: Expect::Gprof {
                 elf: "/bin/prof-fork",
@@ -571,6 +584,8 @@ fn suites() -> Vec<Suite> {
                 arcs: None,
                 share: None,
                 counted: &[],
+                // --all: the child's calls to b beside the parent's to a.
+                summed: &["1000/1000 a", "10/10 b"],
             },
             ..usertests("gprof-musl-fork", Tick::Pit)
         },
@@ -585,6 +600,7 @@ fn suites() -> Vec<Suite> {
                 arcs: None,
                 share: None,
                 counted: &[],
+                summed: &[],
             },
             ..usertests("gprof-musl-exit", Tick::Pit)
         },
@@ -607,6 +623,7 @@ fn suites() -> Vec<Suite> {
                 arcs: Some(4),
                 share: None,
                 counted: &[],
+                summed: &[],
             },
             ..usertests("gprof-arc-table-full", Tick::Pit)
         },
@@ -783,6 +800,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         .collect();
     if let Expect::Gprof { .. } = suite.expect {
         boot_opts.export.push(prof::GMON.to_string());
+        boot_opts.export.push(prof::GMON_DIR.to_string());
     }
     let image = build::image(&boot_opts, &Boot::test(&boot_opts, suite.name, suite.conf))?;
     println!(
@@ -814,11 +832,12 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             arcs,
             share,
             counted,
+            summed,
         } => check_gprof(
             suite.name,
             &boot_opts,
             &outcome,
-            (elf, top, calls, console, arcs, share, counted),
+            (elf, top, calls, console, arcs, share, counted, summed),
             tally,
         )?,
     }
@@ -1044,13 +1063,14 @@ type GprofExpect<'a> = (
     Option<usize>,
     Option<(&'a str, f64, f64)>,
     &'a [(&'a str, &'a str)],
+    &'a [&'a str],
 );
 
 fn check_gprof(
     suite: &str,
     opts: &Options,
     outcome: &Outcome,
-    (elf, top, calls, console, arcs, share, counted): GprofExpect,
+    (elf, top, calls, console, arcs, share, counted, summed): GprofExpect,
     tally: &mut Tally,
 ) -> Result<(), String> {
     let name = |what: &str| format!("{suite}/{what}");
@@ -1061,7 +1081,16 @@ fn check_gprof(
         missing.is_empty(),
         &format!("missing {missing:?}"),
     );
-    let gmon = qemu::unpack_exports(opts)?.into_iter().next();
+    let exported = qemu::unpack_exports(opts)?;
+    // One file per process (GMON_OUT_PREFIX, as prof runs programs), the
+    // first process's read as prof reads it; else the one gmon.out.
+    let mut per_process: Vec<_> = exported
+        .iter()
+        .filter(|p| prof::pid_of(p).is_some())
+        .cloned()
+        .collect();
+    per_process.sort_by_key(|p| prof::pid_of(p));
+    let gmon = per_process.first().or(exported.first()).cloned();
     let elf = prof::host_elf(opts, elf)?;
     let Some(gmon) = gmon else {
         show_console(outcome);
@@ -1079,7 +1108,8 @@ fn check_gprof(
             &format!("{got:?} arcs"),
         );
     }
-    let flat = prof::gprof(&elf, &gmon, &["-p"]);
+    let gmons = [gmon];
+    let flat = prof::gprof(&elf, &gmons, &["-p"]);
     tally.record(
         &name("gprof_reads_it_without_warning"),
         flat.is_ok(),
@@ -1112,10 +1142,24 @@ fn check_gprof(
             &format!("{percent:?} percent\n{flat}"),
         );
     }
+    if !summed.is_empty() {
+        let all = prof::gprof(&elf, &prof::choose_profiles(&per_process, true), &["-q"]);
+        let all = all.unwrap_or_else(|e| e);
+        for call in summed {
+            tally.record(
+                &name(&format!(
+                    "every_process_summed_shows_{}",
+                    call.replace(['/', ' ', ':'], "_")
+                )),
+                call_shown(&all, call),
+                &format!("not in gprof -q of {} profiles", per_process.len()),
+            );
+        }
+    }
     if calls.is_empty() && counted.is_empty() {
         return Ok(());
     }
-    let graph = prof::gprof(&elf, &gmon, &["-q"])?;
+    let graph = prof::gprof(&elf, &gmons, &["-q"])?;
     for (said, function) in counted {
         let printed = text
             .lines()
@@ -1129,11 +1173,7 @@ fn check_gprof(
         );
     }
     for call in calls {
-        let (count, callee) = call.split_once(' ').unwrap_or((call, ""));
-        let found = graph.lines().any(|l| {
-            let words: Vec<&str> = l.split_whitespace().collect();
-            words.contains(&count) && words.contains(&callee)
-        });
+        let found = call_shown(&graph, call);
         tally.record(
             &name(&format!(
                 "call_graph_shows_{}",
@@ -1144,6 +1184,16 @@ fn check_gprof(
         );
     }
     Ok(())
+}
+
+/// Whether a line of gprof's call graph shows `call` ("1000/1000 a": the
+/// count and the callee on one line).
+fn call_shown(graph: &str, call: &str) -> bool {
+    let (count, callee) = call.split_once(' ').unwrap_or((call, ""));
+    graph.lines().any(|l| {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        words.contains(&count) && words.contains(&callee)
+    })
 }
 
 /// The calls to `function` in gprof's call graph: the "called" column of

@@ -5,8 +5,12 @@
 //!
 //! The stream is a header line per file, `EXPORT <path> <length>`, followed
 //! by exactly that many bytes; `MISSING <path>` for a file that is not there;
-//! and `END` last.
+//! and `END` last. A path that names a directory sends each regular file
+//! directly in it, in name order (`cargo xtask prof` exports the directory
+//! its program's processes write their `gmon.out.PID` files in).
 
+use alloc::string::String;
+use alloc::vec::Vec;
 use spin::Once;
 
 use super::ramfs::{self, Content};
@@ -24,7 +28,9 @@ pub fn export_all() {
     };
     let mut port = crate::arch::uart::com2();
     let mut send = |bytes: &[u8]| bytes.iter().for_each(|&b| port.send_raw(b));
-    for path in paths.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+    let named = paths.split(',').map(str::trim).filter(|p| !p.is_empty());
+    for path in named.flat_map(files_of) {
+        let path = path.as_str();
         let data = ramfs::lookup(path)
             .ok()
             .and_then(|node| match &node.lock().content {
@@ -44,4 +50,19 @@ pub fn export_all() {
         }
     }
     send(b"END\n");
+}
+
+/// The files a path stands for: the files directly in it if it is a
+/// directory, else itself (present or not).
+fn files_of(path: &str) -> Vec<String> {
+    let dir = ramfs::lookup(path).ok().filter(|node| node.lock().is_dir());
+    let Some(dir) = dir else {
+        return alloc::vec![path.into()];
+    };
+    ramfs::list(&dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| u32::from(e.kind) << 12 == abi::types::S_IFREG)
+        .map(|e| alloc::format!("{}/{}", path.trim_end_matches('/'), e.name))
+        .collect()
 }
