@@ -8,9 +8,10 @@
 //! now and then (in the middle of whatever call it is in), replaces workers
 //! that die of their own calls (a munmap of their own stack, a handler at a
 //! bad address, a garbage sigreturn), and reads their call counts from a
-//! pipe. At the end it removes every file the workers made, then checks that
-//! no physical frame was lost and that the kernel's own bookkeeping is sound
-//! (`kcheck`). Everything follows from the seed, which a failure prints so
+//! pipe. At the end it removes every file and System V object the workers
+//! made, then checks that no physical frame was lost, that no open file
+//! description outlived its holders (`/proc/sys/fs/file-nr`) and that the
+//! kernel's own bookkeeping is sound (`kcheck`). Everything follows from the seed, which a failure prints so
 //! the run can be replayed (`cargo xtask fuzz --seed S`).
 //!
 //! Some calls are steered away from what would end the experiment rather
@@ -627,18 +628,21 @@ fn retire(worker: &mut Worker, tally: &mut Tally) {
     let _ = sys::close(worker.pipe);
 }
 
-/// Removes `path` and everything under it.
 /// Removes every System V object the workers left: each table walked by
 /// slot (`*_STAT_ANY`, as `ipcs` does) up to the highest in use.
-fn remove_ipc_objects() {
+fn remove_ipc_objects() -> [usize; 3] {
     use abi::ipc::*;
     let mut answer = [0u64; 16];
     let buf = answer.as_mut_ptr() as usize;
-    for (nr, stat_any) in [
+    let mut removed = [0; 3];
+    for (kind, (nr, stat_any)) in [
         (MSGCTL, MSG_STAT_ANY),
         (SEMCTL, SEM_STAT_ANY),
         (SHMCTL, SHM_STAT_ANY),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let ctl = |id: usize, cmd: i32, out: usize| {
             let args = if nr == SEMCTL {
                 [id, 0, cmd as usize, out]
@@ -652,13 +656,25 @@ fn remove_ipc_objects() {
         let highest = ctl(0, IPC_INFO, buf);
         for index in 0..=highest.max(0) as usize {
             let id = ctl(index, stat_any, buf);
-            if id >= 0 {
-                ctl(id as usize, IPC_RMID, 0);
+            if id >= 0 && ctl(id as usize, IPC_RMID, 0) == 0 {
+                removed[kind] += 1;
             }
         }
     }
+    removed
 }
 
+/// Open file descriptions in the system (`/proc/sys/fs/file-nr`'s first
+/// number): a description kept alive by nothing a process holds is a leak.
+fn open_files() -> String {
+    sys::read_file("/proc/sys/fs/file-nr")
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|s| s.split_whitespace().next().map(String::from))
+        .unwrap_or_else(|| "?".into())
+}
+
+/// Removes `path` and everything under it.
 fn remove_tree(path: &str) {
     if let Ok(fd) = sys::open(path, O_RDONLY | O_DIRECTORY, 0) {
         let mut names = Vec::new();
@@ -732,6 +748,7 @@ fn run() -> i32 {
     };
     let _ = libc_lite::signal::setpgid(0, 0);
     let before = sys::kinfo().map(|k| k.frames_in_use() as i64).unwrap_or(0);
+    let files_before = open_files();
     println!(
         "sysfuzz: seed {}, {} workers, {} s (replay: cargo xtask fuzz --seed {} --minutes N)",
         o.seed, o.workers, o.seconds, o.seed
@@ -817,7 +834,7 @@ fn run() -> i32 {
     }
     while sys::wait4(-1, 0).is_ok() {}
     remove_tree(SCRATCH);
-    remove_ipc_objects();
+    let removed = remove_ipc_objects();
     let _ = sys::profil_raw(0, 0, 0, 0);
     let after = sys::kinfo().map(|k| k.frames_in_use() as i64).unwrap_or(0);
     let lost = after - before;
@@ -849,6 +866,11 @@ fn run() -> i32 {
         tally.died,
         causes,
     );
+    let files_after = open_files();
+    println!(
+        "sysfuzz: open files before {files_before}, after {files_after}; System V objects the workers left: {} queues, {} sets, {} segments (removed)",
+        removed[0], removed[1], removed[2]
+    );
     println!(
         "sysfuzz: frames in use before {before}, after {after} (lost {lost}); kernel self-check: {}",
         match check {
@@ -856,12 +878,12 @@ fn run() -> i32 {
             Err(_) => "FAILED (see the kcheck lines)",
         }
     );
-    if lost == 0 && check.is_ok() && tally.calls > 0 {
+    if lost == 0 && files_after == files_before && check.is_ok() && tally.calls > 0 {
         println!("sysfuzz: ok");
         0
     } else {
         println!(
-            "sysfuzz: FAIL (seed {}): lost {lost} frames, kcheck {check:?}, {} calls",
+            "sysfuzz: FAIL (seed {}): lost {lost} frames, open files {files_before} -> {files_after}, kcheck {check:?}, {} calls",
             o.seed, tally.calls
         );
         1
