@@ -370,6 +370,15 @@ pub fn profil_regions(regions: &[abi::types::Prof]) -> Result<()> {
     call!(PROFIL, regions.as_ptr(), abi::types::PROFIL_MULTI, 0, 0).map(drop)
 }
 
+/// sprofil(3)'s C arguments checked: the number of regions (`profcnt`,
+/// 0..=MAX_REGIONS) when `tvp` is null and `flags` 0, else EINVAL.
+pub fn sprofil_count(profcnt: i32, tvp_is_null: bool, flags: u32) -> Result<usize> {
+    usize::try_from(profcnt)
+        .ok()
+        .filter(|&n| n <= kcore::profil::MAX_REGIONS && tvp_is_null && flags == 0)
+        .ok_or(Errno::EINVAL)
+}
+
 /// sprofil(3)'s regions, as many as the kernel takes (EINVAL past
 /// `MAX_REGIONS`), given to the multi-region form with its end marker.
 pub fn sprofil(regions: &[abi::types::Prof]) -> Result<()> {

@@ -164,11 +164,10 @@ pub unsafe extern "C" fn sprofil(
     tvp: *mut c_void,
     flags: c_uint,
 ) -> c_int {
-    let count = usize::try_from(profcnt).unwrap_or(usize::MAX);
-    if count > kcore::profil::MAX_REGIONS || !tvp.is_null() || flags != 0 {
-        return c_result(Err(abi::Errno::EINVAL));
-    }
-    // SAFETY: the caller passes `profcnt` regions.
-    let regions = unsafe { core::slice::from_raw_parts(profp, count) };
-    c_result(sys::sprofil(regions))
+    c_result(
+        sys::sprofil_count(profcnt, tvp.is_null(), flags).and_then(|count| {
+            // SAFETY: the caller passes `profcnt` regions.
+            sys::sprofil(unsafe { core::slice::from_raw_parts(profp, count) })
+        }),
+    )
 }

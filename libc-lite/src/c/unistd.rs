@@ -150,17 +150,11 @@ pub unsafe extern "C" fn sprofil(
     tvp: *mut c_void,
     flags: c_uint,
 ) -> c_int {
-    let Ok(count) = usize::try_from(profcnt) else {
-        set(Errno::EINVAL);
-        return -1;
-    };
-    if count > kcore::profil::MAX_REGIONS || !tvp.is_null() || flags != 0 {
-        set(Errno::EINVAL);
-        return -1;
-    }
-    // SAFETY: the caller passes `profcnt` regions.
-    let regions = unsafe { core::slice::from_raw_parts(profp, count) };
-    ret(crate::sys::sprofil(regions).map(|()| 0)) as c_int
+    let result = crate::sys::sprofil_count(profcnt, tvp.is_null(), flags).and_then(|count| {
+        // SAFETY: the caller passes `profcnt` regions.
+        crate::sys::sprofil(unsafe { core::slice::from_raw_parts(profp, count) })
+    });
+    ret(result.map(|()| 0)) as c_int
 }
 
 /// The number of clock ticks per second (sysconf(_SC_CLK_TCK)).
