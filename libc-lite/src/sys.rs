@@ -370,13 +370,23 @@ pub fn profil_regions(regions: &[abi::types::Prof]) -> Result<()> {
     call!(PROFIL, regions.as_ptr(), abi::types::PROFIL_MULTI, 0, 0).map(drop)
 }
 
-/// sprofil(3)'s C arguments checked: the number of regions (`profcnt`,
-/// 0..=MAX_REGIONS) when `tvp` is null and `flags` 0, else EINVAL.
-pub fn sprofil_count(profcnt: i32, tvp_is_null: bool, flags: u32) -> Result<usize> {
-    usize::try_from(profcnt)
+/// sprofil(3) from its C arguments: `profcnt` regions at `profp`
+/// (0..=MAX_REGIONS), with `tvp` null and `flags` 0; else EINVAL.
+///
+/// # Safety
+/// `profp` must point to `profcnt` regions (when the arguments are valid).
+pub unsafe fn sprofil_from_c(
+    profp: *const abi::types::Prof,
+    profcnt: i32,
+    tvp_is_null: bool,
+    flags: u32,
+) -> Result<()> {
+    let count = usize::try_from(profcnt)
         .ok()
         .filter(|&n| n <= kcore::profil::MAX_REGIONS && tvp_is_null && flags == 0)
-        .ok_or(Errno::EINVAL)
+        .ok_or(Errno::EINVAL)?;
+    // SAFETY: the caller's promise.
+    sprofil(unsafe { core::slice::from_raw_parts(profp, count) })
 }
 
 /// sprofil(3)'s regions, as many as the kernel takes (EINVAL past

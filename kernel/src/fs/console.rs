@@ -21,7 +21,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::arch::uart;
-use crate::proc::sched::{self, Chan, PollQueue};
+use crate::proc::sched::{self, Chan, Readiness};
 use crate::sync::IrqLock;
 
 const MAX_LINE: usize = 1024;
@@ -62,21 +62,12 @@ pub fn set_termios(termios: Termios) {
     }
 }
 
-/// Changes to the input so far: what an edge-triggered epoll compares.
-static CHANGES: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
-
-/// poll, select and epoll waiters that looked at the terminal.
-pub static POLLERS: PollQueue = PollQueue::new();
+/// The terminal's changes (input, its end) and pollers.
+pub static READY: Readiness = Readiness::new();
 
 /// New input (or its end): wakes readers and pollers.
 fn wake() {
-    CHANGES.fetch_add(1, Ordering::Relaxed);
-    sched::wakeup(Chan::Console);
-    POLLERS.wake();
-}
-
-pub fn changes() -> u64 {
-    CHANGES.load(Ordering::Relaxed)
+    READY.changed(Chan::Console);
 }
 
 /// The process group Ctrl-C signals; init's until a shell says otherwise.

@@ -172,8 +172,8 @@ impl OpenFile {
     /// files are always ready and have none.
     pub fn poll_queues(&self, f: &mut dyn FnMut(&PollQueue)) {
         match &self.kind {
-            Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => f(&pipe.pollers),
-            Kind::Socket(socket) => f(&socket.pollers),
+            Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => f(&pipe.ready.pollers),
+            Kind::Socket(socket) => f(&socket.ready.pollers),
             Kind::Epoll(epoll) => {
                 for file in epoll.files() {
                     file.poll_queues(f);
@@ -182,7 +182,7 @@ impl OpenFile {
             Kind::Node(node) => {
                 let terminal = node.lock().device().is_some_and(|d| d.is_terminal());
                 if terminal {
-                    f(&super::console::POLLERS);
+                    f(&super::console::READY.pollers);
                 }
             }
         }
@@ -208,11 +208,11 @@ impl OpenFile {
     /// change readiness (always ready), so they say 0.
     pub fn changes(&self) -> u64 {
         match &self.kind {
-            Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => pipe.changes(),
-            Kind::Socket(socket) => socket.changes(),
+            Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => pipe.ready.changes(),
+            Kind::Socket(socket) => socket.ready.changes(),
             Kind::Epoll(epoll) => epoll.changes(),
             Kind::Node(node) => match node.lock().device() {
-                Some(device) if device.is_terminal() => super::console::changes(),
+                Some(device) if device.is_terminal() => super::console::READY.changes(),
                 _ => 0,
             },
         }

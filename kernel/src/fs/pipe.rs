@@ -9,9 +9,8 @@
 use abi::Errno;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::proc::sched::{self, Chan, PollQueue};
+use crate::proc::sched::{self, Chan, Readiness};
 use crate::sync::IrqLock;
 
 /// Bytes a pipe holds before writers wait (Linux's minimum pipe size).
@@ -19,11 +18,8 @@ pub const CAPACITY: usize = 4096;
 
 pub struct Pipe {
     state: IrqLock<Buffer>,
-    /// Changes so far (bytes in or out, an end closed): what an
-    /// edge-triggered epoll compares.
-    changes: AtomicU64,
-    /// poll, select and epoll waiters that looked at it.
-    pub pollers: PollQueue,
+    /// Its changes and its pollers.
+    pub ready: Readiness,
 }
 
 /// What a pipe holds: the bytes in flight and who has it open.
@@ -42,8 +38,7 @@ impl Pipe {
                 readers: 1,
                 writers: 1,
             }),
-            changes: AtomicU64::new(0),
-            pollers: PollQueue::new(),
+            ready: Readiness::new(),
         })
     }
 
@@ -53,13 +48,7 @@ impl Pipe {
 
     /// Something changed: wakes the other side (and pollers).
     fn wake(&self) {
-        self.changes.fetch_add(1, Ordering::Relaxed);
-        sched::wakeup(self.chan());
-        self.pollers.wake();
-    }
-
-    pub fn changes(&self) -> u64 {
-        self.changes.load(Ordering::Relaxed)
+        self.ready.changed(self.chan());
     }
 
     pub fn read(&self, buf: &mut [u8], nonblock: bool) -> Result<usize, Errno> {

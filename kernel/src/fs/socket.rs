@@ -46,10 +46,9 @@ use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::file::OpenFile;
-use crate::proc::sched::{self, Chan, PollQueue};
+use crate::proc::sched::{self, Chan, Readiness};
 use crate::sync::IrqLock;
 
 /// Bytes a socket's receive queue holds before senders wait.
@@ -210,11 +209,9 @@ impl State {
 pub struct Socket {
     pub ty: Type,
     state: IrqLock<State>,
-    /// Changes so far (a message in or out, a connection, a shutdown):
-    /// what an edge-triggered epoll compares.
-    changes: AtomicU64,
-    /// poll, select and epoll waiters that looked at it.
-    pub pollers: PollQueue,
+    /// Its changes (a message in or out, a connection, a shutdown) and
+    /// its pollers.
+    pub ready: Readiness,
 }
 
 /// The abstract namespace: names to sockets, each gone with its socket.
@@ -238,8 +235,7 @@ impl Socket {
         Arc::new(Socket {
             ty,
             state: IrqLock::new(State::new(name, conn, peer)),
-            changes: AtomicU64::new(0),
-            pollers: PollQueue::new(),
+            ready: Readiness::new(),
         })
     }
 
@@ -263,13 +259,7 @@ impl Socket {
 
     /// Something changed: wakes whoever waits on this socket (and pollers).
     fn wake(&self) {
-        self.changes.fetch_add(1, Ordering::Relaxed);
-        sched::wakeup(self.chan());
-        self.pollers.wake();
-    }
-
-    pub fn changes(&self) -> u64 {
-        self.changes.load(Ordering::Relaxed)
+        self.ready.changed(self.chan());
     }
 
     pub fn name(&self) -> Address {
@@ -461,8 +451,7 @@ impl Socket {
             let server = Arc::new(Socket {
                 ty: self.ty,
                 state: IrqLock::new(state),
-                changes: AtomicU64::new(0),
-                pollers: PollQueue::new(),
+                ready: Readiness::new(),
             });
             pending.push_back(server.clone());
             Some(Ok((name, cred, server)))

@@ -281,6 +281,42 @@ impl Default for PollQueue {
     }
 }
 
+/// What an object others wait on keeps (a pipe, a socket, the terminal):
+/// how many times it changed (data in or out, an end closed; what an
+/// edge-triggered epoll compares) and the pollers that looked at it.
+pub struct Readiness {
+    changes: core::sync::atomic::AtomicU64,
+    pub pollers: PollQueue,
+}
+
+impl Readiness {
+    pub const fn new() -> Readiness {
+        Readiness {
+            changes: core::sync::atomic::AtomicU64::new(0),
+            pollers: PollQueue::new(),
+        }
+    }
+
+    /// The object changed: the threads waiting on its channel `chan` and
+    /// its pollers run again and look.
+    pub fn changed(&self, chan: Chan) {
+        self.changes
+            .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        wakeup(chan);
+        self.pollers.wake();
+    }
+
+    pub fn changes(&self) -> u64 {
+        self.changes.load(core::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Default for Readiness {
+    fn default() -> Readiness {
+        Readiness::new()
+    }
+}
+
 /// Sleeps until the monotonic clock reads `deadline` (nanoseconds since
 /// boot).
 pub fn sleep_until(deadline: u64) -> Result<(), Errno> {

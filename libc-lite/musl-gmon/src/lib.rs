@@ -164,10 +164,6 @@ pub unsafe extern "C" fn sprofil(
     tvp: *mut c_void,
     flags: c_uint,
 ) -> c_int {
-    c_result(
-        sys::sprofil_count(profcnt, tvp.is_null(), flags).and_then(|count| {
-            // SAFETY: the caller passes `profcnt` regions.
-            sys::sprofil(unsafe { core::slice::from_raw_parts(profp, count) })
-        }),
-    )
+    // SAFETY: the caller passes `profcnt` regions.
+    c_result(unsafe { sys::sprofil_from_c(profp, profcnt, tvp.is_null(), flags) })
 }

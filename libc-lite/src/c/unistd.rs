@@ -150,10 +150,8 @@ pub unsafe extern "C" fn sprofil(
     tvp: *mut c_void,
     flags: c_uint,
 ) -> c_int {
-    let result = crate::sys::sprofil_count(profcnt, tvp.is_null(), flags).and_then(|count| {
-        // SAFETY: the caller passes `profcnt` regions.
-        crate::sys::sprofil(unsafe { core::slice::from_raw_parts(profp, count) })
-    });
+    // SAFETY: the caller passes `profcnt` regions.
+    let result = unsafe { crate::sys::sprofil_from_c(profp, profcnt, tvp.is_null(), flags) };
     ret(result.map(|()| 0)) as c_int
 }
 
