@@ -1,8 +1,10 @@
 //! `cargo xtask prof PROGRAM [ARGS...]`: the classic Unix profiling path.
 //!
-//! Build everything, boot, run the program, bring its `/gmon.out` home over
-//! the export channel, and run the host's GNU gprof on the program's own ELF:
-//! flat profile and call graph. `--graph FILE.svg` also draws the call graph
+//! Build everything, boot, run the program with `GMON_OUT_PREFIX` set (each
+//! of its processes writes `gmon.out.PID`), bring those home over the
+//! export channel, and run the host's GNU gprof on the program's own ELF and
+//! the first process's profile (every one with `--all`): flat profile and
+//! call graph. `--graph FILE.svg` also draws the call graph
 //! with gprof2dot and graphviz.
 //!
 //! PROGRAM is C sources (`prog.c more.c -- ARGS`: compiled by
