@@ -29,7 +29,7 @@ impl Cred {
 
     /// Root bypasses every check (Linux's `CAP_IPC_OWNER` for access,
     /// `CAP_SYS_ADMIN` for IPC_SET and IPC_RMID).
-    fn is_root(self) -> bool {
+    pub fn is_root(self) -> bool {
         self.uid == 0
     }
 }
@@ -150,6 +150,17 @@ impl<T> Ids<T> {
     pub fn get_mut(&mut self, id: i32) -> Result<&mut Entry<T>, Errno> {
         let index = self.index_of(id).ok_or(Errno::EINVAL)?;
         Ok(self.slots[index].as_mut().expect("index_of found it"))
+    }
+
+    /// The object `id` names, for IPC_SET, IPC_RMID or SHM_LOCK: EINVAL if
+    /// there is none, EPERM unless `cred` owns it (`owns`).
+    pub fn owned_mut(&mut self, id: i32, cred: Cred) -> Result<&mut Entry<T>, Errno> {
+        let entry = self.get_mut(id)?;
+        if owns(&entry.perm, cred) {
+            Ok(entry)
+        } else {
+            Err(Errno::EPERM)
+        }
     }
 
     fn id_at(&self, index: usize, entry: &Entry<T>) -> i32 {
@@ -470,6 +481,15 @@ mod tests {
         assert!(owns(&perm, Cred::ROOT));
         perm.uid = BOB.uid;
         assert!(owns(&perm, BOB) && owns(&perm, ALICE));
+    }
+
+    #[test]
+    fn changing_or_removing_needs_ownership() {
+        let (mut ids, made) = table_with(&[5]);
+        assert!(ids.owned_mut(made[0], ALICE).is_ok());
+        assert!(ids.owned_mut(made[0], Cred::ROOT).is_ok());
+        assert_eq!(ids.owned_mut(made[0], BOB).err(), Some(Errno::EPERM));
+        assert_eq!(ids.owned_mut(made[0] + 1, ALICE).err(), Some(Errno::EINVAL));
     }
 
     #[test]

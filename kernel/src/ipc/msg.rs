@@ -212,9 +212,9 @@ pub fn stat(which: Which) -> Result<(i32, MsqidDs), Errno> {
 /// (EPERM), as Linux's `CAP_SYS_RESOURCE`.
 pub fn set(id: i32, from: &MsqidDs) -> Result<(), Errno> {
     let mut queues = QUEUES.lock();
-    let entry = queues.get_mut(id)?;
     let cred = caller();
-    if !rules::owns(&entry.perm, cred) || from.msg_qbytes > MSGMNB as u64 && cred.uid != 0 {
+    let entry = queues.owned_mut(id, cred)?;
+    if from.msg_qbytes > MSGMNB as u64 && !cred.is_root() {
         return Err(Errno::EPERM);
     }
     rules::set_owner(&mut entry.perm, &from.msg_perm);
@@ -229,9 +229,7 @@ pub fn set(id: i32, from: &MsqidDs) -> Result<(), Errno> {
 /// wake to EIDRM.
 pub fn remove(id: i32) -> Result<(), Errno> {
     let mut queues = QUEUES.lock();
-    if !rules::owns(&queues.get(id)?.perm, caller()) {
-        return Err(Errno::EPERM);
-    }
+    queues.owned_mut(id, caller())?;
     let gone = queues.remove(id);
     drop(queues);
     drop(gone);

@@ -282,10 +282,7 @@ pub fn stat(which: Which) -> Result<(i32, SemidDs), Errno> {
 /// owner, the creator or root).
 pub fn set(id: i32, from: &SemidDs) -> Result<(), Errno> {
     let mut sets = SETS.lock();
-    let entry = sets.ids.get_mut(id)?;
-    if !rules::owns(&entry.perm, caller()) {
-        return Err(Errno::EPERM);
-    }
+    let entry = sets.ids.owned_mut(id, caller())?;
     rules::set_owner(&mut entry.perm, &from.sem_perm);
     entry.obj.ctime = now();
     Ok(())
@@ -294,9 +291,7 @@ pub fn set(id: i32, from: &SemidDs) -> Result<(), Errno> {
 /// semctl IPC_RMID: the set goes at once; its waiters wake to EIDRM.
 pub fn remove(id: i32) -> Result<(), Errno> {
     let mut sets = SETS.lock();
-    if !rules::owns(&sets.ids.get(id)?.perm, caller()) {
-        return Err(Errno::EPERM);
-    }
+    sets.ids.owned_mut(id, caller())?;
     let gone = sets.ids.remove(id).expect("found above");
     sets.sems -= gone.obj.sems.len();
     drop(sets);

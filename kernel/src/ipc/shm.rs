@@ -24,7 +24,7 @@ use abi::ipc::{
     IPC_PRIVATE, SHM_DEST, SHM_EXEC, SHM_LOCKED, SHM_RDONLY, SHM_REMAP, SHM_RND, SHMALL, SHMLBA,
     SHMMAX, SHMMIN, SHMMNI, ShmInfo64, ShmUsage, ShmidDs,
 };
-use abi::types::{MAP_FIXED, MAP_SHARED, PROT_EXEC, PROT_READ, PROT_WRITE};
+use abi::types::{MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_SHARED, PROT_EXEC, PROT_READ, PROT_WRITE};
 use alloc::format;
 use alloc::sync::Arc;
 use kcore::ipc::{self as rules, Found, Ids, READ, WRITE, Which};
@@ -178,24 +178,19 @@ pub fn attach(id: i32, addr: u64, flags: u32) -> Result<u64, Errno> {
         };
         (file, page_up(segment.size).ok_or(Errno::EINVAL)?)
     };
-    let fixed = if addr != 0 { MAP_FIXED } else { 0 };
+    // At an address: over what is there only with SHM_REMAP; mmap's
+    // MAP_FIXED_NOREPLACE refuses the rest, EEXIST there, EINVAL here.
+    let placed = match (addr, flags & SHM_REMAP != 0) {
+        (0, _) => 0,
+        (_, true) => MAP_FIXED,
+        (_, false) => MAP_FIXED_NOREPLACE,
+    };
     let start = crate::proc::current(|p| {
         let mem = p.mem.as_mut().expect("a running process has memory");
-        if fixed != 0 && flags & SHM_REMAP == 0 {
-            let end = addr.checked_add(size).ok_or(Errno::EINVAL)?;
-            if mem.ranges().iter().any(|r| r.start < end && addr < r.end) {
-                return Err(Errno::EINVAL);
-            }
-        }
-        mem.mmap(
-            addr,
-            size,
-            prot,
-            MAP_SHARED | fixed,
-            Some((file, 0)),
-            &p.limits,
-        )
-    })?;
+        let flags = MAP_SHARED | placed;
+        mem.mmap(addr, size, prot, flags, Some((file, 0)), &p.limits)
+    })
+    .map_err(|e| if e == Errno::EEXIST { Errno::EINVAL } else { e })?;
     if let Ok(entry) = lock().ids.get_mut(id) {
         entry.obj.atime = now();
         entry.obj.lpid = caller_pid();
@@ -287,10 +282,7 @@ pub fn stat(which: Which) -> Result<(i32, ShmidDs), Errno> {
 /// owner, the creator or root).
 pub fn set(id: i32, from: &ShmidDs) -> Result<(), Errno> {
     let mut segments = lock();
-    let entry = segments.ids.get_mut(id)?;
-    if !rules::owns(&entry.perm, caller()) {
-        return Err(Errno::EPERM);
-    }
+    let entry = segments.ids.owned_mut(id, caller())?;
     rules::set_owner(&mut entry.perm, &from.shm_perm);
     entry.obj.ctime = now();
     Ok(())
@@ -300,10 +292,7 @@ pub fn set(id: i32, from: &ShmidDs) -> Result<(), Errno> {
 /// the SHM_LOCKED bit changes (EPERM unless the owner, creator or root).
 pub fn lock_in_memory(id: i32, locked: bool) -> Result<(), Errno> {
     let mut segments = lock();
-    let entry = segments.ids.get_mut(id)?;
-    if !rules::owns(&entry.perm, caller()) {
-        return Err(Errno::EPERM);
-    }
+    let entry = segments.ids.owned_mut(id, caller())?;
     if locked {
         entry.perm.mode |= SHM_LOCKED;
     } else {
@@ -316,10 +305,7 @@ pub fn lock_in_memory(id: i32, locked: bool) -> Result<(), Errno> {
 /// attached goes with its last attachment (SHM_DEST).
 pub fn remove(id: i32) -> Result<(), Errno> {
     let mut segments = lock();
-    let entry = segments.ids.get_mut(id)?;
-    if !rules::owns(&entry.perm, caller()) {
-        return Err(Errno::EPERM);
-    }
+    let entry = segments.ids.owned_mut(id, caller())?;
     if entry.obj.attachments() > 0 {
         if let Pages::Kept(data) = &entry.obj.pages {
             entry.obj.pages = Pages::Removed(data.downgrade());
