@@ -43,6 +43,21 @@ struct Queue {
     lrpid: i32,
 }
 
+impl Queue {
+    /// Whether a message of `len` bytes may go in now: the bytes fit the
+    /// budget, and there is one message fewer than the budget has bytes
+    /// (Linux's `msg_fits_inqueue`).
+    fn fits(&self, len: usize) -> bool {
+        self.bytes + len <= self.qbytes && self.messages.len() < self.qbytes
+    }
+
+    /// The message `pick` chooses, if there is one.
+    fn find(&self, pick: Pick) -> Option<&Message> {
+        let at = pick.choose(self.messages.iter().map(|m| m.mtype))?;
+        Some(&self.messages[at])
+    }
+}
+
 static QUEUES: IrqLock<Ids<Queue>> = IrqLock::new(Ids::new(MSGMNI));
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
@@ -75,7 +90,6 @@ pub fn get(key: i32, flags: u32) -> Result<i32, Errno> {
 /// IPC_NOWAIT (EAGAIN); EIDRM if the queue goes meanwhile.
 pub fn send(id: i32, mtype: i64, text: Vec<u8>, flags: u32) -> Result<(), Errno> {
     let mut missing = Errno::EINVAL;
-    let mut message = Some(text);
     loop {
         {
             let mut queues = QUEUES.lock();
@@ -84,9 +98,7 @@ pub fn send(id: i32, mtype: i64, text: Vec<u8>, flags: u32) -> Result<(), Errno>
                 return Err(Errno::EACCES);
             }
             let queue = &mut entry.obj;
-            let len = message.as_ref().map_or(0, Vec::len);
-            if queue.bytes + len <= queue.qbytes && queue.messages.len() < queue.qbytes {
-                let text = message.take().expect("sent once");
+            if queue.fits(text.len()) {
                 queue.bytes += text.len();
                 queue.messages.push_back(Message {
                     mtype,
@@ -105,11 +117,10 @@ pub fn send(id: i32, mtype: i64, text: Vec<u8>, flags: u32) -> Result<(), Errno>
         }
         missing = Errno::EIDRM;
         wait(chan(id), None, || {
-            QUEUES.lock().get(id).map_or(true, |e| {
-                let q = &e.obj;
-                let len = message.as_ref().map_or(0, Vec::len);
-                q.bytes + len <= q.qbytes && q.messages.len() < q.qbytes
-            })
+            QUEUES
+                .lock()
+                .get(id)
+                .map_or(true, |e| e.obj.fits(text.len()))
         })?;
     }
 }
@@ -134,9 +145,9 @@ pub fn receive(
             if !rules::permits(&entry.perm, caller(), READ) {
                 return Err(Errno::EACCES);
             }
-            let messages = &entry.obj.messages;
-            pick.choose(messages.iter().map(|m| m.mtype))
-                .map(|at| &messages[at])
+            entry
+                .obj
+                .find(pick)
                 .map(|m| {
                     if m.text.len() > size && flags & MSG_NOERROR == 0 {
                         return Err(Errno::E2BIG);
@@ -158,10 +169,10 @@ pub fn receive(
         }
         missing = Errno::EIDRM;
         wait(chan(id), None, || {
-            QUEUES.lock().get(id).map_or(true, |e| {
-                pick.choose(e.obj.messages.iter().map(|m| m.mtype))
-                    .is_some()
-            })
+            QUEUES
+                .lock()
+                .get(id)
+                .map_or(true, |e| e.obj.find(pick).is_some())
         })?;
     }
 }
