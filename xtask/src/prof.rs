@@ -96,6 +96,18 @@ pub fn pid_of(path: &Path) -> Option<u32> {
     path.extension()?.to_str()?.parse().ok()
 }
 
+/// The per-process profiles among exported files (`gmon.out.PID`), first
+/// process first.
+pub fn per_process(files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut profiles: Vec<PathBuf> = files
+        .iter()
+        .filter(|p| pid_of(p).is_some())
+        .cloned()
+        .collect();
+    profiles.sort_by_key(|p| pid_of(p));
+    profiles
+}
+
 /// Boots `opts.program`, each of its processes writing `gmon.out.PID`;
 /// returns the host copies, first process first.
 pub fn run_and_fetch(opts: &Options, echo: bool) -> Result<(qemu::Outcome, Vec<PathBuf>), String> {
@@ -105,12 +117,7 @@ pub fn run_and_fetch(opts: &Options, echo: bool) -> Result<(qemu::Outcome, Vec<P
     let image = build::image(&opts, &Boot::normal(&opts))?;
     let timeout = Duration::from_secs(opts.timeout.unwrap_or(300));
     let outcome = qemu::boot(&opts, &image, timeout, echo, &[])?;
-    let mut profiles: Vec<PathBuf> = qemu::unpack_exports(&opts)?
-        .into_iter()
-        .filter(|p| pid_of(p).is_some())
-        .collect();
-    profiles.sort_by_key(|p| pid_of(p));
-    Ok((outcome, profiles))
+    Ok((outcome, per_process(&qemu::unpack_exports(&opts)?)))
 }
 
 /// The profiles gprof reads: the first process's, or with `all` every
@@ -309,6 +316,12 @@ mod tests {
             .to_vec();
         assert_eq!(pid_of(&files[1]), Some(12));
         assert_eq!(pid_of(Path::new("gmon.out")), None);
+        let exported = [
+            files[1].clone(),
+            PathBuf::from("out/gmon.out"),
+            files[0].clone(),
+        ];
+        assert_eq!(per_process(&exported), files, "first process first");
         assert_eq!(choose_profiles(&files, false), files[..1]);
         assert_eq!(choose_profiles(&files, true), files);
     }

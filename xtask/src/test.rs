@@ -1084,12 +1084,7 @@ fn check_gprof(
     let exported = qemu::unpack_exports(opts)?;
     // One file per process (GMON_OUT_PREFIX, as prof runs programs), the
     // first process's read as prof reads it; else the one gmon.out.
-    let mut per_process: Vec<_> = exported
-        .iter()
-        .filter(|p| prof::pid_of(p).is_some())
-        .cloned()
-        .collect();
-    per_process.sort_by_key(|p| prof::pid_of(p));
+    let per_process = prof::per_process(&exported);
     let gmon = per_process.first().or(exported.first()).cloned();
     let elf = prof::host_elf(opts, elf)?;
     let Some(gmon) = gmon else {
