@@ -26,7 +26,7 @@
 extern crate alloc;
 
 use abi::sys::*;
-use abi::types::{O_DIRECTORY, O_NONBLOCK, O_RDONLY, WNOHANG};
+use abi::types::{O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, WNOHANG};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -628,6 +628,30 @@ fn retire(worker: &mut Worker, tally: &mut Tally) {
     let _ = sys::close(worker.pipe);
 }
 
+/// Removes the workers' files in a child process: the walk needs memory
+/// for the names of a whole tree, and this process's heap never shrinks, so
+/// done here it would count as frames lost. The child's memory goes back
+/// when it exits and the count compares what the kernel holds, like with
+/// like.
+fn clean_up_in_child() {
+    match sys::fork() {
+        Ok(0) => {
+            remove_tree(SCRATCH);
+            sys::exit(0)
+        }
+        Ok(pid) => {
+            let _ = sys::waitpid(pid as i32);
+        }
+        Err(e) => {
+            println!("sysfuzz: fork for the clean-up: {e:?}; removing here");
+            remove_tree(SCRATCH);
+        }
+    }
+    if sys::lstat(SCRATCH).is_ok() {
+        println!("sysfuzz: {SCRATCH} could not be removed whole; what is left counts as lost");
+    }
+}
+
 /// Removes every System V object the workers left: each table walked by
 /// slot (`*_STAT_ANY`, as `ipcs` does) up to the highest in use.
 fn remove_ipc_objects() -> [usize; 3] {
@@ -674,9 +698,13 @@ fn open_files() -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-/// Removes `path` and everything under it.
+/// Removes `path` and everything under it, as `rm -r` does: a symbolic
+/// link is removed, never followed. A worker may make a link to its own
+/// directory (a target written into its buffer by getcwd), and following
+/// it would walk the same directory again at every level until the path
+/// reaches PATH_MAX.
 fn remove_tree(path: &str) {
-    if let Ok(fd) = sys::open(path, O_RDONLY | O_DIRECTORY, 0) {
+    if let Ok(fd) = sys::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0) {
         let mut names = Vec::new();
         let mut buf = [0u8; 4096];
         while let Ok(n) = sys::getdents64(fd, &mut buf) {
@@ -707,7 +735,7 @@ fn remove_tree(path: &str) {
     }
 }
 
-/// Frames that are not free, counted so that heap growth is not a loss.
+/// The command line: how long, from which seed, with how many workers.
 struct Options {
     seconds: u64,
     seed: u64,
@@ -833,7 +861,7 @@ fn run() -> i32 {
         }
     }
     while sys::wait4(-1, 0).is_ok() {}
-    remove_tree(SCRATCH);
+    clean_up_in_child();
     let removed = remove_ipc_objects();
     let _ = sys::profil_raw(0, 0, 0, 0);
     let after = sys::kinfo().map(|k| k.frames_in_use() as i64).unwrap_or(0);
