@@ -420,7 +420,13 @@ fn programs_write_xor_execute() -> TestResult {
     {
         let path = format!("/bin/{name}");
         let argv = [path.clone()];
-        let image = match crate::proc::exec::load(&path, &argv, &[], kcore::rlimit::STACK_DEFAULT) {
+        let image = match crate::proc::exec::load(
+            &path,
+            &argv,
+            &[],
+            kcore::rlimit::STACK_DEFAULT,
+            &kcore::cred::Cred::root(),
+        ) {
             Ok(image) => image,
             Err(abi::Errno::ENOEXEC) => continue, // not a program
             Err(e) => return Err(format!("{path}: exec: {e:?}")),

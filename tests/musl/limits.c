@@ -7,8 +7,8 @@
  * exec, another process's limits through prlimit, and bad input.
  *
  * Everything printed is relative to what the process found, so the host's
- * own limits do not show. RLIMIT_NPROC is left to usertests: Linux exempts
- * root from it, this kernel does not. */
+ * own limits do not show. RLIMIT_NPROC is left to usertests (root, who
+ * runs this, is exempt from it on both kernels). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

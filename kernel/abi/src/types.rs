@@ -91,6 +91,11 @@ pub const S_IFCHR: u32 = 0o020000;
 pub const S_IFIFO: u32 = 0o010000;
 pub const S_IFLNK: u32 = 0o120000;
 pub const S_IFSOCK: u32 = 0o140000;
+/// Set-user-ID, set-group-ID and sticky bits of a mode.
+pub const S_ISUID: u32 = 0o4000;
+pub const S_ISGID: u32 = 0o2000;
+pub const S_ISVTX: u32 = 0o1000;
+pub const S_IXGRP: u32 = 0o010;
 
 /// Header of one `getdents64` record (`struct linux_dirent64`); the
 /// NUL-terminated name follows, and records are 8-byte aligned.

@@ -4,8 +4,8 @@
 //! The kernel keeps three tables of this `Ids` type (message queues,
 //! semaphore sets, shared memory segments, `kernel/src/ipc/`); everything
 //! here decides without sleeping or touching user memory, so the host runs
-//! it, including the permission checks that a kernel where every process
-//! is root never refuses.
+//! it. Permissions are checked with the caller's effective user id and its
+//! groups (`crate::cred::Cred`), as Linux's `ipcperms`.
 //!
 //! An id names a slot and the generation of the slot (Linux's
 //! `ipc_buildid`: `seq * 32768 + index`), so an id kept after its object
@@ -17,22 +17,7 @@ use abi::ipc::{IPC_CREAT, IPC_EXCL, IPC_NOWAIT, IPC_PRIVATE, IpcPerm, SEM_UNDO, 
 use abi::ipc::{MSG_COPY, MSG_EXCEPT, SemBuf};
 use alloc::vec::Vec;
 
-/// The effective user and group an operation is checked as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cred {
-    pub uid: u32,
-    pub gid: u32,
-}
-
-impl Cred {
-    pub const ROOT: Cred = Cred { uid: 0, gid: 0 };
-
-    /// Root bypasses every check (Linux's `CAP_IPC_OWNER` for access,
-    /// `CAP_SYS_ADMIN` for IPC_SET and IPC_RMID).
-    pub fn is_root(self) -> bool {
-        self.uid == 0
-    }
-}
+use crate::cred::Cred;
 
 /// What an operation asks for, in `ipcperms`' terms: the read bits, the
 /// write bits (`S_IRUGO`, `S_IWUGO`), or the flag word of a `*get` call,
@@ -42,13 +27,13 @@ pub const WRITE: u32 = 0o222;
 
 /// The permission record of a new object with `key`, made by `cred`, with
 /// the permission bits of `flags`.
-pub fn new_perm(key: i32, cred: Cred, flags: u32) -> IpcPerm {
+pub fn new_perm(key: i32, cred: &Cred, flags: u32) -> IpcPerm {
     IpcPerm {
         key,
-        uid: cred.uid,
-        gid: cred.gid,
-        cuid: cred.uid,
-        cgid: cred.gid,
+        uid: cred.euid,
+        gid: cred.egid,
+        cuid: cred.euid,
+        cgid: cred.egid,
         mode: flags & 0o777,
         ..IpcPerm::default()
     }
@@ -56,12 +41,14 @@ pub fn new_perm(key: i32, cred: Cred, flags: u32) -> IpcPerm {
 
 /// Whether `cred` may do what `requested` asks of an object with `perm`
 /// (Linux's `ipcperms`): the owner's or creator's bits for the owner, the
-/// group's for its group, the others' for the rest; root always may.
-pub fn permits(perm: &IpcPerm, cred: Cred, requested: u32) -> bool {
+/// group's for a member of its group or its creator's (the file-system
+/// group or a supplementary one, Linux's `in_group_p`), the others' for the
+/// rest; root always may (Linux's `CAP_IPC_OWNER`).
+pub fn permits(perm: &IpcPerm, cred: &Cred, requested: u32) -> bool {
     let requested = (requested >> 6 | requested >> 3 | requested) & 0o7;
-    let granted = if cred.uid == perm.uid || cred.uid == perm.cuid {
+    let granted = if cred.euid == perm.uid || cred.euid == perm.cuid {
         perm.mode >> 6
-    } else if cred.gid == perm.gid || cred.gid == perm.cgid {
+    } else if cred.in_fsgroup(perm.gid) || cred.in_fsgroup(perm.cgid) {
         perm.mode >> 3
     } else {
         perm.mode
@@ -70,9 +57,9 @@ pub fn permits(perm: &IpcPerm, cred: Cred, requested: u32) -> bool {
 }
 
 /// Whether `cred` may change (IPC_SET) or remove (IPC_RMID) an object:
-/// its owner, its creator or root.
-pub fn owns(perm: &IpcPerm, cred: Cred) -> bool {
-    cred.uid == perm.uid || cred.uid == perm.cuid || cred.is_root()
+/// its owner, its creator or root (Linux's `CAP_SYS_ADMIN`).
+pub fn owns(perm: &IpcPerm, cred: &Cred) -> bool {
+    cred.euid == perm.uid || cred.euid == perm.cuid || cred.is_root()
 }
 
 /// IPC_SET: the new owner, group and permission bits (the other mode
@@ -154,7 +141,7 @@ impl<T> Ids<T> {
 
     /// The object `id` names, for IPC_SET, IPC_RMID or SHM_LOCK: EINVAL if
     /// there is none, EPERM unless `cred` owns it (`owns`).
-    pub fn owned_mut(&mut self, id: i32, cred: Cred) -> Result<&mut Entry<T>, Errno> {
+    pub fn owned_mut(&mut self, id: i32, cred: &Cred) -> Result<&mut Entry<T>, Errno> {
         let entry = self.get_mut(id)?;
         if owns(&entry.perm, cred) {
             Ok(entry)
@@ -176,7 +163,7 @@ impl<T> Ids<T> {
         &self,
         key: i32,
         flags: u32,
-        cred: Cred,
+        cred: &Cred,
         fits: impl FnOnce(&T) -> Result<(), Errno>,
     ) -> Result<Found, Errno> {
         if key == IPC_PRIVATE {
@@ -255,7 +242,7 @@ impl<T> Ids<T> {
 
     /// The object a status command names, with its id: EINVAL if there is
     /// none, EACCES if `cred` may not read it and must.
-    pub fn for_stat(&self, which: Which, cred: Cred) -> Result<(i32, &Entry<T>), Errno> {
+    pub fn for_stat(&self, which: Which, cred: &Cred) -> Result<(i32, &Entry<T>), Errno> {
         let (id, entry, check) = match which {
             Which::Id(id) => (id, self.get(id)?, true),
             Which::Index { index, check } => {
@@ -428,18 +415,10 @@ impl Pick {
 mod tests {
     use super::*;
 
-    const ALICE: Cred = Cred {
-        uid: 1000,
-        gid: 100,
-    };
-    const BOB: Cred = Cred {
-        uid: 1001,
-        gid: 100,
-    };
-    const EVE: Cred = Cred {
-        uid: 1002,
-        gid: 200,
-    };
+    const ALICE: &Cred = &Cred::of(1000, 100);
+    const BOB: &Cred = &Cred::of(1001, 100);
+    const EVE: &Cred = &Cred::of(1002, 200);
+    const ROOT: &Cred = &Cred::root();
 
     #[test]
     fn owner_group_and_others_get_their_own_bits() {
@@ -454,7 +433,7 @@ mod tests {
         assert!(!permits(&perm, BOB, 0o600));
         assert!(permits(&perm, EVE, 0));
         // Root may do anything; so may the creator after a change of owner.
-        assert!(permits(&perm, Cred::ROOT, READ | WRITE));
+        assert!(permits(&perm, ROOT, READ | WRITE));
         let mut given = perm;
         set_owner(
             &mut given,
@@ -474,12 +453,22 @@ mod tests {
     }
 
     #[test]
+    fn a_supplementary_group_gets_the_group_bits() {
+        let perm = new_perm(7, EVE, 0o640);
+        assert!(!permits(&perm, ALICE, READ));
+        let mut member = Cred::of(1000, 100);
+        member.groups = alloc::vec![200];
+        assert!(permits(&perm, &member, READ));
+        assert!(!permits(&perm, &member, WRITE));
+    }
+
+    #[test]
     fn only_owner_creator_or_root_may_change_or_remove() {
         let mut perm = new_perm(7, ALICE, 0o666);
         assert!(owns(&perm, ALICE));
         assert!(!owns(&perm, BOB), "write permission is not ownership");
-        assert!(owns(&perm, Cred::ROOT));
-        perm.uid = BOB.uid;
+        assert!(owns(&perm, ROOT));
+        perm.uid = BOB.euid;
         assert!(owns(&perm, BOB) && owns(&perm, ALICE));
     }
 
@@ -487,7 +476,7 @@ mod tests {
     fn changing_or_removing_needs_ownership() {
         let (mut ids, made) = table_with(&[5]);
         assert!(ids.owned_mut(made[0], ALICE).is_ok());
-        assert!(ids.owned_mut(made[0], Cred::ROOT).is_ok());
+        assert!(ids.owned_mut(made[0], ROOT).is_ok());
         assert_eq!(ids.owned_mut(made[0], BOB).err(), Some(Errno::EPERM));
         assert_eq!(ids.owned_mut(made[0] + 1, ALICE).err(), Some(Errno::EINVAL));
     }
@@ -534,10 +523,7 @@ mod tests {
             Ok(Found::Id(made[0])),
             "asks for nothing"
         );
-        assert_eq!(
-            ids.lookup(42, 0o600, Cred::ROOT, ok),
-            Ok(Found::Id(made[0]))
-        );
+        assert_eq!(ids.lookup(42, 0o600, ROOT, ok), Ok(Found::Id(made[0])));
     }
 
     #[test]

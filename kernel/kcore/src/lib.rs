@@ -1,6 +1,6 @@
 //! Pure logic of the kernel, with no hardware access, so `cargo test` checks it
 //! on the host: boot options, the cpio archive format of the ramdisk, ELF
-//! parsing, frame bookkeeping, record locks, paths, profil bin arithmetic, gmon encoding,
+//! parsing, user and group ids and file permissions, frame bookkeeping, record locks, paths, profil bin arithmetic, gmon encoding,
 //! signal rules, symbols, clone and futex rules, time conversions, the W^X
 //! rule over frames, the areas of an address space, the random-number
 //! generator, resource limits, the text of `/proc` and System V IPC's rules
@@ -13,6 +13,7 @@ extern crate alloc;
 
 pub mod bootopts;
 pub mod cpio;
+pub mod cred;
 pub mod elf;
 pub mod flock;
 pub mod frames;

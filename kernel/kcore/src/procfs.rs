@@ -13,6 +13,7 @@
 use abi::types::{PROT_EXEC, PROT_READ, PROT_WRITE};
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt::Write;
 
 use crate::vma::{Kind, Range};
@@ -47,6 +48,11 @@ pub struct ProcessInfo {
     pub sig_ignored: u64,
     pub sig_caught: u64,
     pub exit_signal: u32,
+    /// Real, effective, saved and file-system user ids; the same for the
+    /// group; the supplementary groups.
+    pub uids: [u32; 4],
+    pub gids: [u32; 4],
+    pub groups: Vec<u32>,
 }
 
 /// Linux's name for a state letter (`task_state_array`).
@@ -112,7 +118,7 @@ pub fn stat(p: &ProcessInfo) -> String {
 }
 
 /// `/proc/PID/status` (`proc_pid_status`): the lines programs read most,
-/// in Linux's order. Everyone is root here.
+/// in Linux's order.
 pub fn status(p: &ProcessInfo) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "Name:\t{}", comm(p));
@@ -123,9 +129,13 @@ pub fn status(p: &ProcessInfo) -> String {
     let _ = writeln!(s, "Pid:\t{}", p.pid);
     let _ = writeln!(s, "PPid:\t{}", p.ppid);
     let _ = writeln!(s, "TracerPid:\t0");
-    let _ = writeln!(s, "Uid:\t0\t0\t0\t0");
-    let _ = writeln!(s, "Gid:\t0\t0\t0\t0");
-    let _ = writeln!(s, "Groups:\t");
+    let [r, e, saved, fs] = p.uids;
+    let _ = writeln!(s, "Uid:\t{r}\t{e}\t{saved}\t{fs}");
+    let [r, e, saved, fs] = p.gids;
+    let _ = writeln!(s, "Gid:\t{r}\t{e}\t{saved}\t{fs}");
+    // Linux ends each group with a space.
+    let groups: String = p.groups.iter().map(|g| format!("{g} ")).collect();
+    let _ = writeln!(s, "Groups:\t{groups}");
     if p.state != 'Z' {
         let _ = writeln!(s, "VmSize:\t{:8} kB", p.vsize / 1024);
         let _ = writeln!(s, "VmRSS:\t{:8} kB", p.rss_pages * 4);

@@ -398,6 +398,8 @@ pub fn stat_node(node: &NodeRef) -> Stat {
         st_ino: node.ino,
         st_nlink: super::ramfs::nlink(&node),
         st_mode: node.mode(),
+        st_uid: node.uid,
+        st_gid: node.gid,
         st_rdev: node.device().map_or(0, |d| d.rdev()),
         st_size: size,
         st_blksize: 4096,

@@ -283,6 +283,9 @@ fn info(table: &Table, p: &Process) -> ProcessInfo {
         sig_ignored,
         sig_caught,
         exit_signal: p.exit_signal,
+        uids: [p.cred.ruid, p.cred.euid, p.cred.suid, p.cred.fsuid],
+        gids: [p.cred.rgid, p.cred.egid, p.cred.sgid, p.cred.fsgid],
+        groups: p.cred.groups.clone(),
     }
 }
 

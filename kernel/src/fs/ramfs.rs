@@ -15,14 +15,30 @@
 //! removed entry both of its directory; a read sets the access time only
 //! when it is older than the last modification or change or than a day
 //! (`relatime`, Linux's default mount option).
+//!
+//! A node has an owner and a group, and the permission bits mean what they
+//! mean on Unix: every operation here asks the caller's credentials
+//! (`crate::proc::cred()`, Linux's `current_cred()`; root when the kernel
+//! itself runs, at boot) as Linux's VFS does: search (x) on every directory
+//! a walk passes, write and search on a directory whose entries change, and
+//! in a sticky directory (`/tmp`) only the owner of the file or of the
+//! directory, or root, removes or renames a name. A new node belongs to
+//! the caller's file-system user, and to its file-system group unless its
+//! directory is set-group-ID (then to the directory's group; a new
+//! directory inherits the bit). Opening checks the file's own bits
+//! (`syscall/fs.rs`), exec the execute bit (`proc/exec.rs`).
 
 use abi::Errno;
-use abi::types::{S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, Timespec};
+use abi::types::{
+    S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, S_ISGID, S_ISUID, S_ISVTX, S_IXGRP,
+    Timespec,
+};
 use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
+use kcore::cred::{Cred, MAY_EXEC, MAY_WRITE};
 use kcore::path::split_last;
 use spin::Once;
 
@@ -64,6 +80,9 @@ pub struct Node {
     pub ino: u64,
     /// Permission bits (the type bits come from `content`).
     pub perm: u32,
+    /// The owner and group (`st_uid`, `st_gid`).
+    pub uid: u32,
+    pub gid: u32,
     pub content: Content,
     /// Names in directories that lead here (a directory's `st_nlink` is
     /// counted from its subdirectories instead).
@@ -95,6 +114,8 @@ impl Node {
         Node {
             ino,
             perm,
+            uid: 0,
+            gid: 0,
             content,
             links: 1,
             times: Times {
@@ -155,6 +176,25 @@ impl Node {
         kind | (self.perm & 0o7777)
     }
 
+    /// Whether `cred` may do `want` (`kcore::cred::MAY_*`) to this node.
+    pub fn permits(&self, cred: &Cred, want: u32) -> bool {
+        cred.may(want, self.mode(), self.uid, self.gid)
+    }
+
+    /// Whether `cred` may remove or rename the name of `child` in this
+    /// directory: write and search on it (EACCES), and if it is sticky,
+    /// ownership of the child or of the directory (EPERM), as Linux's
+    /// `may_delete`.
+    fn may_unlink(&self, child: &Node, cred: &Cred) -> Result<(), Errno> {
+        if !self.permits(cred, MAY_WRITE | MAY_EXEC) {
+            return Err(Errno::EACCES);
+        }
+        if self.perm & S_ISVTX != 0 && !cred.owns(child.uid) && !cred.owns(self.uid) {
+            return Err(Errno::EPERM);
+        }
+        Ok(())
+    }
+
     /// The device this node is, if it is one.
     pub fn device(&self) -> Option<super::dev::Device> {
         match self.content {
@@ -213,27 +253,67 @@ fn new_node(perm: u32, content: Content) -> NodeRef {
     Arc::new(IrqLock::new(Node::new(ino, perm, content)))
 }
 
+/// A node made by `cred` in the directory `parent`: the caller's
+/// file-system user owns it; the group is the caller's, or the
+/// directory's when that is set-group-ID (and a new directory keeps the
+/// bit, so the rule holds below it).
+fn new_owned(perm: u32, content: Content, parent: &Node, cred: &Cred) -> NodeRef {
+    owned_under(perm, content, (parent.perm, parent.gid), cred)
+}
+
+/// `new_owned` with the directory's permission bits and group.
+fn owned_under(perm: u32, content: Content, parent: (u32, u32), cred: &Cred) -> NodeRef {
+    let (parent_perm, parent_gid) = parent;
+    let inherit = parent_perm & S_ISGID != 0;
+    let is_dir = matches!(content, Content::Dir(_));
+    let mut node = Node::new(new_ino(), perm, content);
+    node.uid = cred.fsuid;
+    node.gid = if inherit { parent_gid } else { cred.fsgid };
+    if inherit && is_dir {
+        node.perm |= S_ISGID;
+    }
+    Arc::new(IrqLock::new(node))
+}
+
+/// The caller's credentials (see the top of the file).
+fn caller() -> Arc<Cred> {
+    crate::proc::cred()
+}
+
 fn root() -> &'static NodeRef {
     ROOT.call_once(|| new_node(0o755, Content::Dir(BTreeMap::new())))
 }
 
 /// The node at `path`, following symbolic links.
 pub fn lookup(path: &str) -> Result<NodeRef, Errno> {
-    walk(path, true, 0)
+    walk(path, true, 0, &caller())
+}
+
+/// The node at `path` as `cred` finds it (access(2) walks with the real
+/// ids).
+pub fn lookup_as(path: &str, cred: &Cred) -> Result<NodeRef, Errno> {
+    walk(path, true, 0, cred)
 }
 
 /// The node at `path`; a symbolic link as the last name is the link itself
 /// (lstat, readlink).
 pub fn lookup_nofollow(path: &str) -> Result<NodeRef, Errno> {
-    walk(path, false, 0)
+    walk(path, false, 0, &caller())
 }
 
-/// The child `name` of the directory `dir`.
-fn child(dir: &NodeRef, name: &str) -> Result<NodeRef, Errno> {
-    let proc_dir = match &dir.lock().content {
-        Content::Dir(entries) => return entries.get(name).cloned().ok_or(Errno::ENOENT),
-        Content::ProcDir(d) => *d,
-        _ => return Err(Errno::ENOTDIR),
+/// The child `name` of the directory `dir`, which `cred` must be allowed
+/// to search (EACCES).
+fn child(dir: &NodeRef, name: &str, cred: &Cred) -> Result<NodeRef, Errno> {
+    let proc_dir = {
+        let dir = dir.lock();
+        if dir.is_dir() && !dir.permits(cred, MAY_EXEC) {
+            return Err(Errno::EACCES);
+        }
+        match &dir.content {
+            Content::Dir(entries) => return entries.get(name).cloned().ok_or(Errno::ENOENT),
+            Content::ProcDir(d) => *d,
+            _ => return Err(Errno::ENOTDIR),
+        }
     };
     super::procfs::lookup(proc_dir, name) // takes the table: no node lock held
 }
@@ -242,13 +322,13 @@ fn child(dir: &NodeRef, name: &str) -> Result<NodeRef, Errno> {
 /// link met on the way (or last, with `follow_last`) is replaced by its
 /// target, read relative to the link's directory, and the walk starts
 /// again on the result; after `MAX_LINKS` links it is ELOOP.
-fn walk(path: &str, follow_last: bool, links: u32) -> Result<NodeRef, Errno> {
+fn walk(path: &str, follow_last: bool, links: u32, cred: &Cred) -> Result<NodeRef, Errno> {
     let mut node = root().clone();
     let mut rest = path.trim_start_matches('/');
     while !rest.is_empty() {
         let (name, after) = rest.split_once('/').unwrap_or((rest, ""));
         let after = after.trim_start_matches('/');
-        let next = child(&node, name)?;
+        let next = child(&node, name, cred)?;
         let target = match &next.lock().content {
             Content::Symlink(target) if follow_last || !after.is_empty() => Some(target.clone()),
             _ => None,
@@ -261,7 +341,7 @@ fn walk(path: &str, follow_last: bool, links: u32) -> Result<NodeRef, Errno> {
             let joined = alloc::format!("{target}/{after}");
             let resolved =
                 kcore::path::resolve(if link_dir.is_empty() { "/" } else { link_dir }, &joined)?;
-            return walk(&resolved, follow_last, links + 1);
+            return walk(&resolved, follow_last, links + 1, cred);
         }
         node = next;
         rest = after;
@@ -271,13 +351,29 @@ fn walk(path: &str, follow_last: bool, links: u32) -> Result<NodeRef, Errno> {
 
 /// The directory that would hold `path`, and the last name. The root has
 /// none: each operation says which error that is (`at_root`).
-fn parent_of(path: &str, at_root: Errno) -> Result<(NodeRef, &str), Errno> {
+fn parent_of<'a>(path: &'a str, at_root: Errno, cred: &Cred) -> Result<(NodeRef, &'a str), Errno> {
     let (dir, name) = split_last(path).ok_or(at_root)?;
-    let parent = lookup(dir)?;
+    let parent = walk(dir, true, 0, cred)?;
     if !parent.lock().is_dir() {
         return Err(Errno::ENOTDIR);
     }
     Ok((parent, name))
+}
+
+/// Runs `f` on the directory `dir` (its other fields) and its entries.
+fn with_entries_of<R>(
+    dir: &NodeRef,
+    f: impl FnOnce(&Node, &mut BTreeMap<String, NodeRef>) -> R,
+) -> Result<R, Errno> {
+    let mut dir = dir.lock();
+    let mut entries = match &mut dir.content {
+        Content::Dir(entries) => core::mem::take(entries),
+        Content::ProcDir(_) => return Err(Errno::ENOENT),
+        _ => return Err(Errno::ENOTDIR),
+    };
+    let result = f(&dir, &mut entries);
+    dir.content = Content::Dir(entries);
+    Ok(result)
 }
 
 /// Runs `f` on the entries of the directory `dir`, to read or change them.
@@ -298,40 +394,53 @@ fn with_entries<R>(
 /// `exclusive`, an existing file is EEXIST. A symbolic link as the last
 /// name is followed, so a link to a file not there yet makes that file
 /// (but with `exclusive` the link itself exists: EEXIST, as Linux).
-pub fn create(path: &str, perm: u32, exclusive: bool) -> Result<NodeRef, Errno> {
-    create_following(path, perm, exclusive, 0)
+/// Making the file needs write and search on its directory (EACCES).
+/// Answers the node and whether this call made it (open checks the
+/// permission bits of a file it did not make).
+pub fn create(path: &str, perm: u32, exclusive: bool) -> Result<(NodeRef, bool), Errno> {
+    create_following(path, perm, exclusive, 0, &caller())
 }
 
-fn create_following(path: &str, perm: u32, exclusive: bool, links: u32) -> Result<NodeRef, Errno> {
+fn create_following(
+    path: &str,
+    perm: u32,
+    exclusive: bool,
+    links: u32,
+    cred: &Cred,
+) -> Result<(NodeRef, bool), Errno> {
     let link_target = |node: NodeRef| match &node.lock().content {
         Content::Symlink(target) => Some(target.clone()),
         _ => None,
     };
-    if !exclusive && let Some(target) = lookup_nofollow(path).ok().and_then(link_target) {
+    if !exclusive && let Some(target) = walk(path, false, 0, cred).ok().and_then(link_target) {
         if links >= MAX_LINKS {
             return Err(Errno::ELOOP);
         }
         let dir = split_last(path).map_or("/", |(dir, _)| dir);
         let resolved = kcore::path::resolve(dir, &target)?;
-        return create_following(&resolved, perm, exclusive, links + 1);
+        return create_following(&resolved, perm, exclusive, links + 1, cred);
     }
-    let (parent, name) = parent_of(path, Errno::EISDIR)?;
+    let (parent, name) = parent_of(path, Errno::EISDIR, cred)?;
     check_name(name)?;
-    with_entries(&parent, |entries| match entries.get(name) {
+    let mut dir = parent.lock();
+    let may_create = dir.permits(cred, MAY_WRITE | MAY_EXEC);
+    let owner = (dir.perm, dir.gid);
+    let entries = match &mut dir.content {
+        Content::Dir(entries) => entries,
+        Content::ProcDir(_) => return Err(Errno::ENOENT),
+        _ => return Err(Errno::ENOTDIR),
+    };
+    match entries.get(name) {
         Some(_) if exclusive => Err(Errno::EEXIST),
         Some(node) => Ok((node.clone(), false)),
+        None if !may_create => Err(Errno::EACCES),
         None => {
-            let node = new_node(perm, Content::File(Default::default()));
+            let node = owned_under(perm, Content::File(Default::default()), owner, cred);
             entries.insert(name.to_string(), node.clone());
+            dir.modified();
             Ok((node, true))
         }
-    })?
-    .map(|(node, made)| {
-        if made {
-            parent.lock().modified();
-        }
-        node
-    })
+    }
 }
 
 /// ENAMETOOLONG for a name longer than a directory holds.
@@ -342,18 +451,30 @@ fn check_name(name: &str) -> Result<(), Errno> {
     Ok(())
 }
 
-/// Adds the new node `node` as `path`, which must not exist (EEXIST).
-fn add(path: &str, node: NodeRef) -> Result<(), Errno> {
-    let (parent, name) = parent_of(path, Errno::EEXIST)?;
+/// Adds the node `make` makes from its directory as `path`, which must not
+/// exist (EEXIST), in a directory the caller may write and search
+/// (EACCES, checked after EEXIST as Linux's `may_create`).
+fn add(path: &str, make: impl FnOnce(&Node, &Cred) -> NodeRef) -> Result<(), Errno> {
+    let cred = caller();
+    let (parent, name) = parent_of(path, Errno::EEXIST, &cred)?;
     check_name(name)?;
-    with_entries(&parent, |entries| {
-        if entries.contains_key(name) {
-            return Err(Errno::EEXIST);
-        }
+    let mut dir = parent.lock();
+    let exists = match &dir.content {
+        Content::Dir(entries) => entries.contains_key(name),
+        Content::ProcDir(_) => return Err(Errno::ENOENT),
+        _ => return Err(Errno::ENOTDIR),
+    };
+    if exists {
+        return Err(Errno::EEXIST);
+    }
+    if !dir.permits(&cred, MAY_WRITE | MAY_EXEC) {
+        return Err(Errno::EACCES);
+    }
+    let node = make(&dir, &cred);
+    if let Content::Dir(entries) = &mut dir.content {
         entries.insert(name.to_string(), node);
-        Ok(())
-    })??;
-    parent.lock().modified();
+    }
+    dir.modified();
     Ok(())
 }
 
@@ -364,19 +485,29 @@ pub fn make_socket(
     perm: u32,
     socket: alloc::sync::Weak<super::socket::Socket>,
 ) -> Result<(), Errno> {
-    add(path, new_node(perm, Content::Socket(socket)))
+    add(path, |dir, cred| {
+        new_owned(perm, Content::Socket(socket), dir, cred)
+    })
 }
 
 /// The socket `path` names: None for a node that is not a socket's.
+/// Connecting or sending to it needs write permission on the name
+/// (EACCES), as Linux's `unix_find_bsd`.
 pub fn socket_at(path: &str) -> Result<Option<alloc::sync::Weak<super::socket::Socket>>, Errno> {
-    match &lookup(path)?.lock().content {
+    let cred = caller();
+    let node = walk(path, true, 0, &cred)?;
+    let node = node.lock();
+    match &node.content {
+        Content::Socket(_) if !node.permits(&cred, MAY_WRITE) => Err(Errno::EACCES),
         Content::Socket(socket) => Ok(Some(socket.clone())),
         _ => Ok(None),
     }
 }
 
 pub fn mkdir(path: &str, perm: u32) -> Result<(), Errno> {
-    add(path, new_node(perm, Content::Dir(BTreeMap::new())))
+    add(path, |dir, cred| {
+        new_owned(perm, Content::Dir(BTreeMap::new()), dir, cred)
+    })
 }
 
 /// symlink(2): a new link at `path` to `target`, which need not exist.
@@ -384,7 +515,9 @@ pub fn symlink(target: &str, path: &str) -> Result<(), Errno> {
     if target.is_empty() {
         return Err(Errno::ENOENT); // as Linux
     }
-    add(path, new_node(0o777, Content::Symlink(target.to_string())))
+    add(path, |dir, cred| {
+        new_owned(0o777, Content::Symlink(target.to_string()), dir, cred)
+    })
 }
 
 /// link(2): a second name `new` for `node`. Directories cannot be linked
@@ -400,23 +533,77 @@ pub fn link(node: &NodeRef, new: &str) -> Result<(), Errno> {
             return Err(Errno::EPERM);
         }
     }
-    add(new, node.clone())?;
+    add(new, |_, _| node.clone())?;
     let mut n = node.lock();
     n.links += 1;
     n.changed();
     Ok(())
 }
 
+/// chmod(2): the owner or root only (EPERM; /proc's files too). A caller
+/// that is not root and not in the file's group cannot set S_ISGID: the
+/// bit is dropped without an error, as Linux does.
+pub fn chmod(node: &NodeRef, mode: u32) -> Result<(), Errno> {
+    let cred = caller();
+    let mut n = node.lock();
+    if n.on_proc() || !cred.owns(n.uid) {
+        return Err(Errno::EPERM);
+    }
+    let mut mode = mode & 0o7777;
+    if cred.fsuid != 0 && !cred.in_fsgroup(n.gid) {
+        mode &= !S_ISGID;
+    }
+    n.perm = mode;
+    n.changed();
+    Ok(())
+}
+
+/// chown(2), `u32::MAX` leaving an id as it is: root may give a file to
+/// anyone; its owner may only change its group, to one of its own groups
+/// (EPERM otherwise, as Linux's `chown_ok` and `chgrp_ok`). A file that is
+/// not a directory loses S_ISUID, and S_ISGID with group execute, whoever
+/// changes it: a program must not stay set-user-ID for a new owner.
+pub fn chown(node: &NodeRef, uid: u32, gid: u32) -> Result<(), Errno> {
+    let cred = caller();
+    let mut n = node.lock();
+    if n.on_proc() {
+        return Err(Errno::EPERM);
+    }
+    let root = cred.fsuid == 0;
+    let owner = cred.fsuid == n.uid;
+    let uid_ok = uid == u32::MAX || root || owner && uid == n.uid;
+    let gid_ok = gid == u32::MAX || root || owner && (gid == n.gid || cred.in_fsgroup(gid));
+    if !uid_ok || !gid_ok {
+        return Err(Errno::EPERM);
+    }
+    if uid != u32::MAX {
+        n.uid = uid;
+    }
+    if gid != u32::MAX {
+        n.gid = gid;
+    }
+    if !n.is_dir() {
+        n.perm &= !S_ISUID;
+        if n.perm & S_IXGRP != 0 {
+            n.perm &= !S_ISGID;
+        }
+    }
+    n.changed();
+    Ok(())
+}
+
 /// Removes a file (`unlink`) or an empty directory (`rmdir`).
 pub fn remove(path: &str, want_dir: bool) -> Result<(), Errno> {
-    let (parent, name) = parent_of(path, Errno::EBUSY)?;
+    let cred = caller();
+    let (parent, name) = parent_of(path, Errno::EBUSY, &cred)?;
     if matches!(parent.lock().content, Content::ProcDir(_)) {
         return Err(Errno::EPERM); // as Linux tells root
     }
-    let removed = with_entries(&parent, |entries| {
+    let removed = with_entries_of(&parent, |dir, entries| {
         let node = entries.get(name).ok_or(Errno::ENOENT)?;
         {
             let node = node.lock();
+            dir.may_unlink(&node, &cred)?;
             match (&node.content, want_dir) {
                 // /proc is a file system of its own: a mount point is busy.
                 (Content::ProcDir(_), true) => return Err(Errno::EBUSY),
@@ -446,12 +633,28 @@ pub fn rename(from: &str, to: &str) -> Result<(), Errno> {
     if to.starts_with(from) && to.as_bytes().get(from.len()) == Some(&b'/') {
         return Err(Errno::EINVAL); // a directory into itself
     }
-    let (from_dir, from_name) = parent_of(from, Errno::EBUSY)?;
-    let (to_dir, to_name) = parent_of(to, Errno::EBUSY)?;
+    let cred = caller();
+    let (from_dir, from_name) = parent_of(from, Errno::EBUSY, &cred)?;
+    let (to_dir, to_name) = parent_of(to, Errno::EBUSY, &cred)?;
     check_name(to_name)?;
     let node = with_entries(&from_dir, |e| e.get(from_name).cloned())?.ok_or(Errno::ENOENT)?;
     let moving_dir = node.lock().is_dir();
     let existing = with_entries(&to_dir, |e| e.get(to_name).cloned())?;
+    // Linux's order: may the name go from its directory, may the new one
+    // be made (or the one it replaces go), and a directory that changes
+    // parent must be writable itself (its `..` changes).
+    from_dir.lock().may_unlink(&node.lock(), &cred)?;
+    match &existing {
+        Some(old) if !Arc::ptr_eq(old, &node) => to_dir.lock().may_unlink(&old.lock(), &cred)?,
+        Some(_) => {}
+        None if !to_dir.lock().permits(&cred, MAY_WRITE | MAY_EXEC) => {
+            return Err(Errno::EACCES);
+        }
+        None => {}
+    }
+    if moving_dir && !Arc::ptr_eq(&from_dir, &to_dir) && !node.lock().permits(&cred, MAY_WRITE) {
+        return Err(Errno::EACCES);
+    }
     if let Some(existing) = &existing {
         if Arc::ptr_eq(existing, &node) {
             return Ok(()); // two names of one file: POSIX says do nothing
@@ -546,7 +749,7 @@ pub fn load_cpio(archive: &[u8]) -> Result<usize, kcore::cpio::CpioError> {
         if entry.is_dir() {
             mkdir(&path, perm).ok();
         } else if entry.is_file()
-            && let Ok(node) = create(&path, perm, false)
+            && let Ok((node, _)) = create(&path, perm, false)
         {
             match super::filedata::FileData::from_bytes(entry.data) {
                 Ok(data) => {

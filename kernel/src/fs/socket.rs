@@ -217,12 +217,14 @@ pub struct Socket {
 /// The abstract namespace: names to sockets, each gone with its socket.
 static ABSTRACT: IrqLock<BTreeMap<Vec<u8>, Weak<Socket>>> = IrqLock::new(BTreeMap::new());
 
-/// The caller's credentials (one user: root).
+/// The caller's credentials as a socket reports them: its process id and
+/// effective ids (Linux's `cred_to_ucred`).
 pub fn own_cred() -> Ucred {
+    let (pid, cred) = crate::proc::current(|p| (p.pid, p.cred.clone()));
     Ucred {
-        pid: crate::proc::current(|p| p.pid) as i32,
-        uid: 0,
-        gid: 0,
+        pid: pid as i32,
+        uid: cred.euid,
+        gid: cred.egid,
     }
 }
 

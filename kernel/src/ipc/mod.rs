@@ -25,13 +25,15 @@ pub mod sem;
 pub mod shm;
 
 use abi::Errno;
-use kcore::ipc::Cred;
+use alloc::sync::Arc;
+use kcore::cred::Cred;
 
 use crate::proc::sched::{self, Chan};
 
-/// Who the caller is to the permission checks.
-pub fn caller() -> Cred {
-    Cred::ROOT
+/// Who the caller is to the permission checks: its credentials, asked
+/// before a table is locked (the process table comes first in the order).
+pub fn caller() -> Arc<Cred> {
+    crate::proc::cred()
 }
 
 /// The caller's process id (`msg_lspid`, `sempid`, `shm_lpid`).

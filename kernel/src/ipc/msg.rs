@@ -67,8 +67,9 @@ fn chan(id: i32) -> Chan {
 
 /// msgget(2): the queue with `key`, made if need be (see `Ids::lookup`).
 pub fn get(key: i32, flags: u32) -> Result<i32, Errno> {
+    let cred = caller();
     let mut queues = QUEUES.lock();
-    match queues.lookup(key, flags, caller(), |_| Ok(()))? {
+    match queues.lookup(key, flags, &cred, |_| Ok(()))? {
         Found::Id(id) => Ok(id),
         Found::Create => {
             let queue = Queue {
@@ -81,7 +82,7 @@ pub fn get(key: i32, flags: u32) -> Result<i32, Errno> {
                 lspid: 0,
                 lrpid: 0,
             };
-            queues.insert(rules::new_perm(key, caller(), flags), queue)
+            queues.insert(rules::new_perm(key, &cred, flags), queue)
         }
     }
 }
@@ -89,12 +90,13 @@ pub fn get(key: i32, flags: u32) -> Result<i32, Errno> {
 /// msgsnd(2) of a message already copied in: waits for room unless
 /// IPC_NOWAIT (EAGAIN); EIDRM if the queue goes meanwhile.
 pub fn send(id: i32, mtype: i64, text: Vec<u8>, flags: u32) -> Result<(), Errno> {
+    let cred = caller();
     let mut missing = Errno::EINVAL;
     loop {
         {
             let mut queues = QUEUES.lock();
             let entry = queues.get_mut(id).map_err(|_| missing)?;
-            if !rules::permits(&entry.perm, caller(), WRITE) {
+            if !rules::permits(&entry.perm, &cred, WRITE) {
                 return Err(Errno::EACCES);
             }
             let queue = &mut entry.obj;
@@ -137,12 +139,13 @@ pub fn receive(
     flags: u32,
     mut deliver: impl FnMut(i64, &[u8]) -> Result<(), Errno>,
 ) -> Result<usize, Errno> {
+    let cred = caller();
     let mut missing = Errno::EINVAL;
     loop {
         let chosen = {
             let queues = QUEUES.lock();
             let entry = queues.get(id).map_err(|_| missing)?;
-            if !rules::permits(&entry.perm, caller(), READ) {
+            if !rules::permits(&entry.perm, &cred, READ) {
                 return Err(Errno::EACCES);
             }
             entry
@@ -198,8 +201,9 @@ fn take(id: i32, serial: u64) -> bool {
 
 /// msgctl's IPC_STAT, MSG_STAT, MSG_STAT_ANY: the queue's record and id.
 pub fn stat(which: Which) -> Result<(i32, MsqidDs), Errno> {
+    let cred = caller();
     let queues = QUEUES.lock();
-    let (id, entry) = queues.for_stat(which, caller())?;
+    let (id, entry) = queues.for_stat(which, &cred)?;
     let q = &entry.obj;
     Ok((
         id,
@@ -222,9 +226,9 @@ pub fn stat(which: Which) -> Result<(i32, MsqidDs), Errno> {
 /// owner, the creator or root (EPERM). A budget past MSGMNB needs root
 /// (EPERM), as Linux's `CAP_SYS_RESOURCE`.
 pub fn set(id: i32, from: &MsqidDs) -> Result<(), Errno> {
-    let mut queues = QUEUES.lock();
     let cred = caller();
-    let entry = queues.owned_mut(id, cred)?;
+    let mut queues = QUEUES.lock();
+    let entry = queues.owned_mut(id, &cred)?;
     if from.msg_qbytes > MSGMNB as u64 && !cred.is_root() {
         return Err(Errno::EPERM);
     }
@@ -239,8 +243,9 @@ pub fn set(id: i32, from: &MsqidDs) -> Result<(), Errno> {
 /// msgctl IPC_RMID: the queue and its messages go at once; its waiters
 /// wake to EIDRM.
 pub fn remove(id: i32) -> Result<(), Errno> {
+    let cred = caller();
     let mut queues = QUEUES.lock();
-    queues.owned_mut(id, caller())?;
+    queues.owned_mut(id, &cred)?;
     let gone = queues.remove(id);
     drop(queues);
     drop(gone);

@@ -63,12 +63,13 @@ fn chan(id: i32) -> Chan {
 /// be. EINVAL for a count past SEMMSL, for a new set of none and for an
 /// existing set smaller than asked; ENOSPC past SEMMNS.
 pub fn get(key: i32, nsems: i32, flags: u32) -> Result<i32, Errno> {
+    let cred = caller();
     let nsems = usize::try_from(nsems)
         .ok()
         .filter(|&n| n <= SEMMSL)
         .ok_or(Errno::EINVAL)?;
     let mut sets = SETS.lock();
-    let found = sets.ids.lookup(key, flags, caller(), |set| {
+    let found = sets.ids.lookup(key, flags, &cred, |set| {
         if nsems > set.sems.len() {
             Err(Errno::EINVAL)
         } else {
@@ -88,9 +89,7 @@ pub fn get(key: i32, nsems: i32, flags: u32) -> Result<i32, Errno> {
                 waiters: Vec::new(),
                 undo: BTreeMap::new(),
             };
-            let id = sets
-                .ids
-                .insert(rules::new_perm(key, caller(), flags), set)?;
+            let id = sets.ids.insert(rules::new_perm(key, &cred, flags), set)?;
             sets.sems += nsems;
             Ok(id)
         }
@@ -102,6 +101,7 @@ pub fn get(key: i32, nsems: i32, flags: u32) -> Result<i32, Errno> {
 /// set's end, EACCES, then all at once, waiting until they can (or
 /// `deadline`, EAGAIN as Linux says it); EIDRM if the set goes meanwhile.
 pub fn op(id: i32, ops: &[SemBuf], deadline: Option<u64>) -> Result<(), Errno> {
+    let cred = caller();
     debug_assert!((1..=SEMOPM).contains(&ops.len()));
     let largest = ops
         .iter()
@@ -120,7 +120,7 @@ pub fn op(id: i32, ops: &[SemBuf], deadline: Option<u64>) -> Result<(), Errno> {
             if largest >= entry.obj.sems.len() {
                 return Err(Errno::EFBIG);
             }
-            if !rules::permits(&entry.perm, caller(), if alters { WRITE } else { READ }) {
+            if !rules::permits(&entry.perm, &cred, if alters { WRITE } else { READ }) {
                 return Err(Errno::EACCES);
             }
             let set = &mut entry.obj;
@@ -174,9 +174,10 @@ fn with_set<R>(
     requested: u32,
     f: impl FnOnce(&mut Set) -> Result<R, Errno>,
 ) -> Result<R, Errno> {
+    let cred = caller();
     let mut sets = SETS.lock();
     let entry = sets.ids.get_mut(id)?;
-    if !rules::permits(&entry.perm, caller(), requested) {
+    if !rules::permits(&entry.perm, &cred, requested) {
         return Err(Errno::EACCES);
     }
     f(&mut entry.obj)
@@ -264,8 +265,9 @@ pub fn set_values(id: i32, num: Option<i32>, values: &[i32]) -> Result<(), Errno
 
 /// semctl IPC_STAT, SEM_STAT, SEM_STAT_ANY.
 pub fn stat(which: Which) -> Result<(i32, SemidDs), Errno> {
+    let cred = caller();
     let sets = SETS.lock();
-    let (id, entry) = sets.ids.for_stat(which, caller())?;
+    let (id, entry) = sets.ids.for_stat(which, &cred)?;
     Ok((
         id,
         SemidDs {
@@ -281,8 +283,9 @@ pub fn stat(which: Which) -> Result<(i32, SemidDs), Errno> {
 /// semctl IPC_SET: owner, group and permission bits (EPERM unless the
 /// owner, the creator or root).
 pub fn set(id: i32, from: &SemidDs) -> Result<(), Errno> {
+    let cred = caller();
     let mut sets = SETS.lock();
-    let entry = sets.ids.owned_mut(id, caller())?;
+    let entry = sets.ids.owned_mut(id, &cred)?;
     rules::set_owner(&mut entry.perm, &from.sem_perm);
     entry.obj.ctime = now();
     Ok(())
@@ -290,8 +293,9 @@ pub fn set(id: i32, from: &SemidDs) -> Result<(), Errno> {
 
 /// semctl IPC_RMID: the set goes at once; its waiters wake to EIDRM.
 pub fn remove(id: i32) -> Result<(), Errno> {
+    let cred = caller();
     let mut sets = SETS.lock();
-    sets.ids.owned_mut(id, caller())?;
+    sets.ids.owned_mut(id, &cred)?;
     let gone = sets.ids.remove(id).expect("found above");
     sets.sems -= gone.obj.sems.len();
     drop(sets);

@@ -103,8 +103,9 @@ fn lock() -> IrqGuard<'static, Segments> {
 /// EINVAL for a size past SHMMAX (or zero) and for an existing segment
 /// smaller than asked; ENOSPC past SHMALL.
 pub fn get(key: i32, size: u64, flags: u32) -> Result<i32, Errno> {
+    let cred = caller();
     let mut segments = lock();
-    let found = segments.ids.lookup(key, flags, caller(), |segment| {
+    let found = segments.ids.lookup(key, flags, &cred, |segment| {
         if size > segment.size {
             Err(Errno::EINVAL)
         } else {
@@ -133,7 +134,7 @@ pub fn get(key: i32, size: u64, flags: u32) -> Result<i32, Errno> {
     };
     let id = segments
         .ids
-        .insert(rules::new_perm(key, caller(), flags), segment)?;
+        .insert(rules::new_perm(key, &cred, flags), segment)?;
     segments.pages += pages;
     Ok(id)
 }
@@ -143,6 +144,7 @@ pub fn get(key: i32, size: u64, flags: u32) -> Result<i32, Errno> {
 /// EINVAL) or where mmap would put it; read-only with SHM_RDONLY (and
 /// mprotect cannot make it writable, as on Linux).
 pub fn attach(id: i32, addr: u64, flags: u32) -> Result<u64, Errno> {
+    let cred = caller();
     let mut addr = addr;
     if addr != 0 && !addr.is_multiple_of(SHMLBA) {
         if flags & SHM_RND == 0 {
@@ -165,7 +167,7 @@ pub fn attach(id: i32, addr: u64, flags: u32) -> Result<u64, Errno> {
     let (file, size) = {
         let segments = lock();
         let entry = segments.ids.get(id)?;
-        if !rules::permits(&entry.perm, caller(), wanted) {
+        if !rules::permits(&entry.perm, &cred, wanted) {
             return Err(Errno::EACCES);
         }
         let segment = &entry.obj;
@@ -259,8 +261,9 @@ pub fn detach(addr: u64) -> Result<(), Errno> {
 
 /// shmctl IPC_STAT, SHM_STAT, SHM_STAT_ANY.
 pub fn stat(which: Which) -> Result<(i32, ShmidDs), Errno> {
+    let cred = caller();
     let segments = lock();
-    let (id, entry) = segments.ids.for_stat(which, caller())?;
+    let (id, entry) = segments.ids.for_stat(which, &cred)?;
     let s = &entry.obj;
     Ok((
         id,
@@ -281,8 +284,9 @@ pub fn stat(which: Which) -> Result<(i32, ShmidDs), Errno> {
 /// shmctl IPC_SET: owner, group and permission bits (EPERM unless the
 /// owner, the creator or root).
 pub fn set(id: i32, from: &ShmidDs) -> Result<(), Errno> {
+    let cred = caller();
     let mut segments = lock();
-    let entry = segments.ids.owned_mut(id, caller())?;
+    let entry = segments.ids.owned_mut(id, &cred)?;
     rules::set_owner(&mut entry.perm, &from.shm_perm);
     entry.obj.ctime = now();
     Ok(())
@@ -291,8 +295,9 @@ pub fn set(id: i32, from: &ShmidDs) -> Result<(), Errno> {
 /// shmctl SHM_LOCK and SHM_UNLOCK: nothing is ever swapped here, so only
 /// the SHM_LOCKED bit changes (EPERM unless the owner, creator or root).
 pub fn lock_in_memory(id: i32, locked: bool) -> Result<(), Errno> {
+    let cred = caller();
     let mut segments = lock();
-    let entry = segments.ids.owned_mut(id, caller())?;
+    let entry = segments.ids.owned_mut(id, &cred)?;
     if locked {
         entry.perm.mode |= SHM_LOCKED;
     } else {
@@ -304,8 +309,9 @@ pub fn lock_in_memory(id: i32, locked: bool) -> Result<(), Errno> {
 /// shmctl IPC_RMID: a segment nobody has attached goes now; one still
 /// attached goes with its last attachment (SHM_DEST).
 pub fn remove(id: i32) -> Result<(), Errno> {
+    let cred = caller();
     let mut segments = lock();
-    let entry = segments.ids.owned_mut(id, caller())?;
+    let entry = segments.ids.owned_mut(id, &cred)?;
     if entry.obj.attachments() > 0 {
         if let Pages::Kept(data) = &entry.obj.pages {
             entry.obj.pages = Pages::Removed(data.downgrade());

@@ -17,7 +17,9 @@
 use abi::Errno;
 use abi::types::*;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
+use kcore::cred::{Cred, MAY_EXEC};
 use kcore::elf::{self, Executable, PF_W, PF_X};
 use kcore::vma::Kind;
 use x86_64::VirtAddr;
@@ -42,6 +44,9 @@ pub struct Image {
     pub mem: UserMemory,
     pub entry: u64,
     pub stack_pointer: u64,
+    /// Who the program runs as: the caller, unless the file is
+    /// set-user-ID or set-group-ID (`kcore::cred::Cred::exec`).
+    pub cred: Cred,
 }
 
 /// execve(2) with user pointers.
@@ -54,7 +59,7 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usi
     }
     let full = kcore::path::resolve(&current(|p| p.cwd.clone()), &path)?;
     let stack_limit = current(|p| p.limits.cur(abi::types::RLIMIT_STACK));
-    let image = load(&full, &argv, &envp, stack_limit)?;
+    let image = load(&full, &argv, &envp, stack_limit, &crate::proc::cred())?;
     let name = program_name(&full);
     let cmdline = cmdline(&argv);
     end_other_threads();
@@ -62,6 +67,9 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usi
         p.name = name;
         p.exe = full;
         p.cmdline = cmdline;
+        if *p.cred != image.cred {
+            p.cred = Arc::new(image.cred);
+        }
         t.fs_base = 0;
         t.clear_child_tid = 0;
         t.robust_list = 0;
@@ -168,17 +176,31 @@ fn read_strings(array: u64) -> Result<Vec<String>, Errno> {
 }
 
 /// Loads the program at absolute `path` into a new address space, with a
-/// stack of `stack_limit` bytes (the caller's `RLIMIT_STACK`).
+/// stack of `stack_limit` bytes (the caller's `RLIMIT_STACK`), for a caller
+/// with credentials `cred`: EACCES unless the file is a regular file it may
+/// execute. A set-user-ID file runs as its owner, a set-group-ID one (with
+/// group execute) as its group.
 pub fn load(
     path: &str,
     argv: &[String],
     envp: &[String],
     stack_limit: u64,
+    cred: &Cred,
 ) -> Result<Image, Errno> {
     let node = ramfs::lookup(path)?;
-    let data = match &node.lock().content {
-        Content::File(data) => data.to_vec(),
-        _ => return Err(Errno::EACCES),
+    let (data, cred) = {
+        let node = node.lock();
+        let Content::File(data) = &node.content else {
+            return Err(Errno::EACCES);
+        };
+        if !node.permits(cred, MAY_EXEC) {
+            return Err(Errno::EACCES);
+        }
+        let set_uid = (node.perm & S_ISUID != 0).then_some(node.uid);
+        let set_gid = (node.perm & (S_ISGID | S_IXGRP) == S_ISGID | S_IXGRP).then_some(node.gid);
+        let mut cred = cred.clone();
+        cred.exec(set_uid, set_gid);
+        (data.to_vec(), cred)
     };
     let exe = elf::parse(&data, USER_TOP)?;
     let image_end = exe
@@ -199,11 +221,12 @@ pub fn load(
     let eager = STACK_TOP - (STACK_TOP - stack_bottom).min(STACK_EAGER);
     let stack_flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
     mem.map_zeroed(eager, STACK_TOP, stack_flags)?;
-    let stack_pointer = build_stack(&mem, &exe, path, argv, envp, stack_bottom)?;
+    let stack_pointer = build_stack(&mem, &exe, path, argv, envp, stack_bottom, &cred)?;
     Ok(Image {
         mem,
         entry: exe.entry,
         stack_pointer,
+        cred,
     })
 }
 
@@ -293,6 +316,7 @@ fn build_stack(
     argv: &[String],
     envp: &[String],
     bottom: u64,
+    cred: &Cred,
 ) -> Result<u64, Errno> {
     let space = &mem.space;
     let mut sp = STACK_TOP;
@@ -330,11 +354,16 @@ fn build_stack(
         (AT_BASE, 0),
         (AT_FLAGS, 0),
         (AT_ENTRY, exe.entry),
-        (AT_UID, 0),
-        (AT_EUID, 0),
-        (AT_GID, 0),
-        (AT_EGID, 0),
-        (AT_SECURE, 0),
+        (AT_UID, u64::from(cred.ruid)),
+        (AT_EUID, u64::from(cred.euid)),
+        (AT_GID, u64::from(cred.rgid)),
+        (AT_EGID, u64::from(cred.egid)),
+        // A program running as someone else: libc must not trust the
+        // environment (LD_PRELOAD, MALLOC_* ...).
+        (
+            AT_SECURE,
+            u64::from(cred.euid != cred.ruid || cred.egid != cred.rgid),
+        ),
         (AT_CLKTCK, u64::from(crate::clock::hz())),
         (AT_RANDOM, random),
         (AT_EXECFN, execfn),

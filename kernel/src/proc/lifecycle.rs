@@ -26,6 +26,7 @@ use abi::Errno;
 use abi::types::{SIGCHLD, WALL, WCONTINUED, WNOHANG, WUNTRACED};
 use alloc::boxed::Box;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use kcore::thread::{CloneKind, CloneRequest, classify_clone};
 use x86_64::instructions::interrupts;
@@ -47,7 +48,13 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
     let mut argv = Vec::from([String::from(path)]);
     argv.extend_from_slice(args);
     let envp = [String::from("PATH=/bin"), String::from("HOME=/")];
-    let image = exec::load(path, &argv, &envp, kcore::rlimit::STACK_DEFAULT)?;
+    let image = exec::load(
+        path,
+        &argv,
+        &envp,
+        kcore::rlimit::STACK_DEFAULT,
+        &kcore::cred::Cred::root(),
+    )?;
     let console = crate::fs::ramfs::lookup("/dev/console")?;
     let mut files = FdTable::default();
     for _ in 0..3 {
@@ -94,6 +101,7 @@ fn new_process(pid: Pid, ppid: Pid, name: String, files: FdTable, cwd: String) -
         cwd,
         umask: 0o022,
         limits: kcore::rlimit::defaults(MAX_THREADS as u64),
+        cred: Arc::new(kcore::cred::Cred::root()),
         user_ticks: 0,
         system_ticks: 0,
         children_ticks: (0, 0),
@@ -354,6 +362,7 @@ fn copy_current(frame: &TrapFrame, lend: bool) -> Result<(Box<Process>, Box<Thre
         child.cmdline = p.cmdline.clone();
         child.umask = p.umask;
         child.limits = p.limits;
+        child.cred = p.cred.clone();
         child.sig = p.sig.for_child();
         child.prof = p.prof.for_child();
         let mut thread = Thread::new(0, 0, kstack);

@@ -37,6 +37,7 @@ pub mod vm;
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
+use alloc::sync::Arc;
 
 use crate::fs::file::FdTable;
 use crate::mm::kstack::KernelStack;
@@ -99,6 +100,11 @@ pub struct Process {
     pub umask: u32,
     /// Resource limits (getrlimit(2)): copied at fork, kept across exec.
     pub limits: kcore::rlimit::Limits,
+    /// Who the process is (user and group ids, kcore/src/cred.rs): shared
+    /// with the parent at fork until one of them changes its own (a new
+    /// `Arc`, as Linux's `prepare_creds`/`commit_creds`), so a caller may
+    /// keep a clone after letting the table go.
+    pub cred: Arc<kcore::cred::Cred>,
     /// CPU time of all its threads, dead ones included.
     pub user_ticks: u64,
     pub system_ticks: u64,
@@ -256,24 +262,37 @@ impl Table {
         pid
     }
 
-    /// Tasks as `RLIMIT_NPROC` counts them (Linux counts every task of
-    /// the user): threads, and processes that wait to be reaped.
-    pub fn tasks(&self) -> u64 {
-        let zombies = self.procs.values().filter(|p| p.is_zombie()).count();
-        (self.threads.len() + zombies) as u64
+    /// Tasks of real user `uid`, as `RLIMIT_NPROC` counts them (Linux
+    /// counts every task of the user): threads, and processes that wait to
+    /// be reaped.
+    pub fn tasks_of(&self, uid: u32) -> u64 {
+        let of_user = |pid: &Pid| self.procs.get(pid).is_some_and(|p| p.cred.ruid == uid);
+        let threads = self.threads.values().filter(|t| of_user(&t.pid)).count();
+        let zombies = self
+            .procs
+            .values()
+            .filter(|p| p.is_zombie() && p.cred.ruid == uid)
+            .count();
+        (threads + zombies) as u64
     }
 
     /// Whether the current process may make one more task: below
-    /// `MAX_THREADS` and its `RLIMIT_NPROC` (EAGAIN if not). Linux lets
-    /// root pass `RLIMIT_NPROC`; here the one user is root, so that would
-    /// make the limit mean nothing, and it holds for everyone.
+    /// `MAX_THREADS`, and below its `RLIMIT_NPROC` in tasks of its real
+    /// user, unless it is root (EAGAIN if not). Linux exempts a real user
+    /// id of 0 and a process with the capabilities root has.
     pub fn may_add_task(&self) -> Result<(), abi::Errno> {
-        let limit = self
+        if self.threads.len() >= MAX_THREADS {
+            return Err(abi::Errno::EAGAIN);
+        }
+        let Some(p) = self
             .current
             .and_then(|tid| self.threads.get(&tid))
             .and_then(|t| self.procs.get(&t.pid))
-            .map_or(u64::MAX, |p| p.limits.cur(abi::types::RLIMIT_NPROC));
-        if self.threads.len() >= MAX_THREADS || self.tasks() >= limit {
+        else {
+            return Ok(());
+        };
+        let exempt = p.cred.ruid == 0 || p.cred.is_root();
+        if !exempt && self.tasks_of(p.cred.ruid) >= p.limits.cur(abi::types::RLIMIT_NPROC) {
             return Err(abi::Errno::EAGAIN);
         }
         Ok(())
@@ -359,6 +378,17 @@ pub const CMDLINE_MAX: usize = 4096;
 pub fn current<R>(f: impl FnOnce(&mut Process) -> R) -> R {
     let mut table = TABLE.lock();
     f(table.current_mut().expect("no current process"))
+}
+
+/// The caller's credentials (Linux's `current_cred()`), or root's when no
+/// process runs (the kernel at boot). Takes the table, so it is asked
+/// before any lock below it in the order is held.
+pub fn cred() -> Arc<kcore::cred::Cred> {
+    let mut table = TABLE.lock();
+    match table.current_mut() {
+        Some(p) => p.cred.clone(),
+        None => Arc::new(kcore::cred::Cred::root()),
+    }
 }
 
 /// Runs `f` on the current thread.

@@ -10,6 +10,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
+use kcore::cred::{MAY_EXEC, MAY_READ, MAY_WRITE};
 
 use super::SysResult;
 use crate::fs::console;
@@ -93,6 +94,19 @@ pub fn fsync(fd: i32) -> SysResult {
 pub fn truncate(path: u64, len: i64) -> SysResult {
     let len = u64::try_from(len).map_err(|_| Errno::EINVAL)?;
     let node = ramfs::lookup(&user_path(AT_FDCWD, path)?)?;
+    {
+        // Linux's order: a directory EISDIR, anything else not a file
+        // EINVAL (truncate_node), then the write permission.
+        let node = node.lock();
+        if node.is_dir() {
+            return Err(Errno::EISDIR);
+        }
+        if matches!(node.content, Content::File(_))
+            && !node.permits(&crate::proc::cred(), MAY_WRITE)
+        {
+            return Err(Errno::EACCES);
+        }
+    }
     file::truncate_node(&node, len).map(|()| 0)
 }
 
@@ -138,24 +152,43 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     {
         return Err(Errno::ELOOP);
     }
-    let node = if flags & O_CREAT != 0 {
-        ramfs::create(&path, mode & 0o7777, flags & O_EXCL != 0)?
+    let (node, made) = if flags & O_CREAT != 0 {
+        let umask = current(|p| p.umask);
+        ramfs::create(&path, mode & 0o7777 & !umask, flags & O_EXCL != 0)?
     } else {
-        ramfs::lookup(&path)?
+        (ramfs::lookup(&path)?, false)
     };
-    let (is_dir, is_file) = {
+    let (is_dir, is_file, permitted) = {
         let node = node.lock();
         // A socket's name is for connect(2), not open (Linux's ENXIO).
         if matches!(node.content, Content::Socket(_)) {
             return Err(Errno::ENXIO);
         }
-        (node.is_dir(), matches!(node.content, Content::File(_)))
+        // The file's own bits, unless this call made it (Linux lets
+        // open(O_CREAT | O_RDWR, 0444) have the file it just made).
+        let mut want = match flags & O_ACCMODE {
+            O_RDONLY => MAY_READ,
+            O_WRONLY => MAY_WRITE,
+            _ => MAY_READ | MAY_WRITE,
+        };
+        if flags & O_TRUNC != 0 {
+            want |= MAY_WRITE;
+        }
+        let permitted = made || node.permits(&crate::proc::cred(), want);
+        (
+            node.is_dir(),
+            matches!(node.content, Content::File(_)),
+            permitted,
+        )
     };
     if flags & O_DIRECTORY != 0 && !is_dir {
         return Err(Errno::ENOTDIR);
     }
     if is_dir && flags & O_ACCMODE != O_RDONLY {
         return Err(Errno::EISDIR);
+    }
+    if !permitted {
+        return Err(Errno::EACCES);
     }
     // O_TRUNC empties regular files only; on a device it does nothing
     // (`> /dev/null`, `> /dev/tty`), as on Linux.
@@ -241,7 +274,10 @@ pub fn getdents64(fd: i32, buf: u64, count: u64) -> SysResult {
 }
 
 pub fn mkdirat(dirfd: i32, path: u64, mode: u32) -> SysResult {
-    ramfs::mkdir(&user_path(dirfd, path)?, mode & 0o7777).map(|()| 0)
+    let path = user_path(dirfd, path)?;
+    // Linux keeps only the permission and sticky bits, less the umask.
+    let umask = current(|p| p.umask);
+    ramfs::mkdir(&path, mode & 0o1777 & !umask).map(|()| 0)
 }
 
 pub fn unlinkat(dirfd: i32, path: u64, flags: u32) -> SysResult {
@@ -337,8 +373,15 @@ pub fn getcwd(buf: u64, size: u64) -> SysResult {
 
 pub fn chdir(path: u64) -> SysResult {
     let path = user_path(AT_FDCWD, path)?;
-    if !ramfs::lookup(&path)?.lock().is_dir() {
-        return Err(Errno::ENOTDIR);
+    let node = ramfs::lookup(&path)?;
+    {
+        let node = node.lock();
+        if !node.is_dir() {
+            return Err(Errno::ENOTDIR);
+        }
+        if !node.permits(&crate::proc::cred(), MAY_EXEC) {
+            return Err(Errno::EACCES);
+        }
     }
     current(|p| p.cwd = path);
     Ok(0)
@@ -516,11 +559,33 @@ pub fn faccessat(dirfd: i32, path: u64, mode: u32, flags: u32) -> SysResult {
     if mode & !7 != 0 || flags & !(AT_EACCESS | abi::types::AT_EMPTY_PATH) != 0 {
         return Err(Errno::EINVAL);
     }
-    access(dirfd, path)
+    check_access(dirfd, path, mode, flags & AT_EACCESS != 0)
 }
 
-pub fn access(dirfd: i32, path: u64) -> SysResult {
-    ramfs::lookup(&user_path(dirfd, path)?).map(|_| 0)
+/// access(2): whether the caller's real user may do what `mode` asks
+/// (`R_OK`, `W_OK`, `X_OK`; 0 asks only whether the file is there).
+pub fn access(dirfd: i32, path: u64, mode: u32) -> SysResult {
+    if mode & !7 != 0 {
+        return Err(Errno::EINVAL);
+    }
+    check_access(dirfd, path, mode, false)
+}
+
+/// The check of access and faccessat: with the real ids (the path walk
+/// too), or with the effective ones for `AT_EACCESS`.
+fn check_access(dirfd: i32, path: u64, mode: u32, effective: bool) -> SysResult {
+    let path = user_path(dirfd, path)?;
+    let cred = crate::proc::cred();
+    let cred = if effective {
+        cred
+    } else {
+        Arc::new(cred.for_access())
+    };
+    let node = ramfs::lookup_as(&path, &cred)?;
+    if mode != 0 && !node.lock().permits(&cred, mode) {
+        return Err(Errno::EACCES);
+    }
+    Ok(0)
 }
 
 /// readlink(2) and readlinkat: the target of a symbolic link (only /proc

@@ -1,5 +1,6 @@
 //! Calls about files rather than their bytes: hard and symbolic links,
-//! the three times, and the statistics of a file system.
+//! the three times, owner, group and mode, and the statistics of a file
+//! system.
 //!
 //! Each turns its raw arguments into a node (by path or descriptor) and
 //! times or names, then asks `fs::ramfs` to change the tree. The rules
@@ -98,6 +99,63 @@ impl SetTime {
     }
 }
 
+/// chmod(2), fchmod(2), fchmodat(2): who may is `ramfs::chmod`'s rule.
+pub fn chmod(path: u64, mode: u32) -> SysResult {
+    fchmodat(AT_FDCWD, path, mode, 0)
+}
+
+pub fn fchmod(fd: i32, mode: u32) -> SysResult {
+    chmod_target(Target::Fd(fd), mode)
+}
+
+/// fchmodat(2): Linux's system call has no flags argument (glibc's
+/// AT_SYMLINK_NOFOLLOW is done in user space), so the fourth is ignored.
+pub fn fchmodat(dirfd: i32, path: u64, mode: u32, _flags: u32) -> SysResult {
+    chmod_target(Target::path(dirfd, path, true), mode)
+}
+
+fn chmod_target(target: Target, mode: u32) -> SysResult {
+    match target.node()? {
+        Some(node) => ramfs::chmod(&node, mode).map(|()| 0),
+        None => Ok(0), // a pipe or socket: nothing kept to change
+    }
+}
+
+/// chown(2) and its family; -1 leaves an id as it is. Who may is
+/// `ramfs::chown`'s rule.
+pub fn chown(path: u64, uid: u32, gid: u32) -> SysResult {
+    chown_target(Target::path(AT_FDCWD, path, true), uid, gid)
+}
+
+pub fn lchown(path: u64, uid: u32, gid: u32) -> SysResult {
+    chown_target(Target::path(AT_FDCWD, path, false), uid, gid)
+}
+
+pub fn fchown(fd: i32, uid: u32, gid: u32) -> SysResult {
+    chown_target(Target::Fd(fd), uid, gid)
+}
+
+/// fchownat(2): `AT_SYMLINK_NOFOLLOW` changes a link itself,
+/// `AT_EMPTY_PATH` with an empty path the file open as `dirfd`.
+pub fn fchownat(dirfd: i32, path: u64, uid: u32, gid: u32, flags: u32) -> SysResult {
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let target = if flags & AT_EMPTY_PATH != 0 && uaccess::read::<u8>(path)? == 0 {
+        Target::Fd(dirfd)
+    } else {
+        Target::path(dirfd, path, flags & AT_SYMLINK_NOFOLLOW == 0)
+    };
+    chown_target(target, uid, gid)
+}
+
+fn chown_target(target: Target, uid: u32, gid: u32) -> SysResult {
+    match target.node()? {
+        Some(node) => ramfs::chown(&node, uid, gid).map(|()| 0),
+        None => Ok(0),
+    }
+}
+
 /// Where utimensat and friends find the file: a path, or with no path
 /// a descriptor.
 enum Target {
@@ -116,6 +174,15 @@ impl Target {
             path,
             follow,
         })
+    }
+
+    /// A path, even a null one (EFAULT when read), as chmod and chown take.
+    fn path(dirfd: i32, path: u64, follow: bool) -> Target {
+        Target::Path {
+            dirfd,
+            path,
+            follow,
+        }
     }
 
     fn node(&self) -> Result<Option<NodeRef>, Errno> {

@@ -171,13 +171,13 @@ pub fn sysinfo(buf: u64) -> SysResult {
     Ok(0)
 }
 
-/// Whether the caller may raise a hard limit (Linux's CAP_SYS_RESOURCE):
-/// there is one user, root, so always.
-const MAY_RAISE_HARD_LIMITS: bool = true;
-
 /// prlimit64(2): reports and sets a resource limit of process `pid` (0:
 /// the caller); `new` and `old` may be 0. The old value is the one before
-/// the change; the rules of a change are kcore::rlimit's.
+/// the change; the rules of a change are kcore::rlimit's, root being the
+/// one who may raise a hard limit (Linux's CAP_SYS_RESOURCE). Another
+/// process's limits are the caller's to see or change only if its real,
+/// effective and saved user and group ids are all the caller's real ones
+/// (EPERM), or the caller is root.
 pub fn prlimit64(pid: i32, resource: u32, new: u64, old: u64) -> SysResult {
     use abi::types::Rlimit;
     let wanted: Option<Rlimit> = if new != 0 {
@@ -185,11 +185,8 @@ pub fn prlimit64(pid: i32, resource: u32, new: u64, old: u64) -> SysResult {
     } else {
         None
     };
-    let pid = if pid == 0 {
-        current(|p| p.pid)
-    } else {
-        pid as u32
-    };
+    let (me, cred) = current(|p| (p.pid, p.cred.clone()));
+    let pid = if pid == 0 { me } else { pid as u32 };
     let before = {
         let mut table = TABLE.lock();
         let p = table
@@ -197,9 +194,15 @@ pub fn prlimit64(pid: i32, resource: u32, new: u64, old: u64) -> SysResult {
             .get_mut(&pid)
             .filter(|p| !p.is_zombie() && pid as i32 > 0)
             .ok_or(Errno::ESRCH)?;
+        let t = &p.cred;
+        let same_user = [t.ruid, t.euid, t.suid].iter().all(|&id| id == cred.ruid)
+            && [t.rgid, t.egid, t.sgid].iter().all(|&id| id == cred.rgid);
+        if pid != me && !same_user && !cred.is_root() {
+            return Err(Errno::EPERM);
+        }
         let before = p.limits.get(resource)?;
         if let Some(wanted) = wanted {
-            p.limits.set(resource, wanted, MAY_RAISE_HARD_LIMITS)?;
+            p.limits.set(resource, wanted, cred.is_root())?;
         }
         before
     };

@@ -3,12 +3,13 @@
 //! Arguments arrive in rdi, rsi, rdx, r10, r8, r9 (Linux's order) and the
 //! result goes back in rax, `-errno` on failure. The numbers are the ones in
 //! `abi::sys` (Linux's, plus ours from 1000). The table calls only the
-//! handlers of this directory, one file per group (fs, fsmeta, poll,
+//! handlers of this directory, one file per group (cred, fs, fsmeta, poll,
 //! mem, process, signal, socket, ipc, info, profil); each handler turns the raw integers into the
 //! types they stand for and calls the mechanism (`proc::lifecycle::fork`,
 //! `profil::start`, ...), reaching user memory only through `mm::uaccess`.
 //! An unknown number is `ENOSYS`, logged once per number.
 
+mod cred;
 mod fs;
 mod fsmeta;
 mod info;
@@ -78,6 +79,13 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::UNLINKAT => fs::unlinkat(a[0] as i32, a[1], a[2] as u32),
         sys::RENAME => fs::rename(a[0], a[1]),
         sys::LINK => fsmeta::link(a[0], a[1]),
+        sys::CHMOD => fsmeta::chmod(a[0], a[1] as u32),
+        sys::FCHMOD => fsmeta::fchmod(a[0] as i32, a[1] as u32),
+        sys::FCHMODAT => fsmeta::fchmodat(a[0] as i32, a[1], a[2] as u32, a[3] as u32),
+        sys::CHOWN => fsmeta::chown(a[0], a[1] as u32, a[2] as u32),
+        sys::LCHOWN => fsmeta::lchown(a[0], a[1] as u32, a[2] as u32),
+        sys::FCHOWN => fsmeta::fchown(a[0] as i32, a[1] as u32, a[2] as u32),
+        sys::FCHOWNAT => fsmeta::fchownat(a[0] as i32, a[1], a[2] as u32, a[3] as u32, a[4] as u32),
         sys::LINKAT => fsmeta::linkat(a[0] as i32, a[1], a[2] as i32, a[3], a[4] as u32),
         sys::SYMLINK => fsmeta::symlink(a[0], a[1]),
         sys::SYMLINKAT => fsmeta::symlinkat(a[0], a[1] as i32, a[2]),
@@ -97,7 +105,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::FTRUNCATE => fs::ftruncate(a[0] as i32, a[1] as i64),
         sys::FCNTL => fs::fcntl(a[0] as i32, a[1] as u32, a[2]),
         sys::IOCTL => fs::ioctl(a[0] as i32, a[1] as u32, a[2]),
-        sys::ACCESS => fs::access(abi::types::AT_FDCWD, a[0]),
+        sys::ACCESS => fs::access(abi::types::AT_FDCWD, a[0], a[1] as u32),
         sys::FACCESSAT => fs::faccessat(a[0] as i32, a[1], a[2] as u32, a[3] as u32),
         sys::SOCKET => socket::socket(a[0] as u32, a[1] as u32, a[2] as u32),
         sys::SOCKETPAIR => socket::socketpair(a[0] as u32, a[1] as u32, a[2] as u32, a[3]),
@@ -170,7 +178,22 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::CLONE3 | sys::RSEQ => Err(Errno::ENOSYS),
         sys::GETPPID => process::getppid(),
         // One user, root: every id is 0.
-        sys::GETUID | sys::GETGID | sys::GETEUID | sys::GETEGID => Ok(0),
+        sys::GETUID => cred::getuid(),
+        sys::GETGID => cred::getgid(),
+        sys::GETEUID => cred::geteuid(),
+        sys::GETEGID => cred::getegid(),
+        sys::SETUID => cred::setuid(a[0] as u32),
+        sys::SETGID => cred::setgid(a[0] as u32),
+        sys::SETREUID => cred::setreuid(a[0] as u32, a[1] as u32),
+        sys::SETREGID => cred::setregid(a[0] as u32, a[1] as u32),
+        sys::SETRESUID => cred::setresuid(a[0] as u32, a[1] as u32, a[2] as u32),
+        sys::SETRESGID => cred::setresgid(a[0] as u32, a[1] as u32, a[2] as u32),
+        sys::GETRESUID => cred::getresuid(a[0], a[1], a[2]),
+        sys::GETRESGID => cred::getresgid(a[0], a[1], a[2]),
+        sys::SETFSUID => cred::setfsuid(a[0] as u32),
+        sys::SETFSGID => cred::setfsgid(a[0] as u32),
+        sys::GETGROUPS => cred::getgroups(a[0] as i32, a[1]),
+        sys::SETGROUPS => cred::setgroups(a[0] as i32, a[1]),
         sys::SCHED_YIELD => process::sched_yield(),
         sys::NANOSLEEP => process::nanosleep(a[0], a[1]),
         sys::CLOCK_NANOSLEEP => process::clock_nanosleep(a[0] as u32, a[1] as u32, a[2], a[3]),

@@ -138,7 +138,7 @@ pub fn kill(pid: i32, signal: u32) -> SysResult {
     if signal != 0 && !rules::valid(signal) {
         return Err(Errno::EINVAL);
     }
-    let (me, my_group) = current(|p| (p.pid, p.pgid));
+    let (me, my_group, cred) = current(|p| (p.pid, p.pgid, p.cred.clone()));
     let wanted = |p: &crate::proc::Process| match pid {
         0 => p.pgid == my_group,
         -1 => p.pid != crate::proc::INIT_PID && p.pid != me,
@@ -147,7 +147,15 @@ pub fn kill(pid: i32, signal: u32) -> SysResult {
     };
     let mut table = TABLE.lock();
     let targets = signal::pids_where(&table, wanted);
-    for &target in &targets {
+    // kill(2): the processes the caller may signal (a shared user id,
+    // `kcore::cred::Cred::may_signal`, or root); ESRCH if none matched,
+    // EPERM if it may signal none of them.
+    let permitted: alloc::vec::Vec<Pid> = targets
+        .iter()
+        .copied()
+        .filter(|t| *t == me || table.procs.get(t).is_some_and(|p| cred.may_signal(&p.cred)))
+        .collect();
+    for &target in &permitted {
         match (signal, pid) {
             (0, _) => {}
             (_, ..=0) => signal::send_to_many(&mut table, target, signal, Origin::user(me)),
@@ -156,6 +164,8 @@ pub fn kill(pid: i32, signal: u32) -> SysResult {
     }
     if targets.is_empty() {
         Err(Errno::ESRCH)
+    } else if permitted.is_empty() {
+        Err(Errno::EPERM)
     } else {
         Ok(0)
     }
@@ -167,13 +177,22 @@ pub fn tgkill(tgid: i32, tid: i32, signal: u32) -> SysResult {
     if tid <= 0 || (tgid != -1 && tgid <= 0) || (signal != 0 && !rules::valid(signal)) {
         return Err(Errno::EINVAL);
     }
-    let me = current(|p| p.pid);
+    let (me, cred) = current(|p| (p.pid, p.cred.clone()));
     let mut table = TABLE.lock();
-    let found = table.threads.get(&(tid as Tid)).is_some_and(|t| {
-        t.state != crate::proc::State::Dead && (tgid == -1 || t.pid == tgid as Pid)
+    let found = table.threads.get(&(tid as Tid)).and_then(|t| {
+        (t.state != crate::proc::State::Dead && (tgid == -1 || t.pid == tgid as Pid))
+            .then_some(t.pid)
     });
-    if !found {
+    let Some(owner) = found else {
         return Err(Errno::ESRCH);
+    };
+    if owner != me
+        && !table
+            .procs
+            .get(&owner)
+            .is_some_and(|p| cred.may_signal(&p.cred))
+    {
+        return Err(Errno::EPERM);
     }
     if signal != 0 {
         signal::send_to_thread(&mut table, tid as Tid, signal, Origin::user(me));

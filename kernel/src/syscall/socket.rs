@@ -280,7 +280,15 @@ fn read_control(addr: u64, len: u64) -> Result<(Vec<Arc<OpenFile>>, Option<Ucred
                     return Err(Errno::EINVAL);
                 };
                 let [pid, uid, gid] = [pid, uid, gid].map(|b| u32::from_le_bytes(*b));
-                // One user, root, who may say any credentials.
+                // Linux's `scm_check_creds`: a process may say only its own
+                // pid and one of its own user and group ids; root anything.
+                let (me, mine) = crate::proc::current(|p| (p.pid, p.cred.clone()));
+                let root = mine.is_root();
+                let own_uid = [mine.ruid, mine.euid, mine.suid].contains(&uid);
+                let own_gid = [mine.rgid, mine.egid, mine.sgid].contains(&gid);
+                if !(root || pid == me && own_uid && own_gid) {
+                    return Err(Errno::EPERM);
+                }
                 cred = Some(Ucred {
                     pid: pid as i32,
                     uid,

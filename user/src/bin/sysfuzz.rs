@@ -18,7 +18,9 @@
 //! than test the kernel: kill only reaches the worker itself (never -1 or
 //! the parent), setpgid keeps the worker in its own group, a forked child
 //! exits at once, and the workers' files stay inside their own directory
-//! (paths are built from lowercase letters only).
+//! (paths are built from lowercase letters only). A worker may give up
+//! root (setuid and its family) and meet the permission checks from then
+//! on; the parent stays root and removes everything at the end.
 
 #![no_std]
 #![no_main]
@@ -131,6 +133,25 @@ const CALLS: &[(usize, u64)] = &[
     (CREAT, 2),
     (UNLINK, 2),
     (UMASK, 1),
+    (CHMOD, 1),
+    (FCHMOD, 1),
+    (FCHMODAT, 1),
+    (CHOWN, 1),
+    (FCHOWN, 1),
+    (LCHOWN, 1),
+    (FCHOWNAT, 1),
+    (SETUID, 1),
+    (SETGID, 1),
+    (SETREUID, 1),
+    (SETREGID, 1),
+    (SETRESUID, 1),
+    (SETRESGID, 1),
+    (GETRESUID, 1),
+    (GETRESGID, 1),
+    (SETFSUID, 1),
+    (SETFSGID, 1),
+    (GETGROUPS, 1),
+    (SETGROUPS, 1),
     (GETTIMEOFDAY, 2),
     (GETRLIMIT, 2),
     (SETRLIMIT, 2),
@@ -335,7 +356,10 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
             a[0] = descriptor(rng);
             a[1] = descriptor(rng);
         }
-        OPENAT | MKDIRAT | NEWFSTATAT | UNLINKAT | FACCESSAT => a[0] = descriptor(rng),
+        OPENAT | MKDIRAT | NEWFSTATAT | UNLINKAT | FACCESSAT | FCHMODAT | FCHOWNAT => {
+            a[0] = descriptor(rng)
+        }
+        FCHMOD | FCHOWN => a[0] = descriptor(rng),
         KILL | TKILL => {
             a[0] = rng.pick(&[0, me, me.wrapping_neg(), 99_999, 99_999u64.wrapping_neg()]);
             a[1] = signal_number(rng);

@@ -1296,8 +1296,19 @@ fn failed_exec_leaves_the_caller() -> Outcome {
         Errno::ENOENT,
     )?;
     expect_err(
-        "exec a text file",
+        "exec a file without execute permission",
         Err::<(), _>(sys::execve("/etc/boot.conf", &["x"], &[])),
+        Errno::EACCES,
+    )?;
+    let text = "/tmp/not-a-program";
+    let fd = sys::open(text, O_CREAT | O_WRONLY | O_TRUNC, 0o755).map_err(|e| e.message())?;
+    sys::write_all(fd, b"just text\n").map_err(|e| e.message())?;
+    let _ = sys::close(fd);
+    let not_elf = sys::execve(text, &["x"], &[]);
+    let _ = sys::unlink(text);
+    expect_err(
+        "exec an executable text file",
+        Err::<(), _>(not_elf),
         Errno::ENOEXEC,
     )?;
     expect_err(
@@ -1471,10 +1482,11 @@ fn dev_tty_is_the_terminal() -> Outcome {
     Ok(())
 }
 
-/// `RLIMIT_NPROC` holds for root too (Linux exempts root; here everyone
-/// is root, so the limit would mean nothing): below the tasks there are,
-/// fork is EAGAIN; back at the hard limit, fork works. A hard limit goes
-/// down and, for root, up again.
+/// `RLIMIT_NPROC` counts the tasks of the caller's real user and holds
+/// for everyone but root, as on Linux: root forks past a limit of 1; a
+/// child that became user 1000 (the only task of that user) is refused
+/// (EAGAIN) until its limit is raised, and may not raise its hard limit
+/// (EPERM), which root may.
 fn nproc_limit_stops_fork() -> Outcome {
     let was = sys::getrlimit(RLIMIT_NPROC).map_err(|e| e.message())?;
     let one = Rlimit {
@@ -1482,17 +1494,46 @@ fn nproc_limit_stops_fork() -> Outcome {
         max: was.max,
     };
     sys::setrlimit(RLIMIT_NPROC, one).map_err(|e| e.message())?;
-    let refused = sys::fork();
-    if refused == Ok(0) {
-        sys::exit(0);
-    }
-    expect_err("fork with RLIMIT_NPROC 1", refused, Errno::EAGAIN)?;
-    sys::setrlimit(RLIMIT_NPROC, was).map_err(|e| e.message())?;
     let status = child_status(|| 5)?;
     ensure!(
         sys::exited(status) == Some(5),
-        "fork after: status {status:#x}"
+        "root's fork under a limit of 1: status {status:#x}"
     );
+    let status = child_status(|| {
+        let step = |code: i32, ok: bool| if ok { 0 } else { code };
+        if raw(nr::SETUID, &[1000]).is_err() {
+            return 10;
+        }
+        let one = Rlimit { cur: 1, max: 16 };
+        if sys::setrlimit(RLIMIT_NPROC, one).is_err() {
+            return 11;
+        }
+        let refused = sys::fork();
+        if refused == Ok(0) {
+            sys::exit(0);
+        }
+        if refused != Err(Errno::EAGAIN) {
+            return 12;
+        }
+        let two = Rlimit { cur: 2, max: 16 };
+        if sys::setrlimit(RLIMIT_NPROC, two).is_err() {
+            return 13;
+        }
+        match child_status(|| 0) {
+            Ok(0) => {}
+            _ => return 14,
+        }
+        let higher = Rlimit { cur: 2, max: 17 };
+        step(
+            15,
+            sys::setrlimit(RLIMIT_NPROC, higher) == Err(Errno::EPERM),
+        )
+    })?;
+    ensure!(
+        sys::exited(status) == Some(0),
+        "user 1000 under a limit of 1: status {status:#x} (10 setuid, 11 setrlimit, 12 fork not EAGAIN, 13 raise, 14 fork after, 15 hard limit raised)"
+    );
+    sys::setrlimit(RLIMIT_NPROC, was).map_err(|e| e.message())?;
     let lower = Rlimit { cur: 10, max: 10 };
     sys::setrlimit(RLIMIT_NPROC, lower).map_err(|e| e.message())?;
     sys::setrlimit(RLIMIT_NPROC, was).map_err(|e| format!("root raising: {}", e.message()))?;
@@ -1620,10 +1661,13 @@ fn a_full_ramfs_is_enospc_and_loses_nothing() -> Outcome {
         sys::open("/keep.txt", O_CREAT | O_WRONLY | O_TRUNC, 0o644).map_err(|e| e.message())?;
     sys::write_all(keep, &pattern).map_err(|e| e.message())?;
     let _ = sys::close(keep);
+    // This process's own buffers come first: its heap, which never
+    // shrinks, must not grow between the two counts.
+    let chunk = vec![0xa5u8; 1 << 20];
+    let mut back = vec![0u8; pattern.len() + 1];
     let in_use_before = frames_in_use();
     let big =
         sys::open("/big.bin", O_CREAT | O_WRONLY | O_TRUNC, 0o644).map_err(|e| e.message())?;
-    let chunk = vec![0xa5u8; 1 << 20];
     let mut total = 0u64;
     let error = loop {
         match sys::write(big, &chunk) {
@@ -1637,7 +1681,6 @@ fn a_full_ramfs_is_enospc_and_loses_nothing() -> Outcome {
     let _ = sys::close(big);
     let _ = sys::unlink("/big.bin");
     let in_use_after = frames_in_use();
-    let mut back = vec![0u8; pattern.len() + 1];
     let fd = sys::open("/keep.txt", O_RDONLY, 0).map_err(|e| e.message())?;
     let n = sys::read(fd, &mut back).map_err(|e| e.message())?;
     let _ = sys::close(fd);
