@@ -137,6 +137,20 @@ static void symbolic_links(void) {
     show("link(2) of a symlink links the link", "hard-to-link");
     r = linkat(AT_FDCWD, "s", AT_FDCWD, "hard-to-target", AT_SYMLINK_FOLLOW);
     show("AT_SYMLINK_FOLLOW links the target", "hard-to-target");
+    /* A path through a link can name a place inside the directory being
+       moved: that would cut the directory off from the tree, in a loop. */
+    mkdir("dir", 0755);
+    mkdir("dir/sub", 0755);
+    symlink("dir/sub", "into");
+    r = rename("dir", "into/moved");
+    printf("rename a directory into itself through a link: %s\n", err(r));
+    r = rename("dir", "dir/sub/moved");
+    printf("rename a directory into itself: %s\n", err(r));
+    r = rename("dir/sub", "into/moved");
+    printf("rename a directory into itself, by the link's target: %s\n", err(r));
+    unlink("into");
+    rmdir("dir/sub");
+    rmdir("dir");
     unlink("s");
     show("unlink of a link leaves the target", "target");
     unlink("target");

@@ -630,15 +630,17 @@ pub fn rename(from: &str, to: &str) -> Result<(), Errno> {
     if from == to {
         return lookup(from).map(|_| ());
     }
-    if to.starts_with(from) && to.as_bytes().get(from.len()) == Some(&b'/') {
-        return Err(Errno::EINVAL); // a directory into itself
-    }
     let cred = caller();
     let (from_dir, from_name) = parent_of(from, Errno::EBUSY, &cred)?;
     let (to_dir, to_name) = parent_of(to, Errno::EBUSY, &cred)?;
     check_name(to_name)?;
     let node = with_entries(&from_dir, |e| e.get(from_name).cloned())?.ok_or(Errno::ENOENT)?;
     let moving_dir = node.lock().is_dir();
+    // Asked of the nodes, not the path strings: a path through a symbolic
+    // link can lead inside the directory by another name.
+    if moving_dir && !Arc::ptr_eq(&from_dir, &to_dir) && holds(&node, &to_dir) {
+        return Err(Errno::EINVAL); // a directory into itself
+    }
     let existing = with_entries(&to_dir, |e| e.get(to_name).cloned())?;
     // Linux's order: may the name go from its directory, may the new one
     // be made (or the one it replaces go), and a directory that changes
@@ -678,6 +680,23 @@ pub fn rename(from: &str, to: &str) -> Result<(), Errno> {
         replaced.lock().lost_a_name();
     }
     Ok(())
+}
+
+/// Whether `node` is the directory `dir` or lies below it. Nodes know no
+/// parent, so this walks `dir`'s subtree (directories only, one lock at a
+/// time, parent before child as a path walk takes them); renames of whole
+/// directories across parents are rare enough to pay for it.
+fn holds(dir: &NodeRef, node: &NodeRef) -> bool {
+    let mut pending = alloc::vec![dir.clone()];
+    while let Some(next) = pending.pop() {
+        if Arc::ptr_eq(&next, node) {
+            return true;
+        }
+        if let Content::Dir(entries) = &next.lock().content {
+            pending.extend(entries.values().filter(|n| n.lock().is_dir()).cloned());
+        }
+    }
+    false
 }
 
 /// How many names a node has, as `st_nlink` says: a directory has its
