@@ -7,7 +7,10 @@
 //! registers and calls `trap_dispatch`, which decides what the trap means;
 //! `trap_return` restores whatever the frame holds then, which is how the
 //! kernel changes a process's registers (a system call's result, a signal
-//! handler, a fixed-up fault) and how a new process enters user mode.
+//! handler, a fixed-up fault) and how a new process enters user mode. A
+//! system call's frame goes out through `syscall_return` (arch/syscall.rs),
+//! which uses the cheaper `sysretq` when the frame allows it and comes back
+//! to `trap_return` when it does not.
 //!
 //! This is xv6's design, kept because a student can read the whole path from
 //! the CPU to Rust in one file.
@@ -121,6 +124,8 @@ alltraps:
     movq %rsp, %rdi
     cld
     call trap_dispatch
+    cmpq ${syscall_vector}, {vector}(%rsp)
+    je syscall_return
 
     .global trap_return
 trap_return:
@@ -142,6 +147,8 @@ trap_return:
     addq $16, %rsp
     iretq
     "#,
+    syscall_vector = const super::syscall::SYSCALL_VECTOR,
+    vector = const core::mem::offset_of!(TrapFrame, vector),
     options(att_syntax)
 );
 
