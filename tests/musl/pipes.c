@@ -1,6 +1,10 @@
 /* Pipes between processes: a 256 KiB stream with a checksum, end of file,
- * a pipeline whose reader has its stdin on the pipe, and EPIPE/SIGPIPE. */
+ * a pipeline whose reader has its stdin on the pipe, EPIPE/SIGPIPE, how
+ * much a pipe holds and which writes are atomic. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,5 +77,34 @@ int main(void) {
     }
     waitpid(victim, &status, 0);
     printf("write with no reader, default action: killed by %s\n", WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "nothing");
+
+    /* Capacity, counted in PIPE_BUF pieces (Linux fills a pipe by pages:
+     * pieces of a page size give the same count on both). */
+    static char block[65536];
+    pipe2(fds, O_NONBLOCK);
+    long held = 0;
+    ssize_t w;
+    while ((w = write(fds[1], block, PIPE_BUF)) > 0)
+        held += w;
+    printf("a pipe holds %ld bytes, then %s\n", held, strerror(errno));
+    struct pollfd p = {fds[1], POLLOUT, 0};
+    printf("full: POLLOUT %d\n", poll(&p, 1, 0) == 1 && (p.revents & POLLOUT));
+    read(fds[0], block, sizeof block);
+
+    /* Room for 96 bytes: a write of up to PIPE_BUF bytes goes in whole or
+     * not at all, a longer one as far as it fits. */
+    write(fds[1], block, 65536 - PIPE_BUF);
+    write(fds[1], block, 4000);
+    w = write(fds[1], block, 200);
+    printf("an atomic write of 200 with room for 96: %zd (%s)\n", w, w < 0 ? strerror(errno) : "");
+    w = write(fds[1], block, 50);
+    printf("a write of 50 with room for 96: %zd\n", w);
+    p.revents = 0;
+    printf("room for 46: POLLOUT %d\n", poll(&p, 1, 0) == 1 && (p.revents & POLLOUT));
+    read(fds[0], block, PIPE_BUF);
+    p.revents = 0;
+    printf("room for a page more: POLLOUT %d\n", poll(&p, 1, 0) == 1 && (p.revents & POLLOUT));
+    close(fds[0]);
+    close(fds[1]);
     return 0;
 }

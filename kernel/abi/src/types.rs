@@ -84,6 +84,10 @@ pub struct Stat {
     pub unused: [i64; 3],
 }
 
+/// The largest write to a pipe that POSIX makes atomic: it lands whole,
+/// never interleaved with another writer's bytes (`<limits.h>`).
+pub const PIPE_BUF: usize = 4096;
+
 pub const S_IFMT: u32 = 0o170000;
 pub const S_IFDIR: u32 = 0o040000;
 pub const S_IFREG: u32 = 0o100000;

@@ -5,16 +5,28 @@
 //! is full, and gets `EPIPE` (and SIGPIPE) once every reader has closed. Each side wakes the
 //! other through the pipe's wait channel. The ends count themselves: dropping
 //! the last `OpenFile` of an end (close, exit) closes it.
+//!
+//! As on Linux a pipe holds 64 KiB, and a write of at most `PIPE_BUF` bytes
+//! is atomic: it waits (or is EAGAIN) until there is room for all of it, so
+//! two writers' short messages never interleave. A longer write goes in
+//! pieces as room appears. The queue's memory grows with what is in it and
+//! goes back to a page's worth whenever the pipe empties, so an idle pipe
+//! costs little.
 
 use abi::Errno;
+use abi::types::PIPE_BUF;
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 
 use crate::proc::sched::{self, Chan, Readiness};
 use crate::sync::IrqLock;
 
-/// Bytes a pipe holds before writers wait (Linux's minimum pipe size).
-pub const CAPACITY: usize = 4096;
+/// Bytes a pipe holds before writers wait (Linux's default pipe size,
+/// 16 pages).
+pub const CAPACITY: usize = 16 * 4096;
+
+/// The queue's memory kept when the pipe empties.
+const KEPT: usize = 4096;
 
 pub struct Pipe {
     state: IrqLock<Buffer>,
@@ -34,7 +46,7 @@ impl Pipe {
     pub fn new() -> Arc<Pipe> {
         Arc::new(Pipe {
             state: IrqLock::new(Buffer {
-                bytes: VecDeque::with_capacity(CAPACITY),
+                bytes: VecDeque::new(),
                 readers: 1,
                 writers: 1,
             }),
@@ -59,8 +71,13 @@ impl Pipe {
             let mut s = self.state.lock();
             if !s.bytes.is_empty() {
                 let n = buf.len().min(s.bytes.len());
-                for (dst, src) in buf.iter_mut().zip(s.bytes.drain(..n)) {
-                    *dst = src;
+                let (front, back) = s.bytes.as_slices();
+                let from_front = n.min(front.len());
+                buf[..from_front].copy_from_slice(&front[..from_front]);
+                buf[from_front..n].copy_from_slice(&back[..n - from_front]);
+                s.bytes.drain(..n);
+                if s.bytes.is_empty() && s.bytes.capacity() > KEPT {
+                    s.bytes.shrink_to(KEPT);
                 }
                 Some(Ok(n))
             } else if s.writers == 0 {
@@ -75,16 +92,19 @@ impl Pipe {
         Ok(n)
     }
 
-    /// Writes all of `buf` (sleeping as needed) unless the readers go away.
+    /// Writes all of `buf` (sleeping as needed) unless the readers go away;
+    /// at most `PIPE_BUF` bytes go in at once or not at all.
     pub fn write(&self, buf: &[u8], nonblock: bool) -> Result<usize, Errno> {
+        let atomic = buf.len() <= PIPE_BUF;
         let mut done = 0;
         while done < buf.len() {
             let step = sched::wait_event(self.chan(), || {
                 let mut s = self.state.lock();
+                let room = CAPACITY - s.bytes.len();
                 if s.readers == 0 {
                     Some(Err(Errno::EPIPE))
-                } else if s.bytes.len() < CAPACITY {
-                    let n = (CAPACITY - s.bytes.len()).min(buf.len() - done);
+                } else if room >= buf.len() - done || room > 0 && !atomic {
+                    let n = room.min(buf.len() - done);
                     s.bytes.extend(&buf[done..done + n]);
                     Some(Ok(n))
                 } else if nonblock {
@@ -111,7 +131,8 @@ impl Pipe {
 
     /// poll(2)'s view of this pipe from a reading end (`reader`) or a
     /// writing one: POLLIN with bytes to read, POLLHUP once the writers are
-    /// gone; POLLOUT with room, POLLERR once the readers are gone.
+    /// gone; POLLOUT with room for a `PIPE_BUF` write (which then cannot
+    /// block, as on Linux), POLLERR once the readers are gone.
     pub fn poll(&self, reader: bool) -> i16 {
         use abi::types::{POLLERR, POLLHUP, POLLIN, POLLOUT};
         let s = self.state.lock();
@@ -125,7 +146,7 @@ impl Pipe {
             }
         } else if s.readers == 0 {
             ready |= POLLERR;
-        } else if s.bytes.len() < CAPACITY {
+        } else if CAPACITY - s.bytes.len() >= PIPE_BUF {
             ready |= POLLOUT;
         }
         ready
