@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,52 +45,119 @@ static void result(const char *name, double value, const char *unit) {
     fflush(stdout);
 }
 
-static int scaled(int n) { return quick ? (n / 20 > 0 ? n / 20 : 1) : n; }
+static int by_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
-static void null_syscall(void) {
-    int n = scaled(200000);
+/* ---- micro-benchmarks ----
+ *
+ * Each one measures a round of `n` operations and returns the nanoseconds
+ * the round took (its set-up outside the clock). `micro_benchmarks` runs
+ * them in interleaved rounds (all of them once, then all again, ...), so
+ * that a slow stretch of the host hits every benchmark alike instead of
+ * all of one, and prints per benchmark the median time per operation and
+ * the quartiles of the rounds:
+ *     bench: NAME MEDIAN UNIT Q1 Q3
+ * The spread is what tells a real difference from the host's noise. */
+
+static double null_syscall(int n) {
     long long t0 = now_ns();
     for (int i = 0; i < n; i++)
         syscall(SYS_getppid);
-    result("null_syscall_getppid", (double)(now_ns() - t0) / n, "ns");
+    return now_ns() - t0;
 }
 
-static void pipe_byte(void) {
+static double pipe_byte(int n) {
     int fds[2];
     char c = 'x';
     pipe(fds);
-    int n = scaled(50000);
     long long t0 = now_ns();
     for (int i = 0; i < n; i++) {
         write(fds[1], &c, 1);
         read(fds[0], &c, 1);
     }
-    result("pipe_write_then_read_1_byte", (double)(now_ns() - t0) / n, "ns");
+    long long t = now_ns() - t0;
     close(fds[0]);
     close(fds[1]);
+    return t;
 }
 
-static void file_read(void) {
+/* 64 KiB through a pipe to another process (Linux's default pipe holds
+ * that much; a smaller pipe pays more switches), acknowledged at the end. */
+static double pipe_64KiB(int n) {
+    enum { CHUNK = 64 << 10 };
+    static char buf[CHUNK];
+    int there[2], back[2];
+    pipe(there);
+    pipe(back);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(there[1]);
+        while (read(there[0], buf, sizeof buf) > 0)
+            ;
+        write(back[1], "k", 1);
+        _exit(0);
+    }
+    close(there[0]);
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++)
+        for (size_t done = 0; done < CHUNK;) {
+            ssize_t k = write(there[1], buf + done, CHUNK - done);
+            if (k <= 0)
+                break;
+            done += k;
+        }
+    close(there[1]);
+    char c;
+    read(back[0], &c, 1);
+    long long t = now_ns() - t0;
+    waitpid(pid, NULL, 0);
+    close(back[0]), close(back[1]);
+    return t;
+}
+
+static double file_read(int n) {
     static char buf[4096];
     int fd = open("bench.tmp", O_CREAT | O_RDWR | O_TRUNC, 0644);
     write(fd, buf, sizeof buf);
-    int n = scaled(50000);
     long long t0 = now_ns();
     for (int i = 0; i < n; i++)
         pread(fd, buf, sizeof buf, 0);
-    result("ramfs_read_4KiB", (double)(now_ns() - t0) / n, "ns");
+    long long t = now_ns() - t0;
     close(fd);
     unlink("bench.tmp");
+    return t;
 }
 
-static void fork_exit_wait(const char *name, size_t touched) {
+static double open_close(int n) {
+    close(open("bench.tmp", O_CREAT | O_WRONLY, 0644));
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++)
+        close(open("bench.tmp", O_RDONLY));
+    long long t = now_ns() - t0;
+    unlink("bench.tmp");
+    return t;
+}
+
+static double stat_file(int n) {
+    struct stat st;
+    close(open("bench.tmp", O_CREAT | O_WRONLY, 0644));
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++)
+        stat("bench.tmp", &st);
+    long long t = now_ns() - t0;
+    unlink("bench.tmp");
+    return t;
+}
+
+static double fork_exit_wait_touching(int n, size_t touched) {
     char *memory = NULL;
     if (touched) {
         memory = malloc(touched);
         for (size_t i = 0; i < touched; i += 4096)
             memory[i] = 1;
     }
-    int n = scaled(touched ? 40 : 400);
     long long t0 = now_ns();
     for (int i = 0; i < n; i++) {
         pid_t pid = fork();
@@ -97,12 +165,18 @@ static void fork_exit_wait(const char *name, size_t touched) {
             _exit(0);
         waitpid(pid, NULL, 0);
     }
-    result(name, (double)(now_ns() - t0) / n / 1000.0, "us");
+    long long t = now_ns() - t0;
     free(memory);
+    return t;
 }
 
-static void fork_exec_wait(void) {
-    int n = scaled(200);
+static double fork_exit_wait(int n) { return fork_exit_wait_touching(n, 0); }
+
+static double fork_exit_wait_64MiB(int n) {
+    return fork_exit_wait_touching(n, quick ? (8 << 20) : (64 << 20));
+}
+
+static double fork_exec_wait(int n) {
     long long t0 = now_ns();
     for (int i = 0; i < n; i++) {
         pid_t pid = fork();
@@ -113,15 +187,14 @@ static void fork_exec_wait(void) {
         }
         waitpid(pid, NULL, 0);
     }
-    result("fork_exec_wait", (double)(now_ns() - t0) / n / 1000.0, "us");
+    return now_ns() - t0;
 }
 
-static void ping_pong(void) {
+static double ping_pong(int n) {
     int there[2], back[2];
     char c = 'x';
     pipe(there);
     pipe(back);
-    int n = scaled(20000);
     pid_t pid = fork();
     if (pid == 0) {
         for (int i = 0; i < n; i++) {
@@ -137,19 +210,64 @@ static void ping_pong(void) {
     }
     long long t = now_ns() - t0;
     waitpid(pid, NULL, 0);
-    result("pipe_ping_pong_round_trip", (double)t / n, "ns");
     close(there[0]), close(there[1]), close(back[0]), close(back[1]);
+    return t;
 }
 
-static void page_touch(void) {
-    size_t len = quick ? (8 << 20) : (64 << 20);
+/* Two processes taking turns with sched_yield (one CPU: each yield of the
+ * measured side switches to the other and back). */
+static double yield_switch(int n) {
+    pid_t pid = fork();
+    if (pid == 0)
+        for (;;)
+            sched_yield();
+    sched_yield(); /* let it start */
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++)
+        sched_yield();
+    long long t = now_ns() - t0;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return t;
+}
+
+/* mmap + first touch of anonymous memory, per page (`n` pages). */
+static double page_touch(int n) {
+    size_t len = (size_t)n * 4096;
     long long t0 = now_ns();
     char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     for (size_t i = 0; i < len; i += 4096)
         p[i] = 1;
     long long t = now_ns() - t0;
     munmap(p, len);
-    result("anon_memory_mmap_and_first_touch_per_page", (double)t / (len / 4096), "ns");
+    return t;
+}
+
+static double mmap_munmap_1MiB(int n) {
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++)
+        munmap(mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+               1 << 20);
+    return now_ns() - t0;
+}
+
+static volatile sig_atomic_t caught;
+static void on_usr1(int sig) { caught += sig == SIGUSR1; }
+
+/* kill to self: the signal is delivered on the way out of kill, so one
+ * operation is a handler entered and rt_sigreturn. */
+static double signal_self(int n) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    pid_t me = getpid();
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++)
+        kill(me, SIGUSR1);
+    long long t = now_ns() - t0;
+    signal(SIGUSR1, SIG_DFL);
+    return t;
 }
 
 static void *thread_returns(void *arg) { return arg; }
@@ -157,15 +275,14 @@ static void *thread_returns(void *arg) { return arg; }
 /* pthread_create + pthread_join of a thread that returns at once: clone,
  * a new kernel stack and TLS, the exit's clear-child-tid wake, the join's
  * futex wait. */
-static void thread_create_join(void) {
-    int n = scaled(5000);
+static double thread_create_join(int n) {
     long long t0 = now_ns();
     for (int i = 0; i < n; i++) {
         pthread_t t;
         pthread_create(&t, NULL, thread_returns, NULL);
         pthread_join(t, NULL);
     }
-    result("thread_create_join", (double)(now_ns() - t0) / n, "ns");
+    return now_ns() - t0;
 }
 
 /* FUTEX_WAKE with nobody waiting: what an uncontended unlock pays when it
@@ -175,13 +292,57 @@ static void thread_create_join(void) {
 #define FUTEX_WAKE 1 /* linux/futex.h, which musl-gcc does not see */
 #define FUTEX_PRIVATE_FLAG 128
 #endif
-static void futex_wake_nobody(void) {
+static double futex_wake_nobody(int n) {
     static int word;
-    int n = scaled(200000);
     long long t0 = now_ns();
     for (int i = 0; i < n; i++)
         syscall(SYS_futex, &word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
-    result("futex_wake_uncontended", (double)(now_ns() - t0) / n, "ns");
+    return now_ns() - t0;
+}
+
+#define MICRO_ROUNDS 11
+
+static const struct micro {
+    const char *name;
+    double (*round)(int n);
+    int per_round; /* operations in one round of a full run */
+    int us;        /* reported in microseconds, not nanoseconds */
+} micros[] = {
+    {"null_syscall_getppid", null_syscall, 20000, 0},
+    {"pipe_write_then_read_1_byte", pipe_byte, 5000, 0},
+    {"pipe_64KiB_to_another_process", pipe_64KiB, 40, 1},
+    {"ramfs_read_4KiB", file_read, 5000, 0},
+    {"open_close", open_close, 5000, 0},
+    {"stat", stat_file, 5000, 0},
+    {"fork_exit_wait", fork_exit_wait, 40, 1},
+    {"fork_exec_wait", fork_exec_wait, 20, 1},
+    {"fork_exit_wait_64MiB_touched", fork_exit_wait_64MiB, 4, 1},
+    {"pipe_ping_pong_round_trip", ping_pong, 2000, 0},
+    {"sched_yield_switch_round_trip", yield_switch, 2000, 0},
+    {"anon_memory_mmap_and_first_touch_per_page", page_touch, 1024, 0},
+    {"mmap_munmap_1MiB", mmap_munmap_1MiB, 2000, 0},
+    {"signal_to_self_round_trip", signal_self, 2000, 0},
+    {"thread_create_join", thread_create_join, 500, 0},
+    {"futex_wake_uncontended", futex_wake_nobody, 20000, 0},
+};
+#define MICROS (sizeof micros / sizeof micros[0])
+
+static void micro_benchmarks(void) {
+    int rounds = quick ? 3 : MICRO_ROUNDS;
+    static double per_op[MICROS][MICRO_ROUNDS];
+    for (int r = 0; r < rounds; r++)
+        for (size_t b = 0; b < MICROS; b++) {
+            int n = quick ? (micros[b].per_round / 20 > 0 ? micros[b].per_round / 20 : 1)
+                          : micros[b].per_round;
+            per_op[b][r] = micros[b].round(n) / n / (micros[b].us ? 1000.0 : 1.0);
+        }
+    for (size_t b = 0; b < MICROS; b++) {
+        double *v = per_op[b];
+        qsort(v, rounds, sizeof *v, by_double);
+        printf("bench: %s %.1f %s %.1f %.1f\n", micros[b].name, v[rounds / 2],
+               micros[b].us ? "us" : "ns", v[rounds / 4], v[(3 * rounds) / 4]);
+    }
+    fflush(stdout);
 }
 
 /* ---- profiling ---- */
@@ -258,12 +419,14 @@ static int by_value(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-#define ROUNDS 5
+#define ROUNDS 9
 
 /* The calibrated workload with profiling off, native and emulated, in rounds
  * that alternate the modes (drift in the host then hits all three alike);
- * the median time of each mode, the samples of all its rounds, and how far
- * the histogram's shares of a, b and c are from 50/30/20. */
+ * the median time of each mode, the median slowdown of a mode over the
+ * rounds (each round's run against that round's "off" run) with its
+ * quartiles, the samples of all its rounds, and how far the histogram's
+ * shares of a, b and c are from 50/30/20. */
 static void profiling(long hz) {
     low = (uintptr_t)work_a;
     nbins = ((uintptr_t)work_end - low) / 16 + 1;
@@ -294,8 +457,14 @@ static void profiling(long hz) {
             got[mode] += samples;
         }
     }
+    /* Each mode's slowdown in each round against the "off" run of the same
+     * round (paired, so drift between rounds cancels), before the times
+     * are sorted apart. */
+    double slowdown[3][ROUNDS];
+    for (int mode = 1; mode < 3; mode++)
+        for (int r = 0; r < rounds && available[0] && available[mode]; r++)
+            slowdown[mode][r] = (times[mode][r] - times[0][r]) * 100.0 / times[0][r];
     static const char *names[] = {"off", "native", "sigprof"};
-    double base = 0;
     for (int mode = 0; mode < 3; mode++) {
         char name[64];
         if (!available[mode]) {
@@ -305,8 +474,6 @@ static void profiling(long hz) {
         }
         qsort(times[mode], rounds, sizeof times[mode][0], by_value);
         double median = times[mode][rounds / 2];
-        if (mode == 0)
-            base = median;
         snprintf(name, sizeof name, "profile_%s_wall_time", names[mode]);
         result(name, median / 1e6, "ms");
         if (mode == 0)
@@ -318,8 +485,10 @@ static void profiling(long hz) {
         long all = a + b + c;
         if (mode == 1)
             got[mode] = all;
-        snprintf(name, sizeof name, "profile_%s_slowdown", names[mode]);
-        result(name, (median - base) * 100.0 / base, "%");
+        double *paired = slowdown[mode];
+        qsort(paired, rounds, sizeof *paired, by_double);
+        printf("bench: profile_%s_slowdown %.2f %% %.2f %.2f\n", names[mode], paired[rounds / 2],
+               paired[rounds / 4], paired[(3 * rounds) / 4]);
         snprintf(name, sizeof name, "profile_%s_samples", names[mode]);
         result(name, got[mode], "samples");
         double error = 100;
@@ -371,18 +540,8 @@ int main(int argc, char **argv) {
         dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
         self = "/init";
     }
-    if (!profile_only) {
-        null_syscall();
-        pipe_byte();
-        file_read();
-        fork_exit_wait("fork_exit_wait", 0);
-        fork_exec_wait();
-        fork_exit_wait("fork_exit_wait_64MiB_touched", quick ? (8 << 20) : (64 << 20));
-        ping_pong();
-        page_touch();
-        thread_create_join();
-        futex_wake_nobody();
-    }
+    if (!profile_only)
+        micro_benchmarks();
     profiling(hz > 0 ? hz : 100);
     printf("bench: done\n");
     fflush(stdout);

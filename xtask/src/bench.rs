@@ -22,8 +22,18 @@ use crate::build::{self, Boot};
 use crate::options::Options;
 use crate::{qemu, setup};
 
-/// name -> (value, unit)
-type Results = BTreeMap<String, (f64, String)>;
+/// One result: the value (a median for the micro-benchmarks), its unit,
+/// and for the micro-benchmarks the first and third quartiles of the
+/// rounds it is the median of.
+#[derive(Clone, Debug, PartialEq)]
+struct Figure {
+    value: f64,
+    unit: String,
+    quartiles: Option<(f64, f64)>,
+}
+
+/// name -> figure
+type Results = BTreeMap<String, Figure>;
 
 const RATES: [u32; 3] = [100, 1000, 10_000];
 
@@ -208,7 +218,17 @@ fn parse(lines: &[String], system: &str) -> Result<Results, String> {
         if let (Some(name), Some(value), Some(unit)) = (words.next(), words.next(), words.next())
             && let Ok(value) = value.parse::<f64>()
         {
-            results.insert(name.to_string(), (value, unit.to_string()));
+            let number = |w: Option<&str>| w.and_then(|w| w.parse::<f64>().ok());
+            let quartiles = number(words.next()).zip(number(words.next()));
+            let unit = unit.to_string();
+            results.insert(
+                name.to_string(),
+                Figure {
+                    value,
+                    unit,
+                    quartiles,
+                },
+            );
         }
     }
     if !done {
@@ -230,22 +250,52 @@ fn merge(into: &mut Results, from: Results, hz: u32) {
     }
 }
 
+/// A figure as the table shows it: the value, then the quartiles of its
+/// rounds when it has them.
+fn cell(figure: Option<&Figure>) -> String {
+    match figure {
+        None => "-".into(),
+        Some(Figure {
+            value,
+            unit,
+            quartiles: Some((q1, q3)),
+        }) => format!("{value:.1} {unit} ({q1:.1}-{q3:.1})"),
+        Some(Figure { value, unit, .. }) => format!("{value:.1} {unit}"),
+    }
+}
+
+/// This kernel's time over Linux's, marked "within noise" when the two
+/// sides' quartile ranges overlap: then the rounds cannot tell them apart.
+fn ratio(ours: Option<&Figure>, linux: Option<&Figure>) -> String {
+    let (Some(a), Some(b)) = (ours, linux) else {
+        return "-".into();
+    };
+    let is_time = matches!(a.unit.as_str(), "ns" | "us" | "ms");
+    if !is_time || b.value <= 0.0 || a.unit != b.unit {
+        return "-".into();
+    }
+    let overlap = match (a.quartiles, b.quartiles) {
+        (Some((a1, a3)), Some((b1, b3))) => a1 <= b3 && b1 <= a3,
+        _ => false,
+    };
+    let noise = if overlap { " (within noise)" } else { "" };
+    format!("{:.2}x{noise}", a.value / b.value)
+}
+
 fn table(ours: &Results, linux: &Results) -> String {
-    let mut out = String::from("| benchmark | this kernel | Linux | ratio |\n|---|---|---|---|\n");
+    let mut out = String::from(
+        "| benchmark | this kernel (quartiles) | Linux (quartiles) | ratio |\n|---|---|---|---|\n",
+    );
     let names: std::collections::BTreeSet<&String> = ours.keys().chain(linux.keys()).collect();
     for name in names.into_iter().filter(|n| !n.contains("_unavailable")) {
-        let cell = |r: &Results| {
-            r.get(name)
-                .map_or("-".to_string(), |(v, u)| format!("{v:.1} {u}"))
+        // The profiling workload is calibrated on each system to take the
+        // same time, so only the micro-benchmarks compare across systems.
+        let ratio = if name.starts_with("profile_") {
+            "-".into()
+        } else {
+            ratio(ours.get(name), linux.get(name))
         };
-        let ratio = match (ours.get(name), linux.get(name)) {
-            (Some((a, ua)), Some((b, _)))
-                if *b > 0.0 && (ua == "ns" || ua == "us" || ua == "ms") =>
-            {
-                format!("{:.2}x", a / b)
-            }
-            _ => "-".into(),
-        };
+        let cell = |r: &Results| cell(r.get(name));
         out.push_str(&format!(
             "| {name} | {} | {} | {ratio} |\n",
             cell(ours),
@@ -259,7 +309,15 @@ fn json(ours: &Results, linux: &Results) -> String {
     let side = |r: &Results| {
         let fields: Vec<String> = r
             .iter()
-            .map(|(k, (v, u))| format!("    \"{k}\": {{\"value\": {v}, \"unit\": \"{u}\"}}"))
+            .map(|(k, f)| {
+                let quartiles = f.quartiles.map_or(String::new(), |(q1, q3)| {
+                    format!(", \"q1\": {q1}, \"q3\": {q3}")
+                });
+                format!(
+                    "    \"{k}\": {{\"value\": {}, \"unit\": \"{}\"{quartiles}}}",
+                    f.value, f.unit
+                )
+            })
             .collect();
         format!("{{\n{}\n  }}", fields.join(",\n"))
     };
@@ -279,7 +337,7 @@ fn chart(ours: &Results, linux: &Results, rates: &[u32]) -> String {
     ];
     let value = |r: &Results, mode: &str, hz: u32| {
         r.get(&format!("profile_{mode}_slowdown@{hz}Hz"))
-            .map(|(v, _)| *v)
+            .map(|f| f.value)
     };
     let max = series
         .iter()
@@ -339,15 +397,21 @@ fn chart(ours: &Results, linux: &Results, rates: &[u32]) -> String {
 
 /// Benchmarks that must have produced a number on each side.
 fn missing(ours: &Results, linux: &Results) -> Vec<String> {
-    const BOTH: [&str; 10] = [
+    const BOTH: [&str; 16] = [
         "null_syscall_getppid",
         "pipe_write_then_read_1_byte",
+        "pipe_64KiB_to_another_process",
         "ramfs_read_4KiB",
+        "open_close",
+        "stat",
         "fork_exit_wait",
         "fork_exec_wait",
         "fork_exit_wait_64MiB_touched",
         "pipe_ping_pong_round_trip",
+        "sched_yield_switch_round_trip",
         "anon_memory_mmap_and_first_touch_per_page",
+        "mmap_munmap_1MiB",
+        "signal_to_self_round_trip",
         "thread_create_join",
         "futex_wake_uncontended",
     ];
@@ -371,4 +435,52 @@ fn missing(ours: &Results, linux: &Results) -> Vec<String> {
         out.push("profile_sigprof_slowdown@1000Hz on Linux".into());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(String::from).collect()
+    }
+
+    #[test]
+    fn quartiles_are_read_when_the_line_has_them() {
+        let r = parse(
+            &lines("bench: a 10.0 ns 9.0 12.5\nbench: b 3.0 %\nnoise\nbench: done"),
+            "x",
+        )
+        .unwrap();
+        assert_eq!(r["a"].quartiles, Some((9.0, 12.5)));
+        assert_eq!(r["b"].quartiles, None);
+        assert!(
+            parse(&lines("bench: a 1.0 ns"), "x").is_err(),
+            "no done line"
+        );
+    }
+
+    #[test]
+    fn overlapping_quartiles_are_within_noise() {
+        let f = |value, q1, q3| Figure {
+            value,
+            unit: "ns".into(),
+            quartiles: Some((q1, q3)),
+        };
+        assert_eq!(
+            ratio(Some(&f(10.0, 9.0, 11.0)), Some(&f(5.0, 4.0, 6.0))),
+            "2.00x"
+        );
+        assert_eq!(
+            ratio(Some(&f(10.0, 9.0, 11.0)), Some(&f(10.5, 10.8, 12.0))),
+            "0.95x (within noise)"
+        );
+        let percent = Figure {
+            value: 1.0,
+            unit: "%".into(),
+            quartiles: None,
+        };
+        assert_eq!(ratio(Some(&percent), Some(&percent)), "-");
+        assert_eq!(ratio(None, Some(&f(1.0, 1.0, 1.0))), "-");
+    }
 }
