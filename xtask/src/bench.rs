@@ -11,7 +11,8 @@
 //! ITIMER_PROF's resolution, stays Debian's). Results: a table on the
 //! terminal (ours, Linux, ratio), `target/bench/results.{json,md}` and a
 //! chart of the profiling overhead against the rate, `target/bench/profiling.svg`.
-//! `--quick` is a smoke run: fewer iterations, one rate.
+//! `--quick` is a smoke run: fewer iterations, one rate. The figures are of
+//! the optimised kernel (`--release` is implied unless `--quick`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -58,10 +59,17 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
             hz,
         );
     }
+    let machine = machine(opts)?;
     let table = table(&ours, &linux);
     println!("\n{table}");
-    std::fs::write(out_dir.join("results.md"), &table).map_err(|e| e.to_string())?;
-    std::fs::write(out_dir.join("results.json"), json(&ours, &linux)).map_err(|e| e.to_string())?;
+    let described: String = machine
+        .iter()
+        .map(|(k, v)| format!("- {k}: {v}\n"))
+        .collect();
+    std::fs::write(out_dir.join("results.md"), format!("{described}\n{table}"))
+        .map_err(|e| e.to_string())?;
+    std::fs::write(out_dir.join("results.json"), json(&machine, &ours, &linux))
+        .map_err(|e| e.to_string())?;
     std::fs::write(out_dir.join("profiling.svg"), chart(&ours, &linux, rates))
         .map_err(|e| e.to_string())?;
     println!(
@@ -127,6 +135,7 @@ fn on_this_kernel(
     args: &[String],
 ) -> Result<Results, String> {
     let mut boot_opts = opts.clone();
+    boot_opts.release = optimised(opts);
     boot_opts.hz = hz;
     boot_opts.add = vec![(bench.display().to_string(), "/bin/bench".into())];
     boot_opts.program = std::iter::once("/bin/bench".to_string())
@@ -305,7 +314,68 @@ fn table(ours: &Results, linux: &Results) -> String {
     out
 }
 
-fn json(ours: &Results, linux: &Results) -> String {
+/// Whether this kernel runs optimised: always for the figures (Linux is an
+/// optimised build; the test profile, opt-level 1, made the null call 1.8x
+/// slower), and for the `--quick` smoke run only if asked, so that the test
+/// command needs no second kernel build.
+fn optimised(opts: &Options) -> bool {
+    opts.release || !opts.quick
+}
+
+/// What the figures were measured on, for the results files: TCG timings
+/// move between hosts, so a figure means little without its machine.
+fn machine(opts: &Options) -> Result<Vec<(&'static str, String)>, String> {
+    let first_line = |mut cmd: Command| {
+        cmd.output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .and_then(|text| text.lines().next().map(str::to_string))
+            .unwrap_or_else(|| "unknown".into())
+    };
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let mut qemu = Command::new(setup::qemu()?);
+    qemu.arg("--version");
+    let mut commit = Command::new("git");
+    commit
+        .args(["describe", "--always", "--dirty"])
+        .current_dir(build::root());
+    Ok(vec![
+        ("host CPU", format!("{cpu} ({cores} cores)")),
+        ("QEMU", first_line(qemu)),
+        (
+            "accelerator",
+            format!(
+                "{} (-cpu {})",
+                qemu::accel_name(opts.accel),
+                qemu::cpu_model(opts.accel)
+            ),
+        ),
+        ("commit", first_line(commit)),
+        (
+            "this kernel's build",
+            if optimised(opts) {
+                "release (optimised)"
+            } else {
+                "dev (opt-level 1)"
+            }
+            .into(),
+        ),
+    ])
+}
+
+fn json(machine: &[(&str, String)], ours: &Results, linux: &Results) -> String {
+    let about: Vec<String> = machine
+        .iter()
+        .map(|(k, v)| format!("    \"{k}\": \"{}\"", v.replace('"', "'")))
+        .collect();
     let side = |r: &Results| {
         let fields: Vec<String> = r
             .iter()
@@ -322,7 +392,8 @@ fn json(ours: &Results, linux: &Results) -> String {
         format!("{{\n{}\n  }}", fields.join(",\n"))
     };
     format!(
-        "{{\n  \"this_kernel\": {},\n  \"linux\": {}\n}}\n",
+        "{{\n  \"machine\": {{\n{}\n  }},\n  \"this_kernel\": {},\n  \"linux\": {}\n}}\n",
+        about.join(",\n"),
         side(ours),
         side(linux)
     )
