@@ -3,12 +3,15 @@
 //! The path of one sample (the contract is `docs/profil.md`):
 //!
 //!     timer interrupt -> clock::on_timer_interrupt -> proc::on_tick
-//!         -> Profile::on_tick(pc, ..) computes the bin, records a pending
-//!                                    tick in the running thread; never
-//!                                    touches user memory
+//!         -> Profile::on_tick(pc, ..) computes the bin; from user mode
+//!                                    tries it at once (one fixed-up
+//!                                    lock cmpxchg that never handles a
+//!                                    fault); else records a pending tick
+//!                                    in the running thread
 //!     return to user mode -> proc::return_to_user
-//!         -> apply_pending()         read-modify-write of the 16-bit bin
-//!                                    through mm::uaccess, saturating at 65535
+//!         -> apply_pending()         one atomic read-modify-write of the
+//!                                    16-bit bin through mm::uaccess,
+//!                                    saturating at 65535
 //!     that copy fails        -> Profile::stop(FAULT): silently off, the
 //!                                    process (every thread) runs on
 //!     fork / exec / exit     -> Profile::for_child / stop(EXEC) / stop(EXIT)
@@ -20,9 +23,13 @@
 //! drops only its own pending ticks.
 //!
 //! This is the BSD design (`addupc_intr` records, `addupc_task` applies at
-//! the AST): an interrupt handler cannot take a page fault on a user buffer,
-//! but the return to user mode runs in the process's own context, where the
-//! checked copy path can. A tick that lands while the process is in the
+//! the AST): an interrupt handler cannot handle a page fault on a user
+//! buffer, but the return to user mode runs in the process's own context,
+//! where the checked copy path can. The interrupt's own try is the fast
+//! case of it: when the tick interrupted user mode and the bin's page is
+//! present and writable, the add needs no handling at all; if it faults,
+//! the fixup only reports it and the tick goes pending as before
+//! (docs/profil.md says why this is still BSD-safe). A tick that lands while the process is in the
 //! kernel on its own behalf is charged to the user pc at which it entered
 //! (proc::on_tick reads it from the entry record above the trap frame at the
 //! top of its kernel stack, written at entry: see mm/kstack.rs).
@@ -30,7 +37,7 @@
 use abi::Errno;
 use abi::types::*;
 use alloc::vec::Vec;
-use kcore::profil::{MAX_REGIONS, Region, regions_from, saturating_count};
+use kcore::profil::{MAX_REGIONS, Region, regions_from};
 
 use crate::mm::uaccess;
 use crate::proc::{current, current_thread};
@@ -125,8 +132,10 @@ impl Profile {
     }
 
     /// Called by the timer interrupt with the pc to charge to the running
-    /// thread, whose pending ticks are `pending`.
-    pub fn on_tick(&mut self, pc: u64, pending: &mut PendingTicks) {
+    /// thread, whose pending ticks are `pending`; `in_user` if the tick
+    /// interrupted user mode (then the bin is tried at once, see the top of
+    /// this file).
+    pub fn on_tick(&mut self, pc: u64, pending: &mut PendingTicks, in_user: bool) {
         if !self.is_on() {
             return;
         }
@@ -142,6 +151,11 @@ impl Profile {
             Some((region, bin)) => {
                 self.samples += 1;
                 let addr = region.buffer.wrapping_add(2 * bin);
+                if in_user && uaccess::try_add_to_u16_saturating(addr, 1) {
+                    self.applied += 1;
+                    TICK_COSTS.lock().record(crate::arch::rdtsc() - start);
+                    return;
+                }
                 if pending.epoch != self.epoch {
                     *pending = PendingTicks {
                         epoch: self.epoch,
@@ -217,10 +231,10 @@ pub fn apply_pending() {
 }
 
 /// Adds `ticks` to the 16-bit bin at user address `addr`, saturating: the
-/// one place a profile touches user memory, and only through uaccess.
+/// one place a profile touches user memory, and only through uaccess (one
+/// atomic read-modify-write, so threads on other CPUs lose no counts).
 pub fn add_to_bin(addr: u64, ticks: u64) -> Result<(), Errno> {
-    let old: u16 = uaccess::read(addr)?;
-    uaccess::write(addr, &saturating_count(old, ticks))
+    uaccess::add_to_u16_saturating(addr, ticks)
 }
 
 /// Turns profiling off at the process's own request (profil with scale 0).

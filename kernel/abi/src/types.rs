@@ -489,11 +489,14 @@ pub struct ProfStat {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ProfCost {
-    /// Timer-interrupt side: computing the bin and recording the pending tick.
+    /// Timer-interrupt side: computing the bin, then adding to it at once
+    /// (a tick from user mode whose bin's page is writable) or recording
+    /// the tick pending.
     pub tick_samples: u64,
     pub tick_median: u64,
     pub tick_p99: u64,
-    /// Return-to-user side: the checked read-modify-write of the bin.
+    /// Return-to-user side: the pending ticks' read-modify-write of the bin
+    /// (ticks from system calls, and those whose page faulted).
     pub apply_samples: u64,
     pub apply_median: u64,
     pub apply_p99: u64,

@@ -7,8 +7,11 @@
 //! process's own; dropping an `AddressSpace` gives back every frame in it and
 //! every table that mapped it.
 //!
-//! Page-table entries are edited with the `x86_64` crate's `OffsetPageTable`,
-//! which reaches tables through the bootloader's physical-memory window.
+//! Page-table entries are made with the `x86_64` crate's `OffsetPageTable`,
+//! which reaches tables through the bootloader's physical-memory window; a
+//! user page's entry is read, changed and cleared through `user_leaf`, a
+//! walk of our own, because a `PROT_NONE` page is kept in a not-present
+//! entry that the crate would call unmapped (see `NO_ACCESS`).
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Once;
@@ -92,15 +95,8 @@ fn map_in(
     let page = Page::<Size4KiB>::containing_address(page);
     // SAFETY: the caller owns `frame`; mapping it cannot alias kernel data
     // because it came from the frame allocator.
-    let result = unsafe {
-        mapper_for(l4).map_to_with_table_flags(
-            page,
-            frame,
-            flags | Flags::PRESENT,
-            parent_flags,
-            tables,
-        )
-    };
+    let result =
+        unsafe { mapper_for(l4).map_to_with_table_flags(page, frame, flags, parent_flags, tables) };
     match result {
         Ok(flush) => {
             flush.flush();
@@ -212,7 +208,7 @@ pub fn map_kernel(page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), 
         kernel_l4(),
         page,
         frame,
-        flags,
+        flags | Flags::PRESENT,
         parents,
         &mut KernelTableFrames,
     )
@@ -249,11 +245,22 @@ pub const COW: Flags = Flags::BIT_9;
 /// seeing each other's stores.
 pub const SHARED: Flags = Flags::BIT_11;
 
-/// Marks a `PROT_NONE` user page (an available PTE bit): present, so it
-/// keeps its frame and contents for a later mprotect, but not
-/// user-accessible, so every access from user mode faults and the
-/// user-memory path refuses it (EFAULT).
+/// Marks a `PROT_NONE` user page (an available PTE bit). Its entry is kept
+/// *not present*, with the frame's address still in it: so the page keeps
+/// its frame and contents for a later mprotect, every access faults, from
+/// user mode and from the kernel alike, and the user-memory path, which
+/// copies first and checks only after a fault (mm/uaccess.rs), cannot read
+/// it. (A present entry without the user bit would stop the user, but not
+/// the kernel's copy: a supervisor page is the kernel's to read.) Such an
+/// entry is "mapped" for everything that owns frames: `translate`,
+/// `unmap`, `next_mapped`, fork and the drop of an address space.
 pub const NO_ACCESS: Flags = Flags::BIT_10;
+
+/// Whether a level-1 user entry holds a frame: present, or a `NO_ACCESS`
+/// page parked not present.
+fn holds_frame(flags: Flags) -> bool {
+    flags.intersects(Flags::PRESENT | NO_ACCESS)
+}
 
 /// Page-table flags for a user page with mmap-style `prot` bits: the one
 /// translation from `PROT_*` to rights.
@@ -272,10 +279,11 @@ pub fn prot_flags(prot: u32) -> Flags {
     flags
 }
 
-/// A user page's entry flags: user-accessible unless it is `NO_ACCESS`.
+/// A user page's entry flags: present and user-accessible, or, for a
+/// `NO_ACCESS` page, not present at all.
 fn user_entry(flags: Flags) -> Flags {
     if flags.contains(NO_ACCESS) {
-        (flags | Flags::PRESENT) - Flags::USER_ACCESSIBLE - Flags::WRITABLE
+        flags - Flags::PRESENT - Flags::USER_ACCESSIBLE - Flags::WRITABLE
     } else {
         flags | Flags::PRESENT | Flags::USER_ACCESSIBLE
     }
@@ -316,11 +324,35 @@ impl Space {
     /// Removes the mapping of `page`, giving the frame's reference back to
     /// the caller.
     pub fn unmap(&self, page: VirtAddr) -> Option<PhysFrame> {
-        let (frame, flush) = mapper_for(self.l4)
-            .unmap(Page::<Size4KiB>::containing_address(page))
-            .ok()?;
-        flush.flush();
+        let entry = self.user_leaf(page)?;
+        if !holds_frame(entry.flags()) {
+            return None;
+        }
+        let frame = PhysFrame::containing_address(entry.addr());
+        entry.set_unused();
+        x86_64::instructions::tlb::flush(page);
         Some(frame)
+    }
+
+    /// The level-1 entry for user address `addr`, if the tables above it
+    /// exist (the entry itself may be empty). User space has no huge pages.
+    #[allow(clippy::mut_from_ref)] // one walk at a time, see `table`
+    fn user_leaf(&self, addr: VirtAddr) -> Option<&'static mut PageTableEntry> {
+        if addr.as_u64() >= super::USER_TOP {
+            return None;
+        }
+        let mut frame = self.l4;
+        for index in [addr.p4_index(), addr.p3_index(), addr.p2_index()] {
+            // SAFETY: a table (see `table`) that nothing else references now.
+            let entry = &unsafe { table(frame) }[index];
+            let flags = entry.flags();
+            if !flags.contains(Flags::PRESENT) || flags.contains(Flags::HUGE_PAGE) {
+                return None;
+            }
+            frame = PhysFrame::containing_address(entry.addr());
+        }
+        // SAFETY: a table (see `table`) that nothing else references now.
+        Some(&mut unsafe { table(frame) }[addr.p1_index()])
     }
 
     /// The first page in `[from, end)` (user addresses) that a 4 KiB page
@@ -355,7 +387,7 @@ impl Space {
             }
             // SAFETY: a table (see `table`) that nothing else references now.
             let e1 = &unsafe { table(PhysFrame::containing_address(e2.addr())) }[va.p1_index()];
-            if e1.flags().contains(Flags::PRESENT) {
+            if holds_frame(e1.flags()) {
                 return Some(at);
             }
             at += 0x1000;
@@ -416,20 +448,26 @@ impl Space {
     /// Replaces the flags of the mapped user page `page` as they are: the
     /// caller keeps the copy-on-write rule (`protect` does).
     pub fn set_flags(&self, page: VirtAddr, flags: Flags) -> bool {
-        let page = Page::<Size4KiB>::containing_address(page);
-        // SAFETY: only user pages reach here, and the caller keeps their
-        // frames' reference counts consistent with the new flags.
-        match unsafe { mapper_for(self.l4).update_flags(page, user_entry(flags)) } {
-            Ok(flush) => {
-                flush.flush();
-                true
-            }
-            Err(_) => false,
+        let Some(entry) = self.user_leaf(page) else {
+            return false;
+        };
+        if !holds_frame(entry.flags()) {
+            return false;
         }
+        entry.set_flags(user_entry(flags));
+        x86_64::instructions::tlb::flush(page);
+        true
     }
 
-    /// The physical address and flags mapping `addr`, if a 4 KiB page maps it.
+    /// The physical address and flags mapping `addr`, if a 4 KiB page maps
+    /// it; for a user page that includes a `NO_ACCESS` one (not present,
+    /// still holding its frame), whose flags say so.
     pub fn translate(&self, addr: VirtAddr) -> Option<(PhysAddr, Flags)> {
+        if addr.as_u64() < super::USER_TOP {
+            let entry = self.user_leaf(addr)?;
+            let flags = entry.flags();
+            return holds_frame(flags).then(|| (entry.addr() + (addr.as_u64() & 0xfff), flags));
+        }
         match mapper_for(self.l4).translate(addr) {
             TranslateResult::Mapped {
                 frame,
@@ -486,7 +524,7 @@ impl Space {
                         .iter_mut()
                         .enumerate()
                     {
-                        if e1.flags().contains(Flags::PRESENT) {
+                        if holds_frame(e1.flags()) {
                             let addr = (i4 << 39) | (i3 << 30) | (i2 << 21) | (i1 << 12);
                             visit(VirtAddr::new(addr as u64), e1);
                         }
@@ -675,7 +713,12 @@ impl core::ops::Deref for AddressSpace {
 fn free_table(frame: PhysFrame, level: u8) {
     // SAFETY: a table (see `table`) that nothing else references now.
     for entry in unsafe { table(frame) }.iter() {
-        if !entry.flags().contains(Flags::PRESENT) {
+        let holds = if level > 1 {
+            entry.flags().contains(Flags::PRESENT)
+        } else {
+            holds_frame(entry.flags())
+        };
+        if !holds {
             continue;
         }
         let child = PhysFrame::containing_address(entry.addr());

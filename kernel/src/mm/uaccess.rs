@@ -1,16 +1,29 @@
-//! The one checked path between user memory and the kernel.
+//! The one path between user memory and the kernel.
 //!
-//! No other kernel code dereferences a user pointer. Every copy first checks
-//! the whole range against the running process's page tables: below
-//! `USER_TOP`, no wrap-around, every page present and user-accessible, and
-//! writable for writes (a page not there yet is filled on demand if an area
-//! holds it, mm/areas.rs, and a copy-on-write page is first given its own
-//! frame, as a fault would). Only then are the bytes copied, by one `rep movsb`
-//! whose fault, should a page still vanish, is caught: `trap.rs` sends a kernel
-//! fault at `uaccess_copy_insn` to `uaccess_copy_done` (an exception-table
-//! fixup, as in Linux and the BSDs), and the copy reports `EFAULT`. With SMAP
-//! on (arch/protect.rs) that instruction is the only place the kernel may
-//! touch a user page: `stac` before it, `clac` after.
+//! No other kernel code dereferences a user pointer. A copy checks only what
+//! is cheap first (the range lies below `USER_TOP` and does not wrap), then
+//! moves the bytes with one `rep movsb` and lets the page tables judge, as
+//! Linux's `copy_from_user` does: almost always every page is there with the
+//! rights the copy needs, and the copy costs no walk of the page tables. If
+//! a page is not, the copy faults; `trap.rs` sends a kernel fault at
+//! `uaccess_copy_insn` to `uaccess_copy_done` (an exception-table fixup, as
+//! in Linux and the BSDs), the copy returns how much it did not move, and
+//! only then is the page at the stop looked at as a user access would be
+//! (`check_range`): a page not there yet is filled on demand if an area
+//! holds it (mm/areas.rs), a copy-on-write page is given its own frame for a
+//! write, and then the copy goes on from where it stopped; anything else is
+//! `EFAULT`. This holds because every page the kernel can reach below
+//! `USER_TOP` is a page the user may reach too: user pages are mapped
+//! user-accessible, and a `PROT_NONE` one is not present at all
+//! (mm/paging.rs, `NO_ACCESS`), so no copy can read what the user could not;
+//! CR0.WP makes a read-only page fault for the kernel's writes as well.
+//! With SMAP on (arch/protect.rs) that instruction is the only place the
+//! kernel may touch a user page: `stac` before it, `clac` after.
+//!
+//! Where nothing may move before the whole range is known good (`read`
+//! from a pipe must not consume data it then cannot deliver; profil checks
+//! its buffer when called), the caller asks `check_range` first: it walks
+//! the page tables over the range and does what a fault would.
 //!
 //! Two more instructions have fixups: `probe_read` and `probe_write`, which
 //! the self-tests use to show that a protection holds (a kernel write to its
@@ -48,6 +61,38 @@ uaccess_copy_done:
     movq %rcx, %rax
     ret
 
+    .global uaccess_add_u16
+    .global uaccess_add_u16_load
+    .global uaccess_add_u16_store
+    .global uaccess_add_u16_fault
+uaccess_add_u16:
+    cmpb $0, SMAP_ENABLED(%rip)
+    je 1f
+    stac
+1:
+    xorl %ecx, %ecx
+uaccess_add_u16_load:
+    movzwl (%rdi), %eax
+2:
+    leal (%rax,%rsi), %edx
+    cmpl $65535, %edx
+    jbe 3f
+    movl $65535, %edx
+3:
+uaccess_add_u16_store:
+    lock cmpxchgw %dx, (%rdi)
+    jne 2b
+4:
+    cmpb $0, SMAP_ENABLED(%rip)
+    je 5f
+    clac
+5:
+    movl %ecx, %eax
+    ret
+uaccess_add_u16_fault:
+    movl $1, %ecx
+    jmp 4b
+
     .global probe_read
     .global probe_read_insn
     .global probe_write
@@ -76,6 +121,14 @@ unsafe extern "C" {
     fn uaccess_copy(dst: *mut u8, src: *const u8, len: usize) -> usize;
     fn uaccess_copy_insn();
     fn uaccess_copy_done();
+    /// Adds `n` (at most 65535) to the 16-bit counter at `addr`, saturating
+    /// at 65535, in one atomic read-modify-write (`lock cmpxchg`, so that
+    /// adds from several CPUs are never lost); returns 1 if it faulted
+    /// (then nothing was added), else 0.
+    fn uaccess_add_u16(addr: u64, n: u64) -> u64;
+    fn uaccess_add_u16_load();
+    fn uaccess_add_u16_store();
+    fn uaccess_add_u16_fault();
     /// Reads a byte at `addr`; returns 1 if that faulted, else 0.
     fn probe_read(addr: u64) -> u64;
     fn probe_read_insn();
@@ -91,6 +144,8 @@ pub fn fixup_for(rip: u64) -> Option<u64> {
     let at = |f: unsafe extern "C" fn()| f as *const () as u64;
     if rip == at(uaccess_copy_insn) {
         Some(at(uaccess_copy_done))
+    } else if rip == at(uaccess_add_u16_load) || rip == at(uaccess_add_u16_store) {
+        Some(at(uaccess_add_u16_fault))
     } else if rip == at(probe_read_insn) || rip == at(probe_write_insn) {
         Some(at(probe_fault))
     } else {
@@ -122,7 +177,9 @@ pub fn copy_relying_on_fixup(dst: &mut [u8], src: u64) -> usize {
 }
 
 /// Checks that `[addr, addr + len)` is user memory the process may read (or
-/// write), breaking copy-on-write sharing for writes.
+/// write), filling pages on demand and breaking copy-on-write sharing for
+/// writes, as the user's own accesses would. For callers that must know
+/// before any byte moves; a copy needs no check first.
 pub fn check_range(addr: u64, len: usize, write: bool) -> Result<(), Errno> {
     if len == 0 {
         return Ok(());
@@ -152,29 +209,107 @@ pub fn check_range(addr: u64, len: usize, write: bool) -> Result<(), Errno> {
     Ok(())
 }
 
+/// Runs `copy` (which moves bytes `from..len` of a user range starting at
+/// `addr` and returns how many it did not move, as `uaccess_copy`) until all
+/// of the range has moved. Where it stops, the page is made ready as a user
+/// access would make it (`check_range`), or the copy fails with EFAULT.
+fn copy_checking_faults(
+    addr: u64,
+    len: usize,
+    write: bool,
+    mut copy: impl FnMut(usize) -> usize,
+) -> Result<(), Errno> {
+    if len == 0 {
+        return Ok(());
+    }
+    addr.checked_add(len as u64)
+        .filter(|&end| end <= USER_TOP)
+        .ok_or(Errno::EFAULT)?;
+    let mut from = 0;
+    let mut readied = None;
+    loop {
+        let stopped = len - copy(from);
+        if stopped == len {
+            return Ok(());
+        }
+        // The same byte again after its page was made ready: the page
+        // changed under the copy, or the page tables disagree with the
+        // check. Either way the user gets EFAULT, never a loop.
+        if readied == Some(stopped) {
+            return Err(Errno::EFAULT);
+        }
+        check_range(addr + stopped as u64, 1, write)?;
+        readied = Some(stopped);
+        from = stopped;
+    }
+}
+
 /// Copies user memory at `src` into `dst`.
 pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
-    check_range(src, dst.len(), false)?;
-    // SAFETY: the source range was checked to be mapped user memory; a fault
-    // anyway is recovered by the fixup and reported below.
-    let left = unsafe { uaccess_copy(dst.as_mut_ptr(), src as *const u8, dst.len()) };
-    if left == 0 {
-        Ok(())
-    } else {
-        Err(Errno::EFAULT)
-    }
+    let len = dst.len();
+    copy_checking_faults(src, len, false, |from| {
+        // SAFETY: `dst[from..]` is a valid kernel buffer; the source lies
+        // below USER_TOP, so a fault reading it can only be a user page's
+        // and is caught by the fixup (the copy then reports what is left).
+        unsafe {
+            uaccess_copy(
+                dst[from..].as_mut_ptr(),
+                (src + from as u64) as *const u8,
+                len - from,
+            )
+        }
+    })
 }
 
 /// Copies `src` to user memory at `dst`.
 pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Errno> {
-    check_range(dst, src.len(), true)?;
-    // SAFETY: as in copy_from_user, with the range checked writable.
-    let left = unsafe { uaccess_copy(dst as *mut u8, src.as_ptr(), src.len()) };
-    if left == 0 {
-        Ok(())
-    } else {
-        Err(Errno::EFAULT)
+    let len = src.len();
+    copy_checking_faults(dst, len, true, |from| {
+        // SAFETY: as in copy_from_user, writing: the destination lies below
+        // USER_TOP, so the kernel can only touch user pages the user may
+        // write (CR0.WP), and a fault is caught by the fixup.
+        unsafe {
+            uaccess_copy(
+                (dst + from as u64) as *mut u8,
+                src[from..].as_ptr(),
+                len - from,
+            )
+        }
+    })
+}
+
+/// Adds `n` to the 16-bit counter at user address `addr`, saturating at
+/// 65535, in one atomic read-modify-write: profil's bin update. The page is
+/// made ready as for a copy if the first try faults.
+pub fn add_to_u16_saturating(addr: u64, n: u64) -> Result<(), Errno> {
+    addr.checked_add(2)
+        .filter(|&end| end <= USER_TOP)
+        .ok_or(Errno::EFAULT)?;
+    let n = n.min(u64::from(u16::MAX));
+    // SAFETY: both words of the counter lie below USER_TOP, so a fault can
+    // only be a user page's, caught by the fixup (nothing is written then).
+    if unsafe { uaccess_add_u16(addr, n) } == 0 {
+        return Ok(());
     }
+    check_range(addr, 2, true)?;
+    // SAFETY: as above.
+    match unsafe { uaccess_add_u16(addr, n) } {
+        0 => Ok(()),
+        _ => Err(Errno::EFAULT),
+    }
+}
+
+/// `add_to_u16_saturating` without the second chance: one try, false if it
+/// faulted (nothing added, nothing else done). Safe in an interrupt handler:
+/// a fault here is only the fixup's, which takes no lock, allocates nothing
+/// and never sleeps; the page is left as it was for the caller to deal with
+/// later, in the thread's own context.
+pub fn try_add_to_u16_saturating(addr: u64, n: u64) -> bool {
+    if addr.checked_add(2).is_none_or(|end| end > USER_TOP) {
+        return false;
+    }
+    // SAFETY: as in add_to_u16_saturating.
+    unsafe { uaccess_add_u16(addr, n.min(u64::from(u16::MAX))) == 0 }
 }
 
 /// Plain-data types that may be copied to and from user memory byte for byte.
@@ -250,12 +385,17 @@ pub fn write<T: Pod>(addr: u64, value: &T) -> Result<(), Errno> {
 }
 
 /// Reads a NUL-terminated string of at most `max` bytes (not counting the NUL).
+///
+/// It copies 128 bytes at a time, never past the end of a page in one copy:
+/// the string may end just before memory the process cannot read, and most
+/// paths are short (copying to the page's end cost a 4 KiB copy per path).
 pub fn read_cstr(addr: u64, max: usize) -> Result<String, Errno> {
+    const STEP: u64 = 128;
     let mut out = Vec::new();
     let mut at = addr;
     loop {
-        let chunk = (PAGE_SIZE - at % PAGE_SIZE) as usize;
-        let mut buf = [0u8; PAGE_SIZE as usize];
+        let chunk = (PAGE_SIZE - at % PAGE_SIZE).min(STEP) as usize;
+        let mut buf = [0u8; STEP as usize];
         copy_from_user(&mut buf[..chunk], at)?;
         if let Some(nul) = buf[..chunk].iter().position(|&b| b == 0) {
             out.extend_from_slice(&buf[..nul]);

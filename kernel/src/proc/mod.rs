@@ -525,7 +525,7 @@ pub fn on_tick(tf: &crate::arch::trap::TrapFrame) {
             t.user_pc_at_entry()
         };
         t.cpu_ticks += 1;
-        p.prof.on_tick(pc, &mut t.prof);
+        p.prof.on_tick(pc, &mut t.prof, from_user);
         t.slice_left = t.slice_left.saturating_sub(1);
         p.pid
     });

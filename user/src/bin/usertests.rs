@@ -954,6 +954,76 @@ fn mmap_pages_come_on_demand() -> Outcome {
     Ok(())
 }
 
+/// The kernel copies first and checks only where a copy stops
+/// (mm/uaccess.rs): a stop at a page not there yet fills it, at a
+/// copy-on-write page gives the writer its own copy, and anywhere the user
+/// could not go is EFAULT. clock_gettime's and write's copies have no check
+/// before them, so each case here goes through the fault and its fixup.
+fn kernel_copies_fill_and_unshare_pages() -> Outcome {
+    let err = |e: Errno| e.message();
+    let clock = |at: *mut u8| raw(nr::CLOCK_GETTIME, &[CLOCK_MONOTONIC as usize, at as usize]);
+    let p = sys::mmap_anon(4 * 4096, PROT_READ | PROT_WRITE).map_err(err)?;
+    // Output into a page not touched yet, and across into the next one.
+    clock(p.wrapping_add(4096 - 8)).map_err(err)?;
+    // SAFETY: inside the mapping; the call just filled these bytes.
+    let secs = unsafe { (p.add(4096 - 8) as *const u64).read_unaligned() };
+    let nanos = unsafe { (p.add(4096) as *const u64).read_unaligned() };
+    ensure!(secs > 0 || nanos > 0, "clock_gettime wrote nothing");
+    // Input from a page not touched yet: zeros.
+    let (r, w) = sys::pipe().map_err(err)?;
+    let sent = raw(
+        nr::WRITE,
+        &[w as usize, p.wrapping_add(2 * 4096) as usize, 16],
+    );
+    let mut got = [1u8; 16];
+    let n = sys::read(r, &mut got).map_err(err)?;
+    let _ = (sys::close(r), sys::close(w));
+    ensure!(
+        sent == Ok(16) && n == 16,
+        "write from a fresh page: {sent:?}, read {n}"
+    );
+    ensure!(got == [0; 16], "a fresh page read as {got:?}");
+    // Output into a page shared copy-on-write with the parent.
+    // SAFETY: inside the mapping.
+    unsafe { p.add(3 * 4096).write_bytes(0x5a, 16) };
+    let status = child_status(|| {
+        if clock(p.wrapping_add(3 * 4096)).is_err() {
+            return 1;
+        }
+        // SAFETY: inside the child's copy of the mapping.
+        if unsafe { p.add(3 * 4096).read() } == 0x5a {
+            2
+        } else {
+            0
+        }
+    })?;
+    ensure!(
+        sys::exited(status) == Some(0),
+        "the child's copy-on-write page: status {status:#x}"
+    );
+    // SAFETY: inside the mapping.
+    let kept = unsafe { p.add(3 * 4096).read() };
+    ensure!(
+        kept == 0x5a,
+        "the child's clock_gettime reached the parent's page"
+    );
+    // Where the user may not write, the copy fails: read-only, and a
+    // timespec whose second half is PROT_NONE.
+    sys::mprotect(p, 4096, PROT_READ).map_err(err)?;
+    expect_err(
+        "clock_gettime into a read-only page",
+        clock(p),
+        Errno::EFAULT,
+    )?;
+    sys::mprotect(p.wrapping_add(4096), 4096, 0).map_err(err)?;
+    expect_err(
+        "clock_gettime half into a PROT_NONE page",
+        clock(p.wrapping_add(2 * 4096 - 8)),
+        Errno::EFAULT,
+    )?;
+    sys::munmap(p, 4 * 4096).map_err(|e| e.message().into())
+}
+
 /// A shared mapping of a file maps the file's own frames: a store is what
 /// `pread` returns. Stores into the last page past the file's end are not
 /// the file's: when the file grows over them it reads zeros (Linux leaves
@@ -1610,6 +1680,10 @@ const TESTS: &[Test] = &[
     ("brk_until_enomem", brk_until_enomem),
     ("mmap_munmap_mprotect", mmap_munmap_mprotect),
     ("mmap_pages_come_on_demand", mmap_pages_come_on_demand),
+    (
+        "kernel_copies_fill_and_unshare_pages",
+        kernel_copies_fill_and_unshare_pages,
+    ),
     (
         "mapped_file_stores_and_the_end_of_the_file",
         mapped_file_stores_and_the_end_of_the_file,
