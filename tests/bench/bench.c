@@ -68,6 +68,51 @@ static double null_syscall(int n) {
     return now_ns() - t0;
 }
 
+/* The null call taken apart: each of these adds one piece to the one
+ * before it (docs/performance.md). A number no kernel assigns is the way
+ * in and out alone, dispatch included. */
+#define UNASSIGNED_SYSCALL 500
+static double unassigned_syscall(int n) {
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++)
+        syscall(UNASSIGNED_SYSCALL);
+    return now_ns() - t0;
+}
+
+/* + a file descriptor looked up (and nothing moved). */
+static double read_0_bytes(int n) {
+    int fds[2];
+    char c;
+    pipe(fds);
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++)
+        read(fds[0], &c, 0);
+    long long t = now_ns() - t0;
+    close(fds[0]), close(fds[1]);
+    return t;
+}
+
+/* + one byte copied in from user memory. */
+static double write_1_byte_dev_null(int n) {
+    int fd = open("/dev/null", O_WRONLY);
+    char c = 'x';
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++)
+        write(fd, &c, 1);
+    long long t = now_ns() - t0;
+    close(fd);
+    return t;
+}
+
+/* A structure copied out (the system call, not the vDSO Linux offers). */
+static double clock_gettime_syscall(int n) {
+    struct timespec ts;
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++)
+        syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+    return now_ns() - t0;
+}
+
 static double pipe_byte(int n) {
     int fds[2];
     char c = 'x';
@@ -309,6 +354,10 @@ static const struct micro {
     int us;        /* reported in microseconds, not nanoseconds */
 } micros[] = {
     {"null_syscall_getppid", null_syscall, 20000, 0},
+    {"unassigned_syscall_enosys", unassigned_syscall, 20000, 0},
+    {"read_0_bytes_from_a_pipe", read_0_bytes, 20000, 0},
+    {"write_1_byte_to_dev_null", write_1_byte_dev_null, 20000, 0},
+    {"clock_gettime_syscall", clock_gettime_syscall, 20000, 0},
     {"pipe_write_then_read_1_byte", pipe_byte, 5000, 0},
     {"pipe_64KiB_to_another_process", pipe_64KiB, 40, 1},
     {"ramfs_read_4KiB", file_read, 5000, 0},
