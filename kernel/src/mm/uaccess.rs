@@ -2,12 +2,13 @@
 //!
 //! No other kernel code dereferences a user pointer. A copy checks only what
 //! is cheap first (the range lies below `USER_TOP` and does not wrap), then
-//! moves the bytes with one `rep movsb` and lets the page tables judge, as
-//! Linux's `copy_from_user` does: almost always every page is there with the
-//! rights the copy needs, and the copy costs no walk of the page tables. If
-//! a page is not, the copy faults; `trap.rs` sends a kernel fault at
-//! `uaccess_copy_insn` to `uaccess_copy_done` (an exception-table fixup, as
-//! in Linux and the BSDs), the copy returns how much it did not move, and
+//! moves the bytes with `rep movsq` (then `rep movsb` for the last few) and
+//! lets the page tables judge, as Linux's `copy_from_user` does: almost
+//! always every page is there with the rights the copy needs, and the copy
+//! costs no walk of the page tables. If a page is not, the copy faults;
+//! `trap.rs` sends a kernel fault at either instruction to its fixup (an
+//! exception table, as in Linux and the BSDs: `fixup_for`), the copy
+//! returns how much it did not move, and
 //! only then is the page at the stop looked at as a user access would be
 //! (`check_range`): a page not there yet is filled on demand if an area
 //! holds it (mm/areas.rs), a copy-on-write page is given its own frame for a
@@ -17,8 +18,9 @@
 //! user-accessible, and a `PROT_NONE` one is not present at all
 //! (mm/paging.rs, `NO_ACCESS`), so no copy can read what the user could not;
 //! CR0.WP makes a read-only page fault for the kernel's writes as well.
-//! With SMAP on (arch/protect.rs) that instruction is the only place the
-//! kernel may touch a user page: `stac` before it, `clac` after.
+//! With SMAP on (arch/protect.rs) the copy's two instructions and profil's
+//! `lock cmpxchg` are the only places the kernel may touch a user page:
+//! `stac` before, `clac` after.
 //!
 //! Where nothing may move before the whole range is known good (`read`
 //! from a pipe must not consume data it then cannot deliver; profil checks
@@ -44,14 +46,21 @@ core::arch::global_asm!(
     .section .text.uaccess, "ax"
     .global uaccess_copy
     .global uaccess_copy_insn
+    .global uaccess_copy_bytes_insn
     .global uaccess_copy_done
+    .global uaccess_copy_quads_fault
 uaccess_copy:
     movq %rdx, %rcx
+    shrq $3, %rcx
+    andl $7, %edx
     cmpb $0, SMAP_ENABLED(%rip)
     je 1f
     stac
 1:
 uaccess_copy_insn:
+    rep movsq
+    movq %rdx, %rcx
+uaccess_copy_bytes_insn:
     rep movsb
 uaccess_copy_done:
     cmpb $0, SMAP_ENABLED(%rip)
@@ -60,6 +69,9 @@ uaccess_copy_done:
 2:
     movq %rcx, %rax
     ret
+uaccess_copy_quads_fault:
+    leaq (%rdx,%rcx,8), %rcx
+    jmp uaccess_copy_done
 
     .global uaccess_add_u16
     .global uaccess_add_u16_load
@@ -117,10 +129,16 @@ probe_fault:
 );
 
 unsafe extern "C" {
-    /// Copies `len` bytes; returns how many were NOT copied (0 on success).
+    /// Copies `len` bytes, eight at a time and then the rest (under TCG each
+    /// step of a `rep` is emulated on its own, so `rep movsb` cost eight
+    /// times as many); returns how many were NOT copied (0 on success). A
+    /// fault in the eight-byte part stops at a word that may straddle two
+    /// pages.
     fn uaccess_copy(dst: *mut u8, src: *const u8, len: usize) -> usize;
     fn uaccess_copy_insn();
+    fn uaccess_copy_bytes_insn();
     fn uaccess_copy_done();
+    fn uaccess_copy_quads_fault();
     /// Adds `n` (at most 65535) to the 16-bit counter at `addr`, saturating
     /// at 65535, in one atomic read-modify-write (`lock cmpxchg`, so that
     /// adds from several CPUs are never lost); returns 1 if it faulted
@@ -143,6 +161,8 @@ unsafe extern "C" {
 pub fn fixup_for(rip: u64) -> Option<u64> {
     let at = |f: unsafe extern "C" fn()| f as *const () as u64;
     if rip == at(uaccess_copy_insn) {
+        Some(at(uaccess_copy_quads_fault))
+    } else if rip == at(uaccess_copy_bytes_insn) {
         Some(at(uaccess_copy_done))
     } else if rip == at(uaccess_add_u16_load) || rip == at(uaccess_add_u16_store) {
         Some(at(uaccess_add_u16_fault))
@@ -238,7 +258,9 @@ fn copy_checking_faults(
         if readied == Some(stopped) {
             return Err(Errno::EFAULT);
         }
-        check_range(addr + stopped as u64, 1, write)?;
+        // The access that faulted is at most a word (uaccess_copy), which
+        // may reach into the next page: ready all of it.
+        check_range(addr + stopped as u64, (len - stopped).min(8), write)?;
         readied = Some(stopped);
         from = stopped;
     }

@@ -962,13 +962,18 @@ fn mmap_pages_come_on_demand() -> Outcome {
 fn kernel_copies_fill_and_unshare_pages() -> Outcome {
     let err = |e: Errno| e.message();
     let clock = |at: *mut u8| raw(nr::CLOCK_GETTIME, &[CLOCK_MONOTONIC as usize, at as usize]);
-    let p = sys::mmap_anon(4 * 4096, PROT_READ | PROT_WRITE).map_err(err)?;
+    let p = sys::mmap_anon(6 * 4096, PROT_READ | PROT_WRITE).map_err(err)?;
     // Output into a page not touched yet, and across into the next one.
     clock(p.wrapping_add(4096 - 8)).map_err(err)?;
     // SAFETY: inside the mapping; the call just filled these bytes.
     let secs = unsafe { (p.add(4096 - 8) as *const u64).read_unaligned() };
     let nanos = unsafe { (p.add(4096) as *const u64).read_unaligned() };
     ensure!(secs > 0 || nanos > 0, "clock_gettime wrote nothing");
+    // A word that straddles a present page and one not there yet (the
+    // copy moves eight bytes at a time, so the fault is at the word).
+    // SAFETY: inside the mapping.
+    unsafe { p.add(4 * 4096).write(1) };
+    clock(p.wrapping_add(5 * 4096 - 4)).map_err(err)?;
     // Input from a page not touched yet: zeros.
     let (r, w) = sys::pipe().map_err(err)?;
     let sent = raw(
@@ -1021,7 +1026,7 @@ fn kernel_copies_fill_and_unshare_pages() -> Outcome {
         clock(p.wrapping_add(2 * 4096 - 8)),
         Errno::EFAULT,
     )?;
-    sys::munmap(p, 4 * 4096).map_err(|e| e.message().into())
+    sys::munmap(p, 6 * 4096).map_err(|e| e.message().into())
 }
 
 /// A shared mapping of a file maps the file's own frames: a store is what
