@@ -229,38 +229,47 @@ pub fn check_range(addr: u64, len: usize, write: bool) -> Result<(), Errno> {
     Ok(())
 }
 
-/// Runs `copy` (which moves bytes `from..len` of a user range starting at
-/// `addr` and returns how many it did not move, as `uaccess_copy`) until all
-/// of the range has moved. Where it stops, the page is made ready as a user
-/// access would make it (`check_range`), or the copy fails with EFAULT.
+/// Runs `copy` (which moves `count` bytes of a user range starting at
+/// `addr`, from byte `from` on, and returns how many it did not move, as
+/// `uaccess_copy`) until all `len` bytes have moved. Where it stops, the
+/// page is made ready as a user access would make it (`check_range`);
+/// where that fails, the bytes before the fault are moved one at a time, so
+/// that the error says exactly how far the copy got: `Err((EFAULT, moved))`.
 fn copy_checking_faults(
     addr: u64,
     len: usize,
     write: bool,
-    mut copy: impl FnMut(usize) -> usize,
-) -> Result<(), Errno> {
+    mut copy: impl FnMut(usize, usize) -> usize,
+) -> Result<(), (Errno, usize)> {
     if len == 0 {
         return Ok(());
     }
     addr.checked_add(len as u64)
         .filter(|&end| end <= USER_TOP)
-        .ok_or(Errno::EFAULT)?;
+        .ok_or((Errno::EFAULT, 0))?;
     let mut from = 0;
     let mut readied = None;
     loop {
-        let stopped = len - copy(from);
+        let stopped = len - copy(from, len - from);
         if stopped == len {
             return Ok(());
         }
-        // The same byte again after its page was made ready: the page
-        // changed under the copy, or the page tables disagree with the
-        // check. Either way the user gets EFAULT, never a loop.
-        if readied == Some(stopped) {
-            return Err(Errno::EFAULT);
-        }
         // The access that faulted is at most a word (uaccess_copy), which
-        // may reach into the next page: ready all of it.
-        check_range(addr + stopped as u64, (len - stopped).min(8), write)?;
+        // may reach into the next page: ready all of it. The same word
+        // again after its page was made ready means the page changed under
+        // the copy or the page tables disagree with the check: EFAULT,
+        // never a loop.
+        let word = (len - stopped).min(8);
+        let ready = match readied == Some(stopped) {
+            true => Err(Errno::EFAULT),
+            false => check_range(addr + stopped as u64, word, write),
+        };
+        if let Err(e) = ready {
+            // Fewer than eight bytes move one at a time (uaccess_copy), up
+            // to the very byte that cannot.
+            let exact = stopped + (word - 1) - copy(stopped, word - 1);
+            return Err((e, exact));
+        }
         readied = Some(stopped);
         from = stopped;
     }
@@ -268,16 +277,23 @@ fn copy_checking_faults(
 
 /// Copies user memory at `src` into `dst`.
 pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
-    let len = dst.len();
-    copy_checking_faults(src, len, false, |from| {
-        // SAFETY: `dst[from..]` is a valid kernel buffer; the source lies
-        // below USER_TOP, so a fault reading it can only be a user page's
-        // and is caught by the fixup (the copy then reports what is left).
+    copy_from_user_until_fault(dst, src).map_err(|(e, _)| e)
+}
+
+/// Copies user memory at `src` into `dst`; if a fault stops it, the error
+/// comes with how many bytes were copied before it (a `write` from a
+/// buffer that goes bad part way writes those, as Linux's does).
+pub fn copy_from_user_until_fault(dst: &mut [u8], src: u64) -> Result<(), (Errno, usize)> {
+    copy_checking_faults(src, dst.len(), false, |from, count| {
+        // SAFETY: `dst[from..from + count]` is a valid kernel buffer (the
+        // caller keeps within `len`); the source lies below USER_TOP, so a
+        // fault reading it can only be a user page's and is caught by the
+        // fixup (the copy then reports what is left).
         unsafe {
             uaccess_copy(
-                dst[from..].as_mut_ptr(),
+                dst[from..from + count].as_mut_ptr(),
                 (src + from as u64) as *const u8,
-                len - from,
+                count,
             )
         }
     })
@@ -285,19 +301,19 @@ pub fn copy_from_user(dst: &mut [u8], src: u64) -> Result<(), Errno> {
 
 /// Copies `src` to user memory at `dst`.
 pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Errno> {
-    let len = src.len();
-    copy_checking_faults(dst, len, true, |from| {
-        // SAFETY: as in copy_from_user, writing: the destination lies below
-        // USER_TOP, so the kernel can only touch user pages the user may
-        // write (CR0.WP), and a fault is caught by the fixup.
+    copy_checking_faults(dst, src.len(), true, |from, count| {
+        // SAFETY: as in copy_from_user_until_fault, writing: the destination
+        // lies below USER_TOP, so the kernel can only touch user pages the
+        // user may write (CR0.WP), and a fault is caught by the fixup.
         unsafe {
             uaccess_copy(
                 (dst + from as u64) as *mut u8,
-                src[from..].as_ptr(),
-                len - from,
+                src[from..from + count].as_ptr(),
+                count,
             )
         }
     })
+    .map_err(|(e, _)| e)
 }
 
 /// Adds `n` to the 16-bit counter at user address `addr`, saturating at

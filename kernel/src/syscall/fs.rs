@@ -4,8 +4,8 @@
 //! read into is checked in full before anything is consumed, so a bad
 //! pointer on `read` is `EFAULT` without losing pipe or console data. A
 //! buffer to write from needs no check first: its bytes are copied before
-//! they go anywhere, and a fault part way is a short write (EFAULT if
-//! nothing went), as on Linux.
+//! they go anywhere, and a fault part way is a short write of the bytes
+//! before it (EFAULT if there are none), as on Linux.
 
 use abi::Errno;
 use abi::types::*;
@@ -40,14 +40,30 @@ pub(super) fn user_path(dirfd: i32, ptr: u64) -> Result<String, Errno> {
     kcore::path::resolve(&current(|p| p.cwd.clone()), &path)
 }
 
+/// Buffers up to this size live on the kernel stack: most reads and writes
+/// are small (a line, a byte through a pipe), and the heap's lock costs a
+/// small call a measurable share under TCG.
+const SMALL: usize = 256;
+
+/// Runs `f` with a zeroed kernel buffer of `len` bytes: on the stack when
+/// small, else on the heap.
+fn with_buffer<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    if len <= SMALL {
+        f(&mut [0u8; SMALL][..len])
+    } else {
+        f(&mut vec![0u8; len])
+    }
+}
+
 pub fn read(fd: i32, buf: u64, count: u64) -> SysResult {
     let file = fd_file(fd)?;
     let count = (count as usize).min(CHUNK);
     uaccess::check_range(buf, count, true)?;
-    let mut kbuf = vec![0u8; count];
-    let n = file.read(&mut kbuf)?;
-    uaccess::copy_to_user(buf, &kbuf[..n])?;
-    Ok(n)
+    with_buffer(count, |kbuf| {
+        let n = file.read(kbuf)?;
+        uaccess::copy_to_user(buf, &kbuf[..n])?;
+        Ok(n)
+    })
 }
 
 pub fn write(fd: i32, buf: u64, count: u64) -> SysResult {
@@ -55,12 +71,27 @@ pub fn write(fd: i32, buf: u64, count: u64) -> SysResult {
     let mut done = 0usize;
     while done < count as usize {
         let n = (count as usize - done).min(CHUNK);
-        let mut kbuf = vec![0u8; n];
-        uaccess::copy_from_user(&mut kbuf, buf + done as u64)?;
-        match file.write(&kbuf) {
+        // A buffer that goes bad part way: what came before the fault is
+        // written, and the call returns that count (EFAULT if it is none).
+        let (wrote, faulted) = with_buffer(n, |kbuf| {
+            let (copied, faulted) =
+                match uaccess::copy_from_user_until_fault(kbuf, buf + done as u64) {
+                    Ok(()) => (n, None),
+                    Err((e, copied)) => (copied, Some(e)),
+                };
+            let wrote = match (copied, faulted) {
+                (0, Some(e)) => Err(e),
+                _ => file.write(&kbuf[..copied]),
+            };
+            (wrote, faulted.is_some())
+        });
+        match wrote {
             Ok(written) => done += written,
             Err(e) if done == 0 => return Err(e),
             Err(_) => break,
+        }
+        if faulted {
+            break;
         }
     }
     Ok(done)
@@ -71,19 +102,21 @@ pub fn pread64(fd: i32, buf: u64, count: u64, at: i64) -> SysResult {
     let at = u64::try_from(at).map_err(|_| Errno::EINVAL)?;
     let count = (count as usize).min(CHUNK);
     uaccess::check_range(buf, count, true)?;
-    let mut kbuf = vec![0u8; count];
-    let n = file.pread(&mut kbuf, at)?;
-    uaccess::copy_to_user(buf, &kbuf[..n])?;
-    Ok(n)
+    with_buffer(count, |kbuf| {
+        let n = file.pread(kbuf, at)?;
+        uaccess::copy_to_user(buf, &kbuf[..n])?;
+        Ok(n)
+    })
 }
 
 pub fn pwrite64(fd: i32, buf: u64, count: u64, at: i64) -> SysResult {
     let file = fd_file(fd)?;
     let at = u64::try_from(at).map_err(|_| Errno::EINVAL)?;
     let count = (count as usize).min(CHUNK);
-    let mut kbuf = vec![0u8; count];
-    uaccess::copy_from_user(&mut kbuf, buf)?;
-    file.pwrite(&kbuf, at)
+    with_buffer(count, |kbuf| {
+        uaccess::copy_from_user(kbuf, buf)?;
+        file.pwrite(kbuf, at)
+    })
 }
 
 /// fsync, fdatasync: the ramfs is memory, so there is nothing to flush;

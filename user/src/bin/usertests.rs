@@ -1026,6 +1026,22 @@ fn kernel_copies_fill_and_unshare_pages() -> Outcome {
         clock(p.wrapping_add(2 * 4096 - 8)),
         Errno::EFAULT,
     )?;
+    // A write to a file from a buffer that goes bad part way writes what
+    // comes before the fault, to the byte, as Linux's does.
+    let _ = sys::mkdir("/ut", 0o755);
+    let f = sys::open("/ut/short", O_CREAT | O_RDWR | O_TRUNC, 0o644).map_err(err)?;
+    let whole = raw(nr::WRITE, &[f as usize, p as usize, 2 * 4096]);
+    let straddling = raw(
+        nr::WRITE,
+        &[f as usize, p.wrapping_add(4096 - 3) as usize, 16],
+    );
+    let size = sys::fstat(f).map(|s| s.st_size);
+    let _ = (sys::close(f), sys::unlink("/ut/short"));
+    ensure!(size == Ok(4099), "the file holds {size:?} bytes, not 4099");
+    ensure!(
+        whole == Ok(4096) && straddling == Ok(3),
+        "writes up to a PROT_NONE page: {whole:?} and {straddling:?}, not 4096 and 3"
+    );
     sys::munmap(p, 6 * 4096).map_err(|e| e.message().into())
 }
 
