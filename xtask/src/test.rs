@@ -481,9 +481,11 @@ fn suites() -> Vec<Suite> {
             program: &["/bin/profcompare", "--quick"],
             expect: Expect::Output(
                 &[
-                    "profcompare: tick cost native profil * per sample)",
-                    "profcompare: tick cost SIGPROF emulation * per sample)",
-                    "profcompare: workload SIGPROF emulation * samples",
+                    "profcompare: native profil * slowdown median * samples",
+                    "profcompare: native profil * cost per sample * cycles*",
+                    "profcompare: SIGPROF emulation * slowdown median * samples",
+                    "profcompare: SIGPROF emulation * cost per sample * cycles*",
+                    "profcompare: kernel's count of the native path: *",
                     "profcompare: done",
                 ],
                 0,

@@ -4,7 +4,8 @@
 //! signal rules, symbols, clone and futex rules, time conversions, the W^X
 //! rule over frames, the areas of an address space, the random-number
 //! generator, resource limits, the text of `/proc` and System V IPC's rules
-//! (keys, ids, permissions, semop, which message msgrcv takes).
+//! (keys, ids, permissions, semop, which message msgrcv takes), and the
+//! quartiles and cost ratio `profcompare` reports.
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -25,6 +26,7 @@ pub mod profil;
 pub mod random;
 pub mod rlimit;
 pub mod signal;
+pub mod spread;
 pub mod symbols;
 pub mod thread;
 pub mod time;
