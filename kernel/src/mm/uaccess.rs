@@ -8,12 +8,11 @@
 //! costs no walk of the page tables. If a page is not, the copy faults;
 //! `trap.rs` sends a kernel fault at either instruction to its fixup (an
 //! exception table, as in Linux and the BSDs: `fixup_for`), the copy
-//! returns how much it did not move, and
-//! only then is the page at the stop looked at as a user access would be
-//! (`check_range`): a page not there yet is filled on demand if an area
-//! holds it (mm/areas.rs), a copy-on-write page is given its own frame for a
-//! write, and then the copy goes on from where it stopped; anything else is
-//! `EFAULT`. This holds because every page the kernel can reach below
+//! returns how much it did not move, and only then is the page at the stop
+//! looked at as a user access would be (`check_range`): a page not there
+//! yet is filled on demand if an area holds it (mm/areas.rs), a
+//! copy-on-write page is given its own frame for a write, and then the copy
+//! goes on from where it stopped; anything else is `EFAULT`. This holds because every page the kernel can reach below
 //! `USER_TOP` is a page the user may reach too: user pages are mapped
 //! user-accessible, and a `PROT_NONE` one is not present at all
 //! (mm/paging.rs, `NO_ACCESS`), so no copy can read what the user could not;
@@ -260,9 +259,10 @@ fn copy_checking_faults(
         // the copy or the page tables disagree with the check: EFAULT,
         // never a loop.
         let word = (len - stopped).min(8);
-        let ready = match readied == Some(stopped) {
-            true => Err(Errno::EFAULT),
-            false => check_range(addr + stopped as u64, word, write),
+        let ready = if readied == Some(stopped) {
+            Err(Errno::EFAULT)
+        } else {
+            check_range(addr + stopped as u64, word, write)
         };
         if let Err(e) = ready {
             // Fewer than eight bytes move one at a time (uaccess_copy), up
@@ -320,33 +320,28 @@ pub fn copy_to_user(dst: u64, src: &[u8]) -> Result<(), Errno> {
 /// 65535, in one atomic read-modify-write: profil's bin update. The page is
 /// made ready as for a copy if the first try faults.
 pub fn add_to_u16_saturating(addr: u64, n: u64) -> Result<(), Errno> {
-    addr.checked_add(2)
-        .filter(|&end| end <= USER_TOP)
-        .ok_or(Errno::EFAULT)?;
-    let n = n.min(u64::from(u16::MAX));
-    // SAFETY: both words of the counter lie below USER_TOP, so a fault can
-    // only be a user page's, caught by the fixup (nothing is written then).
-    if unsafe { uaccess_add_u16(addr, n) } == 0 {
+    if try_add_to_u16_saturating(addr, n) {
         return Ok(());
     }
     check_range(addr, 2, true)?;
-    // SAFETY: as above.
-    match unsafe { uaccess_add_u16(addr, n) } {
-        0 => Ok(()),
-        _ => Err(Errno::EFAULT),
+    match try_add_to_u16_saturating(addr, n) {
+        true => Ok(()),
+        false => Err(Errno::EFAULT),
     }
 }
 
 /// `add_to_u16_saturating` without the second chance: one try, false if it
-/// faulted (nothing added, nothing else done). Safe in an interrupt handler:
-/// a fault here is only the fixup's, which takes no lock, allocates nothing
-/// and never sleeps; the page is left as it was for the caller to deal with
-/// later, in the thread's own context.
+/// faulted (nothing added, nothing else done) or the counter is not below
+/// `USER_TOP`. Safe in an interrupt handler: a fault here is only the
+/// fixup's, which takes no lock, allocates nothing and never sleeps; the
+/// page is left as it was for the caller to deal with later, in the
+/// thread's own context.
 pub fn try_add_to_u16_saturating(addr: u64, n: u64) -> bool {
     if addr.checked_add(2).is_none_or(|end| end > USER_TOP) {
         return false;
     }
-    // SAFETY: as in add_to_u16_saturating.
+    // SAFETY: both bytes of the counter lie below USER_TOP, so a fault can
+    // only be a user page's, caught by the fixup (nothing is written then).
     unsafe { uaccess_add_u16(addr, n.min(u64::from(u16::MAX))) == 0 }
 }
 
