@@ -29,10 +29,12 @@
 //! case of it: when the tick interrupted user mode and the bin's page is
 //! present and writable, the add needs no handling at all; if it faults,
 //! the fixup only reports it and the tick goes pending as before
-//! (docs/profil.md says why this is still BSD-safe). A tick that lands while the process is in the
-//! kernel on its own behalf is charged to the user pc at which it entered
-//! (proc::on_tick reads it from the entry record above the trap frame at the
-//! top of its kernel stack, written at entry: see mm/kstack.rs).
+//! (docs/profil.md says why this is still BSD-safe).
+//!
+//! A tick that lands while the process is in the kernel on its own behalf
+//! is charged to the user pc at which it entered (proc::on_tick reads it
+//! from the entry record above the trap frame at the top of its kernel
+//! stack, written at entry: see mm/kstack.rs).
 
 use abi::Errno;
 use abi::types::*;
@@ -153,17 +155,16 @@ impl Profile {
                 let addr = region.buffer.wrapping_add(2 * bin);
                 if in_user && uaccess::try_add_to_u16_saturating(addr, 1) {
                     self.applied += 1;
-                    TICK_COSTS.lock().record(crate::arch::rdtsc() - start);
-                    return;
-                }
-                if pending.epoch != self.epoch {
-                    *pending = PendingTicks {
-                        epoch: self.epoch,
-                        ..PendingTicks::default()
-                    };
-                }
-                if !add_pending(pending, addr) {
-                    self.dropped += 1;
+                } else {
+                    if pending.epoch != self.epoch {
+                        *pending = PendingTicks {
+                            epoch: self.epoch,
+                            ..PendingTicks::default()
+                        };
+                    }
+                    if !add_pending(pending, addr) {
+                        self.dropped += 1;
+                    }
                 }
             }
             None => self.dropped += 1,
