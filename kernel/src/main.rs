@@ -62,6 +62,9 @@ const BANNER: &str = concat!(
 );
 
 fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
+    // GS first: every lock, the console's too, counts itself in this CPU's
+    // record (arch/percpu.rs).
+    arch::percpu::init_boot_cpu();
     log::init();
     println!("\n{BANNER}");
     arch::gdt::init();

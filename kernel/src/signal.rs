@@ -40,7 +40,7 @@ use crate::arch::trap::TrapFrame;
 use crate::mm::{USER_TOP, uaccess};
 use crate::proc::sched::{self, Chan};
 use crate::proc::{
-    INIT_PID, Pid, Process, State, Table, Thread, Tid, current, current_both, current_thread,
+    INIT_PID, Pid, Process, State, Table, Thread, Tid, Work, current, current_both, current_thread,
     lifecycle,
 };
 
@@ -328,6 +328,20 @@ pub fn need_attention(t: &Thread, p: &Process) -> bool {
     interrupts(t, p) || t.sig.saved_mask.is_some()
 }
 
+/// Replaces thread `t`'s mask (sigprocmask, sigreturn); a signal it
+/// unblocks is taken on the way back to user mode.
+pub fn set_mask(t: &mut Thread, mask: SigSet) {
+    t.sig.blocked = rules::sanitize_mask(mask);
+    t.note_work(Work::Signal);
+}
+
+/// Puts `mask` in place until the next handler returns, or until the way
+/// back to user mode if none runs (sigsuspend, ppoll, pselect).
+pub fn suspend_with(t: &mut Thread, mask: SigSet) {
+    t.sig.suspend_with(mask);
+    t.note_work(Work::Signal);
+}
+
 /// Signals pending for `t`: its own and its process's.
 pub fn pending_for(t: &Thread, p: &Process) -> SigSet {
     t.sig.own.pending | p.sig.shared.pending
@@ -374,12 +388,8 @@ pub fn send_to_thread(table: &mut Table, tid: Tid, signal: u32, origin: Origin) 
 }
 
 fn send_to(table: &mut Table, pid: Pid, target: Target, signal: u32, origin: Origin) {
-    let Table {
-        procs,
-        threads,
-        current,
-        ..
-    } = table;
+    let current = table.current_tid();
+    let Table { procs, threads, .. } = table;
     let Some(p) = procs.get_mut(&pid).filter(|p| !p.is_zombie()) else {
         return;
     };
@@ -438,13 +448,17 @@ fn send_to(table: &mut Table, pid: Pid, target: Target, signal: u32, origin: Ori
             p.sig.shared.pend(signal, origin);
             // The current thread takes it on its way out if it can; else
             // the first that does not block it.
-            let current = *current;
             let here = threads_of_p!()
                 .find(|t| Some(t.tid) == current && !blocked_by(t))
                 .map(|t| t.tid);
             here.or_else(|| threads_of_p!().find(|t| !blocked_by(t)).map(|t| t.tid))
         }
     };
+    // Any thread of the process may take a process-directed signal, so
+    // each looks on its way out.
+    for t in threads_of_p!().filter(|t| target == Target::Process || Some(t.tid) == taker) {
+        t.note_work(Work::Signal);
+    }
     if let Some(t) = threads_of_p!().find(|t| Some(t.tid) == taker)
         && let State::Sleeping(_) = t.state
     {
@@ -458,6 +472,7 @@ fn send_to(table: &mut Table, pid: Pid, target: Target, signal: u32, origin: Ori
 pub fn kill_thread(table: &mut Table, tid: Tid) {
     if let Some(t) = table.threads.get_mut(&tid) {
         t.sig.own.pend(SIGKILL, Origin::kernel());
+        t.note_work(Work::Signal);
         if matches!(t.state, State::Sleeping(_) | State::Stopped) {
             t.state = State::Runnable;
         }
@@ -500,6 +515,7 @@ pub fn force(t: &mut Thread, p: &mut Process, signal: u32, origin: Origin) {
         t.sig.blocked &= !sig_bit(signal);
     }
     t.sig.own.pend(signal, origin);
+    t.note_work(Work::Signal);
 }
 
 /// Whether a fault signal sent now would run a handler (else it kills, and
@@ -551,7 +567,7 @@ pub fn send_to_group(pgid: u32, signal: u32, origin: Origin) -> bool {
 /// Sends `signal` to the current thread (SIGPIPE: the writer gets it).
 pub fn send_to_current(signal: u32, origin: Origin) {
     let mut table = crate::proc::TABLE.lock();
-    if let Some(tid) = table.current {
+    if let Some(tid) = table.current_tid() {
         send_to_thread(&mut table, tid, signal, origin);
     }
 }
@@ -687,8 +703,12 @@ fn stop() {
         };
         let (p, threads) = table.process_and_threads(pid).expect("current process");
         p.stopped = true;
-        for t in threads.filter(|t| t.state == State::Runnable) {
-            t.state = State::Stopped;
+        // The runnable park now, the others as they reach user mode.
+        for t in threads {
+            if t.state == State::Runnable {
+                t.state = State::Stopped;
+            }
+            t.note_work(Work::Signal);
         }
         p.ppid
     };
@@ -821,7 +841,7 @@ pub fn sigreturn(tf: &mut TrapFrame) -> Result<usize, Errno> {
             Err(_) => bad_frame("unreadable FPU state in the signal frame", 0, tf.rsp),
         },
     }
-    current_thread(|t| t.sig.blocked = rules::sanitize_mask(uc.sigmask));
+    current_thread(|t| set_mask(t, uc.sigmask));
     Ok(tf.rax as usize)
 }
 

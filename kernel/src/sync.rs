@@ -37,16 +37,19 @@
 //! taker would spin forever (on one CPU, with interrupts off). So code
 //! inside `proc::current(|p| ...)` must not sleep, and file locks are let go
 //! before a read sleeps on the console or a pipe. `IrqLock` counts the locks
-//! held, and the scheduler's switch panics if any is (`assert_none_held`),
-//! as xv6's `sched()` panics when it is entered holding more than its lock.
+//! held (per CPU, in its record: arch/percpu.rs), and the scheduler's
+//! switch panics if any is (`assert_none_held`), as xv6's `sched()` panics
+//! when it is entered holding more than its lock.
 
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU32, Ordering};
 use spin::{Mutex, MutexGuard};
 use x86_64::instructions::interrupts;
 
-/// IrqLocks held right now (one CPU, so one count).
-static HELD: AtomicUsize = AtomicUsize::new(0);
+/// IrqLocks this CPU holds right now (its per-CPU count).
+fn held() -> &'static AtomicU32 {
+    crate::arch::percpu::this_cpu().locks_held()
+}
 
 pub struct IrqLock<T> {
     inner: Mutex<T>,
@@ -68,7 +71,7 @@ impl<T> IrqLock<T> {
         let were_enabled = interrupts::are_enabled();
         interrupts::disable();
         let guard = self.inner.lock();
-        HELD.fetch_add(1, Ordering::Relaxed);
+        held().fetch_add(1, Ordering::Relaxed);
         IrqGuard {
             guard: Some(guard),
             were_enabled,
@@ -85,7 +88,7 @@ impl<T> IrqLock<T> {
         if self.inner.is_locked() {
             // SAFETY: the caller's promise.
             unsafe { self.inner.force_unlock() };
-            HELD.fetch_sub(1, Ordering::Relaxed);
+            held().fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
@@ -106,7 +109,7 @@ impl<T> DerefMut for IrqGuard<'_, T> {
 impl<T> Drop for IrqGuard<'_, T> {
     fn drop(&mut self) {
         drop(self.guard.take());
-        HELD.fetch_sub(1, Ordering::Relaxed);
+        held().fetch_sub(1, Ordering::Relaxed);
         if self.were_enabled {
             interrupts::enable();
         }
@@ -116,7 +119,7 @@ impl<T> Drop for IrqGuard<'_, T> {
 /// Panics if any lock is held: called where the CPU leaves the current
 /// thread of control (the scheduler's switches).
 pub fn assert_none_held(at: &str) {
-    let held = HELD.load(Ordering::Relaxed);
+    let held = held().load(Ordering::Relaxed);
     if held != 0 {
         panic!("{at}: switching with {held} lock(s) held (nothing may sleep holding a lock)");
     }

@@ -377,8 +377,10 @@ pub const MS_INVALIDATE: u32 = 2;
 pub const MS_SYNC: u32 = 4;
 
 // arch_prctl(2).
+pub const ARCH_SET_GS: u32 = 0x1001;
 pub const ARCH_SET_FS: u32 = 0x1002;
 pub const ARCH_GET_FS: u32 = 0x1003;
+pub const ARCH_GET_GS: u32 = 0x1004;
 
 // wait4(2).
 pub const WNOHANG: u32 = 1;

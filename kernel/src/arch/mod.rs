@@ -5,6 +5,7 @@ pub mod cpuid;
 pub mod entropy;
 pub mod fpu;
 pub mod gdt;
+pub mod percpu;
 pub mod pic;
 pub mod pit;
 pub mod power;

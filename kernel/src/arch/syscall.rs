@@ -22,10 +22,13 @@
 //! `sysretq` would fault in ring 0 on the user's stack) and a set TF or RF
 //! (which `sysretq` cannot restore as `iretq` does).
 //!
-//! This kernel runs on one CPU and does not use GS: the kernel stack top lives
-//! in `SYSCALL_KERNEL_RSP`, updated by the scheduler on every switch.
+//! `syscall` does not switch stacks, so the stub's first act is `swapgs`,
+//! which makes GS point at this CPU's record (arch/percpu.rs); it keeps the
+//! user's rsp there for a moment and loads the running thread's kernel
+//! stack from the same record, which the scheduler updates on every switch.
+//! The last act before `sysretq` is the `swapgs` that gives the user back
+//! its own GS base.
 
-use core::sync::atomic::{AtomicU64, Ordering};
 use x86_64::VirtAddr;
 use x86_64::registers::model_specific::{Efer, EferFlags, LStar, SFMask, Star};
 use x86_64::registers::rflags::RFlags;
@@ -37,28 +40,22 @@ use core::mem::offset_of;
 /// The pseudo-vector of system calls in a `TrapFrame`.
 pub const SYSCALL_VECTOR: u64 = 256;
 
-/// Kernel stack top of the running process (read by the entry stub).
-#[unsafe(no_mangle)]
-static SYSCALL_KERNEL_RSP: AtomicU64 = AtomicU64::new(0);
-/// Scratch slot for the user rsp while the stub switches stacks.
-#[unsafe(no_mangle)]
-static SYSCALL_USER_RSP: AtomicU64 = AtomicU64::new(0);
-
 core::arch::global_asm!(
     r#"
     .section .text.syscall, "ax"
     .global syscall_entry
 syscall_entry:
-    movq %rsp, SYSCALL_USER_RSP(%rip)
-    movq SYSCALL_KERNEL_RSP(%rip), %rsp
+    swapgs
+    movq %rsp, %gs:{cpu_user_rsp}
+    movq %gs:{cpu_entry_top}, %rsp
     pushq ${user_ss}
-    pushq SYSCALL_USER_RSP(%rip)
+    pushq %gs:{cpu_user_rsp}
     pushq %r11
     pushq ${user_cs}
     pushq %rcx
     pushq %rax
     pushq ${vector}
-    jmp alltraps
+    jmp alltraps_gs_ready
 
     // Entered from alltraps with rsp at a system call's TrapFrame, after
     // trap_dispatch (and return_to_user) made it what user mode resumes.
@@ -96,13 +93,16 @@ syscall_return:
     popq %rax
     // rsp is at the vector now. Interrupts stay off from here (rflags comes
     // back with sysretq), so nothing lands on the user's stack once rsp
-    // holds it.
+    // holds it, and nothing runs with the user's GS base but sysretq.
     movq {user_rsp}(%rsp), %rsp
+    swapgs
     sysretq
     "#,
     user_ss = const 0x1b,
     user_cs = const 0x23,
     vector = const SYSCALL_VECTOR,
+    cpu_user_rsp = const super::percpu::USER_RSP_OFFSET,
+    cpu_entry_top = const super::percpu::ENTRY_TOP_OFFSET,
     rcx = const offset_of!(TrapFrame, rcx),
     r11 = const offset_of!(TrapFrame, r11),
     rip = const offset_of!(TrapFrame, rip),
@@ -139,9 +139,4 @@ pub fn init() {
     );
     // SAFETY: enabling SCE only makes the syscall instruction available.
     unsafe { Efer::update(|f| *f |= EferFlags::SYSTEM_CALL_EXTENSIONS) };
-}
-
-/// Sets the stack `syscall_entry` switches to.
-pub fn set_kernel_stack(top: u64) {
-    SYSCALL_KERNEL_RSP.store(top, Ordering::Relaxed);
 }

@@ -12,6 +12,10 @@
 //! which uses the cheaper `sysretq` when the frame allows it and comes back
 //! to `trap_return` when it does not.
 //!
+//! Entries from user mode and returns to it also exchange the GS base with
+//! `swapgs`, so that kernel code finds this CPU's record through GS
+//! (arch/percpu.rs says why and when).
+//!
 //! This is xv6's design, kept because a student can read the whole path from
 //! the CPU to Rust in one file.
 
@@ -100,8 +104,17 @@ trap_stubs:
     .set vec, vec + 1
     .endr
 
+    // From user mode (the frame's cs is ring 3), GS still holds the user's
+    // base: swapgs makes it this CPU's record (arch/percpu.rs). From the
+    // kernel it is the kernel's already. The syscall stub swapped itself
+    // and comes in below.
     .global alltraps
 alltraps:
+    testb $3, {cs_above_vector}(%rsp)
+    jz alltraps_gs_ready
+    swapgs
+    .global alltraps_gs_ready
+alltraps_gs_ready:
     cmpb $0, SMAP_ENABLED(%rip)
     je 1f
     clac
@@ -145,10 +158,17 @@ trap_return:
     popq %rbx
     popq %rax
     addq $16, %rsp
+    // Back to user mode: the user's GS base again, as the last act before
+    // iretq (interrupts are off until iretq restores rflags).
+    testb $3, 8(%rsp)
+    jz 2f
+    swapgs
+2:
     iretq
     "#,
     syscall_vector = const super::syscall::SYSCALL_VECTOR,
     vector = const core::mem::offset_of!(TrapFrame, vector),
+    cs_above_vector = const core::mem::offset_of!(TrapFrame, cs) - core::mem::offset_of!(TrapFrame, vector),
     options(att_syntax)
 );
 
@@ -265,6 +285,9 @@ extern "C" fn trap_dispatch(tf: &mut TrapFrame) {
 
 /// A CPU exception the kernel did not expect: report and stop the machine.
 fn exception(tf: &TrapFrame) {
+    // An NMI or a faulting sysretq/iretq may have come in with the user's
+    // GS base; the report takes locks, which need this CPU's record.
+    super::percpu::ensure_kernel_gs();
     report(tf);
     power::fail();
 }

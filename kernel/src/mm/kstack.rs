@@ -12,6 +12,9 @@
 //!     saved context (8 bytes)    the stack pointer `suspend` saved, which
 //!                                `resume` switches back to; 0 while the
 //!                                stack runs
+//!     (8 bytes unused)           keeps the frame 16-byte aligned
+//!     work due (8 bytes)         what the thread must do before it next
+//!                                returns to user mode (`work_due`)
 //!     entry record (8 bytes)     the user pc of the latest entry from user
 //!                                mode (arch::trap::record_entry)
 //!     entry_top()                the TSS's rsp0 and the syscall stub's stack
@@ -22,6 +25,15 @@
 //! rt_sigreturn and execve rewrite it in the middle of the call, and a tick
 //! that lands after that must still be charged to the pc the process
 //! entered at (profil's system time, proc::on_tick).
+//!
+//! The work-due word is Linux's `thread_info` flags, which also began life
+//! at the end of the kernel stack: bits others set (a signal sent, a tick
+//! that ends the time slice or leaves profil ticks pending; proc/mod.rs
+//! names them) and the thread clears on its way out. It is on the stack
+//! rather than in `proc::Thread` because the way out reads it without the
+//! process table's lock: the running thread finds its own stack's word
+//! through this CPU's record (`running_work_due`), so returning to user
+//! mode with nothing due costs one load and one test.
 //!
 //! The context switch is here too, behind two safe functions: `resume`
 //! switches from the scheduler to a suspended stack and `suspend` from the
@@ -37,18 +49,19 @@ use x86_64::structures::paging::PageTableFlags as Flags;
 use super::{KSTACKS_START, PAGE_SIZE, frames, paging};
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::arch::switch;
 use crate::arch::trap::TrapFrame;
+use crate::arch::{percpu, switch};
 use crate::sync::IrqLock;
 
 /// Usable pages per stack (64 KiB), plus one guard page per slot.
 const STACK_PAGES: u64 = 16;
-/// Bytes above the trap frame for the entry record and the saved context;
-/// 16 keeps the frame, and so the stack below it, 16-byte aligned.
-const ENTRY_RECORD: u64 = 16;
+/// Bytes above the trap frame for the entry record, the work-due word and
+/// the saved context; a multiple of 16 keeps the frame, and so the stack
+/// below it, 16-byte aligned.
+const ENTRY_RECORD: u64 = 32;
+/// Where the work-due word lies above the entry top.
+const WORK_DUE_OFFSET: u64 = 8;
 
-/// The scheduler's own saved stack pointer while a process's stack runs.
-static SCHEDULER_CONTEXT: AtomicU64 = AtomicU64::new(0);
 const SLOT_SIZE: u64 = (STACK_PAGES + 1) * PAGE_SIZE;
 
 struct Slots {
@@ -95,10 +108,11 @@ pub fn resume(id: StackId) {
         "resume: kernel stack {} has no saved context",
         id.0
     );
+    let scheduler = percpu::this_cpu().scheduler_context();
     // SAFETY: `next` was saved by `suspend` or `with_first_frame` on that
     // stack, which is still mapped; the scheduler's own context goes to
-    // SCHEDULER_CONTEXT, where `suspend` finds it.
-    unsafe { switch::switch_stacks(SCHEDULER_CONTEXT.as_ptr(), next) };
+    // this CPU's record, where `suspend` finds it.
+    unsafe { switch::switch_stacks(scheduler.as_ptr(), next) };
 }
 
 /// Switches from the running stack `id` back to the scheduler, saving this
@@ -111,15 +125,12 @@ pub fn suspend(id: StackId) {
         "suspend: not running on kernel stack {}",
         id.0
     );
+    let scheduler = percpu::this_cpu().scheduler_context();
     // SAFETY: this is the running stack (checked), so its top page is
     // mapped and stays so until it is resumed; the scheduler saved its own
-    // context in SCHEDULER_CONTEXT before resuming this stack.
-    unsafe {
-        switch::switch_stacks(
-            context_word(id.0),
-            SCHEDULER_CONTEXT.load(Ordering::Relaxed),
-        )
-    };
+    // context in this CPU's record before resuming this stack (a thread
+    // goes back to the scheduler of the CPU it runs on).
+    unsafe { switch::switch_stacks(context_word(id.0), scheduler.load(Ordering::Relaxed)) };
 }
 
 impl KernelStack {
@@ -192,6 +203,14 @@ impl KernelStack {
         unsafe { self.user_frame_at().read() }
     }
 
+    /// The thread's work-due word (see the top of this file).
+    pub fn work_due(&self) -> &AtomicU64 {
+        // SAFETY: the word lies in the reserved top of this stack, which is
+        // mapped for as long as `self` lives, 8-byte aligned, and only ever
+        // used as an atomic.
+        unsafe { &*((self.entry_top() + WORK_DUE_OFFSET) as *const AtomicU64) }
+    }
+
     /// The user pc at which the process last entered the kernel, as recorded
     /// at entry: later rewrites of the frame do not move it.
     pub fn entry_pc(&self) -> u64 {
@@ -210,4 +229,23 @@ impl Drop for KernelStack {
         }
         SLOTS.lock().free.push(self.slot);
     }
+}
+
+/// The work-due word of the thread this CPU runs, read without the process
+/// table: its stack is the one the CPU's entry top points into.
+///
+/// Only for code running on that thread's behalf (its way back to user
+/// mode), when its stack is the running one and so cannot be freed.
+pub fn running_work_due() -> &'static AtomicU64 {
+    let entry_top = percpu::this_cpu().entry_top();
+    debug_assert!(
+        entry_top >= KSTACKS_START,
+        "running_work_due with no thread running"
+    );
+    // SAFETY: the scheduler set the entry top to the running thread's
+    // stack, which stays mapped while the thread runs (it is freed only by
+    // the scheduler after the thread's last switch away); the word is in
+    // its reserved top, 8-byte aligned, only used as an atomic. The
+    // 'static is the caller's promise above.
+    unsafe { &*((entry_top + WORK_DUE_OFFSET) as *const AtomicU64) }
 }

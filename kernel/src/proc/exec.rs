@@ -71,6 +71,8 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usi
             p.cred = Arc::new(image.cred);
         }
         t.fs_base = 0;
+        t.gs_base = 0;
+        sched::set_user_bases(t);
         t.clear_child_tid = 0;
         t.robust_list = 0;
         p.prof.stop(PROF_STOPPED_BY_EXEC);
@@ -118,7 +120,7 @@ fn end_other_threads() {
         let mut thread = table.threads.remove(&me).expect("the current thread");
         thread.tid = pid;
         table.threads.insert(pid, thread);
-        table.current = Some(pid);
+        crate::arch::percpu::this_cpu().set_running(Some((pid, pid)));
     }
     if let Some(p) = table.procs.get_mut(&pid) {
         p.group_exit = None;

@@ -184,6 +184,7 @@ fn clone_thread(
         let mut thread = Thread::new(tid, p.pid, kstack);
         thread.fpu = t.fpu.clone();
         thread.fs_base = if request.set_tls { args.tls } else { t.fs_base };
+        thread.gs_base = t.gs_base;
         // Linux: a thread starts without the caller's alternate stack.
         thread.sig = t.sig.for_child(false);
         if request.child_cleartid {
@@ -369,6 +370,7 @@ fn copy_current(frame: &TrapFrame, lend: bool) -> Result<(Box<Process>, Box<Thre
         thread.sig = t.sig.for_child(true);
         thread.fpu = t.fpu.clone();
         thread.fs_base = t.fs_base;
+        thread.gs_base = t.gs_base;
         Ok((Box::new(child), Box::new(thread)))
     })
 }

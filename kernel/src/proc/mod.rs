@@ -164,6 +164,8 @@ pub struct Thread {
     pub wake_at: Option<u64>,
     /// The user's FS base (thread pointer), set by arch_prctl or clone.
     pub fs_base: u64,
+    /// The user's GS base, set by arch_prctl(ARCH_SET_GS).
+    pub gs_base: u64,
     /// The user's FPU/SSE registers while the thread is switched out.
     pub fpu: crate::arch::fpu::FpuState,
     /// Mask, thread-directed pending signals, alternate stack.
@@ -191,6 +193,15 @@ impl Thread {
         self.kstack.user_frame().rsp
     }
 
+    /// Tells the thread that `work` may be due before its next return to
+    /// user mode (`return_to_user` looks). Safe to call for any thread,
+    /// from any context: it only sets bits in its work-due word.
+    pub fn note_work(&self, work: Work) {
+        self.kstack
+            .work_due()
+            .fetch_or(work as u64, core::sync::atomic::Ordering::Relaxed);
+    }
+
     /// A thread of process `pid` that enters user mode through the frame
     /// on `kstack`.
     pub fn new(tid: Tid, pid: Pid, kstack: KernelStack) -> Thread {
@@ -203,6 +214,7 @@ impl Thread {
             cpu_ticks: 0,
             wake_at: None,
             fs_base: 0,
+            gs_base: 0,
             fpu: crate::arch::fpu::FpuState::initial(),
             sig: crate::signal::ThreadSignals::default(),
             prof: crate::profil::PendingTicks::default(),
@@ -216,8 +228,6 @@ impl Thread {
 pub struct Table {
     pub procs: BTreeMap<Pid, Box<Process>>,
     pub threads: BTreeMap<Tid, Box<Thread>>,
-    /// The thread running on this CPU.
-    pub current: Option<Tid>,
     next_id: u32,
     /// Where the CPU's ticks went (/proc/stat, /proc/uptime's idle time).
     pub cpu: kcore::procfs::CpuTicks,
@@ -285,7 +295,7 @@ impl Table {
             return Err(abi::Errno::EAGAIN);
         }
         let Some(p) = self
-            .current
+            .current_tid()
             .and_then(|tid| self.threads.get(&tid))
             .and_then(|t| self.procs.get(&t.pid))
         else {
@@ -322,8 +332,13 @@ impl Table {
         }
     }
 
+    /// The thread this CPU runs (its per-CPU record says which).
+    pub fn current_tid(&self) -> Option<Tid> {
+        crate::arch::percpu::this_cpu().tid()
+    }
+
     pub fn current_thread(&mut self) -> Option<&mut Thread> {
-        let tid = self.current?;
+        let tid = self.current_tid()?;
         self.threads.get_mut(&tid).map(|t| &mut **t)
     }
 
@@ -333,7 +348,7 @@ impl Table {
     }
 
     pub fn current_both(&mut self) -> Option<(&mut Thread, &mut Process)> {
-        let tid = self.current?;
+        let tid = self.current_tid()?;
         let thread = self.threads.get_mut(&tid)?;
         let process = self.procs.get_mut(&thread.pid)?;
         Some((&mut **thread, &mut **process))
@@ -357,7 +372,6 @@ impl Table {
 pub static TABLE: IrqLock<Table> = IrqLock::new(Table {
     procs: BTreeMap::new(),
     threads: BTreeMap::new(),
-    current: None,
     next_id: 1,
     cpu: kcore::procfs::CpuTicks {
         user: 0,
@@ -464,14 +478,41 @@ pub fn check() -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Kinds of work a thread may have to do before it returns to user mode:
+/// bits of its work-due word (mm/kstack.rs), which whoever makes the work
+/// sets with `Thread::note_work` and `return_to_user` clears. A bit says
+/// "look", not what to do: the look is made under the table's lock, so a
+/// bit set for nothing costs one slow return and no harm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u64)]
+pub enum Work {
+    /// A tick left profil ticks pending (it could not add them to the
+    /// buffer in the interrupt): proc::on_tick.
+    Profil = 1 << 0,
+    /// The time slice is over: proc::on_tick.
+    Resched = 1 << 1,
+    /// A signal was sent to the thread or its process, its mask changed,
+    /// or its process is stopping: signal.rs.
+    Signal = 1 << 2,
+}
+
 /// Work due before a return to user mode, in the thread's own context:
 /// profil's pending ticks, giving up the CPU at the end of a time slice,
 /// parking while the process is stopped, then signals (which may rewrite
 /// `tf` to enter a handler, or end the thread).
 ///
-/// One look at the thread decides what is due, so the common case
-/// (nothing) costs a single lock.
+/// The common case, nothing due, costs one look at the thread's work-due
+/// word, with no lock (and the frame's result, for a system call a signal
+/// interrupted). Otherwise the word is cleared first, so that work noted
+/// while this looks is looked at again on the next return rather than
+/// lost, and one look at the thread under the table's lock decides what
+/// is due.
 pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
+    let due = crate::mm::kstack::running_work_due();
+    if due.load(core::sync::atomic::Ordering::Relaxed) == 0 && !crate::signal::restart_pending(tf) {
+        return;
+    }
+    due.store(0, core::sync::atomic::Ordering::Relaxed);
     let (profil, resched, stopped, signals) = match TABLE.lock().current_both() {
         Some((t, p)) => (
             t.prof.has_pending(),
@@ -494,6 +535,13 @@ pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
     // yield they are looked at again.
     if signals || resched || stopped || crate::signal::restart_pending(tf) {
         crate::signal::deliver(tf);
+        // deliver enters at most one handler; another signal it could
+        // take waits for the next return, so the word must say so.
+        current_both(|t, p| {
+            if crate::signal::need_attention(t, p) {
+                t.note_work(Work::Signal);
+            }
+        });
     }
 }
 
@@ -511,7 +559,7 @@ pub fn on_tick(tf: &crate::arch::trap::TrapFrame) {
         table.load.sample(u64::from(active));
     }
     let from_user = tf.is_from_user();
-    match (table.current.is_some(), from_user) {
+    match (table.current_tid().is_some(), from_user) {
         (false, _) => table.cpu.idle += 1,
         (true, true) => table.cpu.user += 1,
         (true, false) => table.cpu.system += 1,
@@ -526,7 +574,13 @@ pub fn on_tick(tf: &crate::arch::trap::TrapFrame) {
         };
         t.cpu_ticks += 1;
         p.prof.on_tick(pc, &mut t.prof, from_user);
+        if t.prof.has_pending() {
+            t.note_work(Work::Profil);
+        }
         t.slice_left = t.slice_left.saturating_sub(1);
+        if t.slice_left == 0 {
+            t.note_work(Work::Resched);
+        }
         p.pid
     });
     // Walked by key, not by iterator: a timer that fires sends its signal

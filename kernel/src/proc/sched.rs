@@ -26,7 +26,7 @@ use x86_64::instructions::interrupts;
 use x86_64::registers::model_specific::FsBase;
 
 use super::{Pid, State, TABLE, Tid, current_thread};
-use crate::arch::{gdt, syscall};
+use crate::arch::{gdt, percpu};
 use crate::mm::kstack;
 use crate::sync::IrqLock;
 
@@ -86,7 +86,6 @@ pub fn run() -> ! {
                 .or_else(|| table.threads.range(..=last).find(runnable))
                 .map(|(tid, _)| *tid);
             pick.map(|tid| {
-                table.current = Some(tid);
                 let super::Table { procs, threads, .. } = &mut *table;
                 let t = threads.get_mut(&tid).expect("picked from the table");
                 t.state = State::Running;
@@ -95,21 +94,23 @@ pub fn run() -> ! {
                 if let Some(mem) = procs.get(&t.pid).and_then(|p| p.mem.as_ref()) {
                     mem.space.activate();
                 }
-                (tid, t.kstack.id(), t.kstack.entry_top(), t.fs_base)
+                let cpu = percpu::this_cpu();
+                cpu.set_running(Some((tid, t.pid)));
+                cpu.set_entry_top(t.kstack.entry_top());
+                gdt::set_kernel_stack(x86_64::VirtAddr::new(t.kstack.entry_top()));
+                set_user_bases(t);
+                (tid, t.kstack.id())
             })
         };
         match next {
-            Some((tid, stack, stack_top, fs_base)) => {
+            Some((tid, stack)) => {
                 last = tid;
-                gdt::set_kernel_stack(x86_64::VirtAddr::new(stack_top));
-                syscall::set_kernel_stack(stack_top);
-                FsBase::write(x86_64::VirtAddr::new_truncate(fs_base));
                 crate::sync::assert_none_held("scheduler");
                 // Runs the thread until it gives up the CPU.
                 kstack::resume(stack);
+                percpu::this_cpu().set_running(None);
                 let dead = {
                     let mut table = TABLE.lock();
-                    table.current = None;
                     let exited = table
                         .threads
                         .get(&tid)
@@ -126,6 +127,13 @@ pub fn run() -> ! {
             None => interrupts::enable_and_hlt(),
         }
     }
+}
+
+/// Loads the user's FS and GS bases of thread `t`, about to run (or just
+/// exec'd): they take effect when it returns to user mode.
+pub fn set_user_bases(t: &super::Thread) {
+    FsBase::write(x86_64::VirtAddr::new_truncate(t.fs_base));
+    percpu::set_user_gs_base(t.gs_base);
 }
 
 /// Switches from the current thread to the scheduler. Interrupts must be

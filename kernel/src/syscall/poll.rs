@@ -217,7 +217,7 @@ fn read_mask(mask: u64, size: u64) -> Result<Option<SigSet>, Errno> {
 /// caller's, as sigsuspend does).
 fn with_mask<R>(mask: Option<SigSet>, wait: impl FnOnce() -> R) -> R {
     if let Some(mask) = mask {
-        current_thread(|t| t.sig.suspend_with(mask));
+        current_thread(|t| crate::signal::suspend_with(t, mask));
     }
     wait()
 }

@@ -5,8 +5,8 @@
 
 use abi::Errno;
 use abi::types::{
-    ARCH_GET_FS, ARCH_SET_FS, CLOCK_MONOTONIC, CLOCK_REALTIME, CLONE_VFORK, CLONE_VM,
-    TIMER_ABSTIME, Timespec,
+    ARCH_GET_FS, ARCH_GET_GS, ARCH_SET_FS, ARCH_SET_GS, CLOCK_MONOTONIC, CLOCK_REALTIME,
+    CLONE_VFORK, CLONE_VM, TIMER_ABSTIME, Timespec,
 };
 
 use super::SysResult;
@@ -68,12 +68,21 @@ pub fn wait4(pid: i32, status: u64, options: u32) -> SysResult {
 
 /// getpid(2): the process's id, whichever thread asks.
 pub fn getpid() -> SysResult {
-    Ok(current(|p| p.pid) as usize)
+    Ok(running().1 as usize)
 }
 
 /// gettid(2): the calling thread's id.
 pub fn gettid() -> SysResult {
-    Ok(current_thread(|t| t.tid) as usize)
+    Ok(running().0 as usize)
+}
+
+/// The caller's tid and pid, from this CPU's record: no lock, since only
+/// the caller's own exec changes them.
+fn running() -> (Tid, Pid) {
+    let cpu = crate::arch::percpu::this_cpu();
+    cpu.tid()
+        .zip(cpu.pid())
+        .expect("a system call runs in a thread")
 }
 
 /// set_tid_address(2): where 0 is written (and a futex waiter woken) when
@@ -221,24 +230,41 @@ fn sleep_for(nanos: u128, rem: u64) -> SysResult {
     }
 }
 
-/// umask(2): recorded per process, not enforced (one user; modes are kept
-/// but never checked).
+/// umask(2): the permission bits new files and directories lose (per
+/// process, inherited at fork and kept across exec).
 pub fn umask(mask: u32) -> SysResult {
     Ok(current(|p| core::mem::replace(&mut p.umask, mask & 0o777)) as usize)
 }
 
+/// arch_prctl(2): the user's FS base (the thread pointer of musl and
+/// glibc) and GS base, per thread. An address outside user space is EPERM,
+/// as on Linux; so a user GS base can never look like a kernel one, which
+/// is what arch/percpu.rs's `ensure_kernel_gs` relies on.
 pub fn arch_prctl(code: u32, addr: u64) -> SysResult {
     match code {
-        ARCH_SET_FS => {
+        ARCH_SET_FS | ARCH_SET_GS => {
             if addr >= crate::mm::USER_TOP {
                 return Err(Errno::EPERM);
             }
-            current_thread(|t| t.fs_base = addr);
-            x86_64::registers::model_specific::FsBase::write(x86_64::VirtAddr::new(addr));
+            current_thread(|t| {
+                if code == ARCH_SET_FS {
+                    t.fs_base = addr;
+                } else {
+                    t.gs_base = addr;
+                }
+                sched::set_user_bases(t);
+            });
             Ok(0)
         }
-        ARCH_GET_FS => {
-            uaccess::write(addr, &current_thread(|t| t.fs_base))?;
+        ARCH_GET_FS | ARCH_GET_GS => {
+            let base = current_thread(|t| {
+                if code == ARCH_GET_FS {
+                    t.fs_base
+                } else {
+                    t.gs_base
+                }
+            });
+            uaccess::write(addr, &base)?;
             Ok(0)
         }
         _ => Err(Errno::EINVAL),

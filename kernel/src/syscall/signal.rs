@@ -64,7 +64,7 @@ pub fn rt_sigprocmask(how: u32, set: u64, old: u64, setsize: u64) -> SysResult {
     let previous = current_thread(|t| t.sig.blocked);
     if let Some(set) = change {
         let blocked = rules::apply_mask(previous, how, set).ok_or(Errno::EINVAL)?;
-        current_thread(|t| t.sig.blocked = blocked);
+        current_thread(|t| signal::set_mask(t, blocked));
     }
     if old != 0 {
         uaccess::write(old, &previous)?;
@@ -88,7 +88,7 @@ pub fn rt_sigsuspend(mask: u64, setsize: u64) -> SysResult {
         return Err(Errno::EINVAL);
     }
     let mask: SigSet = uaccess::read(mask)?;
-    current_thread(|t| t.sig.suspend_with(mask));
+    current_thread(|t| signal::suspend_with(t, mask));
     pause()
 }
 

@@ -1,0 +1,201 @@
+//! Per-CPU data, reached through the GS segment base.
+//!
+//! Some state belongs to a CPU rather than to the kernel as a whole: which
+//! thread it runs, the kernel stack an entry from user mode switches to,
+//! the scheduler's saved context, how many locks it holds. With one CPU
+//! these could be plain statics; with several, each CPU needs its own copy
+//! and a way to find it that costs no more than a static. x86_64 gives that
+//! way: the GS base. Each CPU's `Cpu` record sits in `CPUS`, and while the
+//! CPU runs kernel code its GS base holds the record's address, so
+//! `mov %gs:OFFSET, %reg` reads a field in one instruction with no lock
+//! (the record's first word is its own address, so `this_cpu()` is one
+//! `mov %gs:0`).
+//!
+//! User mode has a GS base of its own (arch_prctl(ARCH_SET_GS)). The CPU
+//! keeps the other one in the `IA32_KERNEL_GS_BASE` register, and `swapgs`
+//! exchanges the two. So every way in from user mode begins with `swapgs`
+//! and every way out ends with it, and nothing else may: the `syscall`
+//! stub (arch/syscall.rs) always swaps, since `syscall` only comes from
+//! user mode; `alltraps` (arch/trap.rs) swaps when the frame's cs says the
+//! trap interrupted ring 3, and `trap_return` when it goes back there; the
+//! one window where the kernel runs with the user's base (between the last
+//! `swapgs` and `sysretq`/`iretq`, interrupts off) can only be hit by an
+//! NMI or a fault of the return instruction itself, both fatal here, and
+//! `ensure_kernel_gs` puts the kernel's base back before the report (what
+//! Linux's "paranoid" entries do by reading the base).
+//!
+//! While the kernel runs, then, `IA32_KERNEL_GS_BASE` holds the user's GS
+//! base: the scheduler writes the next thread's there (`set_user_gs_base`),
+//! as it writes the FS base.
+//!
+//! A field another CPU never touches needs no lock, but an interrupt on this
+//! CPU may change some of them (the timer picks another thread only through
+//! the scheduler, which runs with interrupts off), so each field is an
+//! atomic read and written with `Relaxed`: single instructions, which is
+//! what the entry stubs need too.
+//!
+//! Only the boot CPU runs today (`init_boot_cpu`); the SMP work starts the
+//! others, each calling `init_cpu` with its index.
+
+use core::mem::offset_of;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use x86_64::VirtAddr;
+use x86_64::registers::model_specific::{GsBase, KernelGsBase};
+
+/// Most CPUs the kernel will drive.
+pub const MAX_CPUS: usize = 16;
+
+/// One CPU's own state. `#[repr(C)]` because the entry stubs read fields at
+/// fixed offsets; 64-byte aligned so two CPUs never share a cache line.
+#[repr(C, align(64))]
+pub struct Cpu {
+    /// The record's own address (`this_cpu` reads it through GS).
+    this: AtomicU64,
+    /// Where an entry from user mode builds its trap frame: the running
+    /// thread's `KernelStack::entry_top` (the syscall stub loads rsp from
+    /// here; the TSS's rsp0 holds the same for interrupts).
+    entry_top: AtomicU64,
+    /// The user's rsp while the syscall stub switches stacks.
+    user_rsp: AtomicU64,
+    /// The scheduler's saved stack pointer while a thread's stack runs
+    /// (mm/kstack.rs).
+    scheduler_context: AtomicU64,
+    /// The thread this CPU runs and its process, 0 for none (the
+    /// scheduler's own loop, or boot).
+    tid: AtomicU32,
+    pid: AtomicU32,
+    /// IrqLocks this CPU holds (sync.rs).
+    locks_held: AtomicU32,
+    /// Its index in `CPUS`.
+    index: AtomicU32,
+}
+
+impl Cpu {
+    const fn new() -> Cpu {
+        Cpu {
+            this: AtomicU64::new(0),
+            entry_top: AtomicU64::new(0),
+            user_rsp: AtomicU64::new(0),
+            scheduler_context: AtomicU64::new(0),
+            tid: AtomicU32::new(0),
+            pid: AtomicU32::new(0),
+            locks_held: AtomicU32::new(0),
+            index: AtomicU32::new(0),
+        }
+    }
+
+    /// The running thread's id, None when the CPU runs none.
+    pub fn tid(&self) -> Option<u32> {
+        match self.tid.load(Ordering::Relaxed) {
+            0 => None,
+            tid => Some(tid),
+        }
+    }
+
+    /// The running thread's process id, None when the CPU runs none.
+    pub fn pid(&self) -> Option<u32> {
+        match self.pid.load(Ordering::Relaxed) {
+            0 => None,
+            pid => Some(pid),
+        }
+    }
+
+    /// Records which thread (of which process) the CPU runs now; `None`
+    /// when it goes back to the scheduler.
+    pub fn set_running(&self, running: Option<(u32, u32)>) {
+        let (tid, pid) = running.unwrap_or((0, 0));
+        self.tid.store(tid, Ordering::Relaxed);
+        self.pid.store(pid, Ordering::Relaxed);
+    }
+
+    /// Sets the stack an entry from user mode switches to (the running
+    /// thread's entry top).
+    pub fn set_entry_top(&self, top: u64) {
+        self.entry_top.store(top, Ordering::Relaxed);
+    }
+
+    pub fn entry_top(&self) -> u64 {
+        self.entry_top.load(Ordering::Relaxed)
+    }
+
+    /// The word where the scheduler's context is saved while a thread runs.
+    pub fn scheduler_context(&self) -> &AtomicU64 {
+        &self.scheduler_context
+    }
+
+    /// The count of locks held, for sync.rs.
+    pub fn locks_held(&self) -> &AtomicU32 {
+        &self.locks_held
+    }
+}
+
+static CPUS: [Cpu; MAX_CPUS] = [const { Cpu::new() }; MAX_CPUS];
+
+/// Byte offsets of the fields the syscall stub reads through GS.
+pub const ENTRY_TOP_OFFSET: usize = offset_of!(Cpu, entry_top);
+pub const USER_RSP_OFFSET: usize = offset_of!(Cpu, user_rsp);
+
+/// The boot CPU's GS base, set first thing at boot (before the first lock,
+/// which counts itself in the record).
+pub fn init_boot_cpu() {
+    init_cpu(0);
+}
+
+/// Points this CPU's GS base at record `index`, with a user GS base of 0.
+/// Called once per CPU, with interrupts off, before anything on it takes
+/// a lock.
+pub fn init_cpu(index: usize) {
+    let cpu = &CPUS[index];
+    let at = cpu as *const Cpu as u64;
+    cpu.this.store(at, Ordering::Relaxed);
+    cpu.index.store(index as u32, Ordering::Relaxed);
+    GsBase::write(VirtAddr::new(at));
+    KernelGsBase::write(VirtAddr::zero());
+}
+
+/// This CPU's record.
+///
+/// The GS base points at it whenever kernel code runs (the `swapgs` rules
+/// atop this file), from `init_boot_cpu` on.
+pub fn this_cpu() -> &'static Cpu {
+    let at: u64;
+    // SAFETY: reads one word through GS, which in kernel mode holds the
+    // address of this CPU's record, whose first word is that address.
+    unsafe {
+        core::arch::asm!(
+            "mov {}, gs:[0]",
+            out(reg) at,
+            options(nostack, preserves_flags, readonly)
+        )
+    };
+    debug_assert!(
+        CPUS.as_ptr_range().contains(&(at as *const Cpu)),
+        "GS does not point at a CPU record"
+    );
+    // SAFETY: `at` is the address of one of the `CPUS`, which are 'static
+    // and only ever used through shared references.
+    unsafe { &*(at as *const Cpu) }
+}
+
+/// The user's GS base for the thread about to run (it waits in
+/// `IA32_KERNEL_GS_BASE` until the `swapgs` on the way out).
+pub fn set_user_gs_base(base: u64) {
+    KernelGsBase::write(VirtAddr::new_truncate(base));
+}
+
+/// After an entry that may have come in with the user's GS base (an NMI or
+/// a fault of `sysretq`/`iretq` in the window after the last `swapgs`):
+/// makes GS the kernel's again. Only for the fatal reports, which must
+/// take locks to print.
+pub fn ensure_kernel_gs() {
+    let base = GsBase::read().as_u64();
+    if !CPUS
+        .iter()
+        .any(|c| c.this.load(Ordering::Relaxed) == base && base != 0)
+    {
+        // SAFETY: the GS base is not a CPU record, so the kernel's is in
+        // IA32_KERNEL_GS_BASE (the entry came between a swapgs and the
+        // return to user mode); swapping brings it back.
+        unsafe { core::arch::asm!("swapgs", options(nostack, preserves_flags)) };
+    }
+}
