@@ -48,6 +48,7 @@ errnos! {
     ENFILE = 23, "Too many open files in system";
     EMFILE = 24, "Too many open files";
     ENOTTY = 25, "Not a tty";
+    ETXTBSY = 26, "Text file busy";
     EFBIG = 27, "File too large";
     ENOSPC = 28, "No space left on device";
     ESPIPE = 29, "Illegal seek";

@@ -5,6 +5,11 @@
 //! and size is checked against the file and against user space, so a damaged
 //! or hostile file is `ENOEXEC`, never an out-of-bounds read or a mapping in
 //! the kernel half.
+//!
+//! It reads only the headers (`headers_end` says how many bytes they take),
+//! since exec maps the segments from the file's own pages instead of
+//! copying the file: so each segment's file offset and address must agree
+//! within a page, as Linux's loader requires of them (it maps with mmap).
 
 use abi::Errno;
 
@@ -18,6 +23,8 @@ const ET_EXEC: u16 = 2;
 const ET_DYN: u16 = 3;
 const EM_X86_64: u16 = 62;
 const PHDR_SIZE: usize = 56;
+const EHDR_SIZE: usize = 64;
+const PAGE_SIZE: u64 = 4096;
 /// Where a position-independent (`ET_DYN`) program is loaded, as Linux does
 /// for static PIE: its addresses start at 0, which must stay unmapped.
 pub const DYN_BASE: u64 = 0x0000_5555_5555_4000;
@@ -89,10 +96,28 @@ pub(crate) fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
-/// Parses `file` as an executable whose segments must lie below `user_top`.
-pub fn parse(file: &[u8], user_top: u64) -> Result<Executable, Errno> {
+/// How many bytes from the start of the file hold the ELF header and the
+/// program headers, from the first `EHDR_SIZE` bytes (`head`, at least 64 of
+/// them); None if they are not an ELF header. What exec reads before
+/// `parse`.
+pub fn headers_end(head: &[u8]) -> Option<usize> {
+    if head.len() < EHDR_SIZE || &head[..4] != b"\x7fELF" {
+        return None;
+    }
+    let phoff = usize::try_from(u64_at(head, 32)?).ok()?;
+    let phnum = usize::from(u16_at(head, 56)?);
+    phoff
+        .checked_add(PHDR_SIZE.checked_mul(phnum)?)?
+        .max(EHDR_SIZE)
+        .into()
+}
+
+/// Parses the executable whose headers are `file` (at least its first
+/// `headers_end` bytes) and whose length is `file_len`; its segments must
+/// lie below `user_top`.
+pub fn parse(file: &[u8], file_len: u64, user_top: u64) -> Result<Executable, Errno> {
     let bad = Errno::ENOEXEC;
-    if file.len() < 64 || &file[..4] != b"\x7fELF" || file[4] != 2 || file[5] != 1 {
+    if file.len() < EHDR_SIZE || &file[..4] != b"\x7fELF" || file[4] != 2 || file[5] != 1 {
         return Err(bad);
     }
     let kind = u16_at(file, 16).ok_or(bad)?;
@@ -131,9 +156,10 @@ pub fn parse(file: &[u8], user_top: u64) -> Result<Executable, Errno> {
                 let file_end = seg.offset.checked_add(seg.file_size).ok_or(bad)?;
                 let mem_end = seg.vaddr.checked_add(seg.mem_size).ok_or(bad)?;
                 if seg.file_size > seg.mem_size
-                    || file_end > file.len() as u64
+                    || file_end > file_len
                     || mem_end > user_top
                     || seg.vaddr < MIN_ADDR
+                    || seg.offset % PAGE_SIZE != seg.vaddr % PAGE_SIZE
                 {
                     return Err(bad);
                 }
@@ -200,7 +226,9 @@ mod tests {
 
     #[test]
     fn parses_a_minimal_executable() {
-        let exe = parse(&tiny_elf(), 1 << 47).unwrap();
+        let f = tiny_elf();
+        assert_eq!(headers_end(&f), Some(64 + 56));
+        let exe = parse(&f, f.len() as u64, 1 << 47).unwrap();
         assert_eq!(exe.entry, 0x400078);
         assert_eq!(exe.phdr_vaddr, 0x400040);
         assert_eq!(exe.segments.len(), 1);
@@ -217,7 +245,7 @@ mod tests {
         f[16..18].copy_from_slice(&ET_DYN.to_le_bytes());
         f[24..32].copy_from_slice(&0x78u64.to_le_bytes()); // entry
         f[64 + 16..64 + 24].copy_from_slice(&0u64.to_le_bytes()); // vaddr 0
-        let exe = parse(&f, 1 << 47).unwrap();
+        let exe = parse(&f, f.len() as u64, 1 << 47).unwrap();
         assert_eq!(exe.entry, DYN_BASE + 0x78);
         assert_eq!(exe.segments.iter().next().unwrap().vaddr, DYN_BASE);
         assert_eq!(exe.phdr_vaddr, DYN_BASE + 0x40);
@@ -236,6 +264,13 @@ mod tests {
             ("phentsize", Box::new(|f| f[54] = 32)),
             ("phoff past end", Box::new(|f| f[32] = 0x79)),
             ("segment past file", Box::new(|f| f[64 + 32] = 0x81)),
+            (
+                "offset and address disagree within a page",
+                Box::new(|f| {
+                    f[64 + 8] = 8; // offset 8 at 0x400000, the bytes still in the file
+                    f[64 + 32] = 0x78;
+                }),
+            ),
             ("filesz > memsz", Box::new(|f| f[64 + 41] = 0)),
             ("kernel half", Box::new(|f| f[64 + 23] = 0xff)),
             (
@@ -259,9 +294,25 @@ mod tests {
         for (what, hurt) in damage {
             let mut f = good.clone();
             hurt(&mut f);
-            assert_eq!(parse(&f, 1 << 47), Err(Errno::ENOEXEC), "{what}");
+            assert_eq!(
+                parse(&f, f.len() as u64, 1 << 47),
+                Err(Errno::ENOEXEC),
+                "{what}"
+            );
         }
-        assert_eq!(parse(b"#!/bin/sh\n", 1 << 47), Err(Errno::ENOEXEC));
-        assert_eq!(parse(&[], 1 << 47), Err(Errno::ENOEXEC));
+        assert_eq!(parse(b"#!/bin/sh\n", 10, 1 << 47), Err(Errno::ENOEXEC));
+        assert_eq!(parse(&[], 0, 1 << 47), Err(Errno::ENOEXEC));
+        assert_eq!(headers_end(b"#!/bin/sh\n"), None);
+    }
+
+    #[test]
+    fn the_headers_alone_are_enough() {
+        let f = tiny_elf();
+        let end = headers_end(&f).unwrap();
+        // The segment's bytes need not be there: only the file's length.
+        let exe = parse(&f[..end], f.len() as u64, 1 << 47).unwrap();
+        assert_eq!(exe, parse(&f, f.len() as u64, 1 << 47).unwrap());
+        // But a segment past that length is still refused.
+        assert_eq!(parse(&f[..end], end as u64, 1 << 47), Err(Errno::ENOEXEC));
     }
 }

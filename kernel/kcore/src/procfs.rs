@@ -158,17 +158,11 @@ pub struct MappedName {
 
 /// One line of `/proc/PID/maps` (`show_map_vma`): range, rights, shared or
 /// private, offset, device, inode, and after padding to column 73 the name,
-/// if any. The program's segments are copies of its file, so they show its
-/// path but no offset, device or inode; a mapped file shows all four
-/// (`describe` names it).
-pub fn maps_line<F>(
-    range: &Range<F>,
-    program: &str,
-    describe: impl Fn(&F) -> MappedName,
-) -> String {
+/// if any. A mapped file, the program's segments among them, shows all
+/// four (`describe` names it).
+pub fn maps_line<F>(range: &Range<F>, describe: impl Fn(&F) -> MappedName) -> String {
     let prot = range.area.prot;
     let (shared, offset, device, ino, name) = match &range.area.kind {
-        Kind::Program => (false, 0, "00:00", 0, String::from(program)),
         Kind::Heap => (false, 0, "00:00", 0, String::from("[heap]")),
         Kind::Stack => (false, 0, "00:00", 0, String::from("[stack]")),
         Kind::Anonymous => (false, 0, "00:00", 0, String::new()),
@@ -396,7 +390,6 @@ mod tests {
                 PROT_READ | PROT_WRITE,
                 Kind::Stack,
             ),
-            "/bin/x",
             named,
         );
         assert_eq!(
@@ -404,23 +397,21 @@ mod tests {
             "7ffffffde000-7ffffffff000 rw-p 00000000 00:00 0                          [stack]\n"
         );
         assert_eq!(stack.find('['), Some(73));
+        let program = Kind::File(crate::vma::FileMap::new(0, 0x400000, 0, false));
         let text = maps_line(
-            &range(0x400000, 0x401000, PROT_READ | PROT_EXEC, Kind::Program),
-            "/bin/x",
+            &range(0x400000, 0x401000, PROT_READ | PROT_EXEC, program),
             named,
         );
-        assert!(text.starts_with("00400000-00401000 r-xp "), "{text}");
-        assert!(text.ends_with(" /bin/x\n"));
-        let anon = maps_line(
-            &range(0x10000, 0x20000, 0, Kind::Anonymous),
-            "/bin/x",
-            named,
+        assert!(
+            text.starts_with("00400000-00401000 r-xp 00000000 00:01 12"),
+            "{text}"
         );
+        assert!(text.ends_with(" /tmp/f\n"));
+        let anon = maps_line(&range(0x10000, 0x20000, 0, Kind::Anonymous), named);
         assert_eq!(anon, "00010000-00020000 ---p 00000000 00:00 0\n");
         let shared = Kind::File(crate::vma::FileMap::new(0, 0x7f00_0000_0000, 0x3000, true));
         let file = maps_line(
             &range(0x7f00_0000_0000, 0x7f00_0000_2000, PROT_READ, shared),
-            "/bin/x",
             named,
         );
         assert_eq!(

@@ -36,8 +36,6 @@ use alloc::vec::Vec;
 /// What an area is for (shown by `/proc/PID/maps`-style listings).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Kind<F> {
-    /// A segment of the program's ELF image.
-    Program,
     /// The heap, grown and shrunk by brk(2).
     Heap,
     /// The main thread's stack.

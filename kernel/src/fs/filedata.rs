@@ -31,6 +31,12 @@
 //! them (`clear_past_end`), so growing the file reads zeros there, as it
 //! must. A page wholly past the end cannot be mapped: touching it is
 //! SIGBUS, as on Linux.
+//!
+//! A running program's text is its file's pages (exec maps them privately,
+//! proc/exec.rs), so a store into the file would change the code under the
+//! program's feet. As on Linux, a file that some process runs cannot be
+//! opened for writing or truncated (ETXTBSY): each address space made by
+//! exec holds an `ExecHold` on its file for as long as it lives.
 
 use abi::Errno;
 use alloc::sync::{Arc, Weak};
@@ -86,6 +92,12 @@ impl FileData {
         self.0.lock().len
     }
 
+    /// Whether some process runs this file as its program: then opening it
+    /// for writing or truncating it is ETXTBSY.
+    pub fn is_running(&self) -> bool {
+        self.0.lock().running > 0
+    }
+
     /// Pages that have a frame (the rest are holes).
     pub fn resident_pages(&self) -> usize {
         self.0.lock().pages.iter().filter(|p| p.is_some()).count()
@@ -113,7 +125,7 @@ impl FileData {
         self.0.lock().truncate(len)
     }
 
-    /// The whole file as one buffer (exec, export).
+    /// The whole file as one buffer (export).
     pub fn to_vec(&self) -> Vec<u8> {
         let pages = self.0.lock();
         let mut out = alloc::vec![0u8; pages.len as usize];
@@ -139,6 +151,31 @@ impl FileData {
     }
 }
 
+/// A program's hold on its file (Linux's `deny_write_access` for exec):
+/// while one lives, the file is busy for writers (`FileData::is_running`).
+/// A forked address space clones it; the last one dropped frees the file
+/// for writing again.
+pub struct ExecHold(FileData);
+
+impl ExecHold {
+    pub fn new(file: &FileData) -> ExecHold {
+        file.0.lock().running += 1;
+        ExecHold(file.clone())
+    }
+}
+
+impl Clone for ExecHold {
+    fn clone(&self) -> ExecHold {
+        ExecHold::new(&self.0)
+    }
+}
+
+impl Drop for ExecHold {
+    fn drop(&mut self) {
+        (self.0).0.lock().running -= 1;
+    }
+}
+
 /// A `FileData` that may be gone (`FileData::downgrade`).
 pub struct WeakFileData(Weak<IrqLock<Pages>>);
 
@@ -153,6 +190,8 @@ impl WeakFileData {
 struct Pages {
     pages: Vec<Option<OwnedFrame>>,
     len: u64,
+    /// Address spaces running this file as their program (`ExecHold`).
+    running: usize,
 }
 
 impl Pages {

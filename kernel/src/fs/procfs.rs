@@ -296,7 +296,7 @@ fn maps(p: &Process) -> String {
     mem.ranges()
         .iter()
         .map(|r| {
-            text::maps_line(r, &p.exe, |file| text::MappedName {
+            text::maps_line(r, |file| text::MappedName {
                 ino: file.ino,
                 name: String::from(&*file.name),
             })

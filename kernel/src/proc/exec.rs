@@ -21,7 +21,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use kcore::cred::{Cred, MAY_EXEC};
 use kcore::elf::{self, Executable, PF_W, PF_X};
-use kcore::vma::Kind;
+use kcore::vma::{FileMap, Kind};
 use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
@@ -29,10 +29,11 @@ use super::sched::{self, Chan};
 use super::vm::{STACK_MAX, STACK_TOP, UserMemory};
 use super::{TABLE, current, current_both};
 use crate::arch::trap::TrapFrame;
+use crate::fs::filedata::{ExecHold, FileData};
 use crate::fs::ramfs::{self, Content};
-use crate::mm::frames::alloc_user_frame;
+use crate::mm::areas::{self, MappedFile};
 use crate::mm::paging::AddressSpace;
-use crate::mm::{USER_TOP, uaccess};
+use crate::mm::{PAGE_SIZE, USER_TOP, uaccess};
 use crate::mm::{page_down, page_up};
 
 /// Most argv + envp strings, in bytes (Linux allows more; we keep it small).
@@ -190,7 +191,7 @@ pub fn load(
     cred: &Cred,
 ) -> Result<Image, Errno> {
     let node = ramfs::lookup(path)?;
-    let (data, cred) = {
+    let (file, cred) = {
         let node = node.lock();
         let Content::File(data) = &node.content else {
             return Err(Errno::EACCES);
@@ -202,9 +203,15 @@ pub fn load(
         let set_gid = (node.perm & (S_ISGID | S_IXGRP) == S_ISGID | S_IXGRP).then_some(node.gid);
         let mut cred = cred.clone();
         cred.exec(set_uid, set_gid);
-        (data.to_vec(), cred)
+        let file = MappedFile {
+            data: data.clone(),
+            ino: node.ino,
+            name: Arc::from(path),
+            may_write: false,
+        };
+        (file, cred)
     };
-    let exe = elf::parse(&data, USER_TOP)?;
+    let exe = parse_headers(&file.data)?;
     let image_end = exe
         .segments
         .iter()
@@ -215,7 +222,8 @@ pub fn load(
         AddressSpace::new().ok_or(Errno::ENOMEM)?,
         page_up(image_end).ok_or(Errno::ENOEXEC)?,
     );
-    load_segments(&mut mem, &exe, &data)?;
+    load_segments(&mut mem, &exe, &file)?;
+    mem.program = Some(ExecHold::new(&file.data));
     let stack_bottom = STACK_TOP - stack_size(stack_limit, path, argv, envp);
     mem.record(stack_bottom, STACK_TOP, PROT_READ | PROT_WRITE, Kind::Stack);
     // The top of the stack, where every program starts, is mapped now (a
@@ -232,46 +240,86 @@ pub fn load(
     })
 }
 
-fn load_segments(mem: &mut UserMemory, exe: &Executable, data: &[u8]) -> Result<(), Errno> {
-    for seg in exe.segments.iter() {
-        let mut flags = Flags::PRESENT;
+/// The ELF headers of the program in `file`, parsed: only the header and
+/// the program headers are read, not the whole file.
+fn parse_headers(file: &FileData) -> Result<Executable, Errno> {
+    let mut head = [0u8; 64];
+    file.read_at(0, &mut head);
+    let end = elf::headers_end(&head).ok_or(Errno::ENOEXEC)?;
+    if end > HEADERS_MAX {
+        return Err(Errno::ENOEXEC);
+    }
+    let mut headers = alloc::vec![0u8; end];
+    let got = file.read_at(0, &mut headers);
+    elf::parse(&headers[..got], file.len(), USER_TOP)
+}
+
+/// Most bytes the ELF header and program headers may take (Linux reads up
+/// to 64 KiB of program headers).
+const HEADERS_MAX: usize = 64 * 1024;
+
+/// Maps the program's segments as Linux's ELF loader does. A segment's
+/// bytes from the file are a private mapping of the file itself: its pages
+/// are the file's own frames, mapped now, read-only, and copied only when
+/// the program stores into one (copy-on-write, as for any private file
+/// mapping). What lies past them up to the segment's memory size is zeros
+/// (.bss), on demand; the page where the file's bytes end is the program's
+/// own copy, its tail cleared (Linux's `padzero`).
+///
+/// Why not copy the file, as this kernel once did: a copy costs a frame and
+/// a write per page at every exec, and an emulator like QEMU translates a
+/// program's code anew for every new frame it lands in; sharing the file's
+/// frames keeps both (fork+exec+wait measured 1.2x Linux with copies; see
+/// docs/performance.md). The price is that the file must not change under
+/// a running program: `ExecHold` makes writers get ETXTBSY.
+///
+/// Segments may share a page (one ends where the next begins): each
+/// segment's area replaces what an earlier one recorded there, and the
+/// pages are mapped after all areas are, so a shared page has the later
+/// segment's rights, as on Linux, whose loader maps each over the last.
+/// A union would make a text page that shares a page with data writable
+/// and executable at once.
+fn load_segments(mem: &mut UserMemory, exe: &Executable, file: &MappedFile) -> Result<(), Errno> {
+    let areas_of = |seg: &elf::Segment| {
         let mut prot = PROT_READ;
         if seg.flags & PF_W != 0 {
-            flags |= Flags::WRITABLE;
             prot |= PROT_WRITE;
         }
-        if seg.flags & PF_X == 0 {
-            flags |= Flags::NO_EXECUTE;
-        } else {
+        if seg.flags & PF_X != 0 {
             prot |= PROT_EXEC;
         }
+        let start = page_down(seg.vaddr);
+        let file_end = page_up(seg.vaddr + seg.file_size).ok_or(Errno::ENOEXEC)?;
         let end = page_up(seg.vaddr + seg.mem_size).ok_or(Errno::ENOEXEC)?;
-        mem.record(page_down(seg.vaddr), end, prot, Kind::Program);
-        for page in (page_down(seg.vaddr)..end).step_by(4096) {
-            let page = VirtAddr::new(page);
-            match mem.space.translate(page) {
-                // Two segments share this page: as on Linux, whose loader
-                // maps each segment over the last, the later one's rights
-                // hold. A union would make a text page that shares a page
-                // with data writable and executable at once.
-                Some(_) => {
-                    mem.space.set_flags(page, flags);
-                }
-                None => {
-                    let frame = alloc_user_frame()?;
-                    mem.space
-                        .map(page, frame, flags)
-                        .map_err(|_| Errno::ENOMEM)?;
-                }
+        Ok::<_, Errno>((prot, start, file_end.max(start), end))
+    };
+    for seg in exe.segments.iter() {
+        let (prot, start, file_end, end) = areas_of(seg)?;
+        if seg.file_size > 0 {
+            let map = FileMap::new(file.clone(), start, page_down(seg.offset), false);
+            mem.record(start, file_end, prot, Kind::File(map));
+        }
+        if file_end < end {
+            mem.record(file_end, end, prot, Kind::Anonymous);
+        }
+    }
+    for seg in exe.segments.iter().filter(|s| s.file_size > 0) {
+        let (_, start, file_end, _) = areas_of(seg)?;
+        for page in (start..file_end).step_by(PAGE_SIZE as usize) {
+            if mem.space.translate(VirtAddr::new(page)).is_none() {
+                areas::fault_in(&mem.space, page, false).map_err(Errno::from)?;
             }
         }
-        let bytes = &data[seg.offset as usize..(seg.offset + seg.file_size) as usize];
-        mem.space
-            .write_bytes(seg.vaddr, bytes)
-            .map_err(|_| Errno::ENOMEM)?;
+        let bytes_end = seg.vaddr + seg.file_size;
+        let tail = (file_end - bytes_end) as usize;
+        if seg.mem_size > seg.file_size && tail > 0 {
+            mem.space.write_user(bytes_end, &ZEROS[..tail])?;
+        }
     }
     Ok(())
 }
+
+static ZEROS: [u8; PAGE_SIZE as usize] = [0; PAGE_SIZE as usize];
 
 /// 16 bytes for AT_RANDOM (libc's stack canary and pointer guard), from
 /// the kernel's generator.

@@ -17,8 +17,8 @@
 //! MAP_FIXED_NOREPLACE refuses by them. The page tables are the MMU's: they
 //! hold the pages that are there.
 //!
-//! The rule between the two: the program image, the heap and the top
-//! 256 KiB of the stack are mapped when made; an mmap area and the rest of
+//! The rule between the two: the program's file pages, the heap and the top
+//! 256 KiB of the stack are mapped when made; the program's .bss, an mmap area and the rest of
 //! the stack get their pages on demand, a zeroed frame (or, for a file
 //! area, the file's own frame) at the first touch (mm/areas.rs), so a
 //! mapping costs nothing until used and a 64 TiB `PROT_NONE` reservation
@@ -49,6 +49,7 @@ use kcore::vma::{FileMap, Kind, Usage};
 use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
+use crate::fs::filedata::ExecHold;
 use crate::mm::areas::{self, Area, Areas, MappedFile};
 use crate::mm::frames::{self, KERNEL_RESERVE, alloc_user_frame};
 use crate::mm::paging::{AddressSpace, prot_flags};
@@ -70,6 +71,9 @@ pub struct UserMemory {
     pub space: AddressSpace,
     pub brk_start: u64,
     pub brk: u64,
+    /// The program file this memory was made from by exec, kept busy for
+    /// writers while the memory lives (fs/filedata.rs: `ExecHold`).
+    pub program: Option<ExecHold>,
 }
 
 impl UserMemory {
@@ -78,6 +82,7 @@ impl UserMemory {
             space,
             brk_start,
             brk: brk_start,
+            program: None,
         }
     }
 
@@ -439,6 +444,7 @@ impl UserMemory {
             space,
             brk_start: self.brk_start,
             brk: self.brk,
+            program: self.program.clone(),
         })
     }
 }

@@ -136,10 +136,13 @@ pub fn truncate(path: u64, len: i64) -> SysResult {
         if node.is_dir() {
             return Err(Errno::EISDIR);
         }
-        if matches!(node.content, Content::File(_))
-            && !node.permits(&crate::proc::cred(), MAY_WRITE)
-        {
-            return Err(Errno::EACCES);
+        if let Content::File(data) = &node.content {
+            if !node.permits(&crate::proc::cred(), MAY_WRITE) {
+                return Err(Errno::EACCES);
+            }
+            if data.is_running() {
+                return Err(Errno::ETXTBSY);
+            }
         }
     }
     file::truncate_node(&node, len).map(|()| 0)
@@ -193,7 +196,7 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     } else {
         (ramfs::lookup(&path)?, false)
     };
-    let (is_dir, is_file, permitted) = {
+    let (is_dir, is_file, permitted, busy) = {
         let node = node.lock();
         // A socket's name is for connect(2), not open (Linux's ENXIO).
         if matches!(node.content, Content::Socket(_)) {
@@ -210,10 +213,15 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
             want |= MAY_WRITE;
         }
         let permitted = made || node.permits(&crate::proc::cred(), want);
+        // A program some process runs is not to be written (ETXTBSY):
+        // its text is the file's pages (fs/filedata.rs).
+        let busy = want & MAY_WRITE != 0
+            && matches!(&node.content, Content::File(data) if data.is_running());
         (
             node.is_dir(),
             matches!(node.content, Content::File(_)),
             permitted,
+            busy,
         )
     };
     if flags & O_DIRECTORY != 0 && !is_dir {
@@ -224,6 +232,9 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     }
     if !permitted {
         return Err(Errno::EACCES);
+    }
+    if busy {
+        return Err(Errno::ETXTBSY);
     }
     // O_TRUNC empties regular files only; on a device it does nothing
     // (`> /dev/null`, `> /dev/tty`), as on Linux.
