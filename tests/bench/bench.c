@@ -8,6 +8,9 @@
  *   --profile     only the profiling benchmarks (run once per tick rate)
  *   --hz N        the SIGPROF emulation's rate (default AT_CLKTCK; this
  *                 kernel's native profil samples at its boot tick rate)
+ *   --only WORD   only the micro-benchmarks whose names contain WORD, e.g.
+ *                 cargo xtask run --release --add target/bench/bench --
+ *                 /bin/bench --only pipe (then the profiling part as usual)
  *   --exit        exit at once (the exec benchmark runs itself with it)
  * As process 1 (Linux's /init) it mounts devtmpfs for a console first and
  * powers the machine off at the end. */
@@ -376,16 +379,25 @@ static const struct micro {
 };
 #define MICROS (sizeof micros / sizeof micros[0])
 
+/* `--only WORD`: only the micro-benchmarks whose names contain WORD. */
+static const char *only;
+
+static int chosen(size_t b) { return !only || strstr(micros[b].name, only); }
+
 static void micro_benchmarks(void) {
     int rounds = quick ? 3 : MICRO_ROUNDS;
     static double per_op[MICROS][MICRO_ROUNDS];
     for (int r = 0; r < rounds; r++)
         for (size_t b = 0; b < MICROS; b++) {
+            if (!chosen(b))
+                continue;
             int n = quick ? (micros[b].per_round / 20 > 0 ? micros[b].per_round / 20 : 1)
                           : micros[b].per_round;
             per_op[b][r] = micros[b].round(n) / n / (micros[b].us ? 1000.0 : 1.0);
         }
     for (size_t b = 0; b < MICROS; b++) {
+        if (!chosen(b))
+            continue;
         double *v = per_op[b];
         qsort(v, rounds, sizeof *v, by_double);
         printf("bench: %s %.1f %s %.1f %.1f\n", micros[b].name, v[rounds / 2],
@@ -469,13 +481,18 @@ static int by_value(const void *a, const void *b) {
 }
 
 #define ROUNDS 9
+/* Slices a round's work per mode is cut into, the modes taking turns. */
+#define SLICES 24
 
 /* The calibrated workload with profiling off, native and emulated, in rounds
- * that alternate the modes (drift in the host then hits all three alike);
+ * in which the three modes take turns slice by slice (the order rotating),
+ * so that a slow stretch of the host, which under emulation lasts tens of
+ * milliseconds, lands on all three alike instead of on whichever ran then;
  * the median time of each mode, the median slowdown of a mode over the
- * rounds (each round's run against that round's "off" run) with its
+ * rounds (each round's time against that round's "off" time) with its
  * quartiles, the samples of all its rounds, and how far the histogram's
- * shares of a, b and c are from 50/30/20. */
+ * shares of a, b and c are from 50/30/20. Profiling is started and stopped
+ * outside the timed part of each slice. */
 static void profiling(long hz) {
     low = (uintptr_t)work_a;
     nbins = ((uintptr_t)work_end - low) / 16 + 1;
@@ -486,24 +503,27 @@ static void profiling(long hz) {
     workload(20);
     long long per_unit = (now_ns() - t0) / 20;
     long units = (quick ? 200000000LL : 600000000LL) / (per_unit > 0 ? per_unit : 1);
-    if (units < 1)
-        units = 1;
+    int slices = quick ? 1 : SLICES;
+    long slice_units = units / slices > 0 ? units / slices : 1;
     int rounds = quick ? 1 : ROUNDS;
-    long long times[3][ROUNDS];
+    long long times[3][ROUNDS] = {{0}};
     long got[3] = {0, 0, 0};
     int available[3] = {1, 1, 1};
     for (int r = 0; r < rounds; r++) {
-        for (int mode = 0; mode < 3; mode++) {
-            if (!available[mode] || !start_profiling(mode, hz, hist[mode])) {
-                available[mode] = 0;
-                continue;
+        for (int s = 0; s < slices; s++) {
+            for (int turn = 0; turn < 3; turn++) {
+                int mode = (turn + s + r) % 3;
+                if (!available[mode] || !start_profiling(mode, hz, hist[mode])) {
+                    available[mode] = 0;
+                    continue;
+                }
+                samples = 0;
+                long long t = now_ns();
+                workload(slice_units);
+                times[mode][r] += now_ns() - t;
+                stop_profiling(mode);
+                got[mode] += samples;
             }
-            samples = 0;
-            long long t = now_ns();
-            workload(units);
-            times[mode][r] = now_ns() - t;
-            stop_profiling(mode);
-            got[mode] += samples;
         }
     }
     /* Each mode's slowdown in each round against the "off" run of the same
@@ -578,6 +598,8 @@ int main(int argc, char **argv) {
             hz = atol(argv[++i]);
         if (!strcmp(argv[i], "--exit"))
             return 0;
+        if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
         quick |= !strcmp(argv[i], "--quick");
         profile_only |= !strcmp(argv[i], "--profile");
     }
