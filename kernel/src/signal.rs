@@ -636,16 +636,22 @@ fn next_step(t: &mut Thread, p: &mut Process) -> Step {
 /// On the way back to user mode: park while the process is stopped, then
 /// act on pending signals, at most one handler per return (its own mask
 /// keeps the others waiting until it returns, and the next return delivers
-/// them).
+/// them). A signal it leaves deliverable sets the thread's `Work::Signal`,
+/// so that the next return looks.
 pub fn deliver(tf: &mut TrapFrame) {
     loop {
         park_while_stopped();
         match current_both(next_step) {
             Step::Nothing => {
                 settle_interrupted_call(tf, None);
-                current_thread(|t| {
+                current_both(|t, p| {
                     if let Some(mask) = t.sig.saved_mask.take() {
                         t.sig.blocked = mask;
+                        // The mask put back may let a pending signal in:
+                        // the next return takes it.
+                        if interrupts(t, p) {
+                            t.note_work(Work::Signal);
+                        }
                     }
                 });
                 return;
@@ -794,6 +800,12 @@ fn enter_handler(tf: &mut TrapFrame, signal: u32, action: &SigAction, origin: Or
         t.sig.blocked = rules::sanitize_mask(blocked);
         if action.flags & SA_RESETHAND != 0 {
             p.sig.set_action(signal, SigAction::default());
+        }
+        // One handler per return: another signal the handler's mask lets
+        // in is taken on the next return (inside the handler, as Linux
+        // would nest it).
+        if interrupts(t, p) {
+            t.note_work(Work::Signal);
         }
     });
 }

@@ -40,7 +40,8 @@
 use core::mem::offset_of;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use x86_64::VirtAddr;
-use x86_64::registers::model_specific::{GsBase, KernelGsBase};
+use x86_64::registers::control::{Cr4, Cr4Flags};
+use x86_64::registers::model_specific::{FsBase, GsBase, KernelGsBase};
 
 /// Most CPUs the kernel will drive.
 pub const MAX_CPUS: usize = 16;
@@ -66,6 +67,11 @@ pub struct Cpu {
     pid: AtomicU32,
     /// IrqLocks this CPU holds (sync.rs).
     locks_held: AtomicU32,
+    /// The user FS and GS bases loaded in this CPU's registers, so that a
+    /// switch between threads with the same bases writes no MSR (a `wrmsr`
+    /// costs hundreds of cycles on hardware and more under emulation).
+    user_fs: AtomicU64,
+    user_gs: AtomicU64,
     /// Its index in `CPUS`.
     index: AtomicU32,
 }
@@ -80,6 +86,8 @@ impl Cpu {
             tid: AtomicU32::new(0),
             pid: AtomicU32::new(0),
             locks_held: AtomicU32::new(0),
+            user_fs: AtomicU64::new(0),
+            user_gs: AtomicU64::new(0),
             index: AtomicU32::new(0),
         }
     }
@@ -151,6 +159,14 @@ pub fn init_cpu(index: usize) {
     cpu.index.store(index as u32, Ordering::Relaxed);
     GsBase::write(VirtAddr::new(at));
     KernelGsBase::write(VirtAddr::zero());
+    FsBase::write(VirtAddr::zero());
+    // User mode must not write its bases itself (wrgsbase could plant a
+    // kernel address where `swapgs` would take it for this record, and
+    // `set_user_bases` trusts that the registers hold what it loaded), so
+    // the FSGSBASE instructions stay off.
+    // SAFETY: clearing FSGSBASE only makes rd/wr{fs,gs}base fault; the
+    // kernel does not use them.
+    unsafe { Cr4::update(|f| f.remove(Cr4Flags::FSGSBASE)) };
 }
 
 /// This CPU's record.
@@ -177,10 +193,20 @@ pub fn this_cpu() -> &'static Cpu {
     unsafe { &*(at as *const Cpu) }
 }
 
-/// The user's GS base for the thread about to run (it waits in
-/// `IA32_KERNEL_GS_BASE` until the `swapgs` on the way out).
-pub fn set_user_gs_base(base: u64) {
-    KernelGsBase::write(VirtAddr::new_truncate(base));
+/// The user's FS and GS bases for the thread about to run (or one that
+/// changed its own): FS straight into its register, GS into
+/// `IA32_KERNEL_GS_BASE`, where it waits for the `swapgs` on the way out.
+/// A register that holds the value already is not written: user mode
+/// cannot change either base by itself (the FSGSBASE instructions are off),
+/// so what this CPU loaded last is what the registers hold.
+pub fn set_user_bases(fs: u64, gs: u64) {
+    let cpu = this_cpu();
+    if cpu.user_fs.swap(fs, Ordering::Relaxed) != fs {
+        FsBase::write(VirtAddr::new_truncate(fs));
+    }
+    if cpu.user_gs.swap(gs, Ordering::Relaxed) != gs {
+        KernelGsBase::write(VirtAddr::new_truncate(gs));
+    }
 }
 
 /// After an entry that may have come in with the user's GS base (an NMI or

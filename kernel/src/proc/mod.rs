@@ -535,13 +535,6 @@ pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
     // yield they are looked at again.
     if signals || resched || stopped || crate::signal::restart_pending(tf) {
         crate::signal::deliver(tf);
-        // deliver enters at most one handler; another signal it could
-        // take waits for the next return, so the word must say so.
-        current_both(|t, p| {
-            if crate::signal::need_attention(t, p) {
-                t.note_work(Work::Signal);
-            }
-        });
     }
 }
 

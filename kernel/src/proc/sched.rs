@@ -23,7 +23,6 @@
 use abi::Errno;
 use alloc::vec::Vec;
 use x86_64::instructions::interrupts;
-use x86_64::registers::model_specific::FsBase;
 
 use super::{Pid, State, TABLE, Tid, current_thread};
 use crate::arch::{gdt, percpu};
@@ -132,8 +131,7 @@ pub fn run() -> ! {
 /// Loads the user's FS and GS bases of thread `t`, about to run (or just
 /// exec'd): they take effect when it returns to user mode.
 pub fn set_user_bases(t: &super::Thread) {
-    FsBase::write(x86_64::VirtAddr::new_truncate(t.fs_base));
-    percpu::set_user_gs_base(t.gs_base);
+    percpu::set_user_bases(t.fs_base, t.gs_base);
 }
 
 /// Switches from the current thread to the scheduler. Interrupts must be
