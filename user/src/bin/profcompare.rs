@@ -3,8 +3,11 @@
 //!
 //! A fixed amount of computation is timed with profiling off, with the
 //! native `profil()` and with `profil_sigprof()` over the whole text, in
-//! rounds that take the three modes in turn, so that drift in the host hits
-//! all alike. From each round:
+//! rounds in which the three modes take turns slice by slice (`SLICES` a
+//! round, about 12 ms each, the order rotating), so that a slow stretch of
+//! the host, which under emulation lasts tens of milliseconds, lands on all
+//! three alike. Profiling starts and stops outside the timed part of each
+//! slice. From each round:
 //!
 //! - **slowdown**: the mode's time against that round's "off" time;
 //! - **cost per sample**: the time the mode added, divided by the samples
@@ -104,6 +107,9 @@ fn work(iterations: u64) -> u64 {
     x
 }
 
+/// Slices a round's work per mode is cut into.
+const SLICES: usize = 24;
+
 fn timed(iterations: u64) -> u64 {
     let t0 = sys::rdtsc();
     core::hint::black_box(work(iterations));
@@ -121,8 +127,11 @@ fn run() -> i32 {
         return 1;
     };
     let (rounds, seconds_per_round) = if quick { (3, 0.1) } else { (15, 0.3) };
+    let slices = if quick { 1 } else { SLICES };
     let (low, high) = text();
-    let mut bins = vec![0u16; ((high - low) / 8 + 1) as usize];
+    // One histogram per mode, each kept over a round's slices.
+    let mut bins: [Vec<u16>; 3] =
+        core::array::from_fn(|_| vec![0u16; ((high - low) / 8 + 1) as usize]);
     println!(
         "profcompare: {} Hz tick, TSC {} MHz, text {:#x}..{:#x}, {rounds} rounds per mode",
         k.hz,
@@ -132,22 +141,26 @@ fn run() -> i32 {
     );
 
     let per_iteration = (timed(1_000_000) / 1_000_000).max(1);
-    let iterations = (k.tsc_per_sec as f64 * seconds_per_round) as u64 / per_iteration;
+    let iterations =
+        (k.tsc_per_sec as f64 * seconds_per_round) as u64 / per_iteration / slices as u64;
     let mut slowdown = [const { Vec::new() }; 3];
     let mut cost = [const { Vec::new() }; 3];
     let mut samples = [0u64; 3];
     for round in 0..rounds {
         let mut times = [0u64; 3];
-        // Off first (the others are measured against it), then the two
-        // modes in turn, one first in even rounds and the other in odd.
-        let order = if round % 2 == 0 { [0, 1, 2] } else { [0, 2, 1] };
-        for i in order {
-            let mode = MODES[i];
-            bins.fill(0);
-            start(mode, &mut bins);
-            times[i] = timed(iterations);
-            stop(mode);
-            let taken = total(&bins);
+        for b in bins.iter_mut() {
+            b.fill(0);
+        }
+        for slice in 0..slices {
+            for turn in 0..3 {
+                let i = (turn + slice + round) % 3;
+                start(MODES[i], &mut bins[i]);
+                times[i] += timed(iterations);
+                stop(MODES[i]);
+            }
+        }
+        for i in 1..3 {
+            let taken = total(&bins[i]);
             samples[i] += taken;
             let added = times[i] as f64 - times[0] as f64;
             slowdown[i].push(added * 100.0 / times[0] as f64);
