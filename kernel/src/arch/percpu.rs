@@ -25,7 +25,7 @@
 //! Linux's "paranoid" entries do by reading the base).
 //!
 //! While the kernel runs, then, `IA32_KERNEL_GS_BASE` holds the user's GS
-//! base: the scheduler writes the next thread's there (`set_user_gs_base`),
+//! base: the scheduler writes the next thread's there (`set_user_bases`),
 //! as it writes the FS base.
 //!
 //! A field another CPU never touches needs no lock, but an interrupt on this
@@ -72,8 +72,6 @@ pub struct Cpu {
     /// costs hundreds of cycles on hardware and more under emulation).
     user_fs: AtomicU64,
     user_gs: AtomicU64,
-    /// Its index in `CPUS`.
-    index: AtomicU32,
 }
 
 impl Cpu {
@@ -88,7 +86,6 @@ impl Cpu {
             locks_held: AtomicU32::new(0),
             user_fs: AtomicU64::new(0),
             user_gs: AtomicU64::new(0),
-            index: AtomicU32::new(0),
         }
     }
 
@@ -156,7 +153,6 @@ pub fn init_cpu(index: usize) {
     let cpu = &CPUS[index];
     let at = cpu as *const Cpu as u64;
     cpu.this.store(at, Ordering::Relaxed);
-    cpu.index.store(index as u32, Ordering::Relaxed);
     GsBase::write(VirtAddr::new(at));
     KernelGsBase::write(VirtAddr::zero());
     FsBase::write(VirtAddr::zero());
