@@ -79,6 +79,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         mm::frames::free_count()
     );
 
+    report_processors(boot_info.rsdp_addr.into_option());
     random::init();
 
     let ramdisk = ramdisk(boot_info);
@@ -145,6 +146,26 @@ fn start_init(opts: &BootOptions) {
             error!("boot: cannot start {}: {}", opts.init, e.message());
             arch::power::fail();
         }
+    }
+}
+
+/// Says how many processors the firmware lists: the kernel runs on the
+/// boot processor alone until the multiprocessor work starts the others.
+fn report_processors(rsdp: Option<u64>) {
+    match arch::acpi::processors(rsdp) {
+        Ok(cpus) => {
+            let ids: alloc::vec::Vec<u32> = cpus
+                .iter()
+                .filter(|c| c.usable)
+                .map(|c| c.apic_id)
+                .collect();
+            info!(
+                "cpus: {} in the ACPI MADT (local APIC ids {:?}); running on the boot CPU",
+                ids.len(),
+                ids
+            );
+        }
+        Err(why) => warn!("cpus: {why}; running on the boot CPU"),
     }
 }
 

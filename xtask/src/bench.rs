@@ -170,6 +170,7 @@ fn on_linux(
         "stdio",
     ]);
     cmd.args(["-cpu", qemu::cpu_model(opts.accel)]);
+    cmd.args(["-smp", &opts.cpus.to_string()]);
     cmd.args(["-accel", qemu::accel_name(opts.accel)]);
     cmd.arg("-kernel").arg(kernel).arg("-initrd").arg(&initrd);
     cmd.arg("-append").arg(format!(

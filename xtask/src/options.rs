@@ -27,6 +27,8 @@ commands:
 options:
   --accel tcg|kvm    QEMU accelerator (default tcg: faster to boot under nested virtualization)
   --hz N             clock tick rate, 100..=10000 (default 1000)
+  --cpus N           processors QEMU gives the machine (-smp N), 1..=16 (default 1:
+                     the kernel runs on the boot processor only, and reports the rest)
   --tick pit|apic    tick source (default pit)
   --uefi             boot with UEFI firmware (OVMF) instead of BIOS
   --release          build the kernel optimised
@@ -41,11 +43,17 @@ options:
   --quick            (bench) fewer iterations, one rate
 ";
 
+/// Most processors `--cpus` gives the machine (the kernel's
+/// `arch::percpu::MAX_CPUS`).
+pub const MAX_CPUS: u32 = 16;
+
 /// Options shared by every command that boots the kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     pub accel: Accel,
     pub hz: u32,
+    /// `--cpus N`: QEMU's `-smp N`.
+    pub cpus: u32,
     pub tick: Tick,
     pub uefi: bool,
     pub release: bool,
@@ -103,6 +111,7 @@ impl Default for Options {
         Options {
             accel: Accel::Tcg,
             hz: 1000,
+            cpus: 1,
             tick: Tick::Pit,
             uefi: false,
             release: false,
@@ -194,6 +203,16 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
                     .ok()
                     .filter(|hz| (100..=10_000).contains(hz))
                     .ok_or_else(|| format!("--hz must be a number from 100 to 10000, not '{v}'"))?;
+            }
+            "--cpus" => {
+                let v = value("--cpus")?;
+                opts.cpus = v
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=MAX_CPUS).contains(n))
+                    .ok_or_else(|| {
+                        format!("--cpus must be a number from 1 to {MAX_CPUS}, not '{v}'")
+                    })?;
             }
             "--tick" => {
                 opts.tick = match value("--tick")?.as_str() {
@@ -291,12 +310,13 @@ mod tests {
     #[test]
     fn every_option() {
         let Ok(Command::Run(o)) = parse_words(
-            "run --accel kvm --hz 250 --tick apic --uefi --release --timeout 9 \
+            "run --accel kvm --hz 250 --cpus 4 --tick apic --uefi --release --timeout 9 \
              --add a/b.out --add x:/y/z --export /gmon.out -- /bin/echo hi",
         ) else {
             panic!("did not parse")
         };
         assert_eq!(o.accel, Accel::Kvm);
+        assert_eq!(o.cpus, 4);
         assert_eq!(
             (o.hz, o.tick, o.uefi, o.release, o.timeout),
             (250, Tick::Apic, true, true, Some(9))
@@ -355,6 +375,18 @@ mod tests {
                 "--hz must be a number from 100 to 10000, not 'fast'",
             ),
             ("run --accel hvf", "--accel must be tcg or kvm, not 'hvf'"),
+            (
+                "run --cpus 0",
+                "--cpus must be a number from 1 to 16, not '0'",
+            ),
+            (
+                "run --cpus 17",
+                "--cpus must be a number from 1 to 16, not '17'",
+            ),
+            (
+                "run --cpus two",
+                "--cpus must be a number from 1 to 16, not 'two'",
+            ),
             ("run --tick hpet", "--tick must be pit or apic, not 'hpet'"),
             (
                 "run --timeout 0",

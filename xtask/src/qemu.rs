@@ -109,6 +109,7 @@ pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command
     cmd.args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
     cmd.args(["-m", "512M", "-no-reboot", "-display", "none"]);
     cmd.args(["-cpu", cpu_model(opts.accel)]);
+    cmd.args(["-smp", &opts.cpus.to_string()]);
     match console {
         Console::Terminal => cmd.args(["-serial", "mon:stdio"]),
         Console::Pipe => cmd.args(["-serial", "stdio"]),

@@ -275,6 +275,8 @@ struct Suite {
     tick: Tick,
     uefi: bool,
     conf: &'static str,
+    /// Processors the machine gets (`--cpus`); None: the command line's.
+    cpus: Option<u32>,
     /// The program init runs (`cargo xtask run -- ...`); empty for none.
     program: &'static [&'static str],
     /// Guest files to export at power-off, with the content they must have.
@@ -339,6 +341,7 @@ fn suites() -> Vec<Suite> {
         tick,
         uefi,
         conf: "mode=selftest\nbogus_option=1\n",
+        cpus: None,
         program: &[],
         exports: &[],
         typing: &[],
@@ -352,6 +355,7 @@ fn suites() -> Vec<Suite> {
         tick: Tick::Pit,
         uefi: false,
         conf,
+        cpus: None,
         program: &[],
         exports: &[],
         typing: &[],
@@ -365,6 +369,7 @@ fn suites() -> Vec<Suite> {
         tick,
         uefi: false,
         conf: "",
+        cpus: None,
         program: &["/bin/usertests"],
         exports: &[],
         typing: &[],
@@ -476,6 +481,16 @@ fn suites() -> Vec<Suite> {
             program: &["/bin/musltests"],
             expect: Expect::Glibc,
             ..usertests("glibc", Tick::Pit)
+        },
+        Suite {
+            // The firmware's tables list every processor QEMU was given.
+            program: &["/bin/true"],
+            cpus: Some(4),
+            expect: Expect::Output(
+                &["* INFO  cpus: 4 in the ACPI MADT (local APIC ids [0, 1, 2, 3]); *"],
+                0,
+            ),
+            ..usertests("cpus-4", Tick::Pit)
         },
         Suite {
             program: &["/bin/profcompare", "--quick"],
@@ -635,6 +650,7 @@ fn suites() -> Vec<Suite> {
             tick: Tick::Pit,
             uefi: false,
             conf: "",
+            cpus: None,
             program: &["/bin/sh", "-c", SHELL_SCRIPT],
             exports: &[("/out.txt", "one\ntwo\n"), ("/missing", "")],
             typing: &[],
@@ -665,6 +681,7 @@ fn suites() -> Vec<Suite> {
             tick: Tick::Pit,
             uefi: false,
             conf: "",
+            cpus: None,
             program: &["/bin/sh"],
             exports: &[],
             // After a Ctrl-C at the prompt the next line is typed only once
@@ -705,6 +722,7 @@ fn suites() -> Vec<Suite> {
             tick: Tick::Pit,
             uefi: false,
             conf: "",
+            cpus: None,
             program: &["/bin/forkrace", "20"],
             exports: &[],
             typing: &FORKRACE_TYPING,
@@ -739,6 +757,7 @@ fn suites() -> Vec<Suite> {
 fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), String> {
     let mut boot_opts = opts.clone();
     boot_opts.hz = suite.hz;
+    boot_opts.cpus = suite.cpus.unwrap_or(opts.cpus);
     boot_opts.tick = suite.tick;
     boot_opts.uefi = suite.uefi || opts.uefi;
     boot_opts.program = suite.program.iter().map(|s| s.to_string()).collect();

@@ -12,6 +12,7 @@
 
 extern crate alloc;
 
+pub mod acpi;
 pub mod bootopts;
 pub mod cpio;
 pub mod cred;

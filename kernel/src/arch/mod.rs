@@ -1,5 +1,6 @@
 //! Everything specific to the x86_64 processor and the PC around it.
 
+pub mod acpi;
 pub mod apic;
 pub mod cpuid;
 pub mod entropy;

@@ -44,11 +44,36 @@ pub const fn page_up(a: u64) -> Option<u64> {
 }
 
 static PHYS_OFFSET: Once<u64> = Once::new();
+/// The end of the highest region of the bootloader's memory map: all of
+/// physical memory below it is mapped at `PHYS_OFFSET`.
+static PHYS_END: Once<u64> = Once::new();
 
 /// The kernel's virtual address for physical address `phys`.
 pub fn phys_to_virt(phys: impl Into<PhysAddrLike>) -> VirtAddr {
     let offset = *PHYS_OFFSET.get().expect("mm::init not called");
     VirtAddr::new(phys.into().0 + offset)
+}
+
+/// Copies physical memory from `phys` into `out`, for what the firmware
+/// left outside the frames the kernel manages (the ACPI tables). None
+/// unless the whole range lies below the end of the bootloader's memory
+/// map.
+pub fn read_physical(phys: u64, out: &mut [u8]) -> Option<()> {
+    let end = phys.checked_add(out.len() as u64)?;
+    if end > *PHYS_END.get()? {
+        return None;
+    }
+    // SAFETY: the bootloader maps all physical memory up to the end of its
+    // memory map at PHYS_OFFSET (BOOTLOADER_CONFIG asks for it), and the
+    // range was checked to lie below that end; the bytes are only read.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            phys_to_virt(phys).as_ptr::<u8>(),
+            out.as_mut_ptr(),
+            out.len(),
+        )
+    };
+    Some(())
 }
 
 /// A physical address given as `PhysAddr` or a raw `u64`.
@@ -73,6 +98,8 @@ pub fn init(boot_info: &'static BootInfo) {
         .into_option()
         .expect("the bootloader config asks for a physical memory mapping");
     PHYS_OFFSET.call_once(|| offset);
+    let end = boot_info.memory_regions.iter().map(|r| r.end).max();
+    PHYS_END.call_once(|| end.unwrap_or(0));
     frames::init(&boot_info.memory_regions);
     paging::init();
     heap::init();
