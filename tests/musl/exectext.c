@@ -51,11 +51,12 @@ static int all_zero(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 3 && !strcmp(argv[1], "wait")) {
-        /* Run from the copy: report the data as exec left it, then wait
-         * for the parent to close the pipe. */
+    if (argc == 4 && !strcmp(argv[1], "wait")) {
+        /* Run from the copy: report the data as exec left it, say so on
+         * the `ready` pipe, then wait for the parent to close `go`. */
         printf("running copy: initialised %d, .bss zero %d\n", initialised, all_zero());
         fflush(stdout);
+        write(atoi(argv[3]), "r", 1);
         char c;
         read(atoi(argv[2]), &c, 1);
         return 0;
@@ -69,18 +70,23 @@ int main(int argc, char **argv) {
     const char *copy_path = "/tmp/exectext-copy";
     unlink(copy_path);
     printf("copy: %s\n", err(copy(argv[0], copy_path)));
-    int go[2];
+    int go[2], ready[2];
     pipe(go);
+    pipe(ready);
     int pid = fork();
     if (pid == 0) {
         close(go[1]);
-        char fd[16];
-        snprintf(fd, sizeof fd, "%d", go[0]);
-        execl(copy_path, copy_path, "wait", fd, (char *)NULL);
+        close(ready[0]);
+        char go_fd[16], ready_fd[16];
+        snprintf(go_fd, sizeof go_fd, "%d", go[0]);
+        snprintf(ready_fd, sizeof ready_fd, "%d", ready[1]);
+        execl(copy_path, copy_path, "wait", go_fd, ready_fd, (char *)NULL);
         _exit(127);
     }
     close(go[0]);
-    usleep(300000); /* let it exec */
+    close(ready[1]);
+    char c;
+    printf("the copy runs: %d\n", read(ready[0], &c, 1) == 1);
 
     printf("while it runs: O_WRONLY %s, O_RDWR %s, O_RDONLY %s\n", err(try_open(copy_path, O_WRONLY)),
            err(try_open(copy_path, O_RDWR)), err(try_open(copy_path, O_RDONLY)));
