@@ -160,7 +160,7 @@ trap_return:
     addq $16, %rsp
     // Back to user mode: the user's GS base again, as the last act before
     // iretq (interrupts are off until iretq restores rflags).
-    testb $3, 8(%rsp)
+    testb $3, {cs_above_rip}(%rsp)
     jz 2f
     swapgs
 2:
@@ -169,6 +169,7 @@ trap_return:
     syscall_vector = const super::syscall::SYSCALL_VECTOR,
     vector = const core::mem::offset_of!(TrapFrame, vector),
     cs_above_vector = const core::mem::offset_of!(TrapFrame, cs) - core::mem::offset_of!(TrapFrame, vector),
+    cs_above_rip = const core::mem::offset_of!(TrapFrame, cs) - core::mem::offset_of!(TrapFrame, rip),
     options(att_syntax)
 );
 

@@ -205,10 +205,9 @@ impl KernelStack {
 
     /// The thread's work-due word (see the top of this file).
     pub fn work_due(&self) -> &AtomicU64 {
-        // SAFETY: the word lies in the reserved top of this stack, which is
-        // mapped for as long as `self` lives, 8-byte aligned, and only ever
-        // used as an atomic.
-        unsafe { &*((self.entry_top() + WORK_DUE_OFFSET) as *const AtomicU64) }
+        // SAFETY: this stack's top is mapped for as long as `self` lives,
+        // which the returned borrow cannot outlast.
+        unsafe { work_word(self.entry_top()) }
     }
 
     /// The user pc at which the process last entered the kernel, as recorded
@@ -244,8 +243,18 @@ pub fn running_work_due() -> &'static AtomicU64 {
     );
     // SAFETY: the scheduler set the entry top to the running thread's
     // stack, which stays mapped while the thread runs (it is freed only by
-    // the scheduler after the thread's last switch away); the word is in
-    // its reserved top, 8-byte aligned, only used as an atomic. The
-    // 'static is the caller's promise above.
+    // the scheduler after the thread's last switch away). The 'static is
+    // the caller's promise above.
+    unsafe { work_word(entry_top) }
+}
+
+/// The work-due word of the stack whose entry top is `entry_top`: 8-byte
+/// aligned in its reserved top, and only ever used as an atomic.
+///
+/// # Safety
+/// That stack must stay mapped for as long as the returned borrow lives.
+unsafe fn work_word<'a>(entry_top: u64) -> &'a AtomicU64 {
+    // SAFETY: the caller's promise keeps the word mapped; it is aligned
+    // and nothing reaches it but through an `AtomicU64`.
     unsafe { &*((entry_top + WORK_DUE_OFFSET) as *const AtomicU64) }
 }
