@@ -6,14 +6,13 @@
 //! file knows which chip is ticking. The TSC, calibrated against the PIT at
 //! boot, gives the finer time that `clock_gettime` and the benchmarks need.
 
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kcore::bootopts::TickSource;
 
 use crate::arch::{self, apic, pic, pit, trap::TrapFrame};
 
 static TICKS: AtomicU64 = AtomicU64::new(0);
 static HZ: AtomicU32 = AtomicU32::new(0);
-static USING_APIC: AtomicBool = AtomicBool::new(false);
 /// 0 until `init` calibrates the TSC.
 static TSC_PER_SEC: AtomicU64 = AtomicU64::new(0);
 static TSC_AT_BOOT: AtomicU64 = AtomicU64::new(0);
@@ -34,7 +33,6 @@ pub fn init(hz: u32, source: TickSource) {
         TickSource::Apic => {
             pit::stop();
             pic::set_irq_enabled(0, false);
-            USING_APIC.store(true, Ordering::Relaxed);
             let rate = apic::start_timer(hz);
             crate::info!(
                 "clock: local APIC tick at {hz} Hz (timer input {} kHz)",
@@ -80,13 +78,18 @@ pub fn realtime_nanos() -> u64 {
         .saturating_add(nanos_since_boot())
 }
 
-/// The timer interrupt, from whichever source ticks.
+/// The timer interrupt, from whichever source ticks, on any CPU. The boot
+/// CPU's ticks are the clock's (`ticks`); every CPU's tick charges the
+/// thread it interrupted.
 pub fn on_timer_interrupt(tf: &mut TrapFrame) {
-    TICKS.fetch_add(1, Ordering::Relaxed);
-    if USING_APIC.load(Ordering::Relaxed) {
+    if tf.vector == arch::trap::APIC_TIMER {
         apic::end_of_interrupt();
     } else {
         pic::end_of_interrupt(arch::trap::IRQ_PIT);
     }
-    crate::proc::on_tick(tf);
+    let keeps_time = arch::percpu::this_cpu().index() == 0;
+    if keeps_time {
+        TICKS.fetch_add(1, Ordering::Relaxed);
+    }
+    crate::proc::on_tick(tf, keeps_time);
 }

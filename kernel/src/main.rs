@@ -79,7 +79,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         mm::frames::free_count()
     );
 
-    report_processors(boot_info.rsdp_addr.into_option());
+    let processors = find_processors(boot_info.rsdp_addr.into_option());
     random::init();
 
     let ramdisk = ramdisk(boot_info);
@@ -109,6 +109,8 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
 
     arch::pic::init();
     clock::init(opts.hz, opts.tick);
+    let running = arch::smp::start_others(&processors, opts.hz);
+    info!("cpus: {running} running");
     fs::console::init();
     x86_64::instructions::interrupts::enable();
 
@@ -149,9 +151,9 @@ fn start_init(opts: &BootOptions) {
     }
 }
 
-/// Says how many processors the firmware lists: the kernel runs on the
-/// boot processor alone until the multiprocessor work starts the others.
-fn report_processors(rsdp: Option<u64>) {
+/// The local APIC ids of the processors the firmware lists (reported),
+/// empty if its tables cannot be read: then the boot CPU runs alone.
+fn find_processors(rsdp: Option<u64>) -> alloc::vec::Vec<u32> {
     match arch::acpi::processors(rsdp) {
         Ok(cpus) => {
             let ids: alloc::vec::Vec<u32> = cpus
@@ -160,12 +162,16 @@ fn report_processors(rsdp: Option<u64>) {
                 .map(|c| c.apic_id)
                 .collect();
             info!(
-                "cpus: {} in the ACPI MADT (local APIC ids {:?}); running on the boot CPU",
+                "cpus: {} in the ACPI MADT (local APIC ids {:?})",
                 ids.len(),
                 ids
             );
+            ids
         }
-        Err(why) => warn!("cpus: {why}; running on the boot CPU"),
+        Err(why) => {
+            warn!("cpus: {why}; running on the boot CPU");
+            alloc::vec::Vec::new()
+        }
     }
 }
 

@@ -506,6 +506,14 @@ pub fn crash(kind: &str) -> ! {
             crate::sync::assert_none_held("switch_to_scheduler");
             panic!("a switch with a lock held went unnoticed");
         }
+        "lock-twice" => {
+            // A CPU waiting for a lock it holds itself waits forever; the
+            // lock notices and says so.
+            static SOME_LOCK: crate::sync::IrqLock<u32> = crate::sync::IrqLock::new(0);
+            let _held = SOME_LOCK.lock();
+            let _again = SOME_LOCK.lock();
+            panic!("a lock taken twice went unnoticed");
+        }
         _ => panic!("deliberate panic ({kind})"),
     }
 }

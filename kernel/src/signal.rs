@@ -462,7 +462,7 @@ fn send_to(table: &mut Table, pid: Pid, target: Target, signal: u32, origin: Ori
     if let Some(t) = threads_of_p!().find(|t| Some(t.tid) == taker)
         && let State::Sleeping(_) = t.state
     {
-        t.state = State::Runnable;
+        t.make_runnable();
     }
 }
 
@@ -474,7 +474,7 @@ pub fn kill_thread(table: &mut Table, tid: Tid) {
         t.sig.own.pend(SIGKILL, Origin::kernel());
         t.note_work(Work::Signal);
         if matches!(t.state, State::Sleeping(_) | State::Stopped) {
-            t.state = State::Runnable;
+            t.make_runnable();
         }
     }
 }
@@ -499,7 +499,7 @@ pub fn kill_other_threads(table: &mut Table, pid: Pid, me: Tid) {
 fn continue_process<'a>(p: &mut Process, threads: impl Iterator<Item = &'a mut Thread>) {
     p.stopped = false;
     for t in threads.filter(|t| t.state == State::Stopped) {
-        t.state = State::Runnable;
+        t.make_runnable();
     }
 }
 
@@ -572,32 +572,37 @@ pub fn send_to_current(signal: u32, origin: Origin) {
     }
 }
 
-/// One tick, for the interval timers of process `pid`: ITIMER_REAL is
-/// asked whether the monotonic clock has reached its deadline (the caller
-/// calls this for every process); ITIMER_VIRTUAL and ITIMER_PROF count the
-/// tick only for the process one of whose threads it interrupted
-/// (`running`), the first only if it was in user mode. So both count the
-/// CPU time of all the process's threads.
-pub fn on_tick(table: &mut Table, pid: Pid, running: bool, user_mode: bool) {
+/// A tick of the clock for process `pid`'s ITIMER_REAL: SIGALRM when it
+/// expires. The boot CPU's tick looks at every process.
+pub fn on_tick_real(table: &mut Table, pid: Pid) {
+    let Some(p) = table.procs.get_mut(&pid) else {
+        return;
+    };
+    if !p.is_zombie() && p.sig.real_timer.expired(crate::clock::nanos_since_boot()) {
+        send(table, pid, SIGALRM, Origin::kernel());
+    }
+}
+
+/// A tick charged to process `pid`, which one of its threads was running
+/// on the CPU that ticked (in user mode if `user_mode`): ITIMER_VIRTUAL
+/// counts user time, ITIMER_PROF all of it. Each CPU's tick charges its
+/// own thread, so a process running on two CPUs spends its timers twice
+/// as fast, as its CPU time grows.
+pub fn on_tick_cpu(table: &mut Table, pid: Pid, user_mode: bool) {
     let Some(p) = table.procs.get_mut(&pid) else {
         return;
     };
     if p.is_zombie() {
         return;
     }
-    let mut fire = [false; 3];
-    fire[ITIMER_REAL as usize] = p.sig.real_timer.expired(crate::clock::nanos_since_boot());
-    if running {
-        let [virtual_time, cpu_time] = &mut p.sig.cpu_timers;
-        if user_mode {
-            fire[ITIMER_VIRTUAL as usize] = virtual_time.tick();
-        }
-        fire[ITIMER_PROF as usize] = cpu_time.tick();
+    let [virtual_time, cpu_time] = &mut p.sig.cpu_timers;
+    let fire_virtual = user_mode && virtual_time.tick();
+    let fire_prof = cpu_time.tick();
+    if fire_virtual {
+        send(table, pid, SIGVTALRM, Origin::kernel());
     }
-    for (which, signal) in [SIGALRM, SIGVTALRM, SIGPROF].into_iter().enumerate() {
-        if fire[which] {
-            send(table, pid, signal, Origin::kernel());
-        }
+    if fire_prof {
+        send(table, pid, SIGPROF, Origin::kernel());
     }
 }
 

@@ -41,9 +41,9 @@
 //! switch panics if any is (`assert_none_held`), as xv6's `sched()` panics
 //! when it is entered holding more than its lock.
 
+use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicU32, Ordering};
-use spin::{Mutex, MutexGuard};
 use x86_64::instructions::interrupts;
 
 /// IrqLocks this CPU holds right now (its per-CPU count).
@@ -51,31 +51,100 @@ fn held() -> &'static AtomicU32 {
     crate::arch::percpu::this_cpu().locks_held()
 }
 
+/// How long a CPU may wait for one lock before the kernel calls it a
+/// deadlock and panics, in seconds of the TSC. Generous: under emulation a
+/// busy host can stop a virtual CPU for a while, and a false alarm would
+/// fail a test that did nothing wrong.
+const DEADLOCK_SECONDS: u64 = 20;
+
+/// A ticket lock that also turns interrupts off on its own CPU.
+///
+/// Each taker draws a ticket (`next`) and waits until `serving` shows it:
+/// CPUs get the lock in the order they asked, so none can be passed over
+/// forever, as it could with a lock that whoever is quickest to see it
+/// free takes (the `spin` crate's default). The owner's CPU is kept so that
+/// taking a lock twice on one CPU, which can never end, panics at once
+/// instead of spinning.
+///
+/// While it waits, a CPU answers TLB shootdown requests
+/// (`arch::smp::while_spinning`): its interrupts are off, so the IPI that
+/// asks cannot reach it, and the CPU asking may be the one holding this lock.
 pub struct IrqLock<T> {
-    inner: Mutex<T>,
+    next: AtomicU32,
+    serving: AtomicU32,
+    /// The holder's CPU index plus one; 0 while free.
+    owner: AtomicU32,
+    value: UnsafeCell<T>,
 }
 
+// SAFETY: the ticket protocol gives one CPU at a time access to `value`
+// (through a guard), so sharing the lock between CPUs shares `T` only as a
+// `&mut` handed from one holder to the next: `T: Send` is what that needs.
+unsafe impl<T: Send> Sync for IrqLock<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Send for IrqLock<T> {}
+
 pub struct IrqGuard<'a, T> {
-    guard: Option<MutexGuard<'a, T>>,
+    lock: &'a IrqLock<T>,
     were_enabled: bool,
 }
 
 impl<T> IrqLock<T> {
     pub const fn new(value: T) -> Self {
         IrqLock {
-            inner: Mutex::new(value),
+            next: AtomicU32::new(0),
+            serving: AtomicU32::new(0),
+            owner: AtomicU32::new(0),
+            value: UnsafeCell::new(value),
         }
     }
 
     pub fn lock(&self) -> IrqGuard<'_, T> {
         let were_enabled = interrupts::are_enabled();
         interrupts::disable();
-        let guard = self.inner.lock();
-        held().fetch_add(1, Ordering::Relaxed);
+        let cpu = crate::arch::percpu::this_cpu();
+        let me = cpu.index() + 1;
+        if self.owner.load(Ordering::Relaxed) == me {
+            panic!("lock taken twice on CPU {} (it would wait forever)", me - 1);
+        }
+        let ticket = self.next.fetch_add(1, Ordering::Relaxed);
+        if self.serving.load(Ordering::Acquire) != ticket {
+            self.wait_for(ticket);
+        }
+        self.owner.store(me, Ordering::Relaxed);
+        cpu.locks_held().fetch_add(1, Ordering::Relaxed);
         IrqGuard {
-            guard: Some(guard),
+            lock: self,
             were_enabled,
         }
+    }
+
+    /// The slow path of `lock`: spins until `ticket` is served, answering
+    /// shootdowns, and panics after `DEADLOCK_SECONDS`.
+    #[cold]
+    fn wait_for(&self, ticket: u32) {
+        let per_sec = crate::clock::tsc_per_sec();
+        let start = crate::arch::rdtsc();
+        let mut spins = 0u32;
+        while self.serving.load(Ordering::Acquire) != ticket {
+            crate::arch::smp::while_spinning();
+            core::hint::spin_loop();
+            spins = spins.wrapping_add(1);
+            if spins.is_multiple_of(1 << 16)
+                && per_sec != 0
+                && crate::arch::rdtsc().saturating_sub(start) > DEADLOCK_SECONDS * per_sec
+            {
+                panic!(
+                    "a lock held by CPU {} was waited for over {DEADLOCK_SECONDS} s (deadlock?)",
+                    self.owner.load(Ordering::Relaxed).wrapping_sub(1)
+                );
+            }
+        }
+    }
+
+    /// Whether some CPU holds the lock now.
+    pub fn is_locked(&self) -> bool {
+        self.next.load(Ordering::Relaxed) != self.serving.load(Ordering::Relaxed)
     }
 
     /// Releases the lock whoever holds it, for the last words of a panic or
@@ -83,12 +152,18 @@ impl<T> IrqLock<T> {
     ///
     /// # Safety
     /// The holder must never touch the protected value again: only for the
-    /// way to power-off, with interrupts off.
+    /// way to power-off, with interrupts off (and the other CPUs stopped,
+    /// or waiting on this lock, which they will now never get).
     pub unsafe fn force_unlock(&self) {
-        if self.inner.is_locked() {
-            // SAFETY: the caller's promise.
-            unsafe { self.inner.force_unlock() };
-            held().fetch_sub(1, Ordering::Relaxed);
+        if self.is_locked() {
+            let mine =
+                self.owner.load(Ordering::Relaxed) == crate::arch::percpu::this_cpu().index() + 1;
+            self.owner.store(0, Ordering::Relaxed);
+            self.serving
+                .store(self.next.load(Ordering::Relaxed), Ordering::Release);
+            if mine {
+                held().fetch_sub(1, Ordering::Relaxed);
+            }
         }
     }
 }
@@ -96,19 +171,22 @@ impl<T> IrqLock<T> {
 impl<T> Deref for IrqGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        self.guard.as_ref().expect("guard is present until drop")
+        // SAFETY: the guard exists only while this CPU holds the lock.
+        unsafe { &*self.lock.value.get() }
     }
 }
 
 impl<T> DerefMut for IrqGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        self.guard.as_mut().expect("guard is present until drop")
+        // SAFETY: as in `deref`, and `&mut self` makes this the only use.
+        unsafe { &mut *self.lock.value.get() }
     }
 }
 
 impl<T> Drop for IrqGuard<'_, T> {
     fn drop(&mut self) {
-        drop(self.guard.take());
+        self.lock.owner.store(0, Ordering::Relaxed);
+        self.lock.serving.fetch_add(1, Ordering::Release);
         held().fetch_sub(1, Ordering::Relaxed);
         if self.were_enabled {
             interrupts::enable();

@@ -406,6 +406,11 @@ fn suites() -> Vec<Suite> {
             ],
         ),
         crash(
+            "crash-lock-taken-twice",
+            "crash=lock-twice\n",
+            &["KERNEL PANIC: ", "lock taken twice on CPU 0"],
+        ),
+        crash(
             "crash-panic",
             "crash=panic\n",
             &["KERNEL PANIC: ", "deliberate panic (panic)"],
@@ -483,14 +488,31 @@ fn suites() -> Vec<Suite> {
             ..usertests("glibc", Tick::Pit)
         },
         Suite {
-            // The firmware's tables list every processor QEMU was given.
+            // The firmware's tables list every processor QEMU was given,
+            // and the kernel starts them all.
             program: &["/bin/true"],
             cpus: Some(4),
             expect: Expect::Output(
-                &["* INFO  cpus: 4 in the ACPI MADT (local APIC ids [0, 1, 2, 3]); *"],
+                &[
+                    "* INFO  cpus: 4 in the ACPI MADT (local APIC ids [0, 1, 2, 3])",
+                    "* INFO  cpus: 4 running",
+                ],
                 0,
             ),
             ..usertests("cpus-4", Tick::Pit)
+        },
+        // The suites again on four CPUs (arch/smp.rs): every CPU ticks,
+        // samples and schedules from the one table. sigtests, proftests
+        // and the musl and glibc programs are not here yet: on four
+        // virtual CPUs some of their cases still fail (issue 19's note has
+        // which, with the figures).
+        Suite {
+            cpus: Some(4),
+            ..selftest("selftest-4cpus", 1000, Tick::Apic, false)
+        },
+        Suite {
+            cpus: Some(4),
+            ..usertests("usertests-4cpus", Tick::Pit)
         },
         Suite {
             program: &["/bin/profcompare", "--quick"],

@@ -48,6 +48,8 @@ pub struct ProcessInfo {
     pub sig_ignored: u64,
     pub sig_caught: u64,
     pub exit_signal: u32,
+    /// The CPU its leader thread runs on, or last ran on (field 39).
+    pub processor: u32,
     /// Real, effective, saved and file-system user ids; the same for the
     /// group; the supplementary groups.
     pub uids: [u32; 4],
@@ -113,7 +115,11 @@ pub fn stat(p: &ProcessInfo) -> String {
     // wchan nswap cnswap exit_signal processor rt_priority policy
     // delayacct_blkio_ticks guest_time cguest_time start_data end_data
     // start_brk arg_start arg_end env_start env_end exit_code
-    let _ = writeln!(s, " 0 0 0 {} 0 0 0 0 0 0 0 0 0 0 0 0 0 0", p.exit_signal);
+    let _ = writeln!(
+        s,
+        " 0 0 0 {} {} 0 0 0 0 0 0 0 0 0 0 0 0 0",
+        p.exit_signal, p.processor
+    );
     s
 }
 
@@ -335,6 +341,7 @@ mod tests {
             tty: (5 << 8) | 1,
             tty_pgrp: 42,
             umask: 0o22,
+            processor: 3,
             ..Default::default()
         }
     }
@@ -361,6 +368,7 @@ mod tests {
         assert_eq!(field(23), (8u64 << 20).to_string());
         assert_eq!(field(24), "100");
         assert_eq!(field(38), "0");
+        assert_eq!(field(39), "3", "processor");
     }
 
     #[test]

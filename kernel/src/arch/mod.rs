@@ -12,6 +12,7 @@ pub mod pit;
 pub mod power;
 pub mod protect;
 pub mod rtc;
+pub mod smp;
 pub mod switch;
 pub mod syscall;
 pub mod trap;

@@ -34,8 +34,11 @@
 //! atomic read and written with `Relaxed`: single instructions, which is
 //! what the entry stubs need too.
 //!
-//! Only the boot CPU runs today (`init_boot_cpu`); the SMP work starts the
-//! others, each calling `init_cpu` with its index.
+//! The boot CPU's record is set first thing at boot (`init_boot_cpu`);
+//! each other CPU sets its own as the first act of its start-up
+//! (arch/smp.rs, `init_cpu` with its index). Fields that other CPUs read
+//! (what a CPU runs, its APIC id, its CR3, a shootdown request) are read
+//! through `cpu(index)` and `all()`.
 
 use core::mem::offset_of;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -52,6 +55,18 @@ pub const MAX_CPUS: usize = 16;
 pub struct Cpu {
     /// The record's own address (`this_cpu` reads it through GS).
     this: AtomicU64,
+    /// Its place in `CPUS`: 0 for the boot CPU, then in the order the
+    /// others were started (arch/smp.rs).
+    index: AtomicU32,
+    /// This CPU's local APIC id, where IPIs for it are sent.
+    apic_id: AtomicU32,
+    /// The level-4 table CR3 holds (`mm::paging`), so a shootdown knows
+    /// which CPUs may cache an address space's entries.
+    loaded_l4: AtomicU64,
+    /// A TLB shootdown asked of this CPU (arch/smp.rs): the level-4 table
+    /// to flush, with bit 0 set when the address space is going away; 0
+    /// when nothing is asked. The asker waits until it reads 0 again.
+    tlb_request: AtomicU64,
     /// Where an entry from user mode builds its trap frame: the running
     /// thread's `KernelStack::entry_top` (the syscall stub loads rsp from
     /// here; the TSS's rsp0 holds the same for interrupts).
@@ -78,6 +93,10 @@ impl Cpu {
     const fn new() -> Cpu {
         Cpu {
             this: AtomicU64::new(0),
+            index: AtomicU32::new(0),
+            apic_id: AtomicU32::new(0),
+            loaded_l4: AtomicU64::new(0),
+            tlb_request: AtomicU64::new(0),
             entry_top: AtomicU64::new(0),
             user_rsp: AtomicU64::new(0),
             scheduler_context: AtomicU64::new(0),
@@ -87,6 +106,26 @@ impl Cpu {
             user_fs: AtomicU64::new(0),
             user_gs: AtomicU64::new(0),
         }
+    }
+
+    /// Its index among the CPUs (0 = the boot CPU).
+    pub fn index(&self) -> u32 {
+        self.index.load(Ordering::Relaxed)
+    }
+
+    pub fn apic_id(&self) -> u32 {
+        self.apic_id.load(Ordering::Relaxed)
+    }
+
+    /// The level-4 table this CPU's CR3 holds (written by `mm::paging`
+    /// just before it loads CR3).
+    pub fn loaded_l4(&self) -> &AtomicU64 {
+        &self.loaded_l4
+    }
+
+    /// The shootdown request word (arch/smp.rs).
+    pub fn tlb_request(&self) -> &AtomicU64 {
+        &self.tlb_request
     }
 
     /// The running thread's id, None when the CPU runs none.
@@ -136,6 +175,30 @@ impl Cpu {
 
 static CPUS: [Cpu; MAX_CPUS] = [const { Cpu::new() }; MAX_CPUS];
 
+/// CPUs whose records are in use (started, or being started).
+static ONLINE: AtomicU32 = AtomicU32::new(1);
+
+/// How many CPUs run the kernel.
+pub fn online() -> usize {
+    ONLINE.load(Ordering::Acquire) as usize
+}
+
+/// Counts CPU `index` as running (arch/smp.rs, once it is up).
+pub fn set_online(count: usize) {
+    ONLINE.store(count as u32, Ordering::Release);
+}
+
+/// The record of CPU `index`, for another CPU to read (what it runs, where
+/// to send an IPI).
+pub fn cpu(index: usize) -> &'static Cpu {
+    &CPUS[index]
+}
+
+/// The records of every CPU that runs the kernel.
+pub fn all() -> &'static [Cpu] {
+    &CPUS[..online()]
+}
+
 /// Byte offsets of the fields the syscall stub reads through GS.
 pub const ENTRY_TOP_OFFSET: usize = offset_of!(Cpu, entry_top);
 pub const USER_RSP_OFFSET: usize = offset_of!(Cpu, user_rsp);
@@ -143,16 +206,19 @@ pub const USER_RSP_OFFSET: usize = offset_of!(Cpu, user_rsp);
 /// The boot CPU's GS base, set first thing at boot (before the first lock,
 /// which counts itself in the record).
 pub fn init_boot_cpu() {
-    init_cpu(0);
+    init_cpu(0, 0);
 }
 
-/// Points this CPU's GS base at record `index`, with a user GS base of 0.
-/// Called once per CPU, with interrupts off, before anything on it takes
-/// a lock.
-pub fn init_cpu(index: usize) {
+/// Points this CPU's GS base at record `index`, with a user GS base of 0;
+/// `apic_id` is its local APIC's id (the boot CPU's is set again once the
+/// APIC is read, `set_apic_id`). Called once per CPU, with interrupts
+/// off, before anything on it takes a lock.
+pub fn init_cpu(index: usize, apic_id: u32) {
     let cpu = &CPUS[index];
     let at = cpu as *const Cpu as u64;
     cpu.this.store(at, Ordering::Relaxed);
+    cpu.index.store(index as u32, Ordering::Relaxed);
+    cpu.apic_id.store(apic_id, Ordering::Relaxed);
     GsBase::write(VirtAddr::new(at));
     KernelGsBase::write(VirtAddr::zero());
     FsBase::write(VirtAddr::zero());
@@ -163,6 +229,11 @@ pub fn init_cpu(index: usize) {
     // SAFETY: clearing FSGSBASE only makes rd/wr{fs,gs}base fault; the
     // kernel does not use them.
     unsafe { Cr4::update(|f| f.remove(Cr4Flags::FSGSBASE)) };
+}
+
+/// Records this CPU's local APIC id (read from the APIC itself).
+pub fn set_apic_id(id: u32) {
+    this_cpu().apic_id.store(id, Ordering::Relaxed);
 }
 
 /// This CPU's record.

@@ -264,6 +264,13 @@ extern "C" fn trap_dispatch(tf: &mut TrapFrame) {
             BREAKPOINTS.fetch_add(1, Ordering::Relaxed);
         }
         IRQ_PIT | APIC_TIMER => crate::clock::on_timer_interrupt(tf),
+        v if v == u64::from(super::smp::TLB_VECTOR) => {
+            super::smp::while_spinning();
+            super::apic::end_of_interrupt();
+        }
+        // Its work is done by the way out: the idle loop looks again, a
+        // thread returning to user mode looks at its work-due word.
+        v if v == u64::from(super::smp::WAKE_VECTOR) => super::apic::end_of_interrupt(),
         IRQ_COM1 => crate::fs::console::on_interrupt(),
         APIC_SPURIOUS => {}
         v if v == PIC_BASE + 7 || v == PIC_BASE + 15 => super::pic::spurious(v),

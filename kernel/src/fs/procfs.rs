@@ -283,6 +283,7 @@ fn info(table: &Table, p: &Process) -> ProcessInfo {
         sig_ignored,
         sig_caught,
         exit_signal: p.exit_signal,
+        processor: table.threads.get(&p.pid).map_or(0, |t| t.cpu),
         uids: [p.cred.ruid, p.cred.euid, p.cred.suid, p.cred.fsuid],
         gids: [p.cred.rgid, p.cred.egid, p.cred.sgid, p.cred.fsgid],
         groups: p.cred.groups.clone(),
@@ -342,24 +343,30 @@ fn profil(p: &Process) -> String {
     s
 }
 
-/// `/proc/cpuinfo` for the one CPU, from CPUID (`show_cpuinfo`'s lines).
+/// `/proc/cpuinfo`: one paragraph per running CPU, from CPUID
+/// (`show_cpuinfo`'s lines). The CPUs are alike (QEMU gives each the same
+/// model), so CPUID is read once, on whichever CPU asks.
 fn cpuinfo() -> String {
     let cpu = crate::arch::cpuid::describe();
+    let count = crate::arch::percpu::online();
     let mut s = String::new();
-    let _ = writeln!(s, "processor\t: 0");
-    let _ = writeln!(s, "vendor_id\t: {}", cpu.vendor);
-    let _ = writeln!(s, "cpu family\t: {}", cpu.family);
-    let _ = writeln!(s, "model\t\t: {}", cpu.model);
-    let _ = writeln!(s, "model name\t: {}", cpu.brand);
-    let _ = writeln!(s, "stepping\t: {}", cpu.stepping);
-    let mhz = clock::tsc_per_sec() / 1000;
-    let _ = writeln!(s, "cpu MHz\t\t: {}.{:03}", mhz / 1000, mhz % 1000);
-    let _ = writeln!(s, "physical id\t: 0");
-    let _ = writeln!(s, "siblings\t: 1");
-    let _ = writeln!(s, "core id\t\t: 0");
-    let _ = writeln!(s, "cpu cores\t: 1");
-    let _ = writeln!(s, "fpu\t\t: yes");
-    let _ = writeln!(s, "flags\t\t: {}", cpu.flags.join(" "));
-    s.push('\n');
+    for (index, record) in crate::arch::percpu::all().iter().enumerate() {
+        let _ = writeln!(s, "processor\t: {index}");
+        let _ = writeln!(s, "vendor_id\t: {}", cpu.vendor);
+        let _ = writeln!(s, "cpu family\t: {}", cpu.family);
+        let _ = writeln!(s, "model\t\t: {}", cpu.model);
+        let _ = writeln!(s, "model name\t: {}", cpu.brand);
+        let _ = writeln!(s, "stepping\t: {}", cpu.stepping);
+        let mhz = clock::tsc_per_sec() / 1000;
+        let _ = writeln!(s, "cpu MHz\t\t: {}.{:03}", mhz / 1000, mhz % 1000);
+        let _ = writeln!(s, "physical id\t: 0");
+        let _ = writeln!(s, "siblings\t: {count}");
+        let _ = writeln!(s, "core id\t\t: {index}");
+        let _ = writeln!(s, "cpu cores\t: {count}");
+        let _ = writeln!(s, "apicid\t\t: {}", record.apic_id());
+        let _ = writeln!(s, "fpu\t\t: yes");
+        let _ = writeln!(s, "flags\t\t: {}", cpu.flags.join(" "));
+        s.push('\n');
+    }
     s
 }

@@ -44,7 +44,7 @@ use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
 use super::frames;
-use super::paging::{COW, SHARED, Space, prot_flags};
+use super::paging::{COW, MapError, SHARED, Space, prot_flags};
 use crate::fs::filedata::FileData;
 use crate::sync::IrqLock;
 
@@ -161,10 +161,19 @@ pub fn fault_in(space: &Space, addr: u64, write: bool) -> Result<(), FaultError>
             flags,
         ),
     };
-    space.map(page, frame, flags).map_err(|_| {
-        frames::release(frame);
-        FaultError::NoMemory
-    })?;
+    match space.map(page, frame, flags) {
+        Ok(()) => {}
+        // Another thread of the process, on another CPU, filled the page
+        // first: the access is retried against its page.
+        Err(MapError::AlreadyMapped) => {
+            frames::release(frame);
+            return Ok(());
+        }
+        Err(_) => {
+            frames::release(frame);
+            return Err(FaultError::NoMemory);
+        }
+    }
     if write && flags.contains(COW) {
         space
             .break_cow(page.as_u64())

@@ -16,6 +16,30 @@ use crate::sync::IrqLock;
 
 static TABLE: IrqLock<Option<FrameTable<'static>>> = IrqLock::new(None);
 
+/// Pages the frame allocator leaves alone for starting the other CPUs
+/// (arch/smp.rs): a startup IPI can only start a CPU below 1 MiB.
+pub const TRAMPOLINE_PAGES: u64 = 4;
+/// The first of them (a physical address), if the memory map had room.
+static TRAMPOLINE: spin::Once<u64> = spin::Once::new();
+
+/// The physical address of the `TRAMPOLINE_PAGES` pages kept below 1 MiB
+/// for starting CPUs, None if no usable memory lay there.
+pub fn trampoline_pages() -> Option<u64> {
+    TRAMPOLINE.get().copied()
+}
+
+/// The highest run of `TRAMPOLINE_PAGES` usable frames below 1 MiB (not
+/// frame 0, whose address a startup IPI cannot name apart from "none").
+fn find_trampoline(regions: &MemoryRegions) -> Option<u64> {
+    const BELOW: u64 = 0x10_0000 / PAGE_SIZE;
+    usable(regions)
+        .filter_map(|(s, e)| {
+            let (s, e) = (s.max(1), e.min(BELOW));
+            (e >= s + TRAMPOLINE_PAGES).then(|| e - TRAMPOLINE_PAGES)
+        })
+        .max()
+}
+
 fn usable(regions: &MemoryRegions) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
     regions
         .iter()
@@ -32,6 +56,11 @@ pub fn init(regions: &'static MemoryRegions) {
     let (home, _) = usable(regions)
         .find(|(s, e)| e - s >= pages)
         .expect("no usable region can hold the frame table");
+    let trampoline = find_trampoline(regions);
+    if let Some(first) = trampoline {
+        TRAMPOLINE.call_once(|| first * PAGE_SIZE);
+    }
+    let kept = |f: &u64| trampoline.is_some_and(|t| (t..t + TRAMPOLINE_PAGES).contains(f));
     let base = phys_to_virt(home * PAGE_SIZE).as_mut_ptr::<u32>();
     // SAFETY: [home, home + pages) is usable RAM that nothing else owns (it is
     // left out of the table below) and the physical window maps it. The u32
@@ -46,7 +75,7 @@ pub fn init(regions: &'static MemoryRegions) {
     for (start, end) in usable(regions).rev() {
         for frame in (start..end)
             .rev()
-            .filter(|f| !(home..home + pages).contains(f))
+            .filter(|f| !(home..home + pages).contains(f) && !kept(f))
         {
             table.add_free(frame).expect("usable frames are added once");
         }

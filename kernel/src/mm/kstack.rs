@@ -221,10 +221,14 @@ impl KernelStack {
 
 impl Drop for KernelStack {
     fn drop(&mut self) {
-        for page in 0..STACK_PAGES {
-            if let Some(frame) = paging::unmap_kernel(self.page(page)) {
-                frames::release(frame);
-            }
+        let frames: Vec<_> = (0..STACK_PAGES)
+            .filter_map(|page| paging::unmap_kernel(self.page(page)))
+            .collect();
+        // Another CPU that ran this stack's thread may still cache its
+        // entries: they must go before the frames or the slot are reused.
+        crate::arch::smp::shootdown_kernel();
+        for frame in frames {
+            frames::release(frame);
         }
         SLOTS.lock().free.push(self.slot);
     }

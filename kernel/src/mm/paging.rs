@@ -27,8 +27,23 @@ use kcore::wx::Mapping;
 
 use super::frames::{self, KernelFrames};
 use super::phys_to_virt;
+use crate::sync::IrqLock;
 
 static KERNEL_L4: Once<PhysFrame> = Once::new();
+
+/// The page-table lock: every change of an entry, in any address space
+/// or the kernel's half, is made holding it. Two CPUs may otherwise edit
+/// one table at once (two threads of a process faulting in pages side by
+/// side, each making the same missing level-2 table), or one may act on
+/// what it read just before the other changed it (a copy-on-write break
+/// racing another). One lock for all address spaces keeps the rule short;
+/// its holders do a few table writes and at most one page copy.
+///
+/// Lock order (sync.rs, memory): taken inside the kernel heap's lock
+/// (heap growth maps pages) and the areas' and a file's pages' locks
+/// are never held with it; inside it only the frame table is taken. A
+/// shootdown may wait while it is held: waiting CPUs answer (arch/smp.rs).
+static PAGE_TABLES: IrqLock<()> = IrqLock::new(());
 
 /// Frames holding kernel-half page tables made after boot (for heap growth
 /// and new kernel-stack slots). They are kept for reuse, never freed, so
@@ -65,9 +80,10 @@ pub enum MapError {
 /// `frame` must hold a page table (a frame taken from a present, non-huge
 /// page-table entry, or one allocated for a table), and the caller must not
 /// let the reference outlive that use nor hold another reference to the
-/// same table at the same time. The kernel runs on one CPU and no interrupt
-/// handler edits page tables, so a walk that takes one table at a time
-/// keeps this.
+/// same table at the same time. Every change holds `PAGE_TABLES` and no
+/// interrupt handler edits page tables, so a walk that takes one table at
+/// a time keeps this; a walk that only reads may race a change on another
+/// CPU, and then sees each entry (one aligned 64-bit word) before or after.
 unsafe fn table(frame: PhysFrame) -> &'static mut PageTable {
     // SAFETY: the caller's promise; the physical window maps every frame.
     unsafe { &mut *phys_to_virt(frame.start_address()).as_mut_ptr::<PageTable>() }
@@ -204,6 +220,7 @@ fn kernel_l4() -> PhysFrame {
 pub fn map_kernel(page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), MapError> {
     debug_assert!(page.as_u64() >= super::USER_TOP);
     let parents = Flags::PRESENT | Flags::WRITABLE;
+    let _tables = PAGE_TABLES.lock();
     map_in(
         kernel_l4(),
         page,
@@ -216,6 +233,7 @@ pub fn map_kernel(page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), 
 
 /// Removes a kernel mapping and returns the frame it mapped.
 pub fn unmap_kernel(page: VirtAddr) -> Option<PhysFrame> {
+    let _tables = PAGE_TABLES.lock();
     let (frame, flush) = mapper_for(kernel_l4())
         .unmap(Page::<Size4KiB>::containing_address(page))
         .ok()?;
@@ -225,8 +243,63 @@ pub fn unmap_kernel(page: VirtAddr) -> Option<PhysFrame> {
 
 /// Switches to the kernel's own address space (no user mappings).
 pub fn activate_kernel() {
-    // SAFETY: the kernel's table maps everything the kernel uses.
-    unsafe { Cr3::write(kernel_l4(), Cr3Flags::empty()) };
+    load_cr3(kernel_l4());
+}
+
+/// Switches to the kernel's own table unless it is loaded already (an
+/// idle CPU, arch/smp.rs's shootdowns).
+pub fn activate_kernel_if_not() {
+    if Cr3::read().0 != kernel_l4() {
+        load_cr3(kernel_l4());
+    }
+}
+
+/// Loads `l4` into CR3, first saying so in this CPU's record: a shootdown
+/// (arch/smp.rs) asks exactly the CPUs whose record names the table, and
+/// a CPU that writes its record after the asker read it loads CR3 after
+/// the change, so it cannot cache the old entries.
+fn load_cr3(l4: PhysFrame) {
+    crate::arch::percpu::this_cpu()
+        .loaded_l4()
+        .store(l4.start_address().as_u64(), Ordering::SeqCst);
+    // SAFETY: every table loaded here (the kernel's, or an address
+    // space's, whose upper half is the kernel's) maps the kernel, so the
+    // kernel keeps running.
+    unsafe { Cr3::write(l4, Cr3Flags::empty()) };
+}
+
+/// Builds the page tables an AP starts with (arch/smp.rs) in the four
+/// pages at physical `base` (below 1 MiB; the first holds the trampoline
+/// code): a level-4 table whose upper half is the kernel's and whose
+/// first 2 MiB map themselves, so the trampoline runs on at its own
+/// address once paging is on. Returns the level-4 table's address.
+pub fn trampoline_tables(base: u64) -> u64 {
+    let [l4, l3, l2] =
+        [1, 2, 3].map(|i| PhysFrame::containing_address(PhysAddr::new(base + i * 4096)));
+    // SAFETY: the three pages are kept out of the frame allocator for this
+    // (`frames::trampoline_pages`) and nothing else references them; the
+    // kernel's table is only read.
+    unsafe {
+        let kernel = table(kernel_l4());
+        let (root, mid, low) = (table(l4), table(l3), table(l2));
+        root.zero();
+        mid.zero();
+        low.zero();
+        for i in 256..512 {
+            root[i] = kernel[i].clone();
+        }
+        let parent = Flags::PRESENT | Flags::WRITABLE;
+        root[0].set_frame(l3, parent);
+        mid[0].set_frame(l2, parent);
+        low[0].set_addr(PhysAddr::new(0), parent | Flags::HUGE_PAGE);
+    }
+    l4.start_address().as_u64()
+}
+
+/// Tells the other CPUs that may cache entries of the address space `l4`
+/// to flush them (or, `leaving`, to stop using it), and waits.
+fn shootdown(l4: PhysFrame, leaving: bool) {
+    crate::arch::smp::shootdown(l4.start_address().as_u64(), leaving);
 }
 
 /// Marks a user page shared copy-on-write (an available PTE bit): it is
@@ -309,6 +382,12 @@ impl Space {
     /// `NO_ACCESS`). The frame's reference now belongs to this address
     /// space, which releases it when unmapped or dropped.
     pub fn map(&self, page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), MapError> {
+        let _tables = PAGE_TABLES.lock();
+        self.map_locked(page, frame, flags)
+    }
+
+    /// `map`, for a caller holding `PAGE_TABLES`.
+    fn map_locked(&self, page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), MapError> {
         debug_assert!(page.as_u64() < super::USER_TOP);
         let parents = Flags::PRESENT | Flags::WRITABLE | Flags::USER_ACCESSIBLE;
         map_in(
@@ -324,6 +403,15 @@ impl Space {
     /// Removes the mapping of `page`, giving the frame's reference back to
     /// the caller.
     pub fn unmap(&self, page: VirtAddr) -> Option<PhysFrame> {
+        let _tables = PAGE_TABLES.lock();
+        self.unmap_locked(page)
+    }
+
+    /// `unmap` for one page of many: only this CPU's TLB is flushed, and
+    /// the caller calls `flush_others` once after the last page, before
+    /// it releases any of the frames.
+    pub fn unmap_batch(&self, page: VirtAddr) -> Option<PhysFrame> {
+        let _tables = PAGE_TABLES.lock();
         let entry = self.user_leaf(page)?;
         if !holds_frame(entry.flags()) {
             return None;
@@ -331,6 +419,24 @@ impl Space {
         let frame = PhysFrame::containing_address(entry.addr());
         entry.set_unused();
         x86_64::instructions::tlb::flush(page);
+        Some(frame)
+    }
+
+    /// The shootdown that ends a batch of `unmap_batch` calls.
+    pub fn flush_others(&self) {
+        shootdown(self.l4, false);
+    }
+
+    /// `unmap`, for a caller holding `PAGE_TABLES`.
+    fn unmap_locked(&self, page: VirtAddr) -> Option<PhysFrame> {
+        let entry = self.user_leaf(page)?;
+        if !holds_frame(entry.flags()) {
+            return None;
+        }
+        let frame = PhysFrame::containing_address(entry.addr());
+        entry.set_unused();
+        x86_64::instructions::tlb::flush(page);
+        shootdown(self.l4, false);
         Some(frame)
     }
 
@@ -401,6 +507,7 @@ impl Space {
     /// first write gives this page its own copy; a `SHARED` page stays
     /// shared. mprotect's one way to change rights.
     pub fn protect(&self, page: VirtAddr, flags: Flags) -> bool {
+        let _tables = PAGE_TABLES.lock();
         let Some((phys, old)) = self.translate(page) else {
             return false;
         };
@@ -411,23 +518,27 @@ impl Space {
         } else {
             flags
         };
-        self.set_flags(page, flags)
+        self.set_flags_locked(page, flags)
     }
 
     /// Resolves a write to the copy-on-write page holding `addr`: a frame
     /// this page alone uses just becomes writable; a shared one is copied
-    /// into a fresh frame for this page. EFAULT if the page is not COW.
+    /// into a fresh frame for this page. Ok as well if the page is
+    /// writable already (another CPU broke it first); EFAULT if it is
+    /// neither.
     pub fn break_cow(&self, addr: u64) -> Result<(), abi::Errno> {
         use abi::Errno;
         let page = VirtAddr::new(super::page_down(addr));
+        let _tables = PAGE_TABLES.lock();
         let (phys, flags) = self.translate(page).ok_or(Errno::EFAULT)?;
         if !flags.contains(COW) {
-            return Err(Errno::EFAULT);
+            let writable = flags.contains(Flags::WRITABLE) && !flags.contains(NO_ACCESS);
+            return if writable { Ok(()) } else { Err(Errno::EFAULT) };
         }
         let writable = (flags - COW) | Flags::WRITABLE;
         let old = PhysFrame::containing_address(phys);
         if frames::users(old) == 1 {
-            self.set_flags(page, writable);
+            self.set_flags_locked(page, writable);
             return Ok(());
         }
         let new = frames::alloc_user_frame()?;
@@ -440,14 +551,16 @@ impl Space {
                 super::PAGE_SIZE as usize,
             )
         };
-        self.unmap(page);
+        self.unmap_locked(page);
         frames::release(old);
-        self.map(page, new, writable).map_err(|_| Errno::ENOMEM)
+        self.map_locked(page, new, writable)
+            .map_err(|_| Errno::ENOMEM)
     }
 
     /// Replaces the flags of the mapped user page `page` as they are: the
     /// caller keeps the copy-on-write rule (`protect` does).
-    pub fn set_flags(&self, page: VirtAddr, flags: Flags) -> bool {
+    /// The caller holds `PAGE_TABLES`.
+    fn set_flags_locked(&self, page: VirtAddr, flags: Flags) -> bool {
         let Some(entry) = self.user_leaf(page) else {
             return false;
         };
@@ -456,6 +569,7 @@ impl Space {
         }
         entry.set_flags(user_entry(flags));
         x86_64::instructions::tlb::flush(page);
+        shootdown(self.l4, false);
         true
     }
 
@@ -481,8 +595,7 @@ impl Space {
     /// Makes this the address space the CPU uses.
     pub fn activate(&self) {
         if Cr3::read().0 != self.l4 {
-            // SAFETY: the upper half is the kernel's, so the kernel keeps running.
-            unsafe { Cr3::write(self.l4, Cr3Flags::empty()) };
+            load_cr3(self.l4);
         }
     }
 
@@ -541,6 +654,7 @@ impl Space {
         let child = AddressSpace::new()?;
         super::areas::create(child.id(), Some(self.id()));
         let mut failed = false;
+        let tables = PAGE_TABLES.lock();
         self.for_each_user_page(|addr, entry| {
             if failed {
                 return;
@@ -552,7 +666,7 @@ impl Space {
             }
             let frame = PhysFrame::containing_address(entry.addr());
             frames::share(frame);
-            if child.map(addr, frame, flags).is_err() {
+            if child.map_locked(addr, frame, flags).is_err() {
                 frames::release(frame);
                 failed = true;
             }
@@ -560,6 +674,10 @@ impl Space {
         if self.is_active() {
             x86_64::instructions::tlb::flush_all();
         }
+        // Other threads of this process, on other CPUs, must not go on
+        // writing through entries cached before the write protection.
+        shootdown(self.l4, false);
+        drop(tables);
         if failed { None } else { Some(child) }
     }
 
@@ -736,6 +854,8 @@ impl Drop for AddressSpace {
         if self.is_active() {
             activate_kernel();
         }
+        // A CPU that last ran one of its threads may still have it loaded.
+        shootdown(self.space.l4, true);
         // SAFETY: a table (see `table`) that nothing else references now.
         for entry in unsafe { table(self.space.l4) }.iter().take(256) {
             if entry.flags().contains(Flags::PRESENT) {

@@ -118,7 +118,7 @@ pub fn wake(addr: u64, count: usize, bitset: u32) -> usize {
         {
             t.futex = None;
             if t.state == State::Sleeping(Chan::Futex) {
-                t.state = State::Runnable;
+                t.make_runnable();
             }
             woken += 1;
         }

@@ -228,7 +228,7 @@ fn make_runnable(tid: Tid) {
     if let Some(t) = TABLE.lock().threads.get_mut(&tid)
         && t.state == State::New
     {
-        t.state = State::Runnable;
+        t.make_runnable();
     }
 }
 

@@ -179,6 +179,13 @@ pub struct Thread {
     pub robust_list: u64,
     /// The futex this thread sleeps on, until a wake clears it.
     pub futex: Option<futex::Waiter>,
+    /// Its context is live on a CPU: from the moment a scheduler picks it
+    /// until that scheduler is back on its own stack. Its state may say
+    /// Runnable or Sleeping before then (it is on its way out, or a wakeup
+    /// came first), and no other CPU may resume it until this clears.
+    pub on_cpu: bool,
+    /// The CPU it runs on, or last ran on (/proc/PID/stat's processor).
+    pub cpu: u32,
 }
 
 impl Thread {
@@ -199,7 +206,19 @@ impl Thread {
     pub fn note_work(&self, work: Work) {
         self.kstack
             .work_due()
-            .fetch_or(work as u64, core::sync::atomic::Ordering::Relaxed);
+            .fetch_or(work as u64, core::sync::atomic::Ordering::SeqCst);
+        // Running on another CPU: interrupt it, so the work is looked at
+        // now and not at that CPU's next tick.
+        if self.on_cpu && self.cpu != crate::arch::percpu::this_cpu().index() {
+            crate::arch::smp::wake(self.cpu as usize);
+        }
+    }
+
+    /// Makes a sleeping, stopped or new thread runnable, and wakes an idle
+    /// CPU to run it (sched.rs). The table is locked by the caller.
+    pub fn make_runnable(&mut self) {
+        self.state = State::Runnable;
+        sched::kick_idle_cpu();
     }
 
     /// A thread of process `pid` that enters user mode through the frame
@@ -221,6 +240,8 @@ impl Thread {
             clear_child_tid: 0,
             robust_list: 0,
             futex: None,
+            on_cpu: false,
+            cpu: 0,
         }
     }
 }
@@ -432,8 +453,8 @@ impl Switches {
     }
 }
 
-/// The table's invariants, for the kernel self-check (kcheck): at most one
-/// thread running, every thread's process present, live threads counted
+/// The table's invariants, for the kernel self-check (kcheck): no more
+/// threads running than CPUs, each where its CPU's record says, every thread's process present, live threads counted
 /// right, every parent present (orphans went to init), memory held exactly
 /// by the living (or lent to a vfork child), bounded sizes.
 pub fn check() -> Result<(), &'static str> {
@@ -441,14 +462,24 @@ pub fn check() -> Result<(), &'static str> {
     if table.procs.len() > MAX_PROCS || table.threads.len() > MAX_THREADS {
         return Err("proc: more processes or threads than allowed");
     }
-    if table
+    let on_cpus = table.threads.values().filter(|t| t.on_cpu).count();
+    let running = table
         .threads
         .values()
         .filter(|t| t.state == State::Running)
-        .count()
-        > 1
-    {
-        return Err("proc: two threads running on one CPU");
+        .count();
+    if on_cpus > crate::arch::percpu::online() || running > on_cpus {
+        return Err("proc: more threads running than CPUs");
+    }
+    for cpu in crate::arch::percpu::all() {
+        if let Some(tid) = cpu.tid()
+            && !table
+                .threads
+                .get(&tid)
+                .is_some_and(|t| t.on_cpu && t.cpu == cpu.index())
+        {
+            return Err("proc: a CPU runs a thread the table does not place there");
+        }
     }
     for t in table.threads.values() {
         if t.state != State::Dead && !table.procs.contains_key(&t.pid) {
@@ -538,19 +569,15 @@ pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
     }
 }
 
-/// Called on every tick: charge it to the running thread and its process
-/// (user or system time, the profile at the user pc the tick belongs to,
-/// ITIMER_VIRTUAL and ITIMER_PROF), count down every ITIMER_REAL, and wake
-/// sleepers whose time has come.
-pub fn on_tick(tf: &crate::arch::trap::TrapFrame) {
+/// Called on every tick of every CPU: charge it to the thread this CPU
+/// was running and its process (user or system time, the profile at the
+/// user pc the tick belongs to, ITIMER_VIRTUAL and ITIMER_PROF). The boot
+/// CPU's tick (`keeps_time`) also does what happens once per tick of the
+/// clock, whatever the CPU count: the load average's sample, every
+/// ITIMER_REAL, and waking sleepers whose time has come.
+pub fn on_tick(tf: &crate::arch::trap::TrapFrame, keeps_time: bool) {
     let now = crate::clock::nanos_since_boot();
     let mut table = TABLE.lock();
-    let ticks = crate::clock::ticks();
-    let hz = u64::from(crate::clock::hz());
-    if ticks.is_multiple_of(kcore::procfs::LOAD_INTERVAL_SECS * hz) {
-        let active = table.active_threads();
-        table.load.sample(u64::from(active));
-    }
     let from_user = tf.is_from_user();
     match (table.current_tid().is_some(), from_user) {
         (false, _) => table.cpu.idle += 1,
@@ -576,16 +603,28 @@ pub fn on_tick(tf: &crate::arch::trap::TrapFrame) {
         }
         p.pid
     });
+    if let Some(pid) = running {
+        crate::signal::on_tick_cpu(&mut table, pid, from_user);
+    }
+    if !keeps_time {
+        return;
+    }
+    let ticks = crate::clock::ticks();
+    let hz = u64::from(crate::clock::hz());
+    if ticks.is_multiple_of(kcore::procfs::LOAD_INTERVAL_SECS * hz) {
+        let active = table.active_threads();
+        table.load.sample(u64::from(active));
+    }
     // Walked by key, not by iterator: a timer that fires sends its signal
     // through the table (to pick the thread that takes it).
     let mut next = 0;
     while let Some(pid) = table.procs.range(next..).next().map(|(&pid, _)| pid) {
-        crate::signal::on_tick(&mut table, pid, Some(pid) == running, tf.is_from_user());
+        crate::signal::on_tick_real(&mut table, pid);
         next = pid + 1;
     }
     for t in table.threads.values_mut() {
         if matches!(t.state, State::Sleeping(_)) && t.wake_at.is_some_and(|at| at <= now) {
-            t.state = State::Runnable;
+            t.make_runnable();
         }
     }
 }

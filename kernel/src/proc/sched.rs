@@ -22,6 +22,7 @@
 
 use abi::Errno;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, Ordering};
 use x86_64::instructions::interrupts;
 
 use super::{Pid, State, TABLE, Tid, current_thread};
@@ -69,15 +70,27 @@ pub fn time_slice() -> u32 {
     (crate::clock::hz() / 100).max(1)
 }
 
-/// The scheduler loop; never returns.
+/// CPUs halted in the scheduler's idle loop, one bit each (by index).
+static IDLE: AtomicU32 = AtomicU32::new(0);
+
+/// Whether thread `t` may be picked: runnable, and its context not live
+/// on some CPU (it may still be on its way out of one).
+fn can_run(t: &super::Thread) -> bool {
+    t.state == State::Runnable && !t.on_cpu
+}
+
+/// The scheduler loop of one CPU; never returns. Every CPU runs one, on
+/// its own stack (the boot stack, or the stack arch/smp.rs gave an AP),
+/// and all of them pick from the one table: a thread runs on whichever
+/// CPU looks first.
 pub fn run() -> ! {
+    let cpu = percpu::this_cpu();
     let mut last: Tid = 0;
     loop {
         interrupts::disable();
         let next = {
             let mut table = TABLE.lock();
-            let runnable =
-                |(_, t): &(&Tid, &alloc::boxed::Box<super::Thread>)| t.state == State::Runnable;
+            let runnable = |(_, t): &(&Tid, &alloc::boxed::Box<super::Thread>)| can_run(t);
             let pick = table
                 .threads
                 .range(last + 1..)
@@ -88,12 +101,13 @@ pub fn run() -> ! {
                 let super::Table { procs, threads, .. } = &mut *table;
                 let t = threads.get_mut(&tid).expect("picked from the table");
                 t.state = State::Running;
+                t.on_cpu = true;
+                t.cpu = cpu.index();
                 t.slice_left = time_slice();
                 t.fpu.restore();
                 if let Some(mem) = procs.get(&t.pid).and_then(|p| p.mem.as_ref()) {
                     mem.space.activate();
                 }
-                let cpu = percpu::this_cpu();
                 cpu.set_running(Some((tid, t.pid)));
                 cpu.set_entry_top(t.kstack.entry_top());
                 gdt::set_kernel_stack(x86_64::VirtAddr::new(t.kstack.entry_top()));
@@ -107,14 +121,19 @@ pub fn run() -> ! {
                 crate::sync::assert_none_held("scheduler");
                 // Runs the thread until it gives up the CPU.
                 kstack::resume(stack);
-                percpu::this_cpu().set_running(None);
+                // Its tid now: a thread that exec'd may have taken its
+                // process's (proc/exec.rs), and says so in this record.
+                let tid = cpu.tid().unwrap_or(tid);
+                cpu.set_running(None);
                 let dead = {
                     let mut table = TABLE.lock();
-                    let exited = table
+                    let t = table
                         .threads
-                        .get(&tid)
-                        .is_some_and(|t| t.state == State::Dead);
-                    if exited {
+                        .get_mut(&tid)
+                        .expect("a thread leaves the table only here");
+                    // Its context is saved: another CPU may resume it now.
+                    t.on_cpu = false;
+                    if t.state == State::Dead {
                         table.threads.remove(&tid)
                     } else {
                         None
@@ -123,8 +142,45 @@ pub fn run() -> ! {
                 // Its kernel stack is freed here, outside the table's lock.
                 drop(dead);
             }
-            None => interrupts::enable_and_hlt(),
+            None => idle(cpu),
         }
+    }
+}
+
+/// Nothing to run: halts until an interrupt, having said so in `IDLE` so
+/// that a CPU making a thread runnable sends the wake IPI. The table is
+/// looked at once more after the bit is set: a thread made runnable
+/// before the waker could see the bit is found here, one made runnable
+/// after gets the IPI, which `enable_and_hlt` (sti; hlt, with no gap an
+/// interrupt could fall into) does not miss. Called with interrupts off.
+///
+/// An idle CPU leaves the last address space it ran for the kernel's own
+/// table, so that no shootdown of that address space need wait for it.
+fn idle(cpu: &percpu::Cpu) {
+    crate::mm::paging::activate_kernel_if_not();
+    let bit = 1 << cpu.index();
+    IDLE.fetch_or(bit, Ordering::SeqCst);
+    let found = TABLE.lock().threads.values().any(|t| can_run(t));
+    if !found {
+        interrupts::enable_and_hlt();
+        interrupts::disable();
+    }
+    IDLE.fetch_and(!bit, Ordering::SeqCst);
+}
+
+/// A thread became runnable: if a CPU other than this one is idle, claims
+/// it and sends it the wake IPI. Several threads made runnable at once
+/// claim several CPUs.
+pub fn kick_idle_cpu() {
+    let me = 1u32 << percpu::this_cpu().index();
+    let mut idle = IDLE.load(Ordering::SeqCst) & !me;
+    while idle != 0 {
+        let bit = idle.isolate_lowest_one();
+        if IDLE.fetch_and(!bit, Ordering::SeqCst) & bit != 0 {
+            crate::arch::smp::wake(bit.trailing_zeros() as usize);
+            return;
+        }
+        idle = IDLE.load(Ordering::SeqCst) & !me;
     }
 }
 
@@ -180,6 +236,26 @@ pub fn wait_event<R>(chan: Chan, poll: impl FnMut() -> Option<R>) -> Result<R, E
     wait_event_until(chan, None, poll)
 }
 
+/// Says the current thread sleeps on `chan` (until `deadline`), before it
+/// looks whether it must: a waker on another CPU that changes the
+/// condition after the look finds the thread asleep and makes it runnable,
+/// so the switch that follows comes straight back instead of sleeping
+/// through the change (the lost wake-up). Interrupts are off.
+fn prepare_to_sleep(chan: Chan, deadline: Option<u64>) {
+    current_thread(|t| {
+        t.state = State::Sleeping(chan);
+        t.wake_at = deadline;
+    });
+}
+
+/// The look found the thread need not sleep after all: running again.
+fn cancel_sleep() {
+    current_thread(|t| {
+        t.state = State::Running;
+        t.wake_at = None;
+    });
+}
+
 /// `wait_event` with a deadline: once the monotonic clock reaches
 /// `deadline` (nanoseconds since boot) the wait ends with `ETIMEDOUT`
 /// (unless `poll` holds by then).
@@ -191,19 +267,20 @@ pub fn wait_event_until<R>(
     let were_enabled = interrupts::are_enabled();
     let result = loop {
         interrupts::disable();
-        if let Some(r) = poll() {
-            break Ok(r);
+        prepare_to_sleep(chan, deadline);
+        let done = if let Some(r) = poll() {
+            Some(Ok(r))
+        } else if deadline.is_some_and(|at| crate::clock::nanos_since_boot() >= at) {
+            Some(Err(Errno::ETIMEDOUT))
+        } else if super::current_both(|t, p| crate::signal::interrupts(t, p)) {
+            Some(Err(crate::signal::ERESTARTSYS))
+        } else {
+            None
+        };
+        if let Some(result) = done {
+            cancel_sleep();
+            break result;
         }
-        if deadline.is_some_and(|at| crate::clock::nanos_since_boot() >= at) {
-            break Err(Errno::ETIMEDOUT);
-        }
-        if super::current_both(|t, p| crate::signal::interrupts(t, p)) {
-            break Err(crate::signal::ERESTARTSYS);
-        }
-        current_thread(|t| {
-            t.state = State::Sleeping(chan);
-            t.wake_at = deadline;
-        });
         switch_to_scheduler();
         current_thread(|t| t.wake_at = None);
     };
@@ -220,10 +297,11 @@ pub fn wait_uninterruptible(chan: Chan, mut poll: impl FnMut() -> bool) {
     let were_enabled = interrupts::are_enabled();
     loop {
         interrupts::disable();
+        prepare_to_sleep(chan, None);
         if poll() {
+            cancel_sleep();
             break;
         }
-        current_thread(|t| t.state = State::Sleeping(chan));
         switch_to_scheduler();
     }
     if were_enabled {
@@ -235,7 +313,7 @@ pub fn wait_uninterruptible(chan: Chan, mut poll: impl FnMut() -> bool) {
 pub fn wakeup(chan: Chan) {
     for t in TABLE.lock().threads.values_mut() {
         if t.state == State::Sleeping(chan) {
-            t.state = State::Runnable;
+            t.make_runnable();
         }
     }
 }
@@ -275,7 +353,7 @@ impl PollQueue {
             if let Some(t) = table.threads.get_mut(tid)
                 && t.state == State::Sleeping(Chan::Poll)
             {
-                t.state = State::Runnable;
+                t.make_runnable();
             }
         }
     }

@@ -169,13 +169,20 @@ impl UserMemory {
 
     /// Unmaps every mapped page in `[start, end)`, visiting only those
     /// (a range may be as large as the user half).
+    ///
+    /// The frames are released only after one shootdown for the whole
+    /// range (`Space::unmap_batch`): until every CPU has flushed, another
+    /// thread of the process may still reach them through its TLB.
     pub fn unmap_range(&self, start: u64, end: u64) {
         let mut at = start;
+        let mut unmapped = alloc::vec::Vec::new();
         while let Some(page) = self.space.next_mapped(at, end) {
-            if let Some(frame) = self.space.unmap(VirtAddr::new(page)) {
-                frames::release(frame);
-            }
+            unmapped.extend(self.space.unmap_batch(VirtAddr::new(page)));
             at = page + PAGE_SIZE;
+        }
+        self.space.flush_others();
+        for frame in unmapped {
+            frames::release(frame);
         }
     }
 

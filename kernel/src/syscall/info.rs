@@ -222,15 +222,29 @@ pub fn setrlimit(resource: u32, new: u64) -> SysResult {
     prlimit64(0, resource, new, 0)
 }
 
-/// sched_getaffinity(2): one CPU.
+/// sched_getaffinity(2): every running CPU, since any thread may run on
+/// any of them (there is no sched_setaffinity); like Linux, the answer is
+/// one 64-bit word of mask and its size. `pid` may name any thread.
 pub fn sched_getaffinity(pid: i32, size: u64, mask: u64) -> SysResult {
-    if pid != 0 && pid as u32 != current(|p| p.pid) {
+    if pid < 0
+        || pid != 0
+            && !crate::proc::TABLE
+                .lock()
+                .threads
+                .contains_key(&(pid as u32))
+    {
         return Err(Errno::ESRCH);
     }
     if size < 8 {
         return Err(Errno::EINVAL);
     }
-    uaccess::write(mask, &1u64)?;
+    let cpus = crate::arch::percpu::online() as u32;
+    let bits = if cpus >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << cpus) - 1
+    };
+    uaccess::write(mask, &bits)?;
     Ok(8)
 }
 
