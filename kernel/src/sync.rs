@@ -1,13 +1,15 @@
 //! The kernel's one lock type, the order locks are taken in, and the rules
 //! the scheduler checks.
 //!
-//! A single CPU needs locks only against interrupt handlers: a spin lock that
-//! an interrupt handler also takes would deadlock if the interrupt arrived
-//! while the lock was held. `IrqLock` therefore turns interrupts off for as
-//! long as it is held (and restores the previous state afterwards). It is the
-//! only lock in the kernel (console, PIC, files, ramfs nodes, pipes, the
-//! process table, memory), so every one of them is safe to take from the
-//! timer path, and the SMP work has one type to turn into a real spin lock.
+//! A lock guards against two things. Another CPU: `IrqLock` is a ticket
+//! lock, so a CPU that finds it held spins until its turn comes, and turns
+//! come in the order CPUs asked. And an interrupt handler on the same CPU:
+//! a handler that takes a lock its CPU already holds would spin forever,
+//! so `IrqLock` also turns interrupts off on its CPU for as long as it is
+//! held (and restores the previous state afterwards). It is the only lock
+//! in the kernel (console, PIC, files, ramfs nodes, pipes, the process
+//! table, memory), so every one of them is safe to take from the timer
+//! path.
 //!
 //! ## Lock order
 //!
@@ -27,10 +29,17 @@
 //! 4. profil's cost rings (taken inside the table by the timer path);
 //! 5. memory: a file's pages (`fs::filedata`, reached by the page-fault
 //!    path), the areas of the address spaces (`mm::areas`), kernel-stack
-//!    slots, frames, the kernel heap;
+//!    slots, the kernel heap (whose growth maps pages), the page tables
+//!    (`mm::paging`'s `PAGE_TABLES`), frames;
 //! 6. the PIC, then the serial port (`log`): anything may print.
 //!
 //! ## Rules, checked
+//!
+//! A CPU that asks for a lock it holds already would wait for itself: the
+//! lock keeps its holder's CPU and panics instead ("lock taken twice"). A
+//! wait longer than `DEADLOCK_SECONDS` panics too, naming the holder's CPU.
+//! The order above is not checked by the lock yet; the two checks catch the
+//! deadlocks a wrong order makes, when they happen.
 //!
 //! Nothing may sleep or switch while holding a lock: a lock held across a
 //! switch would be held by a process that is not running, and the next

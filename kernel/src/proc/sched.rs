@@ -1,24 +1,38 @@
-//! The scheduler: round-robin over runnable threads, xv6 style.
+//! The scheduler: round-robin over runnable threads, xv6 style, on every
+//! CPU.
 //!
-//! The boot stack becomes the scheduler's own thread (`run`): it picks the
-//! next runnable thread after the last one, switches to its kernel stack and
-//! its process's address space, and gets control back when that thread gives
-//! up the CPU: because its time slice ran out (preemption, on the way back to
-//! user mode), it went to sleep on a wait channel, or it exited. A thread
-//! that exited is freed here, on the scheduler's stack, since it cannot free
-//! the stack it runs on. With nothing runnable the scheduler halts until the
-//! next interrupt.
+//! Each CPU runs its own scheduler loop (`run`) on its own stack (the boot
+//! CPU on the boot stack, the others on stacks arch/smp.rs gave them), and
+//! all of them pick from the one process table: one shared run queue,
+//! which is the table's threads in tid order, each CPU starting after the
+//! last thread it ran. One queue needs no balancing between CPUs and no
+//! migration code, and a lookup over at most `MAX_THREADS` threads under
+//! the table's lock is short next to a switch; per-CPU queues pay off with
+//! more CPUs than this kernel drives. A loop picks the next thread that is
+//! runnable and not on a CPU (`on_cpu`: a thread that just gave up its CPU
+//! is still on it until that CPU's scheduler is back on its own stack),
+//! switches to its kernel stack and address space, and gets control back
+//! when the thread gives up the CPU: because its time slice ran out
+//! (preemption, on the way back to user mode), it went to sleep on a wait
+//! channel, or it exited. A thread that exited is freed here, on the
+//! scheduler's stack, since it cannot free the stack it runs on. With
+//! nothing runnable a CPU halts until an interrupt: its tick, or the wake
+//! IPI a CPU that makes a thread runnable sends to an idle one
+//! (`kick_idle_cpu`).
 //!
-//! Sleeping is `wait_event(chan, poll)`: with interrupts off, `poll` checks
-//! the condition and, if it does not hold, the thread sleeps on `chan` until
-//! someone calls `wakeup(chan)`. Checking and sleeping with interrupts off is
-//! what keeps a wakeup from an interrupt handler from being lost in between.
-//! `wait_event_until` adds a deadline on the monotonic clock (nanoseconds
-//! since boot, what CLOCK_MONOTONIC reads), which `on_tick` enforces by
-//! waking the sleeper at the first tick at or after it: never before the
-//! time the user's clocks show, up to one tick after. (Counting ticks
-//! instead would end early when the virtual PIT catches up on ticks a busy
-//! host delayed.)
+//! Sleeping is `wait_event(chan, poll)`: the thread marks itself asleep on
+//! `chan`, then `poll` checks the condition; if it holds, the thread is
+//! running again, otherwise it switches away until someone calls
+//! `wakeup(chan)`. Marking first is what keeps a wakeup from being lost:
+//! a waker on another CPU that changes the condition after the check
+//! finds the thread asleep and makes it runnable, and the switch comes
+//! straight back (interrupts are off throughout, for the same reason on
+//! this CPU). `wait_event_until` adds a deadline on the monotonic clock
+//! (nanoseconds since boot, what CLOCK_MONOTONIC reads), which the boot
+//! CPU's `on_tick` enforces by waking the sleeper at the first tick at or
+//! after it: never before the time the user's clocks show, up to one tick
+//! after. (Counting ticks instead would end early when the virtual PIT
+//! catches up on ticks a busy host delayed.)
 
 use abi::Errno;
 use alloc::vec::Vec;
