@@ -64,8 +64,9 @@ pub struct Cpu {
     /// which CPUs may cache an address space's entries.
     loaded_l4: AtomicU64,
     /// A TLB shootdown asked of this CPU (arch/smp.rs): the level-4 table
-    /// to flush, with bit 0 set when the address space is going away; 0
-    /// when nothing is asked. The asker waits until it reads 0 again.
+    /// to flush, with low bits saying what to do (smp.rs's `FLUSH`,
+    /// `LEAVE`, `KERNEL`); 0 when nothing is asked. The asker waits until
+    /// it reads 0 again.
     tlb_request: AtomicU64,
     /// Where an entry from user mode builds its trap frame: the running
     /// thread's `KernelStack::entry_top` (the syscall stub loads rsp from
@@ -183,7 +184,7 @@ pub fn online() -> usize {
     ONLINE.load(Ordering::Acquire) as usize
 }
 
-/// Counts CPU `index` as running (arch/smp.rs, once it is up).
+/// Sets how many CPUs run (arch/smp.rs, as each one comes up).
 pub fn set_online(count: usize) {
     ONLINE.store(count as u32, Ordering::Release);
 }
@@ -206,19 +207,18 @@ pub const USER_RSP_OFFSET: usize = offset_of!(Cpu, user_rsp);
 /// The boot CPU's GS base, set first thing at boot (before the first lock,
 /// which counts itself in the record).
 pub fn init_boot_cpu() {
-    init_cpu(0, 0);
+    init_cpu(0);
 }
 
-/// Points this CPU's GS base at record `index`, with a user GS base of 0;
-/// `apic_id` is its local APIC's id (the boot CPU's is set again once the
-/// APIC is read, `set_apic_id`). Called once per CPU, with interrupts
-/// off, before anything on it takes a lock.
-pub fn init_cpu(index: usize, apic_id: u32) {
+/// Points this CPU's GS base at record `index`, with a user GS base of 0.
+/// Its APIC id is recorded later, once the APIC is on (`set_apic_id`).
+/// Called once per CPU, with interrupts off, before anything on it takes
+/// a lock.
+pub fn init_cpu(index: usize) {
     let cpu = &CPUS[index];
     let at = cpu as *const Cpu as u64;
     cpu.this.store(at, Ordering::Relaxed);
     cpu.index.store(index as u32, Ordering::Relaxed);
-    cpu.apic_id.store(apic_id, Ordering::Relaxed);
     GsBase::write(VirtAddr::new(at));
     KernelGsBase::write(VirtAddr::zero());
     FsBase::write(VirtAddr::zero());

@@ -321,7 +321,7 @@ extern "C" fn ap_main(index: u64) -> ! {
     }
     // First its record, before anything takes a lock (locks count
     // themselves there).
-    percpu::init_cpu(index, 0);
+    percpu::init_cpu(index);
     crate::mm::paging::activate_kernel();
     gdt::init_cpu(index);
     trap::init();

@@ -412,14 +412,7 @@ impl Space {
     /// it releases any of the frames.
     pub fn unmap_batch(&self, page: VirtAddr) -> Option<PhysFrame> {
         let _tables = PAGE_TABLES.lock();
-        let entry = self.user_leaf(page)?;
-        if !holds_frame(entry.flags()) {
-            return None;
-        }
-        let frame = PhysFrame::containing_address(entry.addr());
-        entry.set_unused();
-        x86_64::instructions::tlb::flush(page);
-        Some(frame)
+        self.clear_leaf(page)
     }
 
     /// The shootdown that ends a batch of `unmap_batch` calls.
@@ -429,6 +422,15 @@ impl Space {
 
     /// `unmap`, for a caller holding `PAGE_TABLES`.
     fn unmap_locked(&self, page: VirtAddr) -> Option<PhysFrame> {
+        let frame = self.clear_leaf(page)?;
+        shootdown(self.l4, false);
+        Some(frame)
+    }
+
+    /// Clears `page`'s entry and this CPU's TLB entry for it, returning
+    /// the frame it held; other CPUs are the caller's to flush. The caller
+    /// holds `PAGE_TABLES`.
+    fn clear_leaf(&self, page: VirtAddr) -> Option<PhysFrame> {
         let entry = self.user_leaf(page)?;
         if !holds_frame(entry.flags()) {
             return None;
@@ -436,7 +438,6 @@ impl Space {
         let frame = PhysFrame::containing_address(entry.addr());
         entry.set_unused();
         x86_64::instructions::tlb::flush(page);
-        shootdown(self.l4, false);
         Some(frame)
     }
 
