@@ -93,3 +93,31 @@ pub fn on_timer_interrupt(tf: &mut TrapFrame) {
     }
     crate::proc::on_tick(tf, keeps_time);
 }
+
+/// Halts this CPU until an interrupt: called by an idle CPU with
+/// interrupts off, returns with them off.
+///
+/// A CPU other than the boot CPU (which keeps time) stops its tick while
+/// it halts, as Linux's idle CPUs do (NO_HZ_IDLE): nothing on it needs one,
+/// and a thread made runnable for it comes with the wake IPI. Under
+/// emulation this matters more than on hardware: every tick of an idle
+/// virtual CPU takes host time, and the process table's lock, from the
+/// CPUs that have work. The ticks it would have counted idle are counted
+/// when it wakes, from the TSC.
+pub fn idle_halt() {
+    use x86_64::instructions::interrupts;
+    if arch::percpu::this_cpu().index() == 0 {
+        interrupts::enable_and_hlt();
+        interrupts::disable();
+        return;
+    }
+    apic::stop_timer();
+    let asleep = arch::rdtsc();
+    interrupts::enable_and_hlt();
+    interrupts::disable();
+    apic::restart_timer();
+    let per_tick = (tsc_per_sec() / u64::from(hz().max(1))).max(1);
+    // The tick boundaries passed while halted.
+    let missed = arch::rdtsc() / per_tick - asleep / per_tick;
+    crate::proc::count_idle_ticks(missed);
+}

@@ -159,18 +159,29 @@ pub mod harness {
         }
     }
 
-    /// Runs the tests named on the command line (all without arguments),
-    /// each in its own child; returns (passed, failed).
+    /// Runs the tests named on the command line (all without names), but
+    /// not those named with a leading `-`, each in its own child; returns
+    /// (passed, failed).
     pub fn run(prefix: &str, tests: &[Test]) -> (usize, usize) {
-        let only: alloc::vec::Vec<&str> = libc_lite::env::args().skip(1).collect();
+        let args: alloc::vec::Vec<&str> = libc_lite::env::args().skip(1).collect();
+        let skip: alloc::vec::Vec<&str> = args.iter().filter_map(|a| a.strip_prefix('-')).collect();
+        let only: alloc::vec::Vec<&str> = args
+            .iter()
+            .copied()
+            .filter(|a| !a.starts_with('-'))
+            .collect();
         let (mut passed, mut failed) = (0, 0);
-        for unknown in only.iter().filter(|n| !tests.iter().any(|(t, _)| t == *n)) {
+        for unknown in only
+            .iter()
+            .chain(&skip)
+            .filter(|n| !tests.iter().any(|(t, _)| t == *n))
+        {
             failed += 1;
             verdict(prefix, unknown, Err(String::from("no test of that name")));
         }
         for (name, test) in tests
             .iter()
-            .filter(|(n, _)| only.is_empty() || only.contains(n))
+            .filter(|(n, _)| (only.is_empty() || only.contains(n)) && !skip.contains(n))
         {
             let status = child_status(|| match test() {
                 Ok(()) => 0,

@@ -247,7 +247,7 @@ pub fn uptime(up_ticks: u64, idle_ticks: u64, hz: u64) -> String {
     format!("{} {}\n", seconds(up_ticks, hz), seconds(idle_ticks, hz))
 }
 
-/// Time the CPUs spent, in ticks (`/proc/stat`'s cpu lines).
+/// Time one CPU spent, in its own ticks (`/proc/stat`'s cpu lines).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuTicks {
     pub user: u64,
@@ -255,17 +255,37 @@ pub struct CpuTicks {
     pub idle: u64,
 }
 
-/// `/proc/stat` (`show_stat`): the cpu lines (one CPU here), boot time,
-/// processes made since boot, threads running or runnable now.
-pub fn stat_file(cpu: &CpuTicks, boot_time: u64, forks: u64, running: u32) -> String {
-    let line = |name: &str| {
+impl CpuTicks {
+    pub const ZERO: CpuTicks = CpuTicks {
+        user: 0,
+        system: 0,
+        idle: 0,
+    };
+
+    /// The ticks of several CPUs added up.
+    pub fn sum(cpus: &[CpuTicks]) -> CpuTicks {
+        cpus.iter().fold(CpuTicks::ZERO, |all, c| CpuTicks {
+            user: all.user + c.user,
+            system: all.system + c.system,
+            idle: all.idle + c.idle,
+        })
+    }
+}
+
+/// `/proc/stat` (`show_stat`): the line of all CPUs summed and one per
+/// CPU (`cpus`, the running ones), boot time, processes made since boot,
+/// threads running or runnable now.
+pub fn stat_file(cpus: &[CpuTicks], boot_time: u64, forks: u64, running: u32) -> String {
+    let line = |name: &str, cpu: &CpuTicks| {
         format!(
             "{name} {} 0 {} {} 0 0 0 0 0 0\n",
             cpu.user, cpu.system, cpu.idle
         )
     };
-    let mut s = line("cpu ");
-    s.push_str(&line("cpu0"));
+    let mut s = line("cpu ", &CpuTicks::sum(cpus));
+    for (i, cpu) in cpus.iter().enumerate() {
+        s.push_str(&line(&format!("cpu{i}"), cpu));
+    }
     let _ = writeln!(s, "btime {boot_time}");
     let _ = writeln!(s, "processes {forks}");
     let _ = writeln!(s, "procs_running {running}");
@@ -443,20 +463,34 @@ mod tests {
     fn uptime_and_stat_in_linux_units() {
         assert_eq!(uptime(123456, 100050, 1000), "123.45 100.05\n");
         let s = stat_file(
-            &CpuTicks {
+            &[CpuTicks {
                 user: 5,
                 system: 6,
                 idle: 7,
-            },
+            }],
             1700000000,
             9,
             1,
         );
         assert!(
-            s.starts_with("cpu  5 0 6 7 0 0 0 0 0 0\ncpu0 5 0 6 7 0 0 0 0 0 0\n"),
+            s.starts_with("cpu  5 0 6 7 0 0 0 0 0 0\ncpu0 5 0 6 7 0 0 0 0 0 0\nbtime"),
             "{s}"
         );
         assert!(s.contains("btime 1700000000\nprocesses 9\nprocs_running 1\n"));
+    }
+
+    #[test]
+    fn stat_sums_the_cpus_and_lists_each() {
+        let cpu = |user, system, idle| CpuTicks { user, system, idle };
+        let s = stat_file(&[cpu(1, 2, 3), cpu(10, 20, 30)], 0, 0, 0);
+        assert!(
+            s.starts_with(
+                "cpu  11 0 22 33 0 0 0 0 0 0\n\
+                 cpu0 1 0 2 3 0 0 0 0 0 0\n\
+                 cpu1 10 0 20 30 0 0 0 0 0 0\nbtime"
+            ),
+            "{s}"
+        );
     }
 
     #[test]

@@ -47,6 +47,9 @@ static BASE: AtomicU64 = AtomicU64::new(0);
 /// The timer's input rate in Hz after the divide-by-16; 0 until
 /// `calibrate`.
 static RATE: AtomicU64 = AtomicU64::new(0);
+/// The timer's count per tick (the same on every CPU); 0 until
+/// `start_timer`.
+static PERIOD: AtomicU64 = AtomicU64::new(0);
 
 fn write(reg: usize, value: u32) {
     let base = BASE.load(Ordering::Relaxed);
@@ -100,10 +103,23 @@ pub fn calibrate() -> u64 {
 pub fn start_timer(hz: u32) -> u64 {
     enable();
     let rate = calibrate();
+    let period = (rate / u64::from(hz)).max(1);
+    PERIOD.store(period, Ordering::Relaxed);
     write(REG_DIVIDE, DIVIDE_BY_16);
     write(REG_LVT_TIMER, LVT_PERIODIC | trap::APIC_TIMER as u32);
-    write(REG_INITIAL_COUNT, (rate / u64::from(hz)).max(1) as u32);
+    write(REG_INITIAL_COUNT, period as u32);
     rate
+}
+
+/// Stops this CPU's timer (an initial count of 0 stops it), for an idle
+/// CPU that needs no tick until something wakes it.
+pub fn stop_timer() {
+    write(REG_INITIAL_COUNT, 0);
+}
+
+/// Starts this CPU's stopped timer again: a full period to the next tick.
+pub fn restart_timer() {
+    write(REG_INITIAL_COUNT, PERIOD.load(Ordering::Relaxed) as u32);
 }
 
 /// Waits until the APIC has sent the last IPI (the ICR's delivery status).

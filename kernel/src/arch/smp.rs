@@ -347,9 +347,11 @@ pub fn shootdown(l4: u64, leaving: bool) {
     ask_others(request, |cpu| cpu.loaded_l4().load(Ordering::SeqCst) == l4);
 }
 
-/// Makes every other CPU flush its whole TLB, global entries too, after a
-/// kernel-half mapping went away (a freed kernel stack), and waits.
+/// Makes every CPU, this one included, flush its whole TLB, global
+/// entries too, after kernel-half mappings went away (freed kernel stacks,
+/// mm/kstack.rs), and waits until each has.
 pub fn shootdown_kernel() {
+    flush_everything();
     ask_others(KERNEL, |_| true);
 }
 

@@ -196,7 +196,7 @@ fn root_file(index: usize) -> Result<NodeRef, Errno> {
             })
         }
         "uptime" => {
-            let idle = TABLE.lock().cpu.idle;
+            let idle = text::CpuTicks::sum(&TABLE.lock().cpu).idle;
             text::uptime(clock::ticks(), idle, hz)
         }
         "loadavg" => {
@@ -211,7 +211,8 @@ fn root_file(index: usize) -> Result<NodeRef, Errno> {
         "stat" => {
             let table = TABLE.lock();
             let boot_time = crate::arch::rtc::unix_time() - clock::ticks() / hz;
-            text::stat_file(&table.cpu, boot_time, table.forks, table.active_threads())
+            let cpus = &table.cpu[..crate::arch::percpu::online()];
+            text::stat_file(cpus, boot_time, table.forks, table.active_threads())
         }
         "cpuinfo" => cpuinfo(),
         "mounts" => {

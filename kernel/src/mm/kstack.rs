@@ -64,15 +64,51 @@ const WORK_DUE_OFFSET: u64 = 8;
 
 const SLOT_SIZE: u64 = (STACK_PAGES + 1) * PAGE_SIZE;
 
+/// Freed slots that wait for one TLB shootdown together before any of
+/// them is used again (see `Slots`).
+const STALE_BATCH: usize = 16;
+
+/// The stack slots. A freed stack's pages are unmapped and its frames go
+/// back at once, but another CPU that ran its thread may still hold TLB
+/// entries for its addresses. Those are harmless as long as nothing uses
+/// the addresses (nothing does: the thread is gone), so instead of making
+/// every CPU flush for each stack that goes (an IPI round per exiting
+/// thread), the slot waits in `stale` and is not handed out again until a
+/// single shootdown has cleared the whole batch: Linux's lazy purge of
+/// vmalloc addresses (mm/vmalloc.c), for the same reason.
 struct Slots {
+    /// Slots that no CPU caches entries for: reusable.
     free: Vec<u64>,
+    /// Freed slots that some CPU may still cache entries for.
+    stale: Vec<u64>,
+    /// Slots above this one were never used.
     next: u64,
 }
 
 static SLOTS: IrqLock<Slots> = IrqLock::new(Slots {
     free: Vec::new(),
+    stale: Vec::new(),
     next: 0,
 });
+
+impl Slots {
+    /// A slot for a new stack: a clean one; or, once enough stale ones
+    /// wait, all of them after one shootdown; or a never-used one.
+    fn take(&mut self) -> u64 {
+        if self.free.is_empty() && self.stale.len() >= STALE_BATCH {
+            crate::arch::smp::shootdown_kernel();
+            self.free.append(&mut self.stale);
+        }
+        self.free.pop().unwrap_or_else(|| {
+            self.next += 1;
+            self.next - 1
+        })
+    }
+
+    fn is_live(&self, slot: u64) -> bool {
+        slot < self.next && !self.free.contains(&slot) && !self.stale.contains(&slot)
+    }
+}
 
 pub struct KernelStack {
     slot: u64,
@@ -91,8 +127,7 @@ fn context_word(slot: u64) -> *mut u64 {
 
 /// Whether `slot` holds a stack right now.
 fn is_live(slot: u64) -> bool {
-    let slots = SLOTS.lock();
-    slot < slots.next && !slots.free.contains(&slot)
+    SLOTS.lock().is_live(slot)
 }
 
 /// Switches from the scheduler to the suspended stack `id`; returns when
@@ -136,13 +171,7 @@ pub fn suspend(id: StackId) {
 impl KernelStack {
     /// A mapped stack; None when out of memory.
     pub fn new() -> Option<KernelStack> {
-        let slot = {
-            let mut slots = SLOTS.lock();
-            slots.free.pop().unwrap_or_else(|| {
-                slots.next += 1;
-                slots.next - 1
-            })
-        };
+        let slot = SLOTS.lock().take();
         let stack = KernelStack { slot };
         for page in 0..STACK_PAGES {
             let frame = frames::alloc()?; // Drop unmaps what was mapped so far
@@ -221,16 +250,13 @@ impl KernelStack {
 
 impl Drop for KernelStack {
     fn drop(&mut self) {
-        let frames: Vec<_> = (0..STACK_PAGES)
-            .filter_map(|page| paging::unmap_kernel(self.page(page)))
-            .collect();
-        // Another CPU that ran this stack's thread may still cache its
-        // entries: they must go before the frames or the slot are reused.
-        crate::arch::smp::shootdown_kernel();
-        for frame in frames {
-            frames::release(frame);
+        for page in 0..STACK_PAGES {
+            if let Some(frame) = paging::unmap_kernel(self.page(page)) {
+                frames::release(frame);
+            }
         }
-        SLOTS.lock().free.push(self.slot);
+        // Until a shootdown, another CPU may cache entries for the slot.
+        SLOTS.lock().stale.push(self.slot);
     }
 }
 

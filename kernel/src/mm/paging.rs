@@ -231,7 +231,8 @@ pub fn map_kernel(page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), 
     )
 }
 
-/// Removes a kernel mapping and returns the frame it mapped.
+/// Removes a kernel mapping and returns the frame it mapped. Flushes this
+/// CPU's entry only: the caller sees to the others (mm/kstack.rs).
 pub fn unmap_kernel(page: VirtAddr) -> Option<PhysFrame> {
     let _tables = PAGE_TABLES.lock();
     let (frame, flush) = mapper_for(kernel_l4())

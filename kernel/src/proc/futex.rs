@@ -15,11 +15,16 @@
 //!
 //! The waiter records its key and bitset in its own `Thread::futex` and
 //! sleeps on `Chan::Futex`; a wake walks the threads, clears the records
-//! that match and makes those threads runnable. Checking the word and
-//! recording the wait happen with nothing else running in between (one CPU
-//! and a kernel that is not preempted; the SMP work puts both under the
-//! table's lock), so a wake cannot fall between them: the lost-wakeup rule
-//! futexes exist for.
+//! that match and makes those threads runnable. A wake must not fall
+//! between the waiter's look at the word and its sleep (the lost wake-up
+//! futexes exist to prevent), and on several CPUs the waker's store and
+//! wake can come at any moment. So the waiter records itself *before* it
+//! reads the word, as sleeping marks a thread asleep before it looks
+//! (sched.rs): a waker that changed the word before the read is seen by
+//! the read, one that changes it after finds the record. Linux gets the
+//! same order from its hash bucket's lock, held across the read and the
+//! queueing (`futex_wait_setup`); here the read cannot be under a lock, as
+//! it may fault.
 //!
 //! Robust lists are here too: a thread that dies holding a robust mutex
 //! marks it FUTEX_OWNER_DIED and wakes one waiter, so the next locker gets
@@ -87,11 +92,20 @@ fn key(addr: u64) -> Result<Key, Errno> {
 /// SA_RESTART, as on Linux) and ends one with a deadline in EINTR.
 pub fn wait(addr: u64, expected: u32, bitset: u32, deadline: Option<u64>) -> Result<usize, Errno> {
     let key = key(addr)?;
-    let now: u32 = uaccess::read(addr)?;
-    if now != expected {
-        return Err(Errno::EAGAIN);
-    }
     current_thread(|t| t.futex = Some(Waiter { key, bitset }));
+    let now = uaccess::read::<u32>(addr);
+    if now != Ok(expected) {
+        // Off the queue again, unless a wake already took this waiter: it
+        // counted it among those it woke, so it is woken (return 0, which
+        // a futex user must take as "look again"), or another waiter that
+        // sleeps would lose that wake.
+        let taken_by_a_wake = current_thread(|t| t.futex.take().is_none());
+        return match now {
+            _ if taken_by_a_wake => Ok(0),
+            Err(e) => Err(e),
+            Ok(_) => Err(Errno::EAGAIN),
+        };
+    }
     let woken = sched::wait_event_until(Chan::Futex, deadline, || {
         current_thread(|t| t.futex.is_none()).then_some(())
     });

@@ -110,6 +110,7 @@ fn new_process(pid: Pid, ppid: Pid, name: String, files: FdTable, cwd: String) -
         sig: crate::signal::Signals::default(),
         prof: crate::profil::Profile::default(),
         live_threads: 1,
+        unfreed_threads: 1,
         stopped: false,
         group_exit: None,
         zombie: None,
@@ -191,6 +192,7 @@ fn clone_thread(
             thread.clear_child_tid = args.child_tid;
         }
         p.live_threads += 1;
+        p.unfreed_threads += 1;
         table.threads.insert(tid, Box::new(thread));
         tid
     };
@@ -572,11 +574,20 @@ pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
         if !table.procs.values().any(|p| is_wanted(p)) {
             return Some(Err(Errno::ECHILD));
         }
-        let zombie = table.procs.values().find(|p| is_wanted(p) && p.is_zombie());
+        // A zombie whose last thread's stack is not yet freed is reaped
+        // once it is: the scheduler wakes this channel then.
+        let zombie = table
+            .procs
+            .values()
+            .find(|p| is_wanted(p) && p.is_zombie() && p.unfreed_threads == 0);
         if let Some(pid) = zombie.map(|p| p.pid) {
             return Some(Ok(table.procs.remove(&pid)));
         }
-        if options & WNOHANG != 0 {
+        // Even WNOHANG waits for a zombie whose last stack is on its way
+        // out (its thread is Dead; its CPU frees it next): a SIGCHLD
+        // handler that was told of the child must find it.
+        let freeing = table.procs.values().any(|p| is_wanted(p) && p.is_zombie());
+        if options & WNOHANG != 0 && !freeing {
             Some(Ok(None))
         } else {
             None

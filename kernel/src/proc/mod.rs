@@ -123,6 +123,12 @@ pub struct Process {
     pub prof: crate::profil::Profile,
     /// Threads that have not exited.
     pub live_threads: u32,
+    /// Threads whose entry and kernel stack the scheduler has not yet
+    /// freed, exited ones included: a thread's last CPU frees them after
+    /// its final switch, which on several CPUs may come after its parent
+    /// was told. wait4 reaps a zombie only once this is 0, so every frame
+    /// the child had is back when its parent learns it ended.
+    pub unfreed_threads: u32,
     /// Stopped by a signal: its threads park on their way to user mode.
     pub stopped: bool,
     /// exit_group or a fatal signal is ending every thread; the wait status.
@@ -218,7 +224,7 @@ impl Thread {
     /// CPU to run it (sched.rs). The table is locked by the caller.
     pub fn make_runnable(&mut self) {
         self.state = State::Runnable;
-        sched::kick_idle_cpu();
+        sched::kick_idle_cpu(self.cpu);
     }
 
     /// A thread of process `pid` that enters user mode through the frame
@@ -250,8 +256,9 @@ pub struct Table {
     pub procs: BTreeMap<Pid, Box<Process>>,
     pub threads: BTreeMap<Tid, Box<Thread>>,
     next_id: u32,
-    /// Where the CPU's ticks went (/proc/stat, /proc/uptime's idle time).
-    pub cpu: kcore::procfs::CpuTicks,
+    /// Where each CPU's ticks went (/proc/stat, /proc/uptime's idle time),
+    /// by CPU index.
+    pub cpu: [kcore::procfs::CpuTicks; crate::arch::percpu::MAX_CPUS],
     /// Threads running or runnable, averaged (/proc/loadavg, sysinfo).
     pub load: kcore::procfs::LoadAvg,
     /// Processes made since boot (/proc/stat), and the last pid given out.
@@ -394,11 +401,7 @@ pub static TABLE: IrqLock<Table> = IrqLock::new(Table {
     procs: BTreeMap::new(),
     threads: BTreeMap::new(),
     next_id: 1,
-    cpu: kcore::procfs::CpuTicks {
-        user: 0,
-        system: 0,
-        idle: 0,
-    },
+    cpu: [kcore::procfs::CpuTicks::ZERO; crate::arch::percpu::MAX_CPUS],
     load: kcore::procfs::LoadAvg { avg: [0; 3] },
     forks: 0,
     last_pid: 0,
@@ -498,6 +501,10 @@ pub fn check() -> Result<(), &'static str> {
         if live != p.live_threads as usize || (live == 0) != p.is_zombie() {
             return Err("proc: live threads miscounted, or a zombie with threads");
         }
+        let entries = table.threads.values().filter(|t| t.pid == p.pid).count();
+        if entries > p.unfreed_threads as usize || p.live_threads > p.unfreed_threads {
+            return Err("proc: a thread's stack not counted in its process");
+        }
         let lent = table.procs.values().any(|c| c.borrowed_from == Some(p.pid));
         if p.is_zombie() == (p.mem.is_some() || lent) {
             return Err("proc: memory held by a zombie, or missing from a live process");
@@ -575,14 +582,21 @@ pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
 /// CPU's tick (`keeps_time`) also does what happens once per tick of the
 /// clock, whatever the CPU count: the load average's sample, every
 /// ITIMER_REAL, and waking sleepers whose time has come.
+/// Counts `ticks` this CPU spent halted without its tick (clock.rs's
+/// `idle_halt`) as idle, as if they had come.
+pub fn count_idle_ticks(ticks: u64) {
+    TABLE.lock().cpu[crate::arch::percpu::this_cpu().index() as usize].idle += ticks;
+}
+
 pub fn on_tick(tf: &crate::arch::trap::TrapFrame, keeps_time: bool) {
     let now = crate::clock::nanos_since_boot();
     let mut table = TABLE.lock();
     let from_user = tf.is_from_user();
-    match (table.current_tid().is_some(), from_user) {
-        (false, _) => table.cpu.idle += 1,
-        (true, true) => table.cpu.user += 1,
-        (true, false) => table.cpu.system += 1,
+    let this_cpu = &mut table.cpu[crate::arch::percpu::this_cpu().index() as usize];
+    match (crate::arch::percpu::this_cpu().tid().is_some(), from_user) {
+        (false, _) => this_cpu.idle += 1,
+        (true, true) => this_cpu.user += 1,
+        (true, false) => this_cpu.system += 1,
     }
     let running = table.current_both().map(|(t, p)| {
         let pc = if from_user {

@@ -97,38 +97,28 @@ fn can_run(t: &super::Thread) -> bool {
 /// its own stack (the boot stack, or the stack arch/smp.rs gave an AP),
 /// and all of them pick from the one table: a thread runs on whichever
 /// CPU looks first.
+///
+/// The thread that just gave the CPU back is put back and the next one
+/// picked under one hold of the table's lock: a thread whose time slice
+/// ended, with nothing else to run, goes on on the same CPU instead of
+/// being taken by another CPU that happened to look in between (a move
+/// that costs its caches, and shifts its samples to another clock's
+/// phase).
 pub fn run() -> ! {
     let cpu = percpu::this_cpu();
     let mut last: Tid = 0;
+    let mut ran: Option<Tid> = None;
     loop {
         interrupts::disable();
-        let next = {
+        let (dead, next) = {
             let mut table = TABLE.lock();
-            let runnable = |(_, t): &(&Tid, &alloc::boxed::Box<super::Thread>)| can_run(t);
-            let pick = table
-                .threads
-                .range(last + 1..)
-                .find(runnable)
-                .or_else(|| table.threads.range(..=last).find(runnable))
-                .map(|(tid, _)| *tid);
-            pick.map(|tid| {
-                let super::Table { procs, threads, .. } = &mut *table;
-                let t = threads.get_mut(&tid).expect("picked from the table");
-                t.state = State::Running;
-                t.on_cpu = true;
-                t.cpu = cpu.index();
-                t.slice_left = time_slice();
-                t.fpu.restore();
-                if let Some(mem) = procs.get(&t.pid).and_then(|p| p.mem.as_ref()) {
-                    mem.space.activate();
-                }
-                cpu.set_running(Some((tid, t.pid)));
-                cpu.set_entry_top(t.kstack.entry_top());
-                gdt::set_kernel_stack(x86_64::VirtAddr::new(t.kstack.entry_top()));
-                set_user_bases(t);
-                (tid, t.kstack.id())
-            })
+            let dead = ran.take().and_then(|tid| put_back(&mut table, tid));
+            (dead, pick(&mut table, last, cpu))
         };
+        // Its kernel stack is freed outside the table's lock.
+        if let Some(thread) = dead {
+            freed(thread);
+        }
         match next {
             Some((tid, stack)) => {
                 last = tid;
@@ -137,27 +127,76 @@ pub fn run() -> ! {
                 kstack::resume(stack);
                 // Its tid now: a thread that exec'd may have taken its
                 // process's (proc/exec.rs), and says so in this record.
-                let tid = cpu.tid().unwrap_or(tid);
+                ran = Some(cpu.tid().unwrap_or(tid));
                 cpu.set_running(None);
-                let dead = {
-                    let mut table = TABLE.lock();
-                    let t = table
-                        .threads
-                        .get_mut(&tid)
-                        .expect("a thread leaves the table only here");
-                    // Its context is saved: another CPU may resume it now.
-                    t.on_cpu = false;
-                    if t.state == State::Dead {
-                        table.threads.remove(&tid)
-                    } else {
-                        None
-                    }
-                };
-                // Its kernel stack is freed here, outside the table's lock.
-                drop(dead);
             }
             None => idle(cpu),
         }
+    }
+}
+
+/// Thread `tid` has switched back to this CPU's scheduler: its context is
+/// saved, so another CPU may resume it now; a dead one leaves the table
+/// and is returned, to be freed. Caller holds the table's lock.
+fn put_back(table: &mut super::Table, tid: Tid) -> Option<alloc::boxed::Box<super::Thread>> {
+    let t = table
+        .threads
+        .get_mut(&tid)
+        .expect("a thread leaves the table only here");
+    t.on_cpu = false;
+    if t.state == State::Dead {
+        table.threads.remove(&tid)
+    } else {
+        None
+    }
+}
+
+/// Picks the next thread for CPU `cpu` (round robin from after `last`)
+/// and makes it this CPU's: its address space, kernel stack, user bases.
+/// Returns its tid and stack, None when nothing can run. Caller holds the
+/// table's lock, with interrupts off.
+fn pick(table: &mut super::Table, last: Tid, cpu: &percpu::Cpu) -> Option<(Tid, kstack::StackId)> {
+    let runnable = |(_, t): &(&Tid, &alloc::boxed::Box<super::Thread>)| can_run(t);
+    let tid = table
+        .threads
+        .range(last + 1..)
+        .find(runnable)
+        .or_else(|| table.threads.range(..=last).find(runnable))
+        .map(|(tid, _)| *tid)?;
+    let super::Table { procs, threads, .. } = table;
+    let t = threads.get_mut(&tid).expect("picked from the table");
+    t.state = State::Running;
+    t.on_cpu = true;
+    t.cpu = cpu.index();
+    t.slice_left = time_slice();
+    t.fpu.restore();
+    if let Some(mem) = procs.get(&t.pid).and_then(|p| p.mem.as_ref()) {
+        mem.space.activate();
+    }
+    cpu.set_running(Some((tid, t.pid)));
+    cpu.set_entry_top(t.kstack.entry_top());
+    gdt::set_kernel_stack(x86_64::VirtAddr::new(t.kstack.entry_top()));
+    set_user_bases(t);
+    Some((tid, t.kstack.id()))
+}
+
+/// Frees dead `thread` (its kernel stack, outside the table's lock) and
+/// then says so: its process counts one stack fewer, a zombie with none
+/// left can be reaped (wait4 waits on `Chan::Child`), and an exec waiting
+/// for the old leader's tid to be free looks again (`Chan::ThreadExit`).
+fn freed(thread: alloc::boxed::Box<super::Thread>) {
+    let pid = thread.pid;
+    drop(thread);
+    let parent = {
+        let mut table = TABLE.lock();
+        table.procs.get_mut(&pid).and_then(|p| {
+            p.unfreed_threads -= 1;
+            (p.unfreed_threads == 0 && p.is_zombie()).then_some(p.ppid)
+        })
+    };
+    wakeup(Chan::ThreadExit(pid));
+    if let Some(ppid) = parent {
+        wakeup(Chan::Child(ppid));
     }
 }
 
@@ -165,8 +204,10 @@ pub fn run() -> ! {
 /// that a CPU making a thread runnable sends the wake IPI. The table is
 /// looked at once more after the bit is set: a thread made runnable
 /// before the waker could see the bit is found here, one made runnable
-/// after gets the IPI, which `enable_and_hlt` (sti; hlt, with no gap an
+/// after gets the IPI, which `idle_halt` (sti; hlt, with no gap an
 /// interrupt could fall into) does not miss. Called with interrupts off.
+/// An idle CPU other than the boot CPU has no tick (clock.rs): the IPI is
+/// all that wakes it.
 ///
 /// An idle CPU leaves the last address space it ran for the kernel's own
 /// table, so that no shootdown of that address space need wait for it.
@@ -176,21 +217,27 @@ fn idle(cpu: &percpu::Cpu) {
     IDLE.fetch_or(bit, Ordering::SeqCst);
     let found = TABLE.lock().threads.values().any(|t| can_run(t));
     if !found {
-        interrupts::enable_and_hlt();
-        interrupts::disable();
+        crate::clock::idle_halt();
     }
     IDLE.fetch_and(!bit, Ordering::SeqCst);
 }
 
 /// A thread became runnable: if a CPU other than this one is idle, claims
-/// it and sends it the wake IPI. Several threads made runnable at once
-/// claim several CPUs.
-pub fn kick_idle_cpu() {
+/// it and sends it the wake IPI, the thread's last CPU (`last_cpu`) first
+/// if that one idles (its caches still hold the thread's data). Several
+/// threads made runnable at once claim several CPUs.
+pub fn kick_idle_cpu(last_cpu: u32) {
     let me = 1u32 << percpu::this_cpu().index();
+    let claim = |bit: u32| IDLE.fetch_and(!bit, Ordering::SeqCst) & bit != 0;
+    let preferred = 1u32.checked_shl(last_cpu).unwrap_or(0) & !me;
+    if preferred != 0 && claim(preferred) {
+        crate::arch::smp::wake(last_cpu as usize);
+        return;
+    }
     let mut idle = IDLE.load(Ordering::SeqCst) & !me;
     while idle != 0 {
         let bit = idle.isolate_lowest_one();
-        if IDLE.fetch_and(!bit, Ordering::SeqCst) & bit != 0 {
+        if claim(bit) {
             crate::arch::smp::wake(bit.trailing_zeros() as usize);
             return;
         }

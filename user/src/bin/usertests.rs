@@ -1130,6 +1130,54 @@ fn out_of_memory_at_a_fault_kills_only_the_toucher() -> Outcome {
     Ok(())
 }
 
+extern "C" fn spin_until_killed(_: usize) {
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
+/// When wait4 hands back a child, everything the child had is back: its
+/// memory, and the kernel stacks of its threads, which on several CPUs
+/// the threads' last CPUs free a moment after the child became a zombie.
+/// Half the rounds reap with WNOHANG in a loop, as a SIGCHLD handler does.
+fn a_reaped_child_has_given_back_every_frame() -> Outcome {
+    let child = || {
+        // A second thread still running when the process exits.
+        match libc_lite::thread::spawn(spin_until_killed, 0) {
+            Ok(thread) => core::mem::forget(thread),
+            Err(_) => return 2,
+        }
+        sys::sched_yield();
+        0
+    };
+    // The first round lets this process's own tables and heap settle.
+    child_status(child)?;
+    let before = frames_in_use();
+    for round in 0..30 {
+        let pid = sys::fork().map_err(|e| e.message())?;
+        if pid == 0 {
+            sys::exit(child());
+        }
+        let status = if round % 2 == 0 {
+            sys::waitpid(pid as i32).map_err(|e| e.message())?
+        } else {
+            loop {
+                match sys::wait4(pid as i32, WNOHANG).map_err(|e| e.message())? {
+                    (0, _) => sys::sched_yield(),
+                    (_, status) => break status,
+                }
+            }
+        };
+        ensure!(sys::exited(status) == Some(0), "status {status:#x}");
+        let now = frames_in_use();
+        ensure!(
+            now == before,
+            "round {round}: {before} frames in use before the child, {now} after reaping it"
+        );
+    }
+    Ok(())
+}
+
 fn mremap_moves_grows_and_shrinks() -> Outcome {
     let p = sys::mmap_anon(3 * 4096, PROT_READ | PROT_WRITE).map_err(|e| e.message())?;
     // SAFETY: p..p+3 pages is our fresh mapping.
@@ -1712,6 +1760,10 @@ const TESTS: &[Test] = &[
     (
         "out_of_memory_at_a_fault_kills_only_the_toucher",
         out_of_memory_at_a_fault_kills_only_the_toucher,
+    ),
+    (
+        "a_reaped_child_has_given_back_every_frame",
+        a_reaped_child_has_given_back_every_frame,
     ),
     (
         "mremap_moves_grows_and_shrinks",
