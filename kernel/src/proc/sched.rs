@@ -15,10 +15,12 @@
 //! when the thread gives up the CPU: because its time slice ran out
 //! (preemption, on the way back to user mode), it went to sleep on a wait
 //! channel, or it exited. A thread that exited is freed here, on the
-//! scheduler's stack, since it cannot free the stack it runs on. With
-//! nothing runnable a CPU halts until an interrupt: its tick, or the wake
-//! IPI a CPU that makes a thread runnable sends to an idle one
-//! (`kick_idle_cpu`).
+//! scheduler's stack, since it cannot free the stack it runs on, and only
+//! then may its parent reap the process (`freed`), so every frame it had
+//! is back when wait4 returns. With nothing runnable a CPU halts until an
+//! interrupt: the wake IPI a CPU that makes a thread runnable sends to an
+//! idle one (`kick_idle_cpu`, the thread's last CPU first), or, on the
+//! boot CPU alone, its tick (the others stop theirs while idle: clock.rs).
 //!
 //! Sleeping is `wait_event(chan, poll)`: the thread marks itself asleep on
 //! `chan`, then `poll` checks the condition; if it holds, the thread is
