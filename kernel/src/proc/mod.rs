@@ -576,27 +576,28 @@ pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
     }
 }
 
-/// Called on every tick of every CPU: charge it to the thread this CPU
-/// was running and its process (user or system time, the profile at the
-/// user pc the tick belongs to, ITIMER_VIRTUAL and ITIMER_PROF). The boot
-/// CPU's tick (`keeps_time`) also does what happens once per tick of the
-/// clock, whatever the CPU count: the load average's sample, every
-/// ITIMER_REAL, and waking sleepers whose time has come.
 /// Counts `ticks` this CPU spent halted without its tick (clock.rs's
 /// `idle_halt`) as idle, as if they had come.
 pub fn count_idle_ticks(ticks: u64) {
     TABLE.lock().cpu[crate::arch::percpu::this_cpu().index() as usize].idle += ticks;
 }
 
+/// Called on every tick of every CPU: charge it to the thread this CPU
+/// was running and its process (user or system time, the profile at the
+/// user pc the tick belongs to, ITIMER_VIRTUAL and ITIMER_PROF). The boot
+/// CPU's tick (`keeps_time`) also does what happens once per tick of the
+/// clock, whatever the CPU count: the load average's sample, every
+/// ITIMER_REAL, and waking sleepers whose time has come.
 pub fn on_tick(tf: &crate::arch::trap::TrapFrame, keeps_time: bool) {
     let now = crate::clock::nanos_since_boot();
     let mut table = TABLE.lock();
     let from_user = tf.is_from_user();
-    let this_cpu = &mut table.cpu[crate::arch::percpu::this_cpu().index() as usize];
-    match (crate::arch::percpu::this_cpu().tid().is_some(), from_user) {
-        (false, _) => this_cpu.idle += 1,
-        (true, true) => this_cpu.user += 1,
-        (true, false) => this_cpu.system += 1,
+    let cpu = crate::arch::percpu::this_cpu();
+    let spent = &mut table.cpu[cpu.index() as usize];
+    match (cpu.tid().is_some(), from_user) {
+        (false, _) => spent.idle += 1,
+        (true, true) => spent.user += 1,
+        (true, false) => spent.system += 1,
     }
     let running = table.current_both().map(|(t, p)| {
         let pc = if from_user {
