@@ -12,9 +12,9 @@
 use core::fmt::{self, Write};
 use uart_16550::SerialPort;
 
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
-static COM1: IrqLock<Option<SerialPort>> = IrqLock::new(None);
+static COM1: IrqLock<Option<SerialPort>> = IrqLock::new(Rank::Serial, None);
 
 /// Sets up COM1 at its standard I/O port.
 pub fn init() {
@@ -45,10 +45,13 @@ pub fn write_bytes(bytes: &[u8]) {
 }
 
 /// Writes text even if the lock is held: for the last words of a panic or a
-/// fault report, when the holder will never run again.
+/// fault report, when the holder will never run again. The lock checks
+/// stand aside from then on (`sync::last_words`), since the CPU may hold
+/// any lock when it panics.
 pub fn emergency_write(args: fmt::Arguments) {
     // SAFETY: only called on the way to power-off, with interrupts off, so
     // the machine will not resume whoever held the lock.
+    crate::sync::last_words();
     unsafe { COM1.force_unlock() };
     write_fmt(args);
 }
@@ -92,11 +95,14 @@ struct RateLimit {
     suppressed: u64,
 }
 
-static USER_LINES: crate::sync::IrqLock<RateLimit> = crate::sync::IrqLock::new(RateLimit {
-    second: 0,
-    printed: 0,
-    suppressed: 0,
-});
+static USER_LINES: crate::sync::IrqLock<RateLimit> = crate::sync::IrqLock::new(
+    crate::sync::Rank::LogLimit,
+    RateLimit {
+        second: 0,
+        printed: 0,
+        suppressed: 0,
+    },
+);
 
 /// Prints a line about a user program, unless too many were printed this
 /// second.

@@ -43,7 +43,7 @@ use kcore::profil::{MAX_REGIONS, Region, regions_from};
 
 use crate::mm::uaccess;
 use crate::proc::{current, current_thread};
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 /// Distinct bins a process can have pending between two returns to user
 /// mode. One is the usual case (a long system call adds its ticks to the same
@@ -346,8 +346,8 @@ impl Costs {
     }
 }
 
-static TICK_COSTS: IrqLock<Costs> = IrqLock::new(Costs::new());
-static APPLY_COSTS: IrqLock<Costs> = IrqLock::new(Costs::new());
+static TICK_COSTS: IrqLock<Costs> = IrqLock::new(Rank::ProfilCosts, Costs::new());
+static APPLY_COSTS: IrqLock<Costs> = IrqLock::new(Rank::ProfilCosts, Costs::new());
 
 pub fn costs() -> ProfCost {
     let (tick_samples, tick_median, tick_p99) = TICK_COSTS.lock().summary();

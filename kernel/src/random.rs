@@ -26,9 +26,9 @@
 use kcore::random::Generator;
 
 use crate::arch::entropy;
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
-static GENERATOR: IrqLock<Generator> = IrqLock::new(Generator::new());
+static GENERATOR: IrqLock<Generator> = IrqLock::new(Rank::Service, Generator::new());
 
 /// Time-stamp-counter samples taken for the seed.
 const JITTER_SAMPLES: usize = 4096;

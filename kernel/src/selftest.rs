@@ -484,6 +484,7 @@ fn tick_rate() -> TestResult {
 
 /// Crashes on purpose, so the test runner can check the report.
 pub fn crash(kind: &str) -> ! {
+    use crate::sync::{IrqLock, Rank};
     crate::info!("selftest: crashing on purpose: {kind}");
     match kind {
         "pagefault" => {
@@ -501,7 +502,7 @@ pub fn crash(kind: &str) -> ! {
         }
         "switch-holding-lock" => {
             // What the scheduler's switch checks: a lock held across it.
-            static SOME_LOCK: crate::sync::IrqLock<u32> = crate::sync::IrqLock::new(0);
+            static SOME_LOCK: IrqLock<u32> = IrqLock::new(Rank::Service, 0);
             let _held = SOME_LOCK.lock();
             crate::sync::assert_none_held("switch_to_scheduler");
             panic!("a switch with a lock held went unnoticed");
@@ -509,10 +510,32 @@ pub fn crash(kind: &str) -> ! {
         "lock-twice" => {
             // A CPU waiting for a lock it holds itself waits forever; the
             // lock notices and says so.
-            static SOME_LOCK: crate::sync::IrqLock<u32> = crate::sync::IrqLock::new(0);
+            static SOME_LOCK: IrqLock<u32> = IrqLock::new(Rank::Service, 0);
             let _held = SOME_LOCK.lock();
             let _again = SOME_LOCK.lock();
             panic!("a lock taken twice went unnoticed");
+        }
+        "lock-order" => {
+            // Frames come after the process table in the order: taking the
+            // table while holding the frame allocator is the half of an
+            // AB-BA deadlock this CPU can be caught in alone.
+            static FRAMES_LIKE: IrqLock<u32> = IrqLock::new(Rank::Frames, 0);
+            static TABLE_LIKE: IrqLock<u32> = IrqLock::new(Rank::Table, 0);
+            let _frames = FRAMES_LIKE.lock();
+            let _table = TABLE_LIKE.lock();
+            panic!("a lock taken out of order went unnoticed");
+        }
+        "lock-held-too-long" => {
+            // Interrupts stay off while a lock is held; holding one for
+            // seconds is a bug the release reports.
+            static SOME_LOCK: IrqLock<u32> = IrqLock::new(Rank::Service, 0);
+            let held = SOME_LOCK.lock();
+            let start = crate::arch::rdtsc();
+            while crate::arch::rdtsc() - start < 2 * crate::clock::tsc_per_sec() {
+                core::hint::spin_loop();
+            }
+            drop(held);
+            panic!("a lock held for two seconds went unnoticed");
         }
         _ => panic!("deliberate panic ({kind})"),
     }

@@ -31,15 +31,26 @@
 //!    path), the areas of the address spaces (`mm::areas`), kernel-stack
 //!    slots, the kernel heap (whose growth maps pages), the page tables
 //!    (`mm::paging`'s `PAGE_TABLES`), frames;
-//! 6. the PIC, then the serial port (`log`): anything may print.
+//! 6. the PIC, then the rate limit on lines user programs cause (`log`),
+//!    then the serial port: anything may print.
 //!
 //! ## Rules, checked
 //!
+//! Every lock is made with its place in the order above (`Rank`, one per
+//! kind of lock), and `IrqLock::lock` panics when a CPU takes a lock while
+//! it holds one of a later rank ("lock order broken: a Table lock taken
+//! while holding Frames"), naming where. So a wrong order fails the first
+//! time its path runs, on one CPU, in any test; not only on the day two
+//! CPUs happen to take the two locks at once and deadlock (Linux's lockdep
+//! finds the same mistakes by learning the order the kernel uses; here it
+//! is written down, and the kernel is held to it).
+//!
 //! A CPU that asks for a lock it holds already would wait for itself: the
 //! lock keeps its holder's CPU and panics instead ("lock taken twice"). A
-//! wait longer than `DEADLOCK_SECONDS` panics too, naming the holder's CPU.
-//! The order above is not checked by the lock yet; the two checks catch the
-//! deadlocks a wrong order makes, when they happen.
+//! wait longer than `DEADLOCK_SECONDS` panics too, naming the holder's CPU
+//! and where it took the lock, and so does a lock held longer than
+//! `HELD_TOO_LONG_MS` (its CPU's interrupts were off all that time). The
+//! test command has a crash suite for each check.
 //!
 //! Nothing may sleep or switch while holding a lock: a lock held across a
 //! switch would be held by a process that is not running, and the next
@@ -52,7 +63,10 @@
 
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::panic::Location;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+
+use crate::arch::percpu::Cpu;
 use x86_64::instructions::interrupts;
 
 /// IrqLocks this CPU holds right now (its per-CPU count).
@@ -65,6 +79,15 @@ fn held() -> &'static AtomicU32 {
 /// busy host can stop a virtual CPU for a while, and a false alarm would
 /// fail a test that did nothing wrong.
 const DEADLOCK_SECONDS: u64 = 20;
+
+/// How long a lock may be held, in milliseconds of the TSC, before letting
+/// it go panics. Every lock turns interrupts off, so a lock held this long
+/// has kept its CPU deaf to the clock for a hundred ticks or more, and
+/// every other CPU that wanted it has spun as long. The longest holds the
+/// test suites make under emulation on a busy host are tens of
+/// milliseconds (the host stops a virtual CPU that holds a lock), so this
+/// is far above any honest hold.
+const HELD_TOO_LONG_MS: u64 = 1000;
 
 /// A ticket lock that also turns interrupts off on its own CPU.
 ///
@@ -79,10 +102,15 @@ const DEADLOCK_SECONDS: u64 = 20;
 /// (`arch::smp::while_spinning`): its interrupts are off, so the IPI that
 /// asks cannot reach it, and the CPU asking may be the one holding this lock.
 pub struct IrqLock<T> {
+    rank: Rank,
     next: AtomicU32,
     serving: AtomicU32,
     /// The holder's CPU index plus one; 0 while free.
     owner: AtomicU32,
+    /// Where the holder took it (only ever a `&'static Location`) and the
+    /// TSC then: what the deadlock and held-too-long panics report.
+    taken_at: AtomicPtr<Location<'static>>,
+    since: AtomicU64,
     value: UnsafeCell<T>,
 }
 
@@ -99,15 +127,23 @@ pub struct IrqGuard<'a, T> {
 }
 
 impl<T> IrqLock<T> {
-    pub const fn new(value: T) -> Self {
+    /// A lock of rank `rank`: its place in the order (see `Rank`).
+    pub const fn new(rank: Rank, value: T) -> Self {
         IrqLock {
+            rank,
             next: AtomicU32::new(0),
             serving: AtomicU32::new(0),
             owner: AtomicU32::new(0),
+            taken_at: AtomicPtr::new(core::ptr::null_mut()),
+            since: AtomicU64::new(0),
             value: UnsafeCell::new(value),
         }
     }
 
+    /// Takes the lock, spinning while another CPU holds it, with this
+    /// CPU's interrupts off until the guard is dropped. Panics if this CPU
+    /// holds it already or if taking it now breaks the lock order.
+    #[track_caller]
     pub fn lock(&self) -> IrqGuard<'_, T> {
         let were_enabled = interrupts::are_enabled();
         interrupts::disable();
@@ -116,12 +152,17 @@ impl<T> IrqLock<T> {
         if self.owner.load(Ordering::Relaxed) == me {
             panic!("lock taken twice on CPU {} (it would wait forever)", me - 1);
         }
+        check_order(cpu, self.rank);
         let ticket = self.next.fetch_add(1, Ordering::Relaxed);
         if self.serving.load(Ordering::Acquire) != ticket {
             self.wait_for(ticket);
         }
         self.owner.store(me, Ordering::Relaxed);
+        self.taken_at
+            .store(Location::caller() as *const _ as *mut _, Ordering::Relaxed);
+        self.since.store(crate::arch::rdtsc(), Ordering::Relaxed);
         cpu.locks_held().fetch_add(1, Ordering::Relaxed);
+        note_rank(cpu, self.rank, true);
         IrqGuard {
             lock: self,
             were_enabled,
@@ -144,11 +185,21 @@ impl<T> IrqLock<T> {
                 && crate::arch::rdtsc().saturating_sub(start) > DEADLOCK_SECONDS * per_sec
             {
                 panic!(
-                    "a lock held by CPU {} was waited for over {DEADLOCK_SECONDS} s (deadlock?)",
-                    self.owner.load(Ordering::Relaxed).wrapping_sub(1)
+                    "a {:?} lock held by CPU {} (taken at {}) was waited for over {DEADLOCK_SECONDS} s (deadlock?)",
+                    self.rank,
+                    self.owner.load(Ordering::Relaxed).wrapping_sub(1),
+                    self.holder_location()
                 );
             }
         }
+    }
+
+    /// Where the holder took the lock, for a panic message.
+    fn holder_location(&self) -> &'static Location<'static> {
+        let at = self.taken_at.load(Ordering::Relaxed);
+        // SAFETY: `taken_at` is only ever stored from a `&'static Location`
+        // (`lock`), and such a location is never freed.
+        unsafe { at.as_ref() }.unwrap_or(Location::caller())
     }
 
     /// Whether some CPU holds the lock now.
@@ -172,6 +223,7 @@ impl<T> IrqLock<T> {
                 .store(self.next.load(Ordering::Relaxed), Ordering::Release);
             if mine {
                 held().fetch_sub(1, Ordering::Relaxed);
+                note_rank(crate::arch::percpu::this_cpu(), self.rank, false);
             }
         }
     }
@@ -194,9 +246,14 @@ impl<T> DerefMut for IrqGuard<'_, T> {
 
 impl<T> Drop for IrqGuard<'_, T> {
     fn drop(&mut self) {
-        self.lock.owner.store(0, Ordering::Relaxed);
-        self.lock.serving.fetch_add(1, Ordering::Release);
+        let lock = self.lock;
+        let held_for = crate::arch::rdtsc().saturating_sub(lock.since.load(Ordering::Relaxed));
+        let taken_at = lock.holder_location();
+        lock.owner.store(0, Ordering::Relaxed);
+        lock.serving.fetch_add(1, Ordering::Release);
         held().fetch_sub(1, Ordering::Relaxed);
+        note_rank(crate::arch::percpu::this_cpu(), lock.rank, false);
+        check_hold(lock.rank, held_for, taken_at);
         if self.were_enabled {
             interrupts::enable();
         }
@@ -210,4 +267,152 @@ pub fn assert_none_held(at: &str) {
     if held != 0 {
         panic!("{at}: switching with {held} lock(s) held (nothing may sleep holding a lock)");
     }
+}
+
+/// A lock's place in the order at the top of this file, one rank per
+/// kind of lock (every pipe's buffer has the rank `Channel`). A CPU may
+/// take a lock only while every lock it holds has a lower rank, or the
+/// same rank where the order lets several be held at once (`nests`).
+/// `IrqLock::lock` checks it and panics on a lock taken out of order, so a
+/// wrong order shows the first time the code path runs, not only on the
+/// day two CPUs happen to deadlock on it. (Linux's lockdep learns the
+/// order from what the kernel does; here it is written down and the
+/// kernel is held to it.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Rank {
+    /// A ramfs or /proc node (rename and link hold two).
+    Node,
+    /// An open file's flags, then its offset.
+    OpenFile,
+    /// The process table.
+    Table,
+    /// A poll wait queue.
+    PollQueue,
+    /// A pipe's buffer, a socket's state.
+    Channel,
+    /// The abstract socket names, an epoll instance's list, the console's
+    /// input, the random generator, the record locks, a System V table.
+    Service,
+    /// profil's cost rings.
+    ProfilCosts,
+    /// A file's pages.
+    FileData,
+    /// The areas of the address spaces.
+    Areas,
+    /// The kernel-stack slots.
+    StackSlots,
+    /// The kernel heap.
+    Heap,
+    /// The page tables.
+    PageTables,
+    /// The frame allocator.
+    Frames,
+    /// The PIC and its mask.
+    Pic,
+    /// The console's rate limit for user-caused lines.
+    LogLimit,
+    /// The serial port.
+    Serial,
+}
+
+impl Rank {
+    /// Every rank, lowest first (`Rank::ALL[r as usize] == r`).
+    const ALL: [Rank; 16] = [
+        Rank::Node,
+        Rank::OpenFile,
+        Rank::Table,
+        Rank::PollQueue,
+        Rank::Channel,
+        Rank::Service,
+        Rank::ProfilCosts,
+        Rank::FileData,
+        Rank::Areas,
+        Rank::StackSlots,
+        Rank::Heap,
+        Rank::PageTables,
+        Rank::Frames,
+        Rank::Pic,
+        Rank::LogLimit,
+        Rank::Serial,
+    ];
+
+    /// Whether several locks of this rank may be held at once: two nodes
+    /// (rename), an open file's flags then its offset, the two PICs.
+    fn nests(self) -> bool {
+        matches!(self, Rank::Node | Rank::OpenFile | Rank::Pic)
+    }
+}
+
+/// How many ranks there are (the per-CPU record keeps a count of each).
+pub const RANKS: usize = Rank::ALL.len();
+
+/// Set on the way to power-off (`last_words`): from then on the checks
+/// below stand aside, so that the panic message itself, which takes the
+/// serial port's lock whatever the panicking CPU holds, cannot panic again.
+static LAST_WORDS: AtomicBool = AtomicBool::new(false);
+
+/// Turns the order and hold-time checks off for good: called by the panic
+/// handler and the fatal-fault report before they print.
+pub fn last_words() {
+    LAST_WORDS.store(true, Ordering::Relaxed);
+}
+
+/// Panics if a lock of rank `rank` may not be taken now, by a CPU holding
+/// the ranks `cpu.ranks_held()`.
+#[track_caller]
+fn check_order(cpu: &Cpu, rank: Rank) {
+    let held = cpu.ranks_held().load(Ordering::Relaxed);
+    let bit = 1u32 << rank as u32;
+    let above = held & !(bit | (bit - 1));
+    let again = held & bit != 0 && !rank.nests();
+    if (above != 0 || again) && !LAST_WORDS.load(Ordering::Relaxed) {
+        order_broken(rank, held);
+    }
+}
+
+#[cold]
+#[track_caller]
+fn order_broken(rank: Rank, held: u32) -> ! {
+    struct Ranks(u32);
+    impl core::fmt::Display for Ranks {
+        fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+            let mut first = true;
+            for r in Rank::ALL.iter().filter(|r| self.0 & 1 << **r as u32 != 0) {
+                write!(f, "{}{r:?}", if first { "" } else { ", " })?;
+                first = false;
+            }
+            Ok(())
+        }
+    }
+    panic!(
+        "lock order broken: a {rank:?} lock taken while holding {} (sync.rs lists the order)",
+        Ranks(held)
+    );
+}
+
+/// Panics if a lock of rank `rank`, taken at `taken_at`, was held for
+/// `tsc` cycles, more than `HELD_TOO_LONG_MS`. Called after the lock is let
+/// go, so the panic's own printing does not wait on it.
+fn check_hold(rank: Rank, tsc: u64, taken_at: &Location) {
+    let per_ms = crate::clock::tsc_per_sec() / 1000;
+    if per_ms != 0 && tsc > HELD_TOO_LONG_MS * per_ms && !LAST_WORDS.load(Ordering::Relaxed) {
+        panic!(
+            "a {rank:?} lock taken at {taken_at} was held for {} ms, over {HELD_TOO_LONG_MS} ms (interrupts off all that time)",
+            tsc / per_ms
+        );
+    }
+}
+
+/// Counts a lock of rank `rank` taken (`taken`) or let go by this CPU, and
+/// keeps the rank's bit set while any is held.
+fn note_rank(cpu: &Cpu, rank: Rank, taken: bool) {
+    let count = cpu.rank_count(rank as usize);
+    let n = count.load(Ordering::Relaxed);
+    let n = if taken { n + 1 } else { n.saturating_sub(1) };
+    count.store(n, Ordering::Relaxed);
+    let bit = 1u32 << rank as u32;
+    let held = cpu.ranks_held().load(Ordering::Relaxed);
+    let held = if n == 0 { held & !bit } else { held | bit };
+    cpu.ranks_held().store(held, Ordering::Relaxed);
 }

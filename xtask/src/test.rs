@@ -411,6 +411,24 @@ fn suites() -> Vec<Suite> {
             &["KERNEL PANIC: ", "lock taken twice on CPU 0"],
         ),
         crash(
+            "crash-lock-order",
+            "crash=lock-order\n",
+            &[
+                "KERNEL PANIC: ",
+                "lock order broken: a Table lock taken while holding Frames",
+                "selftest.rs:",
+            ],
+        ),
+        crash(
+            "crash-lock-held-too-long",
+            "crash=lock-held-too-long\n",
+            &[
+                "KERNEL PANIC: ",
+                "a Service lock taken at kernel/src/selftest.rs:",
+                "was held for",
+            ],
+        ),
+        crash(
             "crash-panic",
             "crash=panic\n",
             &["KERNEL PANIC: ", "deliberate panic (panic)"],

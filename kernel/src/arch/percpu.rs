@@ -83,6 +83,10 @@ pub struct Cpu {
     pid: AtomicU32,
     /// IrqLocks this CPU holds (sync.rs).
     locks_held: AtomicU32,
+    /// The ranks of the locks this CPU holds (sync.rs), one bit each, and
+    /// how many of each rank (most ranks allow one at a time).
+    ranks_held: AtomicU32,
+    rank_counts: [core::sync::atomic::AtomicU8; crate::sync::RANKS],
     /// The user FS and GS bases loaded in this CPU's registers, so that a
     /// switch between threads with the same bases writes no MSR (a `wrmsr`
     /// costs hundreds of cycles on hardware and more under emulation).
@@ -104,6 +108,8 @@ impl Cpu {
             tid: AtomicU32::new(0),
             pid: AtomicU32::new(0),
             locks_held: AtomicU32::new(0),
+            ranks_held: AtomicU32::new(0),
+            rank_counts: [const { core::sync::atomic::AtomicU8::new(0) }; crate::sync::RANKS],
             user_fs: AtomicU64::new(0),
             user_gs: AtomicU64::new(0),
         }
@@ -171,6 +177,16 @@ impl Cpu {
     /// The count of locks held, for sync.rs.
     pub fn locks_held(&self) -> &AtomicU32 {
         &self.locks_held
+    }
+
+    /// The ranks of the locks held, one bit per rank (sync.rs).
+    pub fn ranks_held(&self) -> &AtomicU32 {
+        &self.ranks_held
+    }
+
+    /// How many locks of rank `rank` this CPU holds.
+    pub fn rank_count(&self, rank: usize) -> &core::sync::atomic::AtomicU8 {
+        &self.rank_counts[rank]
     }
 }
 

@@ -7,14 +7,16 @@
 use pic8259::ChainedPics;
 
 use super::trap::PIC_BASE;
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 static PICS: IrqLock<ChainedPics> =
     // SAFETY: PIC_BASE..PIC_BASE+16 are vectors reserved for the PIC in trap.rs.
-    IrqLock::new(unsafe { ChainedPics::new(PIC_BASE as u8, PIC_BASE as u8 + 8) });
+    IrqLock::new(Rank::Pic, unsafe {
+        ChainedPics::new(PIC_BASE as u8, PIC_BASE as u8 + 8)
+    });
 
 /// Bit `n` set masks IRQ `n`.
-static MASK: IrqLock<u16> = IrqLock::new(!(1 << 2)); // IRQ 2 chains the slave
+static MASK: IrqLock<u16> = IrqLock::new(Rank::Pic, !(1 << 2)); // IRQ 2 chains the slave
 
 /// Remaps the PICs and masks every line.
 pub fn init() {

@@ -22,7 +22,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::arch::uart;
 use crate::proc::sched::{self, Chan, Readiness};
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 const MAX_LINE: usize = 1024;
 
@@ -38,12 +38,15 @@ struct Input {
     termios: Termios,
 }
 
-static INPUT: IrqLock<Input> = IrqLock::new(Input {
-    editing: Vec::new(),
-    ready: VecDeque::new(),
-    eof: false,
-    termios: Termios::initial(),
-});
+static INPUT: IrqLock<Input> = IrqLock::new(
+    Rank::Service,
+    Input {
+        editing: Vec::new(),
+        ready: VecDeque::new(),
+        eof: false,
+        termios: Termios::initial(),
+    },
+);
 
 /// The terminal's settings (TCGETS).
 pub fn termios() -> Termios {

@@ -27,7 +27,7 @@ use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 
 use super::file::{Kind, OpenFile};
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 /// Deepest nesting of epoll instances in each other (Linux's
 /// EPOLL_MAX_NESTS).
@@ -58,7 +58,7 @@ impl Interest {
 impl Epoll {
     pub fn new() -> Arc<Epoll> {
         Arc::new(Epoll {
-            interest: IrqLock::new(Vec::new()),
+            interest: IrqLock::new(Rank::Service, Vec::new()),
         })
     }
 

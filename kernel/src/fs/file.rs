@@ -20,7 +20,7 @@ use super::pipe::Pipe;
 use super::ramfs::{Content, Node, NodeRef, Times};
 use super::socket::Socket;
 use crate::proc::sched::PollQueue;
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 pub enum Kind {
     Node(NodeRef),
@@ -60,8 +60,8 @@ impl OpenFile {
         Arc::new(OpenFile {
             kind,
             id: NEXT_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
-            flags: IrqLock::new(flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)),
-            offset: IrqLock::new(0),
+            flags: IrqLock::new(Rank::OpenFile, flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)),
+            offset: IrqLock::new(Rank::OpenFile, 0),
             path: path.map(alloc::string::String::from),
         })
     }

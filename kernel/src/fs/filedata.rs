@@ -46,7 +46,7 @@ use x86_64::structures::paging::PhysFrame;
 use crate::mm::PAGE_SIZE;
 use crate::mm::areas::FaultError;
 use crate::mm::frames::OwnedFrame;
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 const PAGE: usize = PAGE_SIZE as usize;
 
@@ -57,7 +57,7 @@ pub struct FileData(Arc<IrqLock<Pages>>);
 impl Default for FileData {
     /// An empty file.
     fn default() -> FileData {
-        FileData(Arc::new(IrqLock::new(Pages::default())))
+        FileData(Arc::new(IrqLock::new(Rank::FileData, Pages::default())))
     }
 }
 

@@ -22,7 +22,7 @@ use alloc::collections::BTreeMap;
 use kcore::flock::{FileLocks, Kind, Lock, Owner, would_deadlock};
 
 use crate::proc::sched::{self, Chan};
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 struct Table {
     /// Inode number -> the file's locks (no entry: none).
@@ -31,10 +31,13 @@ struct Table {
     waits_for: BTreeMap<Owner, Owner>,
 }
 
-static LOCKS: IrqLock<Table> = IrqLock::new(Table {
-    files: BTreeMap::new(),
-    waits_for: BTreeMap::new(),
-});
+static LOCKS: IrqLock<Table> = IrqLock::new(
+    Rank::Service,
+    Table {
+        files: BTreeMap::new(),
+        waits_for: BTreeMap::new(),
+    },
+);
 
 /// F_GETLK: the first lock that keeps `owner` from taking `kind` over
 /// `[start, end)` of file `ino`.

@@ -19,7 +19,7 @@ use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 
 use crate::proc::sched::{self, Chan, Readiness};
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 /// Bytes a pipe holds before writers wait (Linux's default pipe size,
 /// 16 pages).
@@ -45,11 +45,14 @@ impl Pipe {
     /// A pipe with one reader and one writer.
     pub fn new() -> Arc<Pipe> {
         Arc::new(Pipe {
-            state: IrqLock::new(Buffer {
-                bytes: VecDeque::new(),
-                readers: 1,
-                writers: 1,
-            }),
+            state: IrqLock::new(
+                Rank::Channel,
+                Buffer {
+                    bytes: VecDeque::new(),
+                    readers: 1,
+                    writers: 1,
+                },
+            ),
             ready: Readiness::new(),
         })
     }

@@ -35,7 +35,7 @@ use kcore::procfs::{self as text, MemInfo, ProcessInfo};
 
 use super::ramfs::{Content, DirEntry, Node, NodeRef};
 use crate::proc::{Pid, Process, TABLE, Table};
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 use crate::{clock, mm};
 
 /// A directory of `/proc`.
@@ -73,7 +73,7 @@ fn ino(dir: Dir, index: Option<usize>) -> u64 {
 }
 
 fn node(ino: u64, perm: u32, content: Content) -> NodeRef {
-    Arc::new(IrqLock::new(Node::new(ino, perm, content)))
+    Arc::new(IrqLock::new(Rank::Node, Node::new(ino, perm, content)))
 }
 
 /// The `/proc` directory, for the ramfs's root.

@@ -42,7 +42,7 @@ use kcore::cred::{Cred, MAY_EXEC, MAY_WRITE};
 use kcore::path::split_last;
 use spin::Once;
 
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 pub type NodeRef = Arc<IrqLock<Node>>;
 
@@ -250,7 +250,7 @@ pub fn new_ino() -> u64 {
 
 fn new_node(perm: u32, content: Content) -> NodeRef {
     let ino = new_ino();
-    Arc::new(IrqLock::new(Node::new(ino, perm, content)))
+    Arc::new(IrqLock::new(Rank::Node, Node::new(ino, perm, content)))
 }
 
 /// A node made by `cred` in the directory `parent`: the caller's
@@ -272,7 +272,7 @@ fn owned_under(perm: u32, content: Content, parent: (u32, u32), cred: &Cred) -> 
     if inherit && is_dir {
         node.perm |= S_ISGID;
     }
-    Arc::new(IrqLock::new(node))
+    Arc::new(IrqLock::new(Rank::Node, node))
 }
 
 /// The caller's credentials (see the top of the file).

@@ -49,7 +49,7 @@ use alloc::vec::Vec;
 
 use super::file::OpenFile;
 use crate::proc::sched::{self, Chan, Readiness};
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 /// Bytes a socket's receive queue holds before senders wait.
 pub const CAPACITY: usize = 128 * 1024;
@@ -215,7 +215,8 @@ pub struct Socket {
 }
 
 /// The abstract namespace: names to sockets, each gone with its socket.
-static ABSTRACT: IrqLock<BTreeMap<Vec<u8>, Weak<Socket>>> = IrqLock::new(BTreeMap::new());
+static ABSTRACT: IrqLock<BTreeMap<Vec<u8>, Weak<Socket>>> =
+    IrqLock::new(Rank::Service, BTreeMap::new());
 
 /// The caller's credentials as a socket reports them: its process id and
 /// effective ids (Linux's `cred_to_ucred`).
@@ -236,7 +237,7 @@ impl Socket {
     fn with_state(ty: Type, name: Address, conn: Conn, peer: Option<Ucred>) -> Arc<Socket> {
         Arc::new(Socket {
             ty,
-            state: IrqLock::new(State::new(name, conn, peer)),
+            state: IrqLock::new(Rank::Channel, State::new(name, conn, peer)),
             ready: Readiness::new(),
         })
     }
@@ -452,7 +453,7 @@ impl Socket {
             state.name = name.clone();
             let server = Arc::new(Socket {
                 ty: self.ty,
-                state: IrqLock::new(state),
+                state: IrqLock::new(Rank::Channel, state),
                 ready: Readiness::new(),
             });
             pending.push_back(server.clone());

@@ -36,9 +36,11 @@ pub fn caller() -> Arc<Cred> {
     crate::proc::cred()
 }
 
-/// The caller's process id (`msg_lspid`, `sempid`, `shm_lpid`).
+/// The caller's process id (`msg_lspid`, `sempid`, `shm_lpid`), asked
+/// while a System V table is held, so from the CPU's record and not the
+/// process table (which comes before the System V tables in the order).
 fn caller_pid() -> i32 {
-    crate::proc::current(|p| p.pid as i32)
+    crate::proc::current_pid()
 }
 
 /// Seconds since the epoch (the `*_time` fields).

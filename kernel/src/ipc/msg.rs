@@ -21,7 +21,7 @@ use kcore::ipc::{self as rules, Found, Ids, Pick, READ, WRITE, Which};
 
 use super::{caller, caller_pid, now, wait};
 use crate::proc::sched::{self, Chan};
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 struct Message {
     mtype: i64,
@@ -58,7 +58,7 @@ impl Queue {
     }
 }
 
-static QUEUES: IrqLock<Ids<Queue>> = IrqLock::new(Ids::new(MSGMNI));
+static QUEUES: IrqLock<Ids<Queue>> = IrqLock::new(Rank::Service, Ids::new(MSGMNI));
 static SERIAL: AtomicU64 = AtomicU64::new(0);
 
 fn chan(id: i32) -> Chan {

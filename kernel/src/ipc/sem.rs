@@ -24,7 +24,7 @@ use kcore::ipc::{self as rules, Blocked, Found, Ids, READ, Sem, SemopError, WRIT
 
 use super::{caller, caller_pid, now, wait};
 use crate::proc::sched::{self, Chan};
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 struct Set {
     sems: Vec<Sem>,
@@ -50,10 +50,13 @@ struct Sets {
     sems: usize,
 }
 
-static SETS: IrqLock<Sets> = IrqLock::new(Sets {
-    ids: Ids::new(SEMMNI),
-    sems: 0,
-});
+static SETS: IrqLock<Sets> = IrqLock::new(
+    Rank::Service,
+    Sets {
+        ids: Ids::new(SEMMNI),
+        sems: 0,
+    },
+);
 
 fn chan(id: i32) -> Chan {
     Chan::SemSet(id)

@@ -34,7 +34,7 @@ use super::{caller, caller_pid, now};
 use crate::fs::filedata::{FileData, WeakFileData};
 use crate::mm::areas::{self, MappedFile};
 use crate::mm::{PAGE_SIZE, page_up};
-use crate::sync::{IrqGuard, IrqLock};
+use crate::sync::{IrqGuard, IrqLock, Rank};
 
 enum Pages {
     Kept(FileData),
@@ -77,10 +77,13 @@ struct Segments {
     pages: u64,
 }
 
-static SEGMENTS: IrqLock<Segments> = IrqLock::new(Segments {
-    ids: Ids::new(SHMMNI),
-    pages: 0,
-});
+static SEGMENTS: IrqLock<Segments> = IrqLock::new(
+    Rank::Service,
+    Segments {
+        ids: Ids::new(SHMMNI),
+        pages: 0,
+    },
+);
 
 /// The table, without the segments removed earlier whose last attachment
 /// has gone since.

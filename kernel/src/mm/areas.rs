@@ -46,7 +46,7 @@ use x86_64::structures::paging::PageTableFlags as Flags;
 use super::frames;
 use super::paging::{COW, MapError, SHARED, Space, prot_flags};
 use crate::fs::filedata::FileData;
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 /// What a file area maps: the file's pages, and the inode and name that
 /// `/proc/PID/maps` shows (the path it was opened by, when it was mapped).
@@ -73,7 +73,7 @@ pub type Area = kcore::vma::Area<MappedFile>;
 pub type Range = kcore::vma::Range<MappedFile>;
 
 /// Every address space's areas, by root-table address.
-static AREAS: IrqLock<BTreeMap<u64, Areas>> = IrqLock::new(BTreeMap::new());
+static AREAS: IrqLock<BTreeMap<u64, Areas>> = IrqLock::new(Rank::Areas, BTreeMap::new());
 
 /// A new address space `id` starts with no areas (or `from`'s, for fork).
 pub fn create(id: u64, from: Option<u64>) {

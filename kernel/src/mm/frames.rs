@@ -12,9 +12,9 @@ use x86_64::PhysAddr;
 use x86_64::structures::paging::{FrameAllocator, PhysFrame, Size4KiB};
 
 use super::{PAGE_SIZE, phys_to_virt};
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
-static TABLE: IrqLock<Option<FrameTable<'static>>> = IrqLock::new(None);
+static TABLE: IrqLock<Option<FrameTable<'static>>> = IrqLock::new(Rank::Frames, None);
 
 /// Pages the frame allocator leaves alone for starting the other CPUs
 /// (arch/smp.rs): a startup IPI can only start a CPU below 1 MiB.

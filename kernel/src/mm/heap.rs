@@ -29,7 +29,7 @@ use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
 use super::{HEAP_MAX, HEAP_START, PAGE_SIZE, frames, paging};
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 const INITIAL_SIZE: u64 = 1 << 20;
 const GROW_STEP: u64 = 1 << 20;
@@ -55,10 +55,13 @@ struct KernelHeap {
 
 #[global_allocator]
 static ALLOCATOR: KernelHeap = KernelHeap {
-    inner: IrqLock::new(Allocator {
-        heap: Heap::empty(),
-        free: [0; CLASSES],
-    }),
+    inner: IrqLock::new(
+        Rank::Heap,
+        Allocator {
+            heap: Heap::empty(),
+            free: [0; CLASSES],
+        },
+    ),
 };
 
 /// The size class of `layout`, if it is small enough for the free lists:

@@ -51,7 +51,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::arch::trap::TrapFrame;
 use crate::arch::{percpu, switch};
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 /// Usable pages per stack (64 KiB), plus one guard page per slot.
 const STACK_PAGES: u64 = 16;
@@ -85,11 +85,14 @@ struct Slots {
     next: u64,
 }
 
-static SLOTS: IrqLock<Slots> = IrqLock::new(Slots {
-    free: Vec::new(),
-    stale: Vec::new(),
-    next: 0,
-});
+static SLOTS: IrqLock<Slots> = IrqLock::new(
+    Rank::StackSlots,
+    Slots {
+        free: Vec::new(),
+        stale: Vec::new(),
+        next: 0,
+    },
+);
 
 impl Slots {
     /// A slot for a new stack: a clean one; or, once enough stale ones

@@ -27,7 +27,7 @@ use kcore::wx::Mapping;
 
 use super::frames::{self, KernelFrames};
 use super::phys_to_virt;
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 static KERNEL_L4: Once<PhysFrame> = Once::new();
 
@@ -43,7 +43,7 @@ static KERNEL_L4: Once<PhysFrame> = Once::new();
 /// (heap growth maps pages) and the areas' and a file's pages' locks
 /// are never held with it; inside it only the frame table is taken. A
 /// shootdown may wait while it is held: waiting CPUs answer (arch/smp.rs).
-static PAGE_TABLES: IrqLock<()> = IrqLock::new(());
+static PAGE_TABLES: IrqLock<()> = IrqLock::new(Rank::PageTables, ());
 
 /// Frames holding kernel-half page tables made after boot (for heap growth
 /// and new kernel-stack slots). They are kept for reuse, never freed, so

@@ -41,7 +41,7 @@ use alloc::sync::Arc;
 
 use crate::fs::file::FdTable;
 use crate::mm::kstack::KernelStack;
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 use sched::Chan;
 use vm::UserMemory;
 
@@ -397,15 +397,18 @@ impl Table {
     }
 }
 
-pub static TABLE: IrqLock<Table> = IrqLock::new(Table {
-    procs: BTreeMap::new(),
-    threads: BTreeMap::new(),
-    next_id: 1,
-    cpu: [kcore::procfs::CpuTicks::ZERO; crate::arch::percpu::MAX_CPUS],
-    load: kcore::procfs::LoadAvg { avg: [0; 3] },
-    forks: 0,
-    last_pid: 0,
-});
+pub static TABLE: IrqLock<Table> = IrqLock::new(
+    Rank::Table,
+    Table {
+        procs: BTreeMap::new(),
+        threads: BTreeMap::new(),
+        next_id: 1,
+        cpu: [kcore::procfs::CpuTicks::ZERO; crate::arch::percpu::MAX_CPUS],
+        load: kcore::procfs::LoadAvg { avg: [0; 3] },
+        forks: 0,
+        last_pid: 0,
+    },
+);
 
 /// Most bytes of argv kept for /proc/PID/cmdline (Linux shows them all; a
 /// page is what `ps` needs).
@@ -413,14 +416,24 @@ pub const CMDLINE_MAX: usize = 4096;
 
 /// Runs `f` on the current thread's process. Panics if there is none: only
 /// code running on behalf of a thread calls this.
+#[track_caller]
 pub fn current<R>(f: impl FnOnce(&mut Process) -> R) -> R {
     let mut table = TABLE.lock();
     f(table.current_mut().expect("no current process"))
 }
 
+/// The current process's id, from this CPU's record: takes no lock, so
+/// code holding locks below the table in the order may ask it.
+pub fn current_pid() -> i32 {
+    crate::arch::percpu::this_cpu()
+        .pid()
+        .expect("no current process") as i32
+}
+
 /// The caller's credentials (Linux's `current_cred()`), or root's when no
 /// process runs (the kernel at boot). Takes the table, so it is asked
 /// before any lock below it in the order is held.
+#[track_caller]
 pub fn cred() -> Arc<kcore::cred::Cred> {
     let mut table = TABLE.lock();
     match table.current_mut() {
@@ -430,12 +443,14 @@ pub fn cred() -> Arc<kcore::cred::Cred> {
 }
 
 /// Runs `f` on the current thread.
+#[track_caller]
 pub fn current_thread<R>(f: impl FnOnce(&mut Thread) -> R) -> R {
     let mut table = TABLE.lock();
     f(table.current_thread().expect("no current thread"))
 }
 
 /// Runs `f` on the current thread and its process.
+#[track_caller]
 pub fn current_both<R>(f: impl FnOnce(&mut Thread, &mut Process) -> R) -> R {
     let mut table = TABLE.lock();
     let (t, p) = table.current_both().expect("no current thread");

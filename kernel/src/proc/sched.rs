@@ -44,7 +44,7 @@ use x86_64::instructions::interrupts;
 use super::{Pid, State, TABLE, Tid, current_thread};
 use crate::arch::{gdt, percpu};
 use crate::mm::kstack;
-use crate::sync::IrqLock;
+use crate::sync::{IrqLock, Rank};
 
 /// What a sleeping thread waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -393,7 +393,7 @@ pub struct PollQueue(IrqLock<Vec<Tid>>);
 
 impl PollQueue {
     pub const fn new() -> PollQueue {
-        PollQueue(IrqLock::new(Vec::new()))
+        PollQueue(IrqLock::new(Rank::PollQueue, Vec::new()))
     }
 
     /// Puts thread `tid` on the queue (once, however often it is asked).
