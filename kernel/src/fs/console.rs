@@ -61,6 +61,7 @@ pub fn set_termios(termios: Termios) {
     if termios.c_lflag & ICANON == 0 && !input.editing.is_empty() {
         let line = core::mem::take(&mut input.editing);
         input.ready.extend(line);
+        drop(input);
         wake();
     }
 }
@@ -68,7 +69,9 @@ pub fn set_termios(termios: Termios) {
 /// The terminal's changes (input, its end) and pollers.
 pub static READY: Readiness = Readiness::new();
 
-/// New input (or its end): wakes readers and pollers.
+/// New input (or its end): wakes readers and pollers. Takes the process
+/// table, which comes before the input's lock in the order (sync.rs), so
+/// the caller must have let the input go.
 fn wake() {
     READY.changed(Chan::Console);
 }
@@ -136,20 +139,23 @@ fn pass_through(byte: u8, lflag: u32) {
             crate::log::write_bytes(&[byte]);
         }
     }
+    drop(input);
     wake();
 }
 
+/// Canonical mode: `byte` edits the line; a completed line (or the end of
+/// input) wakes the readers, once the input's lock is let go.
 fn edit_line(byte: u8) {
     let mut input = INPUT.lock();
     let termios = input.termios;
     let control = |index| is_control(&termios, index, byte);
-    match byte {
+    let readable = match byte {
         b'\r' | b'\n' => {
             crate::log::write_bytes(b"\n");
             let line = core::mem::take(&mut input.editing);
             input.ready.extend(line);
             input.ready.push_back(b'\n');
-            wake();
+            true
         }
         // Backspace erases too, whatever VERASE says: serial terminals send
         // either.
@@ -157,12 +163,14 @@ fn edit_line(byte: u8) {
             if input.editing.pop().is_some() {
                 crate::log::write_bytes(b"\x08 \x08");
             }
+            false
         }
         _ if control(VKILL) => {
             for _ in 0..input.editing.len() {
                 crate::log::write_bytes(b"\x08 \x08");
             }
             input.editing.clear();
+            false
         }
         _ if control(VEOF) => {
             if input.editing.is_empty() {
@@ -171,7 +179,7 @@ fn edit_line(byte: u8) {
                 let line = core::mem::take(&mut input.editing);
                 input.ready.extend(line);
             }
-            wake();
+            true
         }
         // Anything else is part of the line, escape sequences of arrow keys
         // typed ahead included (a line editor will read them); other
@@ -183,8 +191,13 @@ fn edit_line(byte: u8) {
             } else {
                 crate::log::write_bytes(&[b]);
             }
+            false
         }
-        _ => {}
+        _ => false,
+    };
+    drop(input);
+    if readable {
+        wake();
     }
 }
 
