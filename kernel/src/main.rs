@@ -100,6 +100,14 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         opts.init
     );
 
+    if sync::choose_discipline(opts.lock) {
+        info!("sync: ticket locks (first come, first served)");
+    } else {
+        info!(
+            "sync: test-and-set locks (a virtual CPU the host stops must not hold up the CPUs queued behind it)"
+        );
+    }
+
     fs::ramfs::make_standard_dirs();
     match fs::ramfs::load_cpio(ramdisk) {
         Ok(files) => info!("ramfs: {files} files from the ramdisk"),

@@ -89,14 +89,50 @@ const DEADLOCK_SECONDS: u64 = 20;
 /// is far above any honest hold.
 const HELD_TOO_LONG_MS: u64 = 1000;
 
-/// A ticket lock that also turns interrupts off on its own CPU.
+/// Whether locks are taken in ticket order (true) or by whoever finds them
+/// free first; chosen once at boot by `choose_discipline`.
+static FAIR: AtomicBool = AtomicBool::new(true);
+
+/// Chooses how every lock waits, from the `lock=` boot option: ticket
+/// order on real hardware, test-and-set under a hypervisor (`Auto`), or
+/// either by name. Returns true for ticket order. Safe at any moment: a
+/// test-and-set taker takes only a lock with no ticket outstanding, so the
+/// two kinds of takers never pass each other.
 ///
-/// Each taker draws a ticket (`next`) and waits until `serving` shows it:
-/// CPUs get the lock in the order they asked, so none can be passed over
-/// forever, as it could with a lock that whoever is quickest to see it
-/// free takes (the `spin` crate's default). The owner's CPU is kept so that
-/// taking a lock twice on one CPU, which can never end, panics at once
-/// instead of spinning.
+/// Why two: a ticket lock is fair, which on real CPUs is what one wants
+/// (no CPU is passed over forever). Under a hypervisor a virtual CPU can
+/// be stopped at any moment by the host, which runs other work on its
+/// core; when it is the next ticket holder, every CPU behind it waits for
+/// the host to run it again, even with the lock free, and each CPU's tick
+/// takes the process table's lock, so the queue rarely drains: under TCG,
+/// four virtual CPUs on two host cores spent whole minutes that way
+/// (musl's thread test made 3 threads a second instead of hundreds, every
+/// CPU spinning on the table). Whoever finds a test-and-set lock free
+/// takes it, so a stopped waiter stops nobody (only a stopped holder
+/// does). Linux makes the same choice: without paravirtual spinlocks its
+/// guests fall back from queued locks to test-and-set (`virt_spin_lock`).
+pub fn choose_discipline(kind: kcore::bootopts::LockKind) -> bool {
+    use kcore::bootopts::LockKind;
+    let fair = match kind {
+        LockKind::Ticket => true,
+        LockKind::TestAndSet => false,
+        LockKind::Auto => !crate::arch::cpuid::under_hypervisor(),
+    };
+    FAIR.store(fair, Ordering::Relaxed);
+    fair
+}
+
+/// A spinlock that also turns interrupts off on its own CPU: a ticket
+/// lock, or on a virtual machine a test-and-set lock (`choose_discipline`).
+///
+/// A ticket taker draws a ticket (`next`) and waits until `serving` shows
+/// it: CPUs get the lock in the order they asked, so none can be passed
+/// over forever, as it could with a lock that whoever is quickest to see
+/// it free takes (the `spin` crate's default). A test-and-set taker uses
+/// the same two counters: the lock is free when they are equal, and it
+/// draws a ticket only when that ticket would be served at once. The
+/// owner's CPU is kept so that taking a lock twice on one CPU, which can
+/// never end, panics at once instead of spinning.
 ///
 /// While it waits, a CPU answers TLB shootdown requests
 /// (`arch::smp::while_spinning`): its interrupts are off, so the IPI that
@@ -153,9 +189,15 @@ impl<T> IrqLock<T> {
             panic!("lock taken twice on CPU {} (it would wait forever)", me - 1);
         }
         check_order(cpu, self.rank);
-        let ticket = self.next.fetch_add(1, Ordering::Relaxed);
-        if self.serving.load(Ordering::Acquire) != ticket {
-            self.wait_for(ticket);
+        if FAIR.load(Ordering::Relaxed) {
+            let ticket = self.next.fetch_add(1, Ordering::Relaxed);
+            if self.serving.load(Ordering::Acquire) != ticket {
+                self.wait_until(|| self.serving.load(Ordering::Acquire) == ticket);
+            }
+        } else if !self.try_take() {
+            // Spin on reads, trying only when it looks free: a failed
+            // compare-exchange takes the line from the holder's CPU.
+            self.wait_until(|| !self.is_locked() && self.try_take());
         }
         self.owner.store(me, Ordering::Relaxed);
         self.taken_at
@@ -169,14 +211,29 @@ impl<T> IrqLock<T> {
         }
     }
 
-    /// The slow path of `lock`: spins until `ticket` is served, answering
-    /// shootdowns, and panics after `DEADLOCK_SECONDS`.
+    /// Test-and-set: takes the lock if it is free, drawing the ticket
+    /// being served (only while nobody holds or waits for one).
+    fn try_take(&self) -> bool {
+        let serving = self.serving.load(Ordering::Acquire);
+        self.next
+            .compare_exchange(
+                serving,
+                serving.wrapping_add(1),
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+
+    /// The slow path of `lock`: spins until `acquired` says the lock is
+    /// this CPU's, answering shootdowns, and panics after
+    /// `DEADLOCK_SECONDS`.
     #[cold]
-    fn wait_for(&self, ticket: u32) {
+    fn wait_until(&self, mut acquired: impl FnMut() -> bool) {
         let per_sec = crate::clock::tsc_per_sec();
         let start = crate::arch::rdtsc();
         let mut spins = 0u32;
-        while self.serving.load(Ordering::Acquire) != ticket {
+        while !acquired() {
             crate::arch::smp::while_spinning();
             core::hint::spin_loop();
             spins = spins.wrapping_add(1);

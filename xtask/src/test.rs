@@ -433,7 +433,13 @@ fn suites() -> Vec<Suite> {
             "crash=panic\n",
             &["KERNEL PANIC: ", "deliberate panic (panic)"],
         ),
-        usertests("usertests-pit", Tick::Pit),
+        Suite {
+            // Under QEMU the kernel's locks are test-and-set (sync.rs:
+            // choose_discipline); here the ticket discipline gets a whole
+            // suite too.
+            conf: "lock=ticket\n",
+            ..usertests("usertests-pit", Tick::Pit)
+        },
         usertests("usertests-apic", Tick::Apic),
         Suite {
             program: &["/bin/proftests"],
@@ -513,6 +519,7 @@ fn suites() -> Vec<Suite> {
             expect: Expect::Output(
                 &[
                     "* INFO  cpus: 4 in the ACPI MADT (local APIC ids [0, 1, 2, 3])",
+                    "* INFO  sync: test-and-set locks*",
                     "* INFO  cpus: 4 running",
                 ],
                 0,
@@ -525,6 +532,7 @@ fn suites() -> Vec<Suite> {
         // at all) show here and not on one.
         Suite {
             cpus: Some(4),
+            conf: "mode=selftest\nbogus_option=1\nlock=ticket\n",
             ..selftest("selftest-4cpus", 1000, Tick::Apic, false)
         },
         Suite {

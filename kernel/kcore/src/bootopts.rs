@@ -26,6 +26,17 @@ pub enum Mode {
     SelfTest,
 }
 
+/// How the kernel's locks wait (kernel/src/sync.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockKind {
+    /// Ticket locks on real hardware, test-and-set under a hypervisor.
+    Auto,
+    /// Ticket locks (fair: first come, first served) whatever the machine.
+    Ticket,
+    /// Test-and-set locks (whoever sees it free first) whatever the machine.
+    TestAndSet,
+}
+
 /// The parsed options, with defaults for everything not given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BootOptions<'a> {
@@ -40,6 +51,8 @@ pub struct BootOptions<'a> {
     pub crash: Option<&'a str>,
     /// Files to send to the host at power-off, comma-separated.
     pub export: &'a str,
+    /// `lock=auto|ticket|tas`.
+    pub lock: LockKind,
 }
 
 impl Default for BootOptions<'_> {
@@ -52,6 +65,7 @@ impl Default for BootOptions<'_> {
             text: "",
             crash: None,
             export: "",
+            lock: LockKind::Auto,
         }
     }
 }
@@ -111,6 +125,14 @@ impl<'a> BootOptions<'a> {
             "init" => return Err("init must be an absolute path"),
             "init_arg" => {} // read by init_args(), one argument per line
 
+            "lock" => {
+                self.lock = match value {
+                    "auto" => LockKind::Auto,
+                    "ticket" => LockKind::Ticket,
+                    "tas" => LockKind::TestAndSet,
+                    _ => return Err("lock must be auto, ticket or tas"),
+                }
+            }
             "crash" => self.crash = Some(value),
             "export" => self.export = value,
             _ => return Err("unknown option"),
@@ -196,7 +218,7 @@ mod tests {
 
     #[test]
     fn reads_every_key_and_skips_comments() {
-        let text = "# boot\nhz = 250\ntick=apic  # the other source\nmode=selftest\ninit=/bin/sh\ninit_arg=-c\ninit_arg=ls /bin | cat\ncrash=pagefault\nexport=/gmon.out,/x\n";
+        let text = "# boot\nhz = 250\ntick=apic  # the other source\nmode=selftest\ninit=/bin/sh\ninit_arg=-c\ninit_arg=ls /bin | cat\ncrash=pagefault\nexport=/gmon.out,/x\nlock=ticket\n";
         let (opts, bad) = parse_all(text);
         assert!(bad.is_empty(), "{bad:?}");
         assert_eq!(opts.hz, 250);
@@ -207,11 +229,14 @@ mod tests {
         assert_eq!(args, [&b"-c"[..], b"ls /bin | cat"]);
         assert_eq!(opts.crash, Some("pagefault"));
         assert_eq!(opts.export, "/gmon.out,/x");
+        assert_eq!(opts.lock, LockKind::Ticket);
+        assert_eq!(parse_all("lock=tas").0.lock, LockKind::TestAndSet);
+        assert_eq!(parse_all("lock=auto").0.lock, LockKind::Auto);
     }
 
     #[test]
     fn bad_values_keep_defaults_and_are_reported() {
-        let text = "hz=99\nhz=10001\nhz=fast\ntick=hpet\nbogus=1\nnoequals\ninit=bin/sh";
+        let text = "hz=99\nhz=10001\nhz=fast\ntick=hpet\nbogus=1\nnoequals\ninit=bin/sh\nlock=fair";
         let (opts, bad) = parse_all(text);
         assert_eq!(
             opts,
@@ -231,6 +256,7 @@ mod tests {
                 "unknown option",
                 "expected key=value",
                 "init must be an absolute path",
+                "lock must be auto, ticket or tas",
             ]
         );
     }

@@ -76,6 +76,12 @@ fn text(words: &[u32]) -> String {
         .into()
 }
 
+/// Whether a hypervisor runs this machine (CPUID leaf 1, ECX bit 31, which
+/// real processors leave clear and QEMU, KVM and the others set).
+pub fn under_hypervisor() -> bool {
+    __cpuid(1).ecx & (1 << 31) != 0
+}
+
 pub fn describe() -> Description {
     let leaf0 = __cpuid(0);
     let max_ext = __cpuid(0x8000_0000).eax;
