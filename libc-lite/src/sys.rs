@@ -280,6 +280,13 @@ pub fn getppid() -> u32 {
     call!(GETPPID).unwrap_or(0) as u32
 }
 
+/// The CPU the calling thread runs on now (getcpu(2)).
+pub fn getcpu() -> Result<u32> {
+    let mut cpu = 0u32;
+    call!(GETCPU, &mut cpu as *mut u32 as usize, 0, 0)?;
+    Ok(cpu)
+}
+
 pub fn sched_yield() {
     let _ = call!(SCHED_YIELD);
 }

@@ -169,6 +169,7 @@ pub const PIPE2: usize = 293;
 pub const SET_ROBUST_LIST: usize = 273;
 pub const GET_ROBUST_LIST: usize = 274;
 pub const PRLIMIT64: usize = 302;
+pub const GETCPU: usize = 309;
 pub const GETRANDOM: usize = 318;
 pub const RSEQ: usize = 334;
 pub const CLONE3: usize = 435;

@@ -39,6 +39,8 @@ pub const PROC_RUNNING: u32 = 1;
 pub const PROC_SLEEPING: u32 = 2;
 pub const PROC_ZOMBIE: u32 = 3;
 pub const PROC_STOPPED: u32 = 4;
+/// `ProcInfo::cpu` of a process with no thread left to run (a zombie).
+pub const PROC_NO_CPU: u32 = u32::MAX;
 
 /// One row of `proclist` (what `ps` prints).
 #[repr(C)]
@@ -54,6 +56,10 @@ pub struct ProcInfo {
     /// Threads the process has (1 for a single-threaded one, 0 for a
     /// zombie).
     pub threads: u32,
+    /// The CPU its leader thread runs on, or last ran on (Linux's `PSR`,
+    /// field 39 of /proc/PID/stat); `PROC_NO_CPU` for a zombie.
+    pub cpu: u32,
+    pub pad: u32,
     pub user_ticks: u64,
     pub system_ticks: u64,
     /// Program name, NUL-padded.

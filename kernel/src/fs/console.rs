@@ -10,6 +10,10 @@
 //! keys are the terminal's control characters (`c_cc`: VERASE, VKILL, VEOF,
 //! VINTR, VQUIT), Linux's defaults until a program sets others.
 //!
+//! In canonical mode Ctrl-P prints every thread, its state, what it sleeps
+//! on and its CPU (`proc::dump_threads`, xv6's procdump): what to look at
+//! when a program hangs.
+//!
 //! That is the terminal's canonical mode. A program that edits lines itself
 //! (the shell, for its history and arrow keys) turns it off with `tcsetattr`
 //! (ioctl TCSETS, `c_lflag` without ICANON): then every byte is readable as
@@ -101,6 +105,10 @@ pub fn on_interrupt() {
     crate::arch::pic::end_of_interrupt(crate::arch::trap::IRQ_COM1);
 }
 
+/// Ctrl-P: prints the thread table (in canonical mode only, so a program
+/// that edits its own lines, as bash does, still gets the key).
+const DUMP_KEY: u8 = 0x10;
+
 /// Whether `byte` is the control character `c_cc[index]` (0 disables one,
 /// as `_POSIX_VDISABLE`).
 fn is_control(termios: &Termios, index: usize, byte: u8) -> bool {
@@ -115,6 +123,7 @@ fn receive(byte: u8) {
         _ if signals && is_control(&termios, VINTR, byte) => abi::signal::SIGINT,
         _ if signals && is_control(&termios, VQUIT, byte) => abi::signal::SIGQUIT,
         _ if lflag & ICANON == 0 => return pass_through(byte, lflag),
+        DUMP_KEY => return crate::proc::dump_threads(),
         _ => return edit_line(byte),
     };
     if lflag & ECHO != 0 {

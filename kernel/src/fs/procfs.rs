@@ -284,7 +284,7 @@ fn info(table: &Table, p: &Process) -> ProcessInfo {
         sig_ignored,
         sig_caught,
         exit_signal: p.exit_signal,
-        processor: table.threads.get(&p.pid).map_or(0, |t| t.cpu),
+        processor: table.process_cpu(p).unwrap_or(0),
         uids: [p.cred.ruid, p.cred.euid, p.cred.suid, p.cred.fsuid],
         gids: [p.cred.rgid, p.cred.egid, p.cred.sgid, p.cred.fsgid],
         groups: p.cred.groups.clone(),

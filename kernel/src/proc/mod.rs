@@ -270,6 +270,23 @@ impl Table {
     /// A process's state as `ps` shows it (`abi::types::PROC_*`): its
     /// threads' best, running if one runs, runnable if one may, else
     /// sleeping; stopped or zombie as the process is.
+    /// The CPU a process runs on, or last ran on: its leader's, or once the
+    /// leader has exited, that of a thread still running (or any left);
+    /// None when no thread is left (a zombie).
+    pub fn process_cpu(&self, p: &Process) -> Option<u32> {
+        if let Some(leader) = self.threads.get(&p.pid) {
+            return Some(leader.cpu);
+        }
+        let mut threads = self.threads.values().filter(|t| t.pid == p.pid);
+        let first = threads.clone().next()?;
+        Some(
+            threads
+                .find(|t| t.state == State::Running)
+                .unwrap_or(first)
+                .cpu,
+        )
+    }
+
     pub fn process_state(&self, p: &Process) -> u32 {
         use abi::types::{PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED, PROC_ZOMBIE};
         let states = || {
@@ -413,6 +430,35 @@ pub static TABLE: IrqLock<Table> = IrqLock::new(
 /// Most bytes of argv kept for /proc/PID/cmdline (Linux shows them all; a
 /// page is what `ps` needs).
 pub const CMDLINE_MAX: usize = 4096;
+
+/// Prints every thread: tid, process, state (and what it sleeps on), the
+/// CPU it runs on or last ran on and whether it is on it now, the futex it
+/// waits on. Ctrl-P on the console (xv6's procdump), for a hang. Takes the
+/// table; the caller must hold no lock after it in the order.
+pub fn dump_threads() {
+    let table = TABLE.lock();
+    crate::info!(
+        "threads: {} (tick {}, {} CPUs)",
+        table.threads.len(),
+        crate::clock::ticks(),
+        crate::arch::percpu::online()
+    );
+    for t in table.threads.values() {
+        let name = table.procs.get(&t.pid).map_or("?", |p| p.name.as_str());
+        let futex = t
+            .futex
+            .map_or(alloc::string::String::new(), |w| alloc::format!(" {w:?}"));
+        crate::info!(
+            "  tid {:>4} pid {:>4} {:<12} {:?} cpu {}{}{futex}",
+            t.tid,
+            t.pid,
+            name,
+            t.state,
+            t.cpu,
+            if t.on_cpu { " (on it)" } else { "" },
+        );
+    }
+}
 
 /// Runs `f` on the current thread's process. Panics if there is none: only
 /// code running on behalf of a thread calls this.

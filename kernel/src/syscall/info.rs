@@ -131,6 +131,8 @@ pub fn proclist(buf: u64, count: u64) -> SysResult {
                     state,
                     profiling: u32::from(p.prof.is_on()),
                     threads: p.live_threads,
+                    cpu: table.process_cpu(p).unwrap_or(abi::types::PROC_NO_CPU),
+                    pad: 0,
                     user_ticks: p.user_ticks,
                     system_ticks: p.system_ticks,
                     name,
@@ -246,6 +248,21 @@ pub fn sched_getaffinity(pid: i32, size: u64, mask: u64) -> SysResult {
     };
     uaccess::write(mask, &bits)?;
     Ok(8)
+}
+
+/// getcpu(2): the CPU the caller runs on and its NUMA node (always 0: one
+/// node). Either pointer may be null; the third argument (a cache, unused
+/// by Linux since 2.6.24) is ignored. The answer may be stale by the time
+/// the caller reads it: the scheduler may move the thread at any tick.
+pub fn getcpu(cpu: u64, node: u64) -> SysResult {
+    let index = crate::arch::percpu::this_cpu().index();
+    if cpu != 0 {
+        uaccess::write(cpu, &index)?;
+    }
+    if node != 0 {
+        uaccess::write(node, &0u32)?;
+    }
+    Ok(0)
 }
 
 /// time(2): seconds since the epoch.

@@ -207,6 +207,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::GETRLIMIT => info::getrlimit(a[0] as u32, a[1]),
         sys::SETRLIMIT => info::setrlimit(a[0] as u32, a[1]),
         sys::SCHED_GETAFFINITY => info::sched_getaffinity(a[0] as i32, a[1], a[2]),
+        sys::GETCPU => info::getcpu(a[0], a[1]),
         sys::PRCTL => process::prctl(a[0] as u32, a[1]),
         sys::READLINK => fs::readlinkat(abi::types::AT_FDCWD, a[0], a[1], a[2]),
         sys::READLINKAT => fs::readlinkat(a[0] as i32, a[1], a[2], a[3]),

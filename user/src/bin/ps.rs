@@ -1,8 +1,10 @@
-//! /bin/ps: the process table (pid, parent, group, state, threads, user and
-//! system ticks of all its threads, whether profil is on, name).
+//! /bin/ps: the process table (pid, parent, group, state, threads, the CPU
+//! it runs or last ran on, user and system ticks of all its threads,
+//! whether profil is on, name).
 #![no_std]
 #![no_main]
-use abi::types::{PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED, ProcInfo};
+use abi::types::{PROC_NO_CPU, PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED, ProcInfo};
+extern crate alloc;
 use libc_lite::{eprintln, println, sys};
 libc_lite::entry!(run);
 fn run() -> i32 {
@@ -14,7 +16,7 @@ fn run() -> i32 {
             return 1;
         }
     };
-    println!("  PID  PPID  PGID STATE    THR   UTICKS   STICKS PROF NAME");
+    println!("  PID  PPID  PGID STATE    THR CPU   UTICKS   STICKS PROF NAME");
     for p in &rows[..n] {
         let state = match p.state {
             PROC_RUNNABLE => "runnable",
@@ -26,9 +28,14 @@ fn run() -> i32 {
         let len = p.name.iter().position(|&b| b == 0).unwrap_or(p.name.len());
         let name = core::str::from_utf8(&p.name[..len]).unwrap_or("?");
         let prof = if p.profiling != 0 { "on" } else { "off" };
+        let cpu = if p.cpu == PROC_NO_CPU {
+            alloc::string::String::from("-")
+        } else {
+            alloc::format!("{}", p.cpu)
+        };
         println!(
-            "{:>5} {:>5} {:>5} {:<8} {:>3} {:>8} {:>8} {:<4} {name}",
-            p.pid, p.ppid, p.pgid, state, p.threads, p.user_ticks, p.system_ticks, prof
+            "{:>5} {:>5} {:>5} {:<8} {:>3} {:>3} {:>8} {:>8} {:<4} {name}",
+            p.pid, p.ppid, p.pgid, state, p.threads, cpu, p.user_ticks, p.system_ticks, prof
         );
     }
     0

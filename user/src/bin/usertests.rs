@@ -1539,6 +1539,110 @@ fn preemption_lets_others_run() -> Outcome {
     Ok(())
 }
 
+/// ps's CPU column (proclist's `cpu`, /proc/PID/stat's processor): the
+/// caller's own row names the CPU getcpu says it runs on, an exited child
+/// that is not yet reaped names none, and children spinning at once are
+/// each on a CPU of their own (a thread runs on one CPU at a time, and
+/// none is a CPU the machine lacks).
+fn ps_shows_the_cpu_each_process_runs_on() -> Outcome {
+    let mut mask = 0u64;
+    raw(
+        nr::SCHED_GETAFFINITY,
+        &[0, 8, &mut mask as *mut u64 as usize],
+    )
+    .map_err(|e| e.message())?;
+    let cpus = mask.count_ones();
+    let rows = || -> Result<alloc::vec::Vec<ProcInfo>, String> {
+        let mut rows = [ProcInfo::default(); 64];
+        let n = sys::proclist(&mut rows).map_err(|e| e.message())?.min(64);
+        Ok(rows[..n].to_vec())
+    };
+    let me = sys::getpid();
+    // The scheduler may move the caller between two looks; a look whose
+    // getcpu before and after agree must agree with the row too.
+    let mut agreed = false;
+    for _ in 0..50 {
+        let before = sys::getcpu().map_err(|e| e.message())?;
+        let row = rows()?.into_iter().find(|p| p.pid == me).map(|p| p.cpu);
+        let after = sys::getcpu().map_err(|e| e.message())?;
+        if before == after {
+            ensure!(
+                row == Some(before),
+                "getcpu says CPU {before}, ps's row says {row:?}"
+            );
+            agreed = true;
+            break;
+        }
+    }
+    ensure!(agreed, "getcpu never gave the same CPU twice in a row");
+    expect_err(
+        "getcpu with a bad pointer",
+        raw(nr::GETCPU, &[16, 0, 0]),
+        Errno::EFAULT,
+    )?;
+
+    let zombie = sys::fork().map_err(|e| e.message())?;
+    if zombie == 0 {
+        sys::exit(0);
+    }
+    // Spinners, one per CPU but this one's.
+    let mut spinners = alloc::vec::Vec::new();
+    for _ in 1..cpus {
+        let pid = sys::fork().map_err(|e| e.message())?;
+        if pid == 0 {
+            loop {
+                core::hint::spin_loop();
+            }
+        }
+        spinners.push(pid);
+    }
+    let t0 = sys::monotonic_nanos();
+    let mut zombie_row = None;
+    let mut checked = 0;
+    while sys::monotonic_nanos() - t0 < 300_000_000 {
+        let rows = rows()?;
+        zombie_row = rows.iter().find(|p| p.pid == zombie).copied();
+        for p in rows.iter().filter(|p| p.state == PROC_RUNNING) {
+            ensure!(
+                p.cpu < cpus,
+                "pid {} runs on CPU {}, of {cpus}",
+                p.pid,
+                p.cpu
+            );
+            // (A process of several threads shows its leader's CPU, which
+            // another thread of it need not be on.)
+            let twin = rows.iter().find(|q| {
+                q.pid != p.pid
+                    && q.state == PROC_RUNNING
+                    && q.cpu == p.cpu
+                    && p.threads == 1
+                    && q.threads == 1
+            });
+            if let Some(q) = twin {
+                return Err(format!(
+                    "pids {} and {} both run on CPU {}",
+                    p.pid, q.pid, p.cpu
+                ));
+            }
+        }
+        checked += 1;
+    }
+    for &pid in &spinners {
+        sys::kill(pid as i32, SIGKILL).map_err(|e| e.message())?;
+        sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    }
+    sys::waitpid(zombie as i32).map_err(|e| e.message())?;
+    ensure!(checked > 0, "ps was never read");
+    let zombie_row = zombie_row.ok_or("the exited child had no row")?;
+    ensure!(
+        zombie_row.state == PROC_ZOMBIE && zombie_row.cpu == PROC_NO_CPU,
+        "an exited child: state {}, cpu {}",
+        zombie_row.state,
+        zombie_row.cpu
+    );
+    Ok(())
+}
+
 /// TCGETS writes Linux's 36-byte kernel `struct termios` and not a byte
 /// more (glibc's buffer is exactly that size: more smashed its stack), with
 /// Linux's control characters; TCSETS keeps what it is given.
@@ -1789,6 +1893,10 @@ const TESTS: &[Test] = &[
     ("kill_ends_a_blocked_child", kill_ends_a_blocked_child),
     ("nanosleep_sleeps", nanosleep_sleeps),
     ("preemption_lets_others_run", preemption_lets_others_run),
+    (
+        "ps_shows_the_cpu_each_process_runs_on",
+        ps_shows_the_cpu_each_process_runs_on,
+    ),
     ("identity_and_time", identity_and_time),
     ("termios_is_linux_sized", termios_is_linux_sized),
     ("dev_tty_is_the_terminal", dev_tty_is_the_terminal),
