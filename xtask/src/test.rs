@@ -540,10 +540,7 @@ fn suites() -> Vec<Suite> {
             ..usertests("usertests-4cpus", Tick::Pit)
         },
         Suite {
-            // threads_are_sampled_and_summed is left out until it passes
-            // beside a CPU hog on four CPUs (issue 19's note: samples short
-            // of the ticks charged, cause not found yet).
-            program: &["/bin/proftests", "-threads_are_sampled_and_summed"],
+            program: &["/bin/proftests"],
             expect: Expect::UserSuite("proftest:"),
             cpus: Some(4),
             ..usertests("proftests-4cpus", Tick::Apic)

@@ -730,8 +730,8 @@ fn threads_are_sampled_and_summed() -> Outcome {
     let ticks_b = TICKS_B.load(core::sync::atomic::Ordering::Acquire);
     println!(
         "proftest: two threads: loop A {in_a} samples, ran {ticks_a} ticks; \
-         loop B {in_b} samples, ran {ticks_b} ticks; {} samples in all",
-        s.samples
+         loop B {in_b} samples, ran {ticks_b} ticks; {} samples in all, {} dropped",
+        s.samples, s.dropped
     );
     ensure!(
         ticks_a >= 100 && ticks_b >= 100,
@@ -746,6 +746,89 @@ fn threads_are_sampled_and_summed() -> Outcome {
         "the buffer holds {} samples, profstat counted {}",
         total(&buf),
         s.samples
+    );
+    Ok(())
+}
+
+/// Each twin thread's CPU ticks when it is done spinning in loop A.
+static TWIN_TICKS: [core::sync::atomic::AtomicU64; 2] = [
+    core::sync::atomic::AtomicU64::new(0),
+    core::sync::atomic::AtomicU64::new(0),
+];
+/// How long each twin spins, in ticks of TSC time.
+static TWIN_SPIN: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+extern "C" fn spin_twin(slot: usize) {
+    spin_a(TWIN_SPIN.load(core::sync::atomic::Ordering::Acquire));
+    TWIN_TICKS[slot].store(thread_ticks(), core::sync::atomic::Ordering::Release);
+}
+
+/// Runs two threads in loop A at once (on two CPUs when the machine has
+/// them) with profiling on into the one-bin buffer `bin`, each spinning
+/// `ticks` of TSC time; returns the CPU ticks each ran.
+fn twins_in_loop_a(bin: &mut [u16; 1], ticks: u64) -> Result<(u64, u64), alloc::string::String> {
+    let (start, end) = spin::range_a();
+    // The widest bin whose first half-word is loop A's first and that still
+    // holds its last: scale * ((end - 1 - start) / 2) < 65536.
+    let scale = (65536 / ((end - 1 - start) / 2 + 1)) as u32;
+    TWIN_SPIN.store(ticks, core::sync::atomic::Ordering::Release);
+    sys::profil(bin, start, scale).map_err(|e| e.name())?;
+    let one = libc_lite::thread::spawn(spin_twin, 0).map_err(|e| e.name())?;
+    let two = libc_lite::thread::spawn(spin_twin, 1).map_err(|e| e.name())?;
+    one.join();
+    two.join();
+    Ok((
+        TWIN_TICKS[0].load(core::sync::atomic::Ordering::Acquire),
+        TWIN_TICKS[1].load(core::sync::atomic::Ordering::Acquire),
+    ))
+}
+
+/// Two threads at the same pc, sampled at the same moments on two CPUs,
+/// add to the same 16-bit bin: the add is one atomic read-modify-write
+/// (`lock cmpxchg`), so no count is lost and the bin is the sum of the
+/// ticks both ran; two adds that race near the top still stop at exactly
+/// 65535, neither wrapping nor stopping short.
+fn threads_at_one_pc_sum_into_one_bin() -> Outcome {
+    let mut bin = [0u16; 1];
+    let (one, two) = twins_in_loop_a(&mut bin, 400)?;
+    let s = stat();
+    off();
+    let counted = u64::from(bin[0]);
+    println!(
+        "proftest: one bin, two threads: {counted} samples, the threads ran {one} + {two} ticks; {} dropped",
+        s.dropped
+    );
+    ensure!(
+        one >= 100 && two >= 100,
+        "a thread hardly ran: {one}, {two} ticks"
+    );
+    // Each thread's start and end (outside the loop) may take a tick or
+    // three, as in threads_are_sampled_and_summed.
+    ensure!(
+        counted.abs_diff(one + two) <= 6,
+        "the bin has {counted} samples for {} ticks",
+        one + two
+    );
+    ensure!(
+        counted == s.samples,
+        "the bin has {counted}, profstat counted {} samples",
+        s.samples
+    );
+
+    let mut bin = [65535 - 50u16; 1];
+    let (one, two) = twins_in_loop_a(&mut bin, 200)?;
+    let s = stat();
+    off();
+    ensure!(
+        s.samples >= 100 && one + two >= 100,
+        "too few samples to reach the top: {} ({one} + {two} ticks)",
+        s.samples
+    );
+    ensure!(
+        bin[0] == 65535,
+        "from 65485 with {} samples, the bin is {}",
+        s.samples,
+        bin[0]
     );
     Ok(())
 }
@@ -922,6 +1005,10 @@ const TESTS: &[Test] = &[
     (
         "threads_are_sampled_and_summed",
         threads_are_sampled_and_summed,
+    ),
+    (
+        "threads_at_one_pc_sum_into_one_bin",
+        threads_at_one_pc_sum_into_one_bin,
     ),
     (
         "a_thread_exit_keeps_profiling_on",
