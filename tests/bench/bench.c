@@ -11,6 +11,9 @@
  *   --only WORD   only the micro-benchmarks whose names contain WORD, e.g.
  *                 cargo xtask run --release --add target/bench/bench --
  *                 /bin/bench --only pipe (then the profiling part as usual)
+ *   --threads N   run the profiling workload in N threads at once (cargo
+ *                 xtask bench passes the machine's CPU count, so that with
+ *                 --cpus 2 two CPUs are busy and sampled)
  *   --exit        exit at once (the exec benchmark runs itself with it)
  * As process 1 (Linux's /init) it mounts devtmpfs for a console first and
  * powers the machine off at the end. */
@@ -36,6 +39,8 @@
 
 static int quick;
 static const char *self;
+/* Processors the machine has (sched_getaffinity on both kernels). */
+static int cpus = 1;
 
 static long long now_ns(void) {
     struct timespec t;
@@ -348,6 +353,90 @@ static double futex_wake_nobody(int n) {
     return now_ns() - t0;
 }
 
+#ifndef FUTEX_WAIT
+#define FUTEX_WAIT 0
+#endif
+
+/* Two threads pass a turn back and forth through one futex word, each
+ * waking the other and sleeping until woken: with two CPUs the threads sit
+ * on different CPUs, so each half is a wake-up of a thread on another CPU
+ * (the wake IPI, the halted CPU's return to its scheduler); with one, a
+ * switch between threads. */
+static int turn_word;
+static int turn_rounds;
+
+/* The measured side: hand the turn over (1), sleep until it is back (0). */
+static void pass_turn(void) {
+    __atomic_store_n(&turn_word, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, &turn_word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    while (__atomic_load_n(&turn_word, __ATOMIC_SEQ_CST) == 1)
+        syscall(SYS_futex, &turn_word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+}
+
+static void *turn_partner(void *arg) {
+    (void)arg;
+    for (int i = 0; i < turn_rounds; i++) {
+        while (__atomic_load_n(&turn_word, __ATOMIC_SEQ_CST) != 1)
+            syscall(SYS_futex, &turn_word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, NULL, NULL, 0);
+        __atomic_store_n(&turn_word, 0, __ATOMIC_SEQ_CST);
+        syscall(SYS_futex, &turn_word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    }
+    return NULL;
+}
+
+static double futex_ping_pong(int n) {
+    pthread_t partner;
+    turn_word = 0;
+    turn_rounds = n;
+    pthread_create(&partner, NULL, turn_partner, NULL);
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++)
+        pass_turn();
+    long long t = now_ns() - t0;
+    pthread_join(partner, NULL);
+    return t;
+}
+
+/* mprotect of one touched page, read-only then back: the entry changes
+ * and the TLB must forget it. Alone, only this CPU's TLB holds it. */
+static char *prot_page;
+
+static double mprotect_toggle(int n) {
+    if (!prot_page) {
+        prot_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        prot_page[0] = 1;
+    }
+    long long t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        mprotect(prot_page, 4096, PROT_READ);
+        mprotect(prot_page, 4096, PROT_READ | PROT_WRITE);
+    }
+    return (now_ns() - t0) / 2;
+}
+
+/* The same beside a thread of the process spinning on another CPU, which
+ * may cache the entry: every change is a TLB shootdown by IPI, on Linux as
+ * here. Only with two CPUs or more (on one, the spinner would share it). */
+static volatile int spinning;
+
+static void *spin_beside(void *arg) {
+    (void)arg;
+    while (spinning)
+        prot_page[64] = 0; /* a read would do; a store keeps it honest */
+    return NULL;
+}
+
+static double mprotect_beside_a_thread(int n) {
+    mprotect_toggle(1);
+    spinning = 1;
+    pthread_t t;
+    pthread_create(&t, NULL, spin_beside, NULL);
+    double v = mprotect_toggle(n);
+    spinning = 0;
+    pthread_join(t, NULL);
+    return v;
+}
+
 #define MICRO_ROUNDS 11
 
 static const struct micro {
@@ -355,6 +444,7 @@ static const struct micro {
     double (*round)(int n);
     int per_round; /* operations in one round of a full run */
     int us;        /* reported in microseconds, not nanoseconds */
+    int min_cpus;  /* skipped on a machine with fewer processors */
 } micros[] = {
     {"null_syscall_getppid", null_syscall, 20000, 0},
     {"unassigned_syscall_enosys", unassigned_syscall, 20000, 0},
@@ -376,13 +466,40 @@ static const struct micro {
     {"signal_to_self_round_trip", signal_self, 2000, 0},
     {"thread_create_join", thread_create_join, 500, 0},
     {"futex_wake_uncontended", futex_wake_nobody, 20000, 0},
+    {"futex_ping_pong_two_threads_round_trip", futex_ping_pong, 2000, 0},
+    {"mprotect_one_page", mprotect_toggle, 5000, 0},
+    {"mprotect_one_page_beside_a_thread_on_another_cpu", mprotect_beside_a_thread, 2000, 0, 2},
 };
 #define MICROS (sizeof micros / sizeof micros[0])
 
 /* `--only WORD`: only the micro-benchmarks whose names contain WORD. */
 static const char *only;
 
-static int chosen(size_t b) { return !only || strstr(micros[b].name, only); }
+/* This kernel times two operations of its own that no program can time
+ * alone (its call 1007, kbench: median and quartiles in picoseconds);
+ * Linux has no such call (ENOSYS), so these rows have no Linux column. */
+static void kernel_figures(void) {
+    static const struct {
+        const char *name;
+        int what;
+    } figures[] = {
+        {"kernel_lock_take_and_release_uncontended", 0},
+        {"kernel_tlb_shootdown_of_every_cpu", 1},
+    };
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
+        unsigned long long ps[3];
+        if (only && !strstr(figures[i].name, only))
+            continue;
+        if (syscall(1007, figures[i].what, quick ? 50 : 1000, ps) != 0)
+            continue;
+        printf("bench: %s %.1f ns %.1f %.1f\n", figures[i].name, ps[0] / 1000.0, ps[1] / 1000.0,
+               ps[2] / 1000.0);
+    }
+}
+
+static int chosen(size_t b) {
+    return (!only || strstr(micros[b].name, only)) && cpus >= micros[b].min_cpus;
+}
 
 static void micro_benchmarks(void) {
     int rounds = quick ? 3 : MICRO_ROUNDS;
@@ -395,6 +512,7 @@ static void micro_benchmarks(void) {
                           : micros[b].per_round;
             per_op[b][r] = micros[b].round(n) / n / (micros[b].us ? 1000.0 : 1.0);
         }
+    kernel_figures();
     for (size_t b = 0; b < MICROS; b++) {
         if (!chosen(b))
             continue;
@@ -426,6 +544,25 @@ static void workload(long units) {
     }
 }
 
+/* `--threads N`: the workload runs in N threads at once, each doing all
+ * of it, so that on N CPUs each is busy and each is sampled. */
+#define MAX_WORK_THREADS 16
+static int work_threads = 1;
+
+static void *workload_thread(void *units) {
+    workload((long)units);
+    return NULL;
+}
+
+static void run_workload(long units) {
+    pthread_t t[MAX_WORK_THREADS];
+    for (int i = 1; i < work_threads; i++)
+        pthread_create(&t[i], NULL, workload_thread, (void *)units);
+    workload(units);
+    for (int i = 1; i < work_threads; i++)
+        pthread_join(t[i], NULL);
+}
+
 static unsigned short *bins;
 static size_t nbins;
 static uintptr_t low;
@@ -434,10 +571,10 @@ static volatile long samples;
 static void on_sigprof(int sig, siginfo_t *info, void *context) {
     (void)sig, (void)info;
     uintptr_t pc = ((ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
-    samples++;
+    __atomic_fetch_add(&samples, 1, __ATOMIC_RELAXED);
     size_t i = (pc - low) / 16;
     if (pc >= low && i < nbins && bins[i] < 65535)
-        bins[i]++;
+        __atomic_fetch_add(&bins[i], 1, __ATOMIC_RELAXED);
 }
 
 /* 0: off, 1: native profil (this kernel's call 1000), 2: SIGPROF.
@@ -519,7 +656,7 @@ static void profiling(long hz) {
                 }
                 samples = 0;
                 long long t = now_ns();
-                workload(slice_units);
+                run_workload(slice_units);
                 times[mode][r] += now_ns() - t;
                 stop_profiling(mode);
                 got[mode] += samples;
@@ -587,6 +724,7 @@ static void profiling(long hz) {
         }
     }
     result("profile_tick_rate", hz, "Hz");
+    result("profile_threads", work_threads, "threads");
 }
 
 int main(int argc, char **argv) {
@@ -600,6 +738,10 @@ int main(int argc, char **argv) {
             return 0;
         if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            work_threads = atoi(argv[++i]);
+            work_threads = work_threads < 1 ? 1 : work_threads > MAX_WORK_THREADS ? MAX_WORK_THREADS : work_threads;
+        }
         quick |= !strcmp(argv[i], "--quick");
         profile_only |= !strcmp(argv[i], "--profile");
     }
@@ -611,6 +753,7 @@ int main(int argc, char **argv) {
         dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
         self = "/init";
     }
+    cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (!profile_only)
         micro_benchmarks();
     profiling(hz > 0 ? hz : 100);

@@ -49,7 +49,7 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let mut linux = Results::new();
     for &hz in rates {
         // Everything at 1000 Hz; only the profiling part at the other rates.
-        let args = bench_args(opts.quick, hz, hz != 1000);
+        let args = bench_args(opts.quick, hz, hz != 1000, opts.cpus);
         println!("== this kernel at {hz} Hz: bench {}", args.join(" "));
         merge(&mut ours, on_this_kernel(opts, &bench, hz, &args)?, hz);
         println!("== Linux ({}): bench {}", kernel.display(), args.join(" "));
@@ -76,7 +76,7 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
         "bench: results in {}/results.{{md,json}}, chart in profiling.svg",
         out_dir.display()
     );
-    let missing = missing(&ours, &linux);
+    let missing = missing(&ours, &linux, opts.cpus);
     if missing.is_empty() {
         Ok(ExitCode::SUCCESS)
     } else {
@@ -84,8 +84,15 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
     }
 }
 
-fn bench_args(quick: bool, hz: u32, profile_only: bool) -> Vec<String> {
+/// The benchmark's arguments: the rate, and as many workload threads as
+/// the machine has CPUs, so that profiling is measured with all of them
+/// busy (and sampled).
+fn bench_args(quick: bool, hz: u32, profile_only: bool, cpus: u32) -> Vec<String> {
     let mut args = vec!["--hz".to_string(), hz.to_string()];
+    if cpus > 1 {
+        args.push("--threads".into());
+        args.push(cpus.to_string());
+    }
     if quick {
         args.push("--quick".into());
     }
@@ -468,8 +475,8 @@ fn chart(ours: &Results, linux: &Results, rates: &[u32]) -> String {
 }
 
 /// Benchmarks that must have produced a number on each side.
-fn missing(ours: &Results, linux: &Results) -> Vec<String> {
-    const BOTH: [&str; 20] = [
+fn missing(ours: &Results, linux: &Results, cpus: u32) -> Vec<String> {
+    const BOTH: [&str; 22] = [
         "null_syscall_getppid",
         "unassigned_syscall_enosys",
         "read_0_bytes_from_a_pipe",
@@ -490,9 +497,17 @@ fn missing(ours: &Results, linux: &Results) -> Vec<String> {
         "signal_to_self_round_trip",
         "thread_create_join",
         "futex_wake_uncontended",
+        "futex_ping_pong_two_threads_round_trip",
+        "mprotect_one_page",
     ];
+    // Only a machine of several CPUs has a CPU beside the measured one.
+    let several: &[&str] = if cpus > 1 {
+        &["mprotect_one_page_beside_a_thread_on_another_cpu"]
+    } else {
+        &[]
+    };
     let mut out = Vec::new();
-    for name in BOTH {
+    for &name in BOTH.iter().chain(several) {
         for (system, r) in [("this kernel", ours), ("Linux", linux)] {
             if !r.contains_key(name) {
                 out.push(format!("{name} on {system}"));

@@ -192,3 +192,6 @@ pub const PROFCOST: usize = 1005;
 /// `kcheck()`: the kernel checks its own bookkeeping (frames, heap, process
 /// table); 0 if sound, `EIO` (with the reason on the console) if not.
 pub const KCHECK: usize = 1006;
+/// `kbench(what, rounds, struct kbench *)`: the kernel times one of its
+/// own operations `rounds` times (`KBENCH_*`), for `cargo xtask bench`.
+pub const KBENCH: usize = 1007;

@@ -493,6 +493,24 @@ pub struct ProfStat {
     pub pad: u32,
 }
 
+/// `kbench`: an uncontended `IrqLock` taken and let go, per pair.
+pub const KBENCH_LOCK: u32 = 0;
+/// `kbench`: a TLB shootdown of every CPU's whole TLB (the IPI, each other
+/// CPU's flush and answer, the wait for the last); `ENXIO` on one CPU.
+pub const KBENCH_SHOOTDOWN: u32 = 1;
+/// The most rounds one `kbench` call times.
+pub const KBENCH_MAX_ROUNDS: u32 = 1000;
+
+/// What `kbench` measured: the median and quartiles of its rounds, in
+/// picoseconds (TSC cycles converted with the kernel's calibration).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KBench {
+    pub median_ps: u64,
+    pub q1_ps: u64,
+    pub q3_ps: u64,
+}
+
 /// Costs of the profiling path, in TSC cycles, over the recent ticks.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

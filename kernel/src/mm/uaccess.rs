@@ -369,6 +369,7 @@ unsafe impl Pod for abi::types::Utsname {}
 unsafe impl Pod for abi::types::Prof {}
 unsafe impl Pod for abi::types::ProfStat {}
 unsafe impl Pod for abi::types::ProfCost {}
+unsafe impl Pod for abi::types::KBench {}
 unsafe impl Pod for abi::signal::SigAction {}
 unsafe impl Pod for abi::signal::StackT {}
 unsafe impl Pod for abi::signal::UContext {}

@@ -4,7 +4,7 @@
 //! result goes back in rax, `-errno` on failure. The numbers are the ones in
 //! `abi::sys` (Linux's, plus ours from 1000). The table calls only the
 //! handlers of this directory, one file per group (cred, fs, fsmeta, poll,
-//! mem, process, signal, socket, ipc, info, profil); each handler turns the raw integers into the
+//! mem, process, signal, socket, ipc, info, profil, kbench); each handler turns the raw integers into the
 //! types they stand for and calls the mechanism (`proc::lifecycle::fork`,
 //! `profil::start`, ...), reaching user memory only through `mm::uaccess`.
 //! An unknown number is `ENOSYS`, logged once per number.
@@ -14,6 +14,7 @@ mod fs;
 mod fsmeta;
 mod info;
 mod ipc;
+mod kbench;
 mod mem;
 mod poll;
 mod process;
@@ -222,6 +223,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::PROFIL => profil::profil(a[0], a[1], a[2], a[3]),
         sys::PROFSTAT => profil::profstat(a[0] as i32, a[1]),
         sys::PROFCOST => profil::profcost(a[0]),
+        sys::KBENCH => kbench::kbench(a[0] as u32, a[1] as u32, a[2]),
         sys::KCHECK => info::kcheck(),
         nr => unknown(nr),
     };
