@@ -1,9 +1,11 @@
 //! The kernel's one lock type, the order locks are taken in, and the rules
 //! the scheduler checks.
 //!
-//! A lock guards against two things. Another CPU: `IrqLock` is a ticket
-//! lock, so a CPU that finds it held spins until its turn comes, and turns
-//! come in the order CPUs asked. And an interrupt handler on the same CPU:
+//! A lock guards against two things. Another CPU: a CPU that finds an
+//! `IrqLock` held spins until it may take it, on real hardware in ticket
+//! order (turns come in the order CPUs asked), under a hypervisor by
+//! whoever finds it free first (`choose_discipline` says why). And an
+//! interrupt handler on the same CPU:
 //! a handler that takes a lock its CPU already holds would spin forever,
 //! so `IrqLock` also turns interrupts off on its CPU for as long as it is
 //! held (and restores the previous state afterwards). It is the only lock

@@ -27,8 +27,9 @@ commands:
 options:
   --accel tcg|kvm    QEMU accelerator (default tcg: faster to boot under nested virtualization)
   --hz N             clock tick rate, 100..=10000 (default 1000)
-  --cpus N           processors QEMU gives the machine (-smp N), 1..=16 (default 1:
-                     the kernel runs on the boot processor only, and reports the rest)
+  --cpus N           processors QEMU gives the machine (-smp N), 1..=16; the kernel
+                     starts and schedules on all of them (default 1: what GDB steps
+                     through predictably; the test command also runs its suites on 4)
   --tick pit|apic    tick source (default pit)
   --uefi             boot with UEFI firmware (OVMF) instead of BIOS
   --release          build the kernel optimised
