@@ -11,9 +11,12 @@ $B head -n 1 ps.out | $B awk '{print "ps header:", $1, $2, $3, $4}'
 $B awk -v me=$$ '$1 == me {found = 1} END {print "ps lists this shell:", found ? "yes" : "no"}' ps.out
 $B awk -v me=$$ '$1 == me {print "ps command:", $4, ($5 ~ /proc.sh$/) ? "and this script" : $5}' ps.out
 
-# ps -o with fields that come from /proc/PID/stat.
+# ps -o with fields that come from /proc/PID/stat. The shell's state is
+# running or sleeping depending on whether it has reached its wait for ps
+# when ps looks (Linux shows either, as does this kernel on several CPUs),
+# so only that it is one of the two is compared.
 $B ps -o pid,ppid,stat,comm > pso.out
-$B awk -v me=$$ -v parent=$PPID '$1 == me {print "ps -o: this shell is", $3, $4 ", its parent", ($2 == parent) ? "matches $PPID" : $2 " not " parent}' pso.out
+$B awk -v me=$$ -v parent=$PPID '$1 == me {print "ps -o: this shell is", ($3 ~ /^[RS]/) ? "running or sleeping" : $3, $4 ", its parent", ($2 == parent) ? "matches $PPID" : $2 " not " parent}' pso.out
 
 # free: the Mem line agrees with /proc/meminfo's MemTotal.
 total=$($B awk '/^MemTotal:/ {print $2}' /proc/meminfo)
