@@ -51,11 +51,35 @@ fn artifacts(opts: &Options, target_dir: &str) -> PathBuf {
         .join(if opts.release { "release" } else { "debug" })
 }
 
-/// Runs a command, turning failure into a one-line error.
+/// How long a step may run before xtask says what it is doing: a build
+/// with nothing to do is silent, a first build (minutes) is not.
+const SAY_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs a command, turning failure into a one-line error. A step that takes
+/// longer than `SAY_AFTER` is named when it starts to take long, and its
+/// time given when it ends.
 pub fn run_checked(cmd: &mut Command, what: &str) -> Result<(), String> {
-    let status = cmd
-        .status()
+    let start = std::time::Instant::now();
+    let mut child = cmd
+        .spawn()
         .map_err(|e| format!("cannot start {what}: {e}"))?;
+    let mut said = false;
+    let status = loop {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| format!("waiting for {what}: {e}"))?
+        {
+            break status;
+        }
+        if !said && start.elapsed() > SAY_AFTER {
+            eprintln!("xtask: {what}...");
+            said = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    if said {
+        eprintln!("xtask: {what}: {:.0} s", start.elapsed().as_secs_f64());
+    }
     if status.success() {
         Ok(())
     } else {
@@ -391,6 +415,10 @@ impl Boot {
         if !opts.export.is_empty() {
             conf += &format!("export={}\n", opts.export.join(","));
         }
+        for line in &opts.boot {
+            conf += line;
+            conf += "\n";
+        }
         conf += extra;
         Boot {
             name: name.to_string(),
@@ -468,7 +496,13 @@ pub fn image(opts: &Options, boot: &Boot) -> Result<PathBuf, String> {
     let kernel_for_image = dir.join("kernel.stripped");
     std::fs::write(&kernel_for_image, stripped(&kernel)?)
         .map_err(|e| format!("cannot write {}: {e}", kernel_for_image.display()))?;
-    boot::build_image(firmware, &kernel_for_image, &ramdisk_path, &image)?;
+    boot::build_image(
+        firmware,
+        &kernel_for_image,
+        &ramdisk_path,
+        &image,
+        opts.verbose,
+    )?;
     Ok(image)
 }
 
@@ -486,6 +520,19 @@ mod tests {
             .unwrap()
             .set_modified(when)
             .unwrap();
+    }
+
+    #[test]
+    fn boot_options_from_the_command_line_reach_boot_conf() {
+        let opts = crate::options::Options {
+            boot: vec!["lock=ticket".into(), "mode=selftest".into()],
+            ..Default::default()
+        };
+        let conf = super::Boot::normal(&opts).conf;
+        assert!(conf.contains("\nlock=ticket\nmode=selftest\n"), "{conf}");
+        // A test's own options come after, so they win.
+        let conf = super::Boot::test(&opts, "t", "lock=tas\n").conf;
+        assert!(conf.ends_with("mode=selftest\nlock=tas\n"), "{conf}");
     }
 
     #[test]

@@ -33,6 +33,10 @@ options:
   --tick pit|apic    tick source (default pit)
   --uefi             boot with UEFI firmware (OVMF) instead of BIOS
   --release          build the kernel optimised
+  --boot KEY=VALUE   a boot option for the kernel (repeatable): mode=selftest,
+                     init=/bin/sh, crash=KIND, lock=auto|ticket|tas; checked before
+                     anything is built
+  --verbose          show the bootloader's own log lines before the kernel's
   --timeout SECONDS  power QEMU off after this long (default: none for run, 300 for test)
   --add HOST[:GUEST] put a host file into the ramdisk (default guest path /bin/NAME)
   --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
@@ -77,6 +81,10 @@ pub struct Options {
     pub cflags: Option<String>,
     /// `prof --all`: every process's profile, summed.
     pub all: bool,
+    /// `--boot KEY=VALUE` lines for the kernel's boot options, checked.
+    pub boot: Vec<String>,
+    /// `--verbose`: the bootloader's own log lines too.
+    pub verbose: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -126,6 +134,8 @@ impl Default for Options {
             quick: false,
             cflags: None,
             all: false,
+            boot: Vec::new(),
+            verbose: false,
         }
     }
 }
@@ -176,6 +186,42 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         return Err("--minutes, --seed and --workers only go with fuzz".into());
     }
     Ok(make(opts))
+}
+
+/// Keys of the boot options that have flags of their own, and the flag.
+const BOOT_KEYS_WITH_FLAGS: [(&str, &str); 4] = [
+    ("hz", "--hz"),
+    ("tick", "--tick"),
+    ("export", "--export"),
+    ("init_arg", "-- PROGRAM ARGS"),
+];
+
+/// `--boot KEY=VALUE`: refused before anything is built if the kernel would
+/// not take it (the kernel checks again, and says so in its log).
+fn check_boot_option(line: &str) -> Result<(), String> {
+    let Some((key, _)) = line.split_once('=') else {
+        return Err(format!("--boot needs KEY=VALUE, not '{line}'"));
+    };
+    let key = key.trim();
+    if let Some((_, flag)) = BOOT_KEYS_WITH_FLAGS.iter().find(|(k, _)| *k == key) {
+        return Err(format!(
+            "--boot {line}: {key} has a flag of its own: {flag}"
+        ));
+    }
+    if !kcore::bootopts::KEYS.contains(&key) {
+        let known: Vec<&str> = kcore::bootopts::KEYS
+            .into_iter()
+            .filter(|k| !BOOT_KEYS_WITH_FLAGS.iter().any(|(f, _)| f == k))
+            .collect();
+        return Err(format!(
+            "--boot {line}: unknown key '{key}'; the kernel knows {}",
+            known.join(", ")
+        ));
+    }
+    match kcore::bootopts::check_line(line) {
+        None => Ok(()),
+        Some(reason) => Err(format!("--boot {line}: {reason}")),
+    }
 }
 
 /// With `positional_program`, the first argument that is not an option
@@ -266,6 +312,12 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
                     _ => return Err(format!("{arg} {v} is out of range")),
                 }
             }
+            "--boot" => {
+                let v = value("--boot")?;
+                check_boot_option(&v)?;
+                opts.boot.push(v);
+            }
+            "--verbose" => opts.verbose = true,
             "--graph" => opts.graph = Some(value("--graph")?.into()),
             "--cflags" => opts.cflags = Some(value("--cflags")?),
             "--batch" => opts.batch = Some(value("--batch")?.into()),
@@ -331,6 +383,13 @@ mod tests {
             ]
         );
         assert_eq!(o.export, ["/gmon.out"]);
+        let Ok(Command::Run(o)) =
+            parse_words("run --verbose --boot lock=ticket --boot mode=selftest")
+        else {
+            panic!("did not parse")
+        };
+        assert!(o.verbose);
+        assert_eq!(o.boot, ["lock=ticket", "mode=selftest"]);
     }
 
     #[test]
@@ -387,6 +446,19 @@ mod tests {
             (
                 "run --cpus two",
                 "--cpus must be a number from 1 to 16, not 'two'",
+            ),
+            ("run --boot lock", "--boot needs KEY=VALUE, not 'lock'"),
+            (
+                "run --boot slice_ms=3",
+                "--boot slice_ms=3: unknown key 'slice_ms'; the kernel knows mode, init, crash, lock",
+            ),
+            (
+                "run --boot lock=fair",
+                "--boot lock=fair: lock must be auto, ticket or tas",
+            ),
+            (
+                "run --boot hz=250",
+                "--boot hz=250: hz has a flag of its own: --hz",
             ),
             ("run --tick hpet", "--tick must be pit or apic, not 'hpet'"),
             (

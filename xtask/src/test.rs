@@ -13,6 +13,7 @@
 //! one of the NAMEs (`host`, `docs`, a QEMU suite like `sigtests` or
 //! `shell`, `gdb`, `bench`), for quick rounds.
 
+use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
@@ -26,6 +27,9 @@ use crate::setup;
 struct Tally {
     passed: usize,
     failed: Vec<String>,
+    /// The whole console log of the suite being checked, named beside each
+    /// of its failures.
+    log: Option<PathBuf>,
 }
 
 impl Tally {
@@ -35,9 +39,36 @@ impl Tally {
             println!("test {name} ... ok");
         } else {
             println!("test {name} ... FAILED: {why}");
+            if let Some(log) = &self.log {
+                println!("   the whole console: {}", log.display());
+            }
             self.failed.push(format!("{name}: {why}"));
         }
     }
+}
+
+/// Where a suite's whole console goes: `target/test-logs/NAME.log`.
+fn log_path(suite: &str) -> PathBuf {
+    build::root()
+        .join("target/test-logs")
+        .join(format!("{suite}.log"))
+}
+
+/// Keeps a suite's whole console (and QEMU's complaints) to read after the
+/// run, failed or not.
+fn keep_log(suite: &str, outcome: &Outcome) -> Result<PathBuf, String> {
+    let path = log_path(suite);
+    let dir = path.parent().expect("has a parent");
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut text = outcome.lines.join("\n");
+    text.push('\n');
+    if !outcome.qemu_stderr.trim().is_empty() {
+        text.push_str("--- qemu stderr ---\n");
+        text.push_str(&outcome.qemu_stderr);
+    }
+    text.push_str(&format!("--- {}\n", outcome.ending.describe()));
+    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
 }
 
 pub fn run(opts: &Options) -> Result<ExitCode, String> {
@@ -910,6 +941,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     );
     let timeout = Duration::from_secs(opts.timeout.unwrap_or(300));
     let outcome = qemu::boot(&boot_opts, &image, timeout, false, suite.typing)?;
+    tally.log = Some(keep_log(suite.name, &outcome)?);
     if let Some(t) = outcome.first_line_after {
         println!(
             "   kernel banner {:.2} s after QEMU started",
@@ -920,7 +952,10 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         Expect::SelfTests => check_selftests(suite.name, &outcome, tally),
         Expect::Crash(texts) => check_crash(suite.name, &outcome, texts, tally),
         Expect::UserSuite(prefix) => check_user_suite(suite.name, prefix, &outcome, tally),
-        Expect::Output(lines, status) => check_output(suite.name, &outcome, lines, status, tally),
+        Expect::Output(lines, status) => {
+            let quiet = !boot_opts.verbose;
+            check_output(suite.name, &outcome, (lines, status, quiet), tally)
+        }
         Expect::Musl | Expect::Glibc => check_same_as_linux(suite.name, &outcome, &cases, tally)?,
         Expect::Gprof {
             elf,
@@ -940,6 +975,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         )?,
     }
     check_exports(suite, &boot_opts, tally)?;
+    tally.log = None;
     Ok(())
 }
 
@@ -1135,19 +1171,35 @@ fn check_same_as_linux(
     Ok(())
 }
 
-fn check_output(suite: &str, outcome: &Outcome, want: &[&str], status: u8, tally: &mut Tally) {
+/// The console must show the `want` lines in order and end with `status`;
+/// with `quiet` (no `--verbose`) nothing may come before the kernel's banner.
+fn check_output(
+    suite: &str,
+    outcome: &Outcome,
+    (want, status, quiet): (&[&str], u8, bool),
+    tally: &mut Tally,
+) {
     let mut lines = outcome.lines.iter();
     let missing: Vec<&str> = want
         .iter()
         .copied()
         .filter(|w| !lines.any(|l| matches_pattern(l, w)))
         .collect();
-    let ok = missing.is_empty() && outcome.ending == Ending::Exited(status);
+    // Without --verbose the console starts with the kernel: the
+    // bootloader's log is off (boot/src/lib.rs).
+    let before_kernel: Vec<&String> = outcome
+        .lines
+        .iter()
+        .take_while(|l| quiet && !l.starts_with(qemu::KERNEL_FIRST_LINE))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let ok =
+        missing.is_empty() && before_kernel.is_empty() && outcome.ending == Ending::Exited(status);
     if !ok {
         show_console(outcome);
     }
     let why = format!(
-        "{}; missing (in order) {missing:?}",
+        "{}; missing (in order) {missing:?}; before the kernel's banner {before_kernel:?}",
         outcome.ending.describe()
     );
     tally.record(&format!("{suite}/output_and_status_{status}"), ok, &why);

@@ -77,6 +77,18 @@ pub struct BadOption<'a> {
     pub reason: &'static str,
 }
 
+/// Every key the kernel knows, in the order `cargo xtask help` lists them.
+pub const KEYS: [&str; 8] = [
+    "hz", "tick", "mode", "init", "init_arg", "crash", "export", "lock",
+];
+
+/// Checks one `key=value` line as the kernel will read it: None if the
+/// kernel takes it, else the reason it would ignore it (the kernel's own
+/// words, so a tool that writes boot options can refuse them first).
+pub fn check_line(line: &str) -> Option<&'static str> {
+    BootOptions::default().apply(line).err()
+}
+
 impl<'a> BootOptions<'a> {
     /// Parses `text`, calling `report` for each line it cannot use.
     pub fn parse(text: &'a str, mut report: impl FnMut(BadOption<'a>)) -> Self {
@@ -205,6 +217,23 @@ mod tests {
         let mut bad = Vec::new();
         let opts = BootOptions::parse(text, |b| bad.push(b));
         (opts, bad)
+    }
+
+    #[test]
+    fn check_line_agrees_with_parse() {
+        assert_eq!(check_line("lock=tas"), None);
+        assert_eq!(
+            check_line("lock=fair"),
+            Some("lock must be auto, ticket or tas")
+        );
+        assert_eq!(check_line("slice=3"), Some("unknown option"));
+        for key in KEYS {
+            assert_ne!(
+                check_line(&format!("{key}=x")),
+                Some("unknown option"),
+                "{key} is listed but unknown"
+            );
+        }
     }
 
     #[test]
