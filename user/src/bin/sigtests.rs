@@ -942,10 +942,14 @@ fn profile_shares(native: bool) -> Result<(u64, u64), String> {
     };
     started.map_err(err("start profiling"))?;
     // By ticks counted, not cycles: a busy host delays ticks into bursts
-    // that would land in whichever loop runs when they come.
-    for _ in 0..150 {
-        spin::for_ticks(loop_a, 6);
-        spin::for_ticks(loop_b, 2);
+    // that would land in whichever loop runs when they come. In long
+    // slices: each change of loop can misplace a tick (one taken in the
+    // asking, one that comes late), which with 6- and 2-tick slices once
+    // gave A 82% of the native samples in a fresh-clone CI
+    // run beside three CPU hogs.
+    for _ in 0..15 {
+        spin::for_ticks(loop_a, 60);
+        spin::for_ticks(loop_b, 20);
     }
     if native {
         let _ = sys::profil_raw(0, 0, 0, 0);
