@@ -107,7 +107,8 @@ static FAIR: AtomicBool = AtomicBool::new(true);
 /// core; when it is the next ticket holder, every CPU behind it waits for
 /// the host to run it again, even with the lock free, and each CPU's tick
 /// takes the process table's lock, so the queue rarely drains: under TCG,
-/// four virtual CPUs on two host cores spent whole minutes that way
+/// four virtual CPUs on two host cores (beside a CPU hog) spent whole
+/// minutes that way
 /// (musl's thread test made 3 threads a second instead of hundreds, every
 /// CPU spinning on the table). Whoever finds a test-and-set lock free
 /// takes it, so a stopped waiter stops nobody (only a stopped holder
