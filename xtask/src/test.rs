@@ -823,6 +823,32 @@ fn suites() -> Vec<Suite> {
             ),
         },
         Suite {
+            // Ctrl-P while a program runs in the foreground (the terminal in
+            // canonical mode) lists the threads (proc::dump_threads): init
+            // waiting for its child, and the shell.
+            name: "ctrl-p-lists-threads",
+            hz: 1000,
+            tick: Tick::Pit,
+            uefi: false,
+            conf: "",
+            cpus: Some(2),
+            program: &["/bin/sh", "-c", "echo re''ady; sleep 2; echo done"],
+            exports: &[],
+            typing: &[("ready", "\x10")],
+            glibc_profiled: &[],
+            musl_profiled: &[],
+            expect: Expect::Output(
+                &[
+                    "*ready",
+                    "* INFO  threads: * (tick *, 2 CPUs)",
+                    "* INFO    tid    1 pid    1 init * Sleeping(Child(1)) cpu *",
+                    "* INFO    tid    2 pid    2 sh * cpu *",
+                    "done",
+                ],
+                0,
+            ),
+        },
+        Suite {
             // Ctrl-C typed while a process forks: the child being made is in
             // the foreground group too and must die with it (forkrace.rs).
             name: "forkrace-ctrl-c",

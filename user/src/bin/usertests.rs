@@ -1645,6 +1645,51 @@ fn ps_shows_the_cpu_each_process_runs_on() -> Outcome {
     Ok(())
 }
 
+/// kbench (call 1007): a lock measurement comes back ordered (first
+/// quartile, median, third) and above zero; a shootdown needs a second CPU
+/// (ENXIO on one); a bad kind, no rounds or too many are EINVAL, and a bad
+/// pointer EFAULT, with nothing measured.
+fn kbench_measures_and_refuses_bad_requests() -> Outcome {
+    let mut out = KBench::default();
+    let call =
+        |what: u32, rounds: usize, out: usize| raw(nr::KBENCH, &[what as usize, rounds, out]);
+    let at = &mut out as *mut KBench as usize;
+    call(KBENCH_LOCK, 20, at).map_err(|e| format!("lock: {}", e.message()))?;
+    ensure!(
+        0 < out.q1_ps && out.q1_ps <= out.median_ps && out.median_ps <= out.q3_ps,
+        "lock: {out:?}"
+    );
+    let mut mask = 0u64;
+    raw(
+        nr::SCHED_GETAFFINITY,
+        &[0, 8, &mut mask as *mut u64 as usize],
+    )
+    .map_err(|e| e.message())?;
+    let shootdown = call(KBENCH_SHOOTDOWN, 5, at);
+    if mask.count_ones() > 1 {
+        shootdown.map_err(|e| format!("shootdown: {}", e.message()))?;
+        ensure!(out.median_ps > 0, "shootdown: {out:?}");
+    } else {
+        expect_err("a shootdown on one CPU", shootdown, Errno::ENXIO)?;
+    }
+    expect_err("kbench of kind 9", call(9, 5, at), Errno::EINVAL)?;
+    expect_err(
+        "kbench of 0 rounds",
+        call(KBENCH_LOCK, 0, at),
+        Errno::EINVAL,
+    )?;
+    expect_err(
+        "kbench of too many rounds",
+        call(KBENCH_LOCK, KBENCH_MAX_ROUNDS as usize + 1, at),
+        Errno::EINVAL,
+    )?;
+    expect_err(
+        "kbench into a bad pointer",
+        call(KBENCH_LOCK, 5, 16),
+        Errno::EFAULT,
+    )
+}
+
 /// TCGETS writes Linux's 36-byte kernel `struct termios` and not a byte
 /// more (glibc's buffer is exactly that size: more smashed its stack), with
 /// Linux's control characters; TCSETS keeps what it is given.
@@ -1898,6 +1943,10 @@ const TESTS: &[Test] = &[
     (
         "ps_shows_the_cpu_each_process_runs_on",
         ps_shows_the_cpu_each_process_runs_on,
+    ),
+    (
+        "kbench_measures_and_refuses_bad_requests",
+        kbench_measures_and_refuses_bad_requests,
     ),
     ("identity_and_time", identity_and_time),
     ("termios_is_linux_sized", termios_is_linux_sized),
