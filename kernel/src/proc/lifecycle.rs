@@ -569,7 +569,7 @@ pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
                 n => p.pid == n as Pid,
             }
     };
-    let reaped = sched::wait_event(Chan::Child(me), || {
+    let reap = || {
         let mut table = TABLE.lock();
         if !table.procs.values().any(|p| is_wanted(p)) {
             return Some(Err(Errno::ECHILD));
@@ -592,7 +592,37 @@ pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
         } else {
             None
         }
-    })??;
+    };
+    let reaped = match sched::wait_event(Chan::Child(me), reap) {
+        Ok(reaped) => reaped?,
+        // A child that has exited is reported, not the signal, as Linux's
+        // wait looks for zombies before it looks at signals: the SIGCHLD
+        // its exit sent may come while its last stack is still being freed
+        // on another CPU, and a handler without SA_RESTART then made
+        // wait4 fail with EINTR (sigtests-4cpus). The free is the next
+        // thing that CPU does, so this wait is short and not interruptible.
+        // (If another thread of this process reaps it first, the signal
+        // is reported after all.)
+        Err(interrupted) => {
+            let exited = || {
+                TABLE
+                    .lock()
+                    .procs
+                    .values()
+                    .any(|p| is_wanted(p) && p.is_zombie())
+            };
+            let mut outcome = None;
+            sched::wait_uninterruptible(Chan::Child(me), || {
+                outcome = match reap() {
+                    Some(done) => Some(done),
+                    None if !exited() => Some(Err(interrupted)),
+                    None => None,
+                };
+                outcome.is_some()
+            });
+            outcome.expect("the wait ends with an outcome")?
+        }
+    };
     let Some(child) = reaped else { return Ok(0) };
     let status = child.zombie.expect("reaped a zombie");
     current(|p| {
