@@ -1541,19 +1541,24 @@ fn preemption_lets_others_run() -> Outcome {
     Ok(())
 }
 
-/// ps's CPU column (proclist's `cpu`, /proc/PID/stat's processor): the
-/// caller's own row names the CPU getcpu says it runs on, an exited child
-/// that is not yet reaped names none, and children spinning at once are
-/// each on a CPU of their own (a thread runs on one CPU at a time, and
-/// none is a CPU the machine lacks).
-fn ps_shows_the_cpu_each_process_runs_on() -> Outcome {
+/// The CPUs the kernel runs (sched_getaffinity's mask, which has them all).
+fn running_cpus() -> Result<u32, String> {
     let mut mask = 0u64;
     raw(
         nr::SCHED_GETAFFINITY,
         &[0, 8, &mut mask as *mut u64 as usize],
     )
     .map_err(|e| e.message())?;
-    let cpus = mask.count_ones();
+    Ok(mask.count_ones())
+}
+
+/// ps's CPU column (proclist's `cpu`, /proc/PID/stat's processor): the
+/// caller's own row names the CPU getcpu says it runs on, an exited child
+/// that is not yet reaped names none, and children spinning at once are
+/// each on a CPU of their own (a thread runs on one CPU at a time, and
+/// none is a CPU the machine lacks).
+fn ps_shows_the_cpu_each_process_runs_on() -> Outcome {
+    let cpus = running_cpus()?;
     let rows = || -> Result<alloc::vec::Vec<ProcInfo>, String> {
         let mut rows = [ProcInfo::default(); 64];
         let n = sys::proclist(&mut rows).map_err(|e| e.message())?.min(64);
@@ -1659,14 +1664,8 @@ fn kbench_measures_and_refuses_bad_requests() -> Outcome {
         0 < out.q1_ps && out.q1_ps <= out.median_ps && out.median_ps <= out.q3_ps,
         "lock: {out:?}"
     );
-    let mut mask = 0u64;
-    raw(
-        nr::SCHED_GETAFFINITY,
-        &[0, 8, &mut mask as *mut u64 as usize],
-    )
-    .map_err(|e| e.message())?;
     let shootdown = call(KBENCH_SHOOTDOWN, 5, at);
-    if mask.count_ones() > 1 {
+    if running_cpus()? > 1 {
         shootdown.map_err(|e| format!("shootdown: {}", e.message()))?;
         ensure!(out.median_ps > 0, "shootdown: {out:?}");
     } else {
