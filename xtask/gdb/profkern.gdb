@@ -15,22 +15,46 @@ document tick
 Run until the next clock tick enters the kernel (kernel::clock::on_timer_interrupt).
 end
 
+# `sample` stops in Profile::on_tick on the statement that counts the
+# sample (`self.samples += 1;`), where the bin has been found: `bin` and
+# `region` are in scope there, and the charged pc one frame up (this build
+# keeps no copy of on_tick's own `pc` argument that late). The line is found
+# in the source, so an edit above it moves the breakpoint with it; if the
+# statement is renamed, `sample` says so.
 define sample
-  hbreak kernel::profil::Profile::on_tick
-  continue
-  # The stop is inside small helpers inlined into on_tick: climb to it.
   python
-frame = gdb.selected_frame()
-while frame is not None and frame.name() != "kernel::profil::Profile::on_tick":
-    frame = frame.older()
-if frame is not None:
-    frame.select()
+src = "kernel/src/profil.rs"
+marker = "self.samples += 1;"
+line = next((n for n, text in enumerate(open(src), 1) if marker in text), None)
+if line is None:
+    raise gdb.GdbError(f"sample: no '{marker}' in {src}; update xtask/gdb/profkern.gdb")
+gdb.execute(f"hbreak {src}:{line}")
   end
-  frame
+  continue
 end
 document sample
-Run until a clock tick is charged to a process that has profil(2) on
-(kernel::profil::Profile::on_tick): start `profdemo` in the guest first.
+Run until a clock tick is charged to a process that has profil(2) on, and
+stop in Profile::on_tick where its bin is known (run `profdemo` in the guest).
+end
+
+# `cow` stops in Space::break_cow only when a user-mode write fault called
+# it (exec also calls it, to fill the pages it loads). The breakpoint's
+# stop() asks the caller's name: gdb's $_caller_is would need malloc in the
+# inferior.
+python
+class CowFromUserFault(gdb.Breakpoint):
+    def stop(self):
+        caller = gdb.newest_frame().older()
+        return caller is not None and caller.name() == "kernel::proc::fault::user_fault"
+end
+
+define cow
+  python CowFromUserFault("kernel::mm::paging::Space::break_cow", type=gdb.BP_HARDWARE_BREAKPOINT)
+  continue
+end
+document cow
+Run until a user-mode write to a copy-on-write page (after fork) reaches
+kernel::mm::paging::Space::break_cow.
 end
 
 define user

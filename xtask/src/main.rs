@@ -16,6 +16,7 @@ mod bench;
 mod build;
 mod docs;
 mod gdb;
+mod gdbdoc;
 mod options;
 mod prof;
 mod qemu;

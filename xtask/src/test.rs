@@ -104,7 +104,7 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
         run_suite(&opts, suite, &mut tally)?;
     }
     if wanted("gdb") {
-        gdb_stops_in_the_timer_interrupt(opts, &mut tally)?;
+        gdb_walkthroughs_are_true(opts, &mut tally)?;
     }
     if wanted("bench") {
         // A smoke run: every benchmark must produce a number on both
@@ -1383,33 +1383,63 @@ fn called(graph: &str, function: &str) -> Option<u64> {
         .sum()
 }
 
-/// `cargo xtask gdb --batch`: a hardware breakpoint in the clock interrupt
-/// is hit, with the trap path under it.
-fn gdb_stops_in_the_timer_interrupt(opts: &Options, tally: &mut Tally) -> Result<(), String> {
-    println!("== gdb (hbreak in the timer interrupt)");
-    let script = build::root().join("target/gdb-test.cmd");
-    std::fs::write(
-        &script,
-        "hbreak kernel::clock::on_timer_interrupt\ncontinue\nbt 4\nkill\n",
-    )
-    .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
-    let mut gdb_opts = opts.clone();
-    gdb_opts.program = vec!["/bin/true".to_string()];
-    let (_, output) = crate::gdb::session(&gdb_opts, Some(&script))?;
-    let want = [
-        "Breakpoint 1",
-        "kernel::clock::on_timer_interrupt",
-        "kernel::arch::trap::trap_dispatch",
-    ];
-    let missing: Vec<_> = want.iter().filter(|w| !output.contains(**w)).collect();
-    if !missing.is_empty() {
-        println!("   --- gdb ---\n{output}");
+/// The walk-throughs of `docs/gdb.md`, run command by command as the page
+/// writes them, each line the page shows checked against what gdb printed
+/// (gdbdoc.rs says how lines match). One test per walk-through, named by
+/// its program; the failure names the first step that went otherwise.
+fn gdb_walkthroughs_are_true(opts: &Options, tally: &mut Tally) -> Result<(), String> {
+    println!("== gdb (docs/gdb.md's walk-throughs, as written)");
+    let page_path = build::root().join("docs/gdb.md");
+    let page = std::fs::read_to_string(&page_path)
+        .map_err(|e| format!("cannot read {}: {e}", page_path.display()))?;
+    let walks = crate::gdbdoc::parse(&page).map_err(|e| format!("docs/gdb.md: {e}"))?;
+    if walks.is_empty() {
+        tally.record("gdb/walkthroughs", false, "docs/gdb.md has no walk-through");
     }
-    tally.record(
-        "gdb/breakpoint_in_the_timer_interrupt",
-        missing.is_empty(),
-        &format!("missing {missing:?}"),
-    );
+    for walk in &walks {
+        let name = walk
+            .program
+            .first()
+            .map_or("boot".into(), |p| p.trim_start_matches("/bin/").to_string());
+        let script = build::root().join(format!("target/gdb-walkthrough-{name}.cmd"));
+        std::fs::write(&script, crate::gdbdoc::script(walk))
+            .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+        let mut gdb_opts = opts.clone();
+        gdb_opts.program = walk.program.clone();
+        let (_, output) = crate::gdb::session(&gdb_opts, Some(&script))?;
+        let log = log_path(&format!("gdb-{name}"));
+        if let Some(dir) = log.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        std::fs::write(&log, &output)
+            .map_err(|e| format!("cannot write {}: {e}", log.display()))?;
+        let outputs = crate::gdbdoc::split_output(&output, walk.steps.len());
+        let verdict =
+            walk.steps
+                .iter()
+                .zip(&outputs)
+                .enumerate()
+                .try_for_each(|(i, (step, out))| {
+                    let Some(out) = out else {
+                        let said = output.lines().rev().find(|l| !l.trim().is_empty());
+                        return Err(format!(
+                            "step {} (`{}`) was never run: gdb stopped earlier ({})",
+                            i + 1,
+                            step.command,
+                            said.unwrap_or("no output").trim()
+                        ));
+                    };
+                    crate::gdbdoc::check_step(step, out).map_err(|e| format!("step {}: {e}", i + 1))
+                });
+        tally.log = Some(log);
+        tally.record(
+            &format!("gdb/walkthrough_{name}_line_{}", walk.line),
+            verdict.is_ok(),
+            &verdict.err().unwrap_or_default(),
+        );
+        tally.log = None;
+    }
     Ok(())
 }
 
