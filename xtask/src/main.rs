@@ -7,6 +7,7 @@
 //!     cargo xtask gdb [OPTIONS] [-- PROGRAM ARGS...]    the kernel under GDB
 //!     cargo xtask fuzz [--minutes N] [--seed S]         the system-call fuzzer
 //!     cargo xtask bench [--quick] [--accel kvm|tcg]    this kernel against Linux
+//!     cargo xtask lab [ID]                              the book's labs, or one's check
 //!
 //! Argument parsing is kept apart from what the commands do (`options.rs`),
 //! and every failure is one line on stderr and a non-zero exit: a bad flag or a
@@ -17,6 +18,7 @@ mod build;
 mod docs;
 mod gdb;
 mod gdbdoc;
+mod lab;
 mod options;
 mod prof;
 mod qemu;
@@ -45,6 +47,8 @@ fn main() -> ExitCode {
                 options::Command::Gdb(opts) => gdb::run(&opts, opts.batch.as_ref()),
                 options::Command::Fuzz(opts) => qemu::run(&fuzz_run(opts)),
                 options::Command::Bench(opts) => bench::run(&opts),
+                options::Command::Lab(None) => lab::list(),
+                options::Command::Lab(Some(id)) => lab::run(&id),
             });
     match result {
         Ok(code) => code,

@@ -9,7 +9,7 @@ commands:
           (with -- PROGRAM ARGS: run that one program, power off with its exit status)
   test    run every test: host unit tests, then the in-QEMU suites; ends with 'N passed, M failed'
           (`test -- NAME...` runs only the parts whose names start so: host, docs, a suite
-          such as sigtests or musl, gdb, bench)
+          such as sigtests or musl, gdb, labs, bench)
   image   build the disk image and print its path
   gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, user NAME)
   prof    profile a C program: `prof prog.c [more.c...] [-- ARGS]` compiles it with
@@ -22,6 +22,7 @@ commands:
           a chart in target/bench/ (--quick: a smoke run)
   fuzz    run the system-call fuzzer (/bin/sysfuzz) for --minutes N (default 1), from
           --seed S (default: random; a failure prints the seed to replay), --workers W
+  lab     the book's labs: `lab` lists them, `lab ID` runs one's check (done, or what is missing)
   help    this text
 
 options:
@@ -150,6 +151,8 @@ pub enum Command {
     Gdb(Options),
     Fuzz(Options),
     Bench(Options),
+    /// `lab` (the list) or `lab ID` (one lab's check).
+    Lab(Option<String>),
 }
 
 pub fn parse(args: &[String]) -> Result<Command, String> {
@@ -158,6 +161,13 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     };
     let make: fn(Options) -> Command = match command.as_str() {
         "help" | "-h" | "--help" => return Ok(Command::Help),
+        "lab" => {
+            return match rest {
+                [] => Ok(Command::Lab(None)),
+                [id] if !id.starts_with('-') => Ok(Command::Lab(Some(id.clone()))),
+                _ => Err("usage: cargo xtask lab [ID] (no options)".into()),
+            };
+        }
         "run" => Command::Run,
         "image" => Command::Image,
         "test" => Command::Test,

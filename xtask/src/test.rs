@@ -77,7 +77,7 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.starts_with(o.as_str()));
     let all = suites();
     if let Some(unknown) = only.iter().find(|o| {
-        !["host", "docs", "gdb", "bench"].contains(&o.as_str())
+        !["host", "docs", "gdb", "labs", "bench"].contains(&o.as_str())
             && !all.iter().any(|s| s.name.starts_with(o.as_str()))
     }) {
         return Err(format!("no test suite named '{unknown}*'"));
@@ -95,6 +95,14 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
             );
         }
     }
+    if wanted("docs") {
+        let problems = crate::lab::check_book(&build::root());
+        tally.record(
+            "docs/labs_match_the_book",
+            problems.is_empty(),
+            &problems.join("; "),
+        );
+    }
     setup::qemu()?;
     for suite in all.iter().filter(|s| wanted(s.name)) {
         let opts = Options {
@@ -105,6 +113,14 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
     }
     if wanted("gdb") {
         gdb_walkthroughs_are_true(opts, &mut tally)?;
+    }
+    if wanted("labs") {
+        println!("== labs: each check fails as shipped, each solution passes");
+        let start = std::time::Instant::now();
+        for (name, ok, why) in crate::lab::test_all()? {
+            tally.record(&name, ok, &why);
+        }
+        println!("   (labs: {:.0} s)", start.elapsed().as_secs_f64());
     }
     if wanted("bench") {
         // A smoke run: every benchmark must produce a number on both
@@ -1081,7 +1097,7 @@ fn check_user_suite(suite: &str, prefix: &str, outcome: &Outcome, tally: &mut Ta
 }
 
 /// Whether `line` matches `pattern`, where `*` stands for any text.
-fn matches_pattern(line: &str, pattern: &str) -> bool {
+pub fn matches_pattern(line: &str, pattern: &str) -> bool {
     let mut parts = pattern.split('*');
     let first = parts.next().unwrap_or("");
     let Some(mut rest) = line.strip_prefix(first) else {

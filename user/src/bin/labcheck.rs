@@ -1,0 +1,404 @@
+//! /bin/labcheck: the checks of the book's labs that run inside the guest.
+//!
+//! `labcheck ID` runs the check of lab ID (`cargo xtask lab ID` boots the
+//! kernel with it) and prints `labcheck: ok ID` or `labcheck: FAIL ID: why`.
+//! Each check is written against the interface its exercise fixes (a file,
+//! a call number, a behaviour), never against the solution's code, so it
+//! compiles on the tree as shipped and fails there, saying what is missing.
+//! Where an exercise adds a system call or a constant, the check names it
+//! by the number the exercise gives: the student adds it to `abi`.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use abi::sys as nr;
+use abi::types::*;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use libc_lite::signal::Handler;
+use libc_lite::{Errno, sys};
+
+libc_lite::entry!(run);
+
+use user::ensure;
+use user::harness::{Outcome, Test};
+
+fn raw(number: usize, args: &[usize]) -> Result<usize, Errno> {
+    // SAFETY: the arguments are integers and pointers into this program's
+    // own live buffers, as each call documents.
+    Errno::from_return(unsafe { libc_lite::syscall::syscall(number, args) })
+}
+
+fn text(path: &str) -> Result<String, String> {
+    sys::read_file(path)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .map_err(|e| format!("{path}: {}", e.message()))
+}
+
+/// MemFree from /proc/meminfo, in KiB.
+fn mem_free_kib() -> Result<u64, String> {
+    let info = text("/proc/meminfo")?;
+    info.lines()
+        .find_map(|l| l.strip_prefix("MemFree:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .ok_or_else(|| String::from("/proc/meminfo has no MemFree line"))
+}
+
+/// Lab 3.2: the time slice is the boot option `slice_ms`. Two spinners
+/// share the one CPU; each notes how long it ran between two gaps (a jump
+/// in the monotonic clock of more than half a millisecond is a gap: the
+/// other one ran). The median run is the slice. xtask boots this check
+/// once with `slice_ms=1` and once with `slice_ms=100` and passes the
+/// value it gave as the second argument.
+fn slice_is_a_boot_option() -> Outcome {
+    let want_ms: u64 = libc_lite::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
+        .ok_or_else(|| String::from("usage: labcheck 3.2 SLICE_MS"))?;
+    let other = sys::fork().map_err(|e| e.message())?;
+    if other == 0 {
+        loop {
+            core::hint::spin_loop();
+        }
+    }
+    let mut runs = Vec::new();
+    let start = sys::monotonic_nanos();
+    let mut run_start = start;
+    let mut last = start;
+    while runs.len() < 9 && last - start < 4_000_000_000 {
+        let now = sys::monotonic_nanos();
+        if now - last > 500_000 {
+            runs.push(last - run_start);
+            run_start = now;
+        }
+        last = now;
+    }
+    sys::kill(other as i32, abi::signal::SIGKILL).map_err(|e| e.message())?;
+    sys::waitpid(other as i32).map_err(|e| e.message())?;
+    ensure!(runs.len() >= 5, "only {} switches in 4 s", runs.len());
+    // The first run started at fork, not at a switch.
+    let mut runs = runs[1..].to_vec();
+    runs.sort_unstable();
+    let median_ms = runs[runs.len() / 2] / 1_000_000;
+    let (low, high) = (want_ms / 2, want_ms * 3 / 2 + 2);
+    ensure!(
+        (low..=high).contains(&median_ms),
+        "with slice_ms={want_ms} a spinner ran {median_ms} ms between switches (median of {}), want {low} to {high}",
+        runs.len()
+    );
+    Ok(())
+}
+
+/// Lab 4.3: one shared zero frame. Reading every page of a fresh 64 MiB
+/// mapping may not take 64 MiB of frames.
+fn reads_share_one_zero_page() -> Outcome {
+    const LEN: usize = 64 << 20;
+    let before = mem_free_kib()?;
+    let p = sys::mmap_anon(LEN, PROT_READ | PROT_WRITE).map_err(|e| e.message())?;
+    let mut sum = 0u64;
+    for page in (0..LEN).step_by(4096) {
+        // SAFETY: `page` is inside the mapping just made.
+        sum += u64::from(unsafe { p.add(page).read_volatile() });
+    }
+    let after = mem_free_kib()?;
+    sys::munmap(p, LEN).map_err(|e| e.message())?;
+    ensure!(sum == 0, "a fresh mapping read non-zero bytes");
+    let used = before.saturating_sub(after);
+    ensure!(
+        used < 1024,
+        "reading 64 MiB of never-written pages took {used} KiB of memory (MemFree {before} -> {after} KiB): each read mapped a frame of its own"
+    );
+    Ok(())
+}
+
+/// Lab 5.3: RLIMIT_FSIZE. A write past the limit writes what fits; one that
+/// can write nothing is EFBIG (SIGXFSZ ignored here).
+fn file_size_limit() -> Outcome {
+    libc_lite::signal::sigaction(abi::signal::SIGXFSZ, Handler::Ignore, 0, 0)
+        .map_err(|e| e.message())?;
+    let limit = Rlimit {
+        cur: 10,
+        max: RLIM_INFINITY,
+    };
+    sys::setrlimit(RLIMIT_FSIZE, limit).map_err(|e| e.message())?;
+    let path = "/tmp/labcheck-fsize";
+    let fd = sys::open(path, O_CREAT | O_TRUNC | O_WRONLY, 0o600).map_err(|e| e.message())?;
+    let first = sys::write(fd, b"0123456789abcdef");
+    let second = sys::write(fd, b"x");
+    sys::close(fd).map_err(|e| e.message())?;
+    let _ = sys::unlink(path);
+    ensure!(
+        first == Ok(10),
+        "write of 16 bytes under a 10-byte limit gave {first:?}, want Ok(10)"
+    );
+    ensure!(
+        second == Err(Errno::EFBIG),
+        "a write at the limit gave {second:?}, want EFBIG"
+    );
+    Ok(())
+}
+
+/// Lab 6.1: /proc/self/exe is a symbolic link to the program's path.
+fn proc_self_exe_is_a_link() -> Outcome {
+    let mut buf = [0u8; 128];
+    let got = sys::readlink("/proc/self/exe", &mut buf);
+    ensure!(
+        got == Ok("/bin/labcheck"),
+        "readlink(\"/proc/self/exe\") gave {got:?}, want Ok(\"/bin/labcheck\")"
+    );
+    Ok(())
+}
+
+/// The count of system call `number` in /proc/sysstat (lab 6.1's file:
+/// one line per call made since boot, `NUMBER COUNT`).
+fn syscall_count(number: usize) -> Result<u64, String> {
+    let table = text("/proc/sysstat")?;
+    Ok(table
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .find(|(n, _)| n.trim().parse() == Ok(number))
+        .and_then(|(_, c)| c.trim().parse().ok())
+        .unwrap_or(0))
+}
+
+/// Lab 6.1: system calls counted per number.
+fn syscalls_are_counted() -> Outcome {
+    let before = syscall_count(nr::GETPPID)?;
+    for _ in 0..100 {
+        sys::getppid();
+    }
+    let after = syscall_count(nr::GETPPID)?;
+    ensure!(
+        after >= before + 100,
+        "/proc/sysstat counted getppid ({}) {before} then {after} times around 100 calls",
+        nr::GETPPID
+    );
+    Ok(())
+}
+
+/// Lab 7.1: openat with a real directory descriptor.
+fn openat_takes_a_directory() -> Outcome {
+    let dir = sys::open("/tmp", O_RDONLY | O_DIRECTORY, 0).map_err(|e| e.message())?;
+    let name = b"labcheck-openat\0";
+    let fd = raw(
+        nr::OPENAT,
+        &[
+            dir as usize,
+            name.as_ptr() as usize,
+            (O_CREAT | O_WRONLY) as usize,
+            0o600,
+        ],
+    );
+    sys::close(dir).map_err(|e| e.message())?;
+    let fd = fd.map_err(|e| {
+        format!(
+            "openat(/tmp's fd, \"labcheck-openat\", O_CREAT): {}",
+            e.message()
+        )
+    })?;
+    sys::close(fd as i32).map_err(|e| e.message())?;
+    let made = sys::stat("/tmp/labcheck-openat");
+    let _ = sys::unlink("/tmp/labcheck-openat");
+    let _ = sys::unlink("/labcheck-openat");
+    ensure!(made.is_ok(), "openat made no /tmp/labcheck-openat");
+    Ok(())
+}
+
+/// Lab 7.3: a pipe's capacity, F_GETPIPE_SZ (1032) and F_SETPIPE_SZ (1031).
+fn pipe_capacity_can_change() -> Outcome {
+    const F_SETPIPE_SZ: usize = 1031;
+    const F_GETPIPE_SZ: usize = 1032;
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let checks = || -> Outcome {
+        let size = raw(nr::FCNTL, &[w as usize, F_GETPIPE_SZ, 0])
+            .map_err(|e| format!("F_GETPIPE_SZ: {}", e.message()))?;
+        ensure!(
+            size == 65536,
+            "a new pipe holds {size} bytes, want 65536 (Linux)"
+        );
+        let set = raw(nr::FCNTL, &[w as usize, F_SETPIPE_SZ, 5000])
+            .map_err(|e| format!("F_SETPIPE_SZ 5000: {}", e.message()))?;
+        ensure!(
+            set == 8192,
+            "F_SETPIPE_SZ 5000 gave {set}, want 8192 (two pages)"
+        );
+        let filled = (0..10_000)
+            .take_while(|_| sys::write(w, &[0u8; 1024]).is_ok())
+            .count();
+        ensure!(
+            filled == 8,
+            "a pipe of 8192 bytes took {filled} KiB before blocking"
+        );
+        Ok(())
+    };
+    // The writes above must fail rather than block once the pipe is full.
+    let flags = raw(nr::FCNTL, &[w as usize, F_GETFL as usize, 0]).map_err(|e| e.message())?;
+    raw(
+        nr::FCNTL,
+        &[w as usize, F_SETFL as usize, flags | O_NONBLOCK as usize],
+    )
+    .map_err(|e| e.message())?;
+    let outcome = checks();
+    let _ = sys::close(r);
+    let _ = sys::close(w);
+    outcome
+}
+
+/// Lab 7.4: /proc/self/fd lists the open descriptors.
+fn proc_self_fd_lists_descriptors() -> Outcome {
+    let dir = sys::open("/proc/self/fd", O_RDONLY | O_DIRECTORY, 0)
+        .map_err(|e| format!("/proc/self/fd: {}", e.message()))?;
+    let mut buf = [0u8; 4096];
+    let n = sys::getdents64(dir, &mut buf).map_err(|e| e.message())?;
+    sys::close(dir).map_err(|e| e.message())?;
+    let mut names = Vec::new();
+    let mut at = 0;
+    while at + 19 < n {
+        let len = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+        let name = &buf[at + 19..at + len];
+        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+        names.push(String::from_utf8_lossy(&name[..end]).into_owned());
+        at += len.max(1);
+    }
+    for want in ["0", "1", "2", &format!("{dir}")] {
+        ensure!(
+            names.iter().any(|n| n == want),
+            "/proc/self/fd lists {names:?}, without {want}"
+        );
+    }
+    Ok(())
+}
+
+/// Lab 7.6: /dev/klog holds the kernel's log so far.
+fn dev_klog_has_the_boot_log() -> Outcome {
+    let log = text("/dev/klog")?;
+    ensure!(
+        log.contains("random: ChaCha20 generator seeded from"),
+        "/dev/klog ({} bytes) has no 'random: ChaCha20 generator seeded from' line",
+        log.len()
+    );
+    Ok(())
+}
+
+static RT_RUNS: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+extern "C" fn count_rt(_: i32) {
+    RT_RUNS.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Lab 8.1: real-time signals are queued, not merged.
+fn realtime_signals_queue() -> Outcome {
+    const SIGRTMIN: u32 = 34;
+    libc_lite::signal::sigaction(SIGRTMIN, Handler::Simple(count_rt), 0, 0)
+        .map_err(|e| e.message())?;
+    let bit = 1u64 << (SIGRTMIN - 1);
+    libc_lite::signal::sigprocmask(abi::signal::SIG_BLOCK, bit).map_err(|e| e.message())?;
+    for _ in 0..3 {
+        libc_lite::signal::raise(SIGRTMIN).map_err(|e| e.message())?;
+    }
+    libc_lite::signal::sigprocmask(abi::signal::SIG_UNBLOCK, bit).map_err(|e| e.message())?;
+    let runs = RT_RUNS.load(core::sync::atomic::Ordering::SeqCst);
+    ensure!(
+        runs == 3,
+        "SIGRTMIN raised 3 times while blocked ran its handler {runs} times"
+    );
+    Ok(())
+}
+
+/// Lab 8.3: a parent that ignores SIGCHLD leaves no zombies.
+fn ignored_sigchld_reaps() -> Outcome {
+    libc_lite::signal::sigaction(abi::signal::SIGCHLD, Handler::Ignore, 0, 0)
+        .map_err(|e| e.message())?;
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        sys::exit(0);
+    }
+    sys::nanosleep(50_000_000).map_err(|e| e.message())?;
+    let alive = sys::kill(pid as i32, 0);
+    ensure!(
+        alive == Err(Errno::ESRCH),
+        "child {pid} is still a zombie 50 ms after it exited (kill(pid, 0) gave {alive:?}): nothing reaped it"
+    );
+    let waited = sys::wait4(-1, 0);
+    ensure!(
+        waited.is_err_and(|e| e == Errno::ECHILD),
+        "wait4 after the child was reaped gave {waited:?}, want ECHILD"
+    );
+    Ok(())
+}
+
+/// Lab 11.3: clone(CLONE_FILES) without CLONE_VM shares the table.
+fn clone_files_shares_descriptors() -> Outcome {
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let flags = CLONE_FILES as usize | abi::signal::SIGCHLD as usize;
+    let pid = raw(nr::CLONE, &[flags, 0, 0, 0, 0])
+        .map_err(|e| format!("clone(CLONE_FILES | SIGCHLD): {}", e.message()))?;
+    if pid == 0 {
+        let _ = sys::close(w);
+        sys::exit(0);
+    }
+    sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    let still = sys::close(w);
+    let _ = sys::close(r);
+    ensure!(
+        still == Err(Errno::EBADF),
+        "the child closed the write end, but the parent's close of it gave {still:?}, want EBADF"
+    );
+    Ok(())
+}
+
+/// Lab 12.3: /proc/locks shows each lock rank's longest hold.
+fn proc_locks_shows_holds() -> Outcome {
+    let table = text("/proc/locks")?;
+    let line = table
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("Table"))
+        .ok_or_else(|| format!("/proc/locks has no Table line:\n{table}"))?;
+    let held: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("no number after Table in '{line}'"))?;
+    ensure!(held > 0, "the Table lock's longest hold is 0 in '{line}'");
+    Ok(())
+}
+
+/// Labs whose check runs here, by id.
+const CHECKS: &[Test] = &[
+    ("3.2", slice_is_a_boot_option),
+    ("4.3", reads_share_one_zero_page),
+    ("5.3", file_size_limit),
+    ("6.1", proc_self_exe_is_a_link),
+    ("6.1", syscalls_are_counted),
+    ("7.1", openat_takes_a_directory),
+    ("7.3", pipe_capacity_can_change),
+    ("7.4", proc_self_fd_lists_descriptors),
+    ("7.6", dev_klog_has_the_boot_log),
+    ("8.1", realtime_signals_queue),
+    ("8.3", ignored_sigchld_reaps),
+    ("11.3", clone_files_shares_descriptors),
+    ("12.3", proc_locks_shows_holds),
+];
+
+fn run() -> i32 {
+    let args: Vec<String> = libc_lite::env::args().map(String::from).collect();
+    let Some(id) = args.get(1) else {
+        libc_lite::println!("usage: labcheck ID [ARG]");
+        return 2;
+    };
+    match CHECKS.iter().find(|(name, _)| name == id) {
+        Some((name, check)) => {
+            let outcome = check();
+            let failed = outcome.is_err();
+            user::harness::verdict("labcheck", name, outcome);
+            i32::from(failed)
+        }
+        None => {
+            user::harness::verdict("labcheck", id, Err(String::from("no such lab check")));
+            1
+        }
+    }
+}

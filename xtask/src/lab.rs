@@ -1,0 +1,556 @@
+//! `cargo xtask lab [ID]`: the book's labs and their checks.
+//!
+//! Every lab is an exercise at the end of a chapter of `docs/book/` whose
+//! check a machine can run: `cargo xtask lab` lists them, `cargo xtask lab
+//! ID` runs one check and says "done" or what is still missing. On the tree
+//! as shipped every check fails; a correct solution makes it pass. The test
+//! command's `labs` part keeps both promises (see `test_all`): it runs every
+//! check on the tree (each must fail) and, for each reference solution in
+//! `docs/book/solutions/ID.patch`, applies it to a scratch copy of the tree
+//! and runs the check there (it must pass).
+//!
+//! A check boots the kernel one or more times. Most run `/bin/labcheck ID`
+//! (user/src/bin/labcheck.rs), written against the interface the exercise
+//! fixes; a few read the console (a boot option that silences lines, a
+//! table printed at power-off). A boot option the tree does not know yet is
+//! refused before anything boots, and that refusal is the check's answer.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+use crate::build::{self, Boot};
+use crate::options::Options;
+use crate::qemu::{self, Ending};
+
+/// One lab.
+pub struct Lab {
+    /// Chapter and number, as the book numbers its exercises: "3.2".
+    pub id: &'static str,
+    pub title: &'static str,
+    /// What to do, in one line.
+    pub todo: &'static str,
+    /// The boots its check makes; all must pass.
+    pub runs: &'static [Run],
+}
+
+/// One boot of a check.
+pub struct Run {
+    /// Boot options (`--boot KEY=VALUE`).
+    pub boot: &'static [&'static str],
+    /// The program init runs.
+    pub program: &'static [&'static str],
+    /// Console lines that must appear (`*` matches any text).
+    pub expect: &'static [&'static str],
+    /// Console lines that must not (`*` likewise).
+    pub absent: &'static [&'static str],
+}
+
+/// A run of `labcheck ID [ARG]`, passing on its `ok` line.
+macro_rules! labcheck {
+    ($id:literal $(, $arg:literal)? ; boot $($opt:literal),*) => {
+        Run {
+            boot: &[$($opt),*],
+            program: &["/bin/labcheck", $id $(, $arg)?],
+            expect: &[concat!("labcheck: ok ", $id)],
+            absent: &[],
+        }
+    };
+}
+
+/// Every lab, in the book's order. The docs check holds the book to this
+/// list: each lab is an exercise of its chapter with the same title.
+pub const LABS: &[Lab] = &[
+    Lab {
+        id: "1.1",
+        title: "A quiet boot",
+        todo: "a boot option quiet=1 that silences the kernel's INFO lines",
+        runs: &[Run {
+            boot: &["quiet=1"],
+            program: &["/bin/true"],
+            expect: &["profkern *"],
+            absent: &["*INFO*"],
+        }],
+    },
+    Lab {
+        id: "1.2",
+        title: "The memory map",
+        todo: "log each region of the bootloader's memory map before mm::init",
+        runs: &[Run {
+            boot: &[],
+            program: &["/bin/true"],
+            expect: &["*memory: 0x* Usable*"],
+            absent: &[],
+        }],
+    },
+    Lab {
+        id: "2.1",
+        title: "Traps per vector",
+        todo: "count traps per vector and print the table when init exits",
+        runs: &[Run {
+            boot: &[],
+            program: &["/bin/true"],
+            expect: &["*traps: vector 32: *", "*traps: vector 256: *"],
+            absent: &[],
+        }],
+    },
+    Lab {
+        id: "3.2",
+        title: "The time slice as a boot option",
+        todo: "a boot option slice_ms that sets the time slice",
+        runs: &[
+            labcheck!("3.2", "1"; boot "slice_ms=1"),
+            labcheck!("3.2", "100"; boot "slice_ms=100"),
+        ],
+    },
+    Lab {
+        id: "4.3",
+        title: "One zero page",
+        todo: "map one shared read-only zero frame for reads of never-written pages",
+        runs: &[labcheck!("4.3"; boot)],
+    },
+    Lab {
+        id: "5.3",
+        title: "RLIMIT_FSIZE",
+        todo: "a write past the file size limit writes what fits, then EFBIG and SIGXFSZ",
+        runs: &[labcheck!("5.3"; boot)],
+    },
+    Lab {
+        id: "6.1",
+        title: "System calls counted",
+        todo: "count system calls per number in /proc/sysstat and show them with /bin/sysstat",
+        runs: &[labcheck!("6.1"; boot)],
+    },
+    Lab {
+        id: "7.1",
+        title: "openat with a directory",
+        todo: "openat(dirfd, \"relative\") with a real directory descriptor",
+        runs: &[labcheck!("7.1"; boot)],
+    },
+    Lab {
+        id: "7.3",
+        title: "A pipe's capacity",
+        todo: "F_GETPIPE_SZ and F_SETPIPE_SZ, rounded up to a power of two pages",
+        runs: &[labcheck!("7.3"; boot)],
+    },
+    Lab {
+        id: "7.4",
+        title: "/proc/PID/fd",
+        todo: "a directory of one symbolic link per open descriptor",
+        runs: &[labcheck!("7.4"; boot)],
+    },
+    Lab {
+        id: "7.6",
+        title: "/dev/klog",
+        todo: "a device whose reads return the kernel's log lines so far",
+        runs: &[labcheck!("7.6"; boot)],
+    },
+    Lab {
+        id: "8.1",
+        title: "Real-time signals queue",
+        todo: "keep a count per real-time signal and deliver each one",
+        runs: &[labcheck!("8.1"; boot)],
+    },
+    Lab {
+        id: "8.3",
+        title: "Ignoring SIGCHLD reaps",
+        todo: "a parent whose SIGCHLD is SIG_IGN leaves no zombies",
+        runs: &[labcheck!("8.3"; boot)],
+    },
+    Lab {
+        id: "11.3",
+        title: "CLONE_FILES without CLONE_VM",
+        todo: "clone may share the descriptor table without the memory",
+        runs: &[labcheck!("11.3"; boot)],
+    },
+    Lab {
+        id: "12.3",
+        title: "Lock hold times",
+        todo: "record each lock rank's longest hold and show it in /proc/locks",
+        runs: &[labcheck!("12.3"; boot)],
+    },
+];
+
+/// Where the reference solutions are, one patch per lab: `ID.patch`.
+pub const SOLUTIONS: &str = "docs/book/solutions";
+
+/// How long one boot of a check may take.
+const RUN_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One exercise of the book: its id ("3.2") and title.
+#[derive(Debug, PartialEq, Default)]
+pub struct Exercise {
+    pub id: String,
+    pub title: String,
+}
+
+/// The exercises of every chapter of `docs/book/` (NN-name.md), in order:
+/// the items `K. **Title.**` of its `## Exercises` list.
+pub fn exercises(root: &Path) -> Result<Vec<Exercise>, String> {
+    let dir = root.join("docs/book");
+    let mut chapters: Vec<(u32, PathBuf)> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter_map(|p| {
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            let (number, _) = name.split_once('-')?;
+            Some((number.parse().ok()?, p))
+        })
+        .collect();
+    chapters.sort();
+    let mut found = Vec::new();
+    for (chapter, path) in chapters {
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        found.extend(chapter_exercises(chapter, &text));
+    }
+    Ok(found)
+}
+
+fn chapter_exercises(chapter: u32, text: &str) -> Vec<Exercise> {
+    let Some(at) = text.find("\n## Exercises") else {
+        return Vec::new();
+    };
+    let section = &text[at + 1..];
+    let section = match section[3..].find("\n## ") {
+        Some(end) => &section[..end + 3],
+        None => section,
+    };
+    section
+        .lines()
+        .filter_map(|line| {
+            let (number, rest) = line.split_once(". **")?;
+            let number: u32 = number.parse().ok()?;
+            let title = rest.split_once(".**")?.0;
+            Some(Exercise {
+                id: format!("{chapter}.{number}"),
+                title: title.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// What the docs check finds wrong between the book and `LABS`: a lab
+/// that is not its chapter's exercise of that number and title, or whose
+/// exercise does not name `cargo xtask lab ID`; an exercise that names a
+/// lab check that does not exist.
+pub fn check_book(root: &Path) -> Vec<String> {
+    let exercises = match exercises(root) {
+        Ok(e) => e,
+        Err(e) => return vec![e],
+    };
+    let mut problems = Vec::new();
+    for lab in LABS {
+        match exercises.iter().find(|e| e.id == lab.id) {
+            None => problems.push(format!("lab {} is no exercise of the book", lab.id)),
+            Some(e) if e.title != lab.title => problems.push(format!(
+                "lab {} is '{}' in xtask/src/lab.rs but '{}' in the book",
+                lab.id, lab.title, e.title
+            )),
+            Some(_) => {}
+        }
+    }
+    let book = std::fs::read_dir(root.join("docs/book"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect::<Vec<_>>()
+        .join("\n");
+    for named in book.split("cargo xtask lab ").skip(1) {
+        let id: String = named
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let id = id.trim_end_matches('.');
+        if !id.is_empty() && !LABS.iter().any(|l| l.id == id) {
+            problems.push(format!(
+                "the book names `cargo xtask lab {id}`, which has no check"
+            ));
+        }
+    }
+    for lab in LABS {
+        if !book.contains(&format!("cargo xtask lab {}", lab.id))
+            && !book.contains(&format!("cargo xtask\n   lab {}", lab.id))
+            && !book.contains(&format!("`cargo\n   xtask lab {}", lab.id))
+        {
+            problems.push(format!("the book never says `cargo xtask lab {}`", lab.id));
+        }
+    }
+    problems
+}
+
+/// `cargo xtask lab`: every exercise of the book; the labs with what to do.
+pub fn list() -> Result<ExitCode, String> {
+    println!("The book's exercises. `cargo xtask lab ID` checks a lab; a project has no");
+    println!("check of its own yet (its exercise in docs/book/ names the test to write).\n");
+    for exercise in exercises(&build::root())? {
+        match LABS.iter().find(|l| l.id == exercise.id) {
+            Some(lab) => println!("  {:<5} lab      {} — {}", lab.id, lab.title, lab.todo),
+            None if exercise.title == "Question" => {
+                println!("  {:<5} question (to think about; no check)", exercise.id)
+            }
+            None => {
+                let title = exercise.title.trim_start_matches("Project: ");
+                let mut chars = title.chars();
+                let title: String = chars
+                    .next()
+                    .map(|c| c.to_uppercase().chain(chars).collect())
+                    .unwrap_or_default();
+                println!("  {:<5} project  {title}", exercise.id)
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cargo xtask lab ID`: runs the check, says whether the lab is done.
+pub fn run(id: &str) -> Result<ExitCode, String> {
+    let lab = find(id)?;
+    println!("lab {}: {} (checking)", lab.id, lab.title);
+    match check(lab) {
+        Ok(()) => {
+            println!("lab {}: done", lab.id);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(why) => {
+            println!("lab {}: not done: {why}", lab.id);
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn find(id: &str) -> Result<&'static Lab, String> {
+    LABS.iter().find(|l| l.id == id).ok_or_else(|| {
+        let ids: Vec<&str> = LABS.iter().map(|l| l.id).collect();
+        let project = exercises(&build::root())
+            .unwrap_or_default()
+            .into_iter()
+            .any(|e| e.id == id);
+        if project {
+            format!(
+                "exercise {id} is a project: it has no check of its own yet (the book names the test to write)"
+            )
+        } else {
+            format!("no lab '{id}'; the labs are {}", ids.join(", "))
+        }
+    })
+}
+
+/// Runs every boot of `lab`'s check; Err says what is missing.
+pub fn check(lab: &Lab) -> Result<(), String> {
+    for run in lab.runs {
+        check_run(run)?;
+    }
+    Ok(())
+}
+
+fn check_run(run: &Run) -> Result<(), String> {
+    for line in run.boot {
+        if let Some(why) = kcore::bootopts::check_line(line) {
+            return Err(format!(
+                "the kernel does not take the boot option {line}: {why}"
+            ));
+        }
+    }
+    let opts = Options {
+        boot: run.boot.iter().map(|s| s.to_string()).collect(),
+        program: run.program.iter().map(|s| s.to_string()).collect(),
+        ..Options::default()
+    };
+    let image = build::image(&opts, &Boot::normal(&opts))?;
+    let outcome = qemu::boot(&opts, &image, RUN_TIMEOUT, false, &[])?;
+    let lines = &outcome.lines;
+    let say = |why: String| {
+        // A labcheck FAIL line says best what is missing.
+        let detail = lines
+            .iter()
+            .find(|l| l.starts_with("labcheck: FAIL"))
+            .map_or(why, |l| l.trim_start_matches("labcheck: FAIL ").to_string());
+        format!(
+            "{detail} (booted with {} running {})",
+            show_boot(run),
+            run.program.join(" ")
+        )
+    };
+    if let Ending::KernelFailure | Ending::TimedOut(_) | Ending::QemuEnded(_) = outcome.ending {
+        return Err(say(format!(
+            "the boot ended badly: {}",
+            outcome.ending.describe()
+        )));
+    }
+    for want in run.expect {
+        if !lines.iter().any(|l| crate::test::matches_pattern(l, want)) {
+            return Err(say(format!("no console line like '{want}'")));
+        }
+    }
+    for unwanted in run.absent {
+        if let Some(l) = lines
+            .iter()
+            .find(|l| crate::test::matches_pattern(l, unwanted))
+        {
+            return Err(say(format!("the console has '{l}'")));
+        }
+    }
+    Ok(())
+}
+
+fn show_boot(run: &Run) -> String {
+    if run.boot.is_empty() {
+        "no options".into()
+    } else {
+        run.boot.join(" ")
+    }
+}
+
+/// The `labs` part of the test command: each check fails on this tree, and
+/// each reference solution makes its lab's check pass on a scratch copy.
+/// Returns (name, passed, why) per test.
+pub fn test_all() -> Result<Vec<(String, bool, String)>, String> {
+    let mut results = Vec::new();
+    for lab in LABS {
+        let verdict = check(lab);
+        results.push((
+            format!("labs/{}_fails_as_shipped", lab.id),
+            verdict.is_err(),
+            "the check passes on the tree as shipped: it cannot tell done from not done".into(),
+        ));
+    }
+    let root = build::root();
+    let scratch = root.join("target/lab-scratch");
+    for lab in LABS {
+        let patch = root.join(SOLUTIONS).join(format!("{}.patch", lab.id));
+        if !patch.exists() {
+            continue;
+        }
+        let start = Instant::now();
+        let verdict = solution_passes(&root, &scratch, &patch, lab.id);
+        println!(
+            "   (lab {} with its solution: {:.0} s)",
+            lab.id,
+            start.elapsed().as_secs_f64()
+        );
+        results.push((
+            format!("labs/{}_solution_passes", lab.id),
+            verdict.is_ok(),
+            verdict.err().unwrap_or_default(),
+        ));
+    }
+    Ok(results)
+}
+
+/// Makes `scratch` a copy of the tree, applies `patch`, and runs
+/// `cargo xtask lab ID` there.
+fn solution_passes(root: &Path, scratch: &Path, patch: &Path, id: &str) -> Result<(), String> {
+    sync_tree(root, scratch)?;
+    let applied = Command::new("git")
+        .args(["apply", "--whitespace=nowarn"])
+        .arg(patch)
+        .current_dir(scratch)
+        .output()
+        .map_err(|e| format!("cannot run git apply: {e}"))?;
+    if !applied.status.success() {
+        return Err(format!(
+            "{} does not apply: {}",
+            patch.display(),
+            String::from_utf8_lossy(&applied.stderr).trim()
+        ));
+    }
+    let out = Command::new(env!("CARGO"))
+        .args(["xtask", "lab", id])
+        .current_dir(scratch)
+        .output()
+        .map_err(|e| format!("cannot run cargo in {}: {e}", scratch.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if out.status.success() {
+        Ok(())
+    } else {
+        let said = text
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("lab "))
+            .map(str::to_string)
+            .unwrap_or_else(|| String::from_utf8_lossy(&out.stderr).trim().to_string());
+        Err(format!("with the solution: {said}"))
+    }
+}
+
+/// Makes `scratch` hold the repository's files as they are now (tracked
+/// and untracked, not ignored), keeping its own `target/` so that one
+/// build serves every solution. A file is rewritten only when its bytes
+/// differ, so cargo rebuilds only what a patch changed, and a file a patch
+/// had changed gets a fresh time when restored (never an old one cargo
+/// would take for up to date).
+fn sync_tree(root: &Path, scratch: &Path) -> Result<(), String> {
+    let listed = Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run git ls-files: {e}"))?;
+    if !listed.status.success() {
+        return Err("git ls-files failed: the labs test needs the git repository".into());
+    }
+    let files: Vec<PathBuf> = listed
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| PathBuf::from(String::from_utf8_lossy(p).into_owned()))
+        .filter(|p| root.join(p).is_file())
+        .collect();
+    let keep: std::collections::HashSet<&PathBuf> = files.iter().collect();
+    // Files of an earlier patch that the tree does not have.
+    for old in walk(scratch, scratch)? {
+        if !keep.contains(&old) {
+            std::fs::remove_file(scratch.join(&old))
+                .map_err(|e| format!("cannot remove {}: {e}", old.display()))?;
+        }
+    }
+    for file in &files {
+        let from = root.join(file);
+        let to = scratch.join(file);
+        let bytes = std::fs::read(&from).map_err(|e| format!("{}: {e}", from.display()))?;
+        if std::fs::read(&to).ok().as_ref() == Some(&bytes) {
+            continue;
+        }
+        if let Some(dir) = to.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        std::fs::write(&to, &bytes).map_err(|e| format!("{}: {e}", to.display()))?;
+        let mode = std::fs::metadata(&from)
+            .map_err(|e| e.to_string())?
+            .permissions();
+        std::fs::set_permissions(&to, mode).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Every file under `dir` but `target/`, relative to `base`.
+fn walk(base: &Path, dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(found);
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let rel = path
+            .strip_prefix(base)
+            .map_err(|e| e.to_string())?
+            .to_path_buf();
+        if rel == Path::new("target") {
+            continue;
+        }
+        if path.is_dir() {
+            found.extend(walk(base, &path)?);
+        } else {
+            found.push(rel);
+        }
+    }
+    Ok(found)
+}
