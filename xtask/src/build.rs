@@ -319,6 +319,29 @@ fn c_programs(dir: &str, libc: &Path, profiled: bool) -> Result<Vec<(String, Pat
     Ok(programs)
 }
 
+/// One C program for the kernel, from `source` (outside `user/c`), linked
+/// with libc-lite as the programs of `user/c` are: the labs' C checks.
+pub fn c_program(opts: &Options, source: &Path) -> Result<PathBuf, String> {
+    user_programs(opts)?;
+    let libc = artifacts(opts, "target").join("liblibc_lite.a");
+    let gcc = crate::setup::ensure("gcc", "gcc")?;
+    let out_dir = root().join("target/c/labs");
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let out = out_dir.join(stem(source));
+    let mut cmd = Command::new(&gcc);
+    cmd.args(C_FLAGS)
+        .arg("-I")
+        .arg(root().join("libc-lite/include"))
+        .arg("-o")
+        .arg(&out)
+        .arg(source)
+        .arg(&libc)
+        .arg("-lgcc");
+    run_checked(&mut cmd, &format!("compiling {}", source.display()))?;
+    Ok(out)
+}
+
 /// Whether `out` exists and is newer than every input (a directory counts
 /// by its newest file), so gcc need not run again.
 fn up_to_date(out: &Path, inputs: &[&Path]) -> bool {

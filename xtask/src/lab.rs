@@ -44,6 +44,10 @@ pub struct Run {
     pub expect: &'static [&'static str],
     /// Console lines that must not (`*` likewise).
     pub absent: &'static [&'static str],
+    /// A C program (a path in the repository) to compile against
+    /// libc-lite and run as `/bin/NAME`, in place of `program`: it must
+    /// print what the same source prints compiled for the host (glibc).
+    pub c_source: Option<&'static str>,
 }
 
 /// A run of `labcheck ID [ARG]`, passing on its `ok` line.
@@ -54,6 +58,7 @@ macro_rules! labcheck {
             program: &["/bin/labcheck", $id $(, $arg)?],
             expect: &[concat!("labcheck: ok ", $id)],
             absent: &[],
+            c_source: None,
         }
     };
 }
@@ -70,6 +75,7 @@ pub const LABS: &[Lab] = &[
             program: &["/bin/true"],
             expect: &["profkern *"],
             absent: &["*INFO*"],
+            c_source: None,
         }],
     },
     Lab {
@@ -81,6 +87,7 @@ pub const LABS: &[Lab] = &[
             program: &["/bin/true"],
             expect: &["*memory: 0x* Usable*"],
             absent: &[],
+            c_source: None,
         }],
     },
     Lab {
@@ -92,6 +99,7 @@ pub const LABS: &[Lab] = &[
             program: &["/bin/true"],
             expect: &["*traps: vector 32: *", "*traps: vector 256: *"],
             absent: &[],
+            c_source: None,
         }],
     },
     Lab {
@@ -158,6 +166,30 @@ pub const LABS: &[Lab] = &[
         runs: &[labcheck!("8.3"; boot)],
     },
     Lab {
+        id: "9.1",
+        title: "A profiling clock of its own",
+        todo: "a boot option profhz that samples at a rate below hz (4.4BSD's profhz)",
+        runs: &[labcheck!("9.1", "100"; boot "profhz=100")],
+    },
+    Lab {
+        id: "10.1",
+        title: "stdio",
+        todo: "fopen, fgets and fclose in libc-lite, reading what glibc reads",
+        runs: &[Run {
+            boot: &[],
+            program: &[],
+            expect: &[],
+            absent: &[],
+            c_source: Some("tests/labs/stdio.c"),
+        }],
+    },
+    Lab {
+        id: "11.2",
+        title: "FUTEX_REQUEUE",
+        todo: "FUTEX_REQUEUE and FUTEX_CMP_REQUEUE: wake some waiters, move the rest to another word",
+        runs: &[labcheck!("11.2"; boot)],
+    },
+    Lab {
         id: "11.3",
         title: "CLONE_FILES without CLONE_VM",
         todo: "clone may share the descriptor table without the memory",
@@ -166,7 +198,7 @@ pub const LABS: &[Lab] = &[
     Lab {
         id: "12.3",
         title: "Lock hold times",
-        todo: "record each lock rank's longest hold and show it in /proc/locks",
+        todo: "record each lock rank's longest hold and show it in /proc/lock_stat",
         runs: &[labcheck!("12.3"; boot)],
     },
 ];
@@ -270,6 +302,17 @@ pub fn check_book(root: &Path) -> Vec<String> {
             ));
         }
     }
+    if let Ok(entries) = std::fs::read_dir(root.join(SOLUTIONS)) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let id = name.strip_suffix(".patch");
+            if !id.is_some_and(|id| LABS.iter().any(|l| l.id == id)) {
+                problems.push(format!(
+                    "{SOLUTIONS}/{name} is no lab's solution (ID.patch)"
+                ));
+            }
+        }
+    }
     for lab in LABS {
         if !book.contains(&format!("cargo xtask lab {}", lab.id))
             && !book.contains(&format!("cargo xtask\n   lab {}", lab.id))
@@ -354,11 +397,24 @@ fn check_run(run: &Run) -> Result<(), String> {
             ));
         }
     }
-    let opts = Options {
+    let mut opts = Options {
         boot: run.boot.iter().map(|s| s.to_string()).collect(),
         program: run.program.iter().map(|s| s.to_string()).collect(),
         ..Options::default()
     };
+    let mut expect: Vec<String> = run.expect.iter().map(|s| s.to_string()).collect();
+    if let Some(source) = run.c_source {
+        let source = build::root().join(source);
+        let guest = build::c_program(&opts, &source)?;
+        let name = guest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        opts.add
+            .push((guest.display().to_string(), format!("/bin/{name}")));
+        opts.program = vec![format!("/bin/{name}")];
+        expect.extend(host_output(&source)?);
+    }
     let image = build::image(&opts, &Boot::normal(&opts))?;
     let outcome = qemu::boot(&opts, &image, RUN_TIMEOUT, false, &[])?;
     let lines = &outcome.lines;
@@ -367,11 +423,15 @@ fn check_run(run: &Run) -> Result<(), String> {
         let detail = lines
             .iter()
             .find(|l| l.starts_with("labcheck: FAIL"))
-            .map_or(why, |l| l.trim_start_matches("labcheck: FAIL ").to_string());
+            .and_then(|l| l.trim_start_matches("labcheck: FAIL ").split_once(": "))
+            .map_or(why, |(_, said)| said.to_string());
+        let program = match run.c_source {
+            Some(source) => format!("{source}, built with libc-lite"),
+            None => run.program.join(" "),
+        };
         format!(
-            "{detail} (booted with {} running {})",
-            show_boot(run),
-            run.program.join(" ")
+            "{detail} (booted with {} running {program})",
+            show_boot(run)
         )
     };
     if let Ending::KernelFailure | Ending::TimedOut(_) | Ending::QemuEnded(_) = outcome.ending {
@@ -380,8 +440,11 @@ fn check_run(run: &Run) -> Result<(), String> {
             outcome.ending.describe()
         )));
     }
-    for want in run.expect {
-        if !lines.iter().any(|l| crate::test::matches_pattern(l, want)) {
+    for want in &expect {
+        if !lines
+            .iter()
+            .any(|l| l == want || crate::test::matches_pattern(l, want))
+        {
             return Err(say(format!("no console line like '{want}'")));
         }
     }
@@ -394,6 +457,26 @@ fn check_run(run: &Run) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// What `source` prints compiled and run on the host (gcc, glibc): each
+/// line must appear in the guest's console.
+fn host_output(source: &Path) -> Result<Vec<String>, String> {
+    let gcc = crate::setup::ensure("gcc", "gcc")?;
+    let dir = build::root().join("target/labs-host");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let exe = dir.join(source.file_stem().unwrap_or_default());
+    build::run_checked(
+        Command::new(gcc).arg("-o").arg(&exe).arg(source),
+        &format!("compiling {} for the host", source.display()),
+    )?;
+    let out = Command::new(&exe)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.replace('*', "?"))
+        .collect())
 }
 
 fn show_boot(run: &Run) -> String {

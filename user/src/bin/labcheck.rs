@@ -152,6 +152,32 @@ fn proc_self_exe_is_a_link() -> Outcome {
     Ok(())
 }
 
+/// Lab 9.1: profhz, a profiling rate below the clock's. profil on over
+/// the first 8 MiB (scale 1: 128 KiB of text a bin), then one second of
+/// spinning; xtask boots with hz=1000 and profhz=100 and passes 100.
+fn profhz_samples_less_often() -> Outcome {
+    let profhz: u64 = libc_lite::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
+        .ok_or_else(|| String::from("usage: labcheck 9.1 PROFHZ"))?;
+    let mut bins = [0u16; 64];
+    sys::profil(&mut bins, 0, 1).map_err(|e| e.message())?;
+    let start = sys::monotonic_nanos();
+    let mut x = 0u64;
+    while sys::monotonic_nanos() - start < 1_000_000_000 {
+        x = core::hint::black_box(x + 1);
+    }
+    let stat = sys::profstat(0).map_err(|e| e.message())?;
+    sys::profil(&mut [], 0, 0).map_err(|e| e.message())?;
+    let (low, high) = (profhz * 6 / 10, profhz * 14 / 10);
+    ensure!(
+        (low..=high).contains(&stat.samples),
+        "one second of spinning took {} samples with profhz={profhz}, want {low} to {high}",
+        stat.samples
+    );
+    Ok(())
+}
+
 /// The count of system call `number` in /proc/sysstat (lab 6.1's file:
 /// one line per call made since boot, `NUMBER COUNT`).
 fn syscall_count(number: usize) -> Result<u64, String> {
@@ -330,6 +356,60 @@ fn ignored_sigchld_reaps() -> Outcome {
     Ok(())
 }
 
+static REQUEUE_FROM: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+static REQUEUE_TO: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+static REQUEUE_DONE: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// A waiter of lab 11.2: sleeps on REQUEUE_FROM if it holds 0, then counts
+/// itself done.
+extern "C" fn requeue_waiter(_: usize) {
+    use core::sync::atomic::Ordering::SeqCst;
+    let word = REQUEUE_FROM.as_ptr() as usize;
+    // One wait: woken (or moved, then woken), or the word is 1 already.
+    let _ = raw(nr::FUTEX, &[word, FUTEX_WAIT as usize, 0, 0, 0, 0]);
+    REQUEUE_DONE.fetch_add(1, SeqCst);
+}
+
+/// Lab 11.2: FUTEX_CMP_REQUEUE wakes some waiters and moves the rest to
+/// another word, where a later wake finds them.
+fn futex_requeue_moves_waiters() -> Outcome {
+    use core::sync::atomic::Ordering::SeqCst;
+    let threads: Vec<_> = (0..8)
+        .map(|_| libc_lite::thread::spawn(requeue_waiter, 0))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("spawn: {}", e.message()))?;
+    // Every waiter runs until it sleeps on the word: one CPU, 200 ms.
+    sys::nanosleep(200_000_000).map_err(|e| e.message())?;
+    let from = REQUEUE_FROM.as_ptr() as usize;
+    let to = REQUEUE_TO.as_ptr() as usize;
+    let moved = raw(nr::FUTEX, &[from, FUTEX_CMP_REQUEUE as usize, 1, 7, to, 0]);
+    let outcome = (|| -> Outcome {
+        let moved = moved.map_err(|e| format!("FUTEX_CMP_REQUEUE: {}", e.message()))?;
+        ensure!(
+            moved == 8,
+            "FUTEX_CMP_REQUEUE(wake 1, requeue 7) of 8 waiters returned {moved}, want 8"
+        );
+        sys::nanosleep(100_000_000).map_err(|e| e.message())?;
+        let done = REQUEUE_DONE.load(SeqCst);
+        ensure!(done == 1, "{done} waiters ran after waking 1 and moving 7");
+        let woken = raw(nr::FUTEX, &[to, FUTEX_WAKE as usize, 100, 0, 0, 0])
+            .map_err(|e| format!("FUTEX_WAKE on the second word: {}", e.message()))?;
+        ensure!(
+            woken == 7,
+            "a wake on the second word woke {woken} waiters, want the 7 moved"
+        );
+        Ok(())
+    })();
+    // Whatever happened, let every waiter go before joining it.
+    REQUEUE_FROM.store(1, SeqCst);
+    let _ = raw(nr::FUTEX, &[from, FUTEX_WAKE as usize, 100, 0, 0, 0]);
+    let _ = raw(nr::FUTEX, &[to, FUTEX_WAKE as usize, 100, 0, 0, 0]);
+    for t in threads {
+        t.join();
+    }
+    outcome
+}
+
 /// Lab 11.3: clone(CLONE_FILES) without CLONE_VM shares the table.
 fn clone_files_shares_descriptors() -> Outcome {
     let (r, w) = sys::pipe().map_err(|e| e.message())?;
@@ -350,13 +430,13 @@ fn clone_files_shares_descriptors() -> Outcome {
     Ok(())
 }
 
-/// Lab 12.3: /proc/locks shows each lock rank's longest hold.
+/// Lab 12.3: /proc/lock_stat shows each lock rank's longest hold.
 fn proc_locks_shows_holds() -> Outcome {
-    let table = text("/proc/locks")?;
+    let table = text("/proc/lock_stat")?;
     let line = table
         .lines()
         .find(|l| l.split_whitespace().next() == Some("Table"))
-        .ok_or_else(|| format!("/proc/locks has no Table line:\n{table}"))?;
+        .ok_or_else(|| format!("/proc/lock_stat has no Table line:\n{table}"))?;
     let held: u64 = line
         .split_whitespace()
         .nth(1)
@@ -379,6 +459,8 @@ const CHECKS: &[Test] = &[
     ("7.6", dev_klog_has_the_boot_log),
     ("8.1", realtime_signals_queue),
     ("8.3", ignored_sigchld_reaps),
+    ("9.1", profhz_samples_less_often),
+    ("11.2", futex_requeue_moves_waiters),
     ("11.3", clone_files_shares_descriptors),
     ("12.3", proc_locks_shows_holds),
 ];
