@@ -8,14 +8,18 @@
 //!     cargo xtask fuzz [--minutes N] [--seed S]         the system-call fuzzer
 //!     cargo xtask bench [--quick] [--accel kvm|tcg]    this kernel against Linux
 //!     cargo xtask lab [ID]                              the book's labs, or one's check
+//!     cargo xtask figures                               remake the book's SVG figures
+//!     cargo xtask book                                  the book as HTML (mdBook), links checked
 //!
 //! Argument parsing is kept apart from what the commands do (`options.rs`),
 //! and every failure is one line on stderr and a non-zero exit: a bad flag or a
 //! missing tool never ends in a Rust backtrace.
 
 mod bench;
+mod book;
 mod build;
 mod docs;
+mod figures;
 mod gdb;
 mod gdbdoc;
 mod lab;
@@ -47,6 +51,8 @@ fn main() -> ExitCode {
                 options::Command::Gdb(opts) => gdb::run(&opts, opts.batch.as_ref()),
                 options::Command::Fuzz(opts) => qemu::run(&fuzz_run(opts)),
                 options::Command::Bench(opts) => bench::run(&opts),
+                options::Command::Figures => figures::run(),
+                options::Command::Book => book::run(),
                 options::Command::Lab(None) => lab::list(),
                 options::Command::Lab(Some(id)) => lab::run(&id),
             });

@@ -22,6 +22,9 @@ commands:
           a chart in target/bench/ (--quick: a smoke run)
   fuzz    run the system-call fuzzer (/bin/sysfuzz) for --minutes N (default 1), from
           --seed S (default: random; a failure prints the seed to replay), --workers W
+  book    render docs/book/ to HTML with mdBook (installed once into target/tools) in
+          target/book/, with its figures and appendices; every link is checked
+  figures remake the book's SVG figures (docs/book/figures/*.svg) from their graphviz sources
   lab     the book's labs: `lab` lists them, `lab ID` runs one's check (done, or what is missing)
   help    this text
 
@@ -153,6 +156,10 @@ pub enum Command {
     Bench(Options),
     /// `lab` (the list) or `lab ID` (one lab's check).
     Lab(Option<String>),
+    /// `figures`: remake the book's SVGs from their sources.
+    Figures,
+    /// `book`: the book as HTML.
+    Book,
 }
 
 pub fn parse(args: &[String]) -> Result<Command, String> {
@@ -161,6 +168,10 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     };
     let make: fn(Options) -> Command = match command.as_str() {
         "help" | "-h" | "--help" => return Ok(Command::Help),
+        "figures" if rest.is_empty() => return Ok(Command::Figures),
+        "book" if rest.is_empty() => return Ok(Command::Book),
+        "book" => return Err("usage: cargo xtask book (no options)".into()),
+        "figures" => return Err("usage: cargo xtask figures (no options)".into()),
         "lab" => {
             return match rest {
                 [] => Ok(Command::Lab(None)),

@@ -102,6 +102,18 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
             problems.is_empty(),
             &problems.join("; "),
         );
+        let problems = crate::figures::check(&build::root());
+        tally.record(
+            "docs/figures_match_their_sources",
+            problems.is_empty(),
+            &problems.join("; "),
+        );
+        let built = crate::book::build_html();
+        tally.record(
+            "docs/book_builds_with_every_link_whole",
+            built.is_ok(),
+            &built.err().unwrap_or_default(),
+        );
     }
     setup::qemu()?;
     for suite in all.iter().filter(|s| wanted(s.name)) {
