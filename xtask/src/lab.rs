@@ -527,12 +527,28 @@ pub fn test_all() -> Result<Vec<(String, bool, String)>, String> {
 /// `cargo xtask lab ID` there.
 fn solution_passes(root: &Path, scratch: &Path, patch: &Path, id: &str) -> Result<(), String> {
     sync_tree(root, scratch)?;
+    // The scratch copy sits inside the repository's target/: without the
+    // ceiling, git would find the repository above it and apply the patch
+    // relative to the repository's root, ignoring (silently) every path
+    // outside the scratch folder, which is all of them.
     let applied = Command::new("git")
-        .args(["apply", "--whitespace=nowarn"])
+        .args(["apply", "--verbose", "--whitespace=nowarn"])
         .arg(patch)
+        .env(
+            "GIT_CEILING_DIRECTORIES",
+            scratch.parent().unwrap_or(scratch),
+        )
         .current_dir(scratch)
         .output()
         .map_err(|e| format!("cannot run git apply: {e}"))?;
+    let said = String::from_utf8_lossy(&applied.stderr);
+    if applied.status.success() && !said.contains("Applied patch") {
+        return Err(format!(
+            "{} applied to no file: {}",
+            patch.display(),
+            said.trim()
+        ));
+    }
     if !applied.status.success() {
         return Err(format!(
             "{} does not apply: {}",

@@ -26,6 +26,7 @@ mod lab;
 mod options;
 mod prof;
 mod qemu;
+mod readme;
 mod setup;
 mod test;
 

@@ -9,7 +9,7 @@ commands:
           (with -- PROGRAM ARGS: run that one program, power off with its exit status)
   test    run every test: host unit tests, then the in-QEMU suites; ends with 'N passed, M failed'
           (`test -- NAME...` runs only the parts whose names start so: host, docs, a suite
-          such as sigtests or musl, gdb, labs, bench)
+          such as sigtests or musl, readme, gdb, labs, bench)
   image   build the disk image and print its path
   gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, user NAME)
   prof    profile a C program: `prof prog.c [more.c...] [-- ARGS]` compiles it with

@@ -77,7 +77,7 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.starts_with(o.as_str()));
     let all = suites();
     if let Some(unknown) = only.iter().find(|o| {
-        !["host", "docs", "gdb", "labs", "bench"].contains(&o.as_str())
+        !["host", "docs", "readme", "gdb", "labs", "bench"].contains(&o.as_str())
             && !all.iter().any(|s| s.name.starts_with(o.as_str()))
     }) {
         return Err(format!("no test suite named '{unknown}*'"));
@@ -122,6 +122,9 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
             ..opts.clone()
         };
         run_suite(&opts, suite, &mut tally)?;
+    }
+    if wanted("readme") {
+        readme_samples_are_true(opts, &mut tally)?;
     }
     if wanted("gdb") {
         gdb_walkthroughs_are_true(opts, &mut tally)?;
@@ -1409,6 +1412,50 @@ fn called(graph: &str, function: &str) -> Option<u64> {
         .split('+')
         .map(|n| n.parse::<u64>().ok())
         .sum()
+}
+
+/// The README's sample outputs against a run of each (readme.rs): every
+/// line a sample shows must be printed, in order, shape for shape.
+fn readme_samples_are_true(opts: &Options, tally: &mut Tally) -> Result<(), String> {
+    println!("== readme (its sample outputs, against a run)");
+    let readme = crate::readme::readme(&build::root())?;
+    for sample in crate::readme::SAMPLES {
+        let words: String = sample
+            .first_line
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let name = format!("readme/sample_{}", words.trim_matches('_'));
+        let shown = match crate::readme::shown_lines(&readme, sample) {
+            Ok(lines) => lines,
+            Err(why) => {
+                tally.record(&name, false, &why);
+                continue;
+            }
+        };
+        let boot_opts = Options {
+            program: sample.program.iter().map(|s| s.to_string()).collect(),
+            ..opts.clone()
+        };
+        let image = build::image(&boot_opts, &build::Boot::normal(&boot_opts))?;
+        let outcome = qemu::boot(&boot_opts, &image, Duration::from_secs(120), false, &[])?;
+        let log = keep_log(
+            &format!("readme-{}", sample.program.join("-").replace('/', "")),
+            &outcome,
+        )?;
+        let missing = crate::readme::first_missing(&shown, &outcome.lines);
+        tally.log = Some(log);
+        tally.record(
+            &name,
+            missing.is_none(),
+            &format!(
+                "README.md shows '{}', which the run did not print (numbers aside)",
+                missing.unwrap_or_default().trim()
+            ),
+        );
+        tally.log = None;
+    }
+    Ok(())
 }
 
 /// The walk-throughs of `docs/gdb.md`, run command by command as the page
