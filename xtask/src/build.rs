@@ -508,25 +508,44 @@ pub fn image(opts: &Options, boot: &Boot) -> Result<PathBuf, String> {
     let ramdisk_path = dir.join(format!("{}.cpio", boot.name));
     std::fs::write(&ramdisk_path, ramdisk(opts, boot)?)
         .map_err(|e| format!("cannot write {}: {e}", ramdisk_path.display()))?;
-    let (firmware, suffix) = if opts.uefi {
-        (boot::Firmware::Uefi, "uefi")
-    } else {
-        (boot::Firmware::Bios, "bios")
-    };
+    let suffix = if opts.uefi { "uefi" } else { "bios" };
     let image = dir.join(format!("{}-{suffix}.img", boot.name));
     // The image gets the kernel without debug info (the bootloader reads it
     // through real-mode BIOS calls, so size is boot time); gdb uses the full ELF.
     let kernel_for_image = dir.join("kernel.stripped");
     std::fs::write(&kernel_for_image, stripped(&kernel)?)
         .map_err(|e| format!("cannot write {}: {e}", kernel_for_image.display()))?;
-    boot::build_image(
-        firmware,
-        &kernel_for_image,
-        &ramdisk_path,
-        &image,
-        opts.verbose,
-    )?;
+    let mut write = Command::new(image_tool()?);
+    write
+        .arg(suffix)
+        .arg(&kernel_for_image)
+        .arg(&ramdisk_path)
+        .arg(&image);
+    if opts.verbose {
+        write.arg("--log");
+    }
+    let out = write
+        .output()
+        .map_err(|e| format!("cannot run the disk image tool: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
     Ok(image)
+}
+
+/// The disk image writer (`boot/src/main.rs`), built on first use: its
+/// first build compiles the bootloader's BIOS and UEFI stages, the longest
+/// step of a fresh clone's first run, so it is named and timed here rather
+/// than hidden inside xtask's own (quiet) build.
+fn image_tool() -> Result<PathBuf, String> {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "--quiet", "--package", "boot", "--bin", "boot"])
+        .current_dir(root());
+    run_checked(
+        &mut cmd,
+        "building the disk image tool (the bootloader's stages: a minute or two the first time)",
+    )?;
+    Ok(root().join("target/debug/boot"))
 }
 
 #[cfg(test)]
