@@ -92,6 +92,78 @@ fn slice_is_a_boot_option() -> Outcome {
     Ok(())
 }
 
+/// Lab 4.1: the heap on demand. Moving the break up by 64 MiB may not
+/// take 64 MiB of frames; the pages come when touched.
+fn brk_is_on_demand() -> Outcome {
+    const GROW: usize = 64 << 20;
+    let start = sys::brk(0);
+    let before = mem_free_kib()?;
+    let end = sys::brk(start + GROW);
+    ensure!(
+        end == start + GROW,
+        "brk did not grow by 64 MiB (break {start:#x} -> {end:#x})"
+    );
+    let after = mem_free_kib()?;
+    // One page touched comes on demand and reads back.
+    let last = (end - 4096) as *mut u8;
+    // SAFETY: inside the heap just grown.
+    unsafe { last.write_volatile(7) };
+    // SAFETY: as above.
+    let seen = unsafe { last.read_volatile() };
+    sys::brk(start);
+    ensure!(seen == 7, "the touched page read back {seen}");
+    let used = before.saturating_sub(after);
+    ensure!(
+        used < 1024,
+        "growing the heap by 64 MiB took {used} KiB at once (MemFree {before} -> {after} KiB): brk mapped every page"
+    );
+    Ok(())
+}
+
+/// Lab 5.1: nice. Two spinners on the one CPU, one at nice 10
+/// (setpriority, call 141), for one second: the nice 0 one must get at
+/// least twice the user ticks.
+fn nice_gives_less_cpu() -> Outcome {
+    const SETPRIORITY: usize = 141;
+    const PRIO_PROCESS: usize = 0;
+    let spin = || -> ! {
+        loop {
+            core::hint::spin_loop();
+        }
+    };
+    let keen = sys::fork().map_err(|e| e.message())?;
+    if keen == 0 {
+        spin();
+    }
+    let nice = sys::fork().map_err(|e| e.message())?;
+    if nice == 0 {
+        spin();
+    }
+    let set = raw(SETPRIORITY, &[PRIO_PROCESS, nice as usize, 10]);
+    if set.is_ok() {
+        sys::nanosleep(1_000_000_000).map_err(|e| e.message())?;
+    }
+    let mut rows = [ProcInfo::default(); 64];
+    let n = sys::proclist(&mut rows).map_err(|e| e.message())?.min(64);
+    let ticks = |pid: u32| {
+        rows[..n]
+            .iter()
+            .find(|p| p.pid == pid)
+            .map_or(0, |p| p.user_ticks)
+    };
+    let (keen_ticks, nice_ticks) = (ticks(keen as u32), ticks(nice as u32));
+    for pid in [keen, nice] {
+        let _ = sys::kill(pid as i32, abi::signal::SIGKILL);
+        let _ = sys::waitpid(pid as i32);
+    }
+    set.map_err(|e| format!("setpriority(PRIO_PROCESS, pid, 10): {}", e.message()))?;
+    ensure!(
+        keen_ticks >= 2 * nice_ticks.max(1),
+        "in one second the nice 0 spinner got {keen_ticks} user ticks and the nice 10 one {nice_ticks}: want at least twice as many"
+    );
+    Ok(())
+}
+
 /// Lab 4.3: one shared zero frame. Reading every page of a fresh 64 MiB
 /// mapping may not take 64 MiB of frames.
 fn reads_share_one_zero_page() -> Outcome {
@@ -345,6 +417,77 @@ fn ignored_sigchld_reaps() -> Outcome {
     Ok(())
 }
 
+static TASK_STOP: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+static TASK_TIDS: [core::sync::atomic::AtomicU32; 3] =
+    [const { core::sync::atomic::AtomicU32::new(0) }; 3];
+
+/// A thread of lab 11.1: notes its tid, then waits to be let go.
+extern "C" fn task_thread(index: usize) {
+    use core::sync::atomic::Ordering::SeqCst;
+    let tid = raw(nr::GETTID, &[]).unwrap_or(0) as u32;
+    TASK_TIDS[index].store(tid, SeqCst);
+    while TASK_STOP.load(SeqCst) == 0 {
+        let _ = sys::nanosleep(1_000_000);
+    }
+}
+
+/// The names in directory `path` (getdents64), without . and ...
+fn dir_names(path: &str) -> Result<Vec<String>, String> {
+    let dir = sys::open(path, O_RDONLY | O_DIRECTORY, 0)
+        .map_err(|e| format!("{path}: {}", e.message()))?;
+    let mut buf = [0u8; 4096];
+    let n = sys::getdents64(dir, &mut buf).map_err(|e| e.message());
+    sys::close(dir).map_err(|e| e.message())?;
+    let n = n?;
+    let mut names = Vec::new();
+    let mut at = 0;
+    while at + 19 < n {
+        let len = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+        let name = &buf[at + 19..at + len];
+        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+        let name = String::from_utf8_lossy(&name[..end]).into_owned();
+        if name != "." && name != ".." {
+            names.push(name);
+        }
+        at += len.max(1);
+    }
+    Ok(names)
+}
+
+/// Lab 11.1: /proc/PID/task lists the process's threads, by tid.
+fn proc_task_lists_threads() -> Outcome {
+    use core::sync::atomic::Ordering::SeqCst;
+    let threads: Vec<_> = (0..3)
+        .map(|i| libc_lite::thread::spawn(task_thread, i))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("spawn: {}", e.message()))?;
+    while TASK_TIDS.iter().any(|t| t.load(SeqCst) == 0) {
+        let _ = sys::nanosleep(1_000_000);
+    }
+    let listed = dir_names("/proc/self/task");
+    TASK_STOP.store(1, SeqCst);
+    for t in threads {
+        t.join();
+    }
+    let listed = listed?;
+    let mut want: Vec<String> = TASK_TIDS
+        .iter()
+        .map(|t| format!("{}", t.load(SeqCst)))
+        .collect();
+    want.push(format!("{}", sys::getpid()));
+    for tid in &want {
+        ensure!(
+            listed.contains(tid),
+            "/proc/self/task lists {listed:?}, without thread {tid}"
+        );
+    }
+    ensure!(
+        listed.len() == 4,
+        "/proc/self/task lists {listed:?}: want the 4 threads {want:?}"
+    );
+    Ok(())
+}
+
 static REQUEUE_FROM: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 static REQUEUE_TO: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 static REQUEUE_DONE: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
@@ -438,7 +581,9 @@ fn proc_locks_shows_holds() -> Outcome {
 /// Labs whose check runs here, by id.
 const CHECKS: &[Test] = &[
     ("3.2", slice_is_a_boot_option),
+    ("4.1", brk_is_on_demand),
     ("4.3", reads_share_one_zero_page),
+    ("5.1", nice_gives_less_cpu),
     ("5.3", file_size_limit),
     ("6.1", syscalls_are_counted),
     ("7.1", openat_takes_a_directory),
@@ -448,6 +593,7 @@ const CHECKS: &[Test] = &[
     ("8.1", realtime_signals_queue),
     ("8.3", ignored_sigchld_reaps),
     ("9.1", profhz_samples_less_often),
+    ("11.1", proc_task_lists_threads),
     ("11.2", futex_requeue_moves_waiters),
     ("11.3", clone_files_shares_descriptors),
     ("12.3", proc_locks_shows_holds),
