@@ -184,6 +184,12 @@ pub const LABS: &[Lab] = &[
         runs: &[labcheck!("7.1"; boot)],
     },
     Lab {
+        id: "7.2",
+        title: "Capabilities",
+        todo: "Linux's capability sets, capget and capset, and Cred::may asking for CAP_DAC_OVERRIDE",
+        runs: &[labcheck!("7.2"; boot)],
+    },
+    Lab {
         id: "7.3",
         title: "A pipe's capacity",
         todo: "F_GETPIPE_SZ and F_SETPIPE_SZ, rounded up to a power of two pages",

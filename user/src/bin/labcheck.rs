@@ -294,6 +294,73 @@ fn openat_takes_a_directory() -> Outcome {
     Ok(())
 }
 
+/// Lab 7.2: capabilities. Root without CAP_DAC_OVERRIDE and
+/// CAP_DAC_READ_SEARCH (capset, call 126) may not open another user's
+/// 0600 file; capget (125) reads the sets back. In a child, so the
+/// capabilities it drops are its own.
+fn capabilities_bound_root() -> Outcome {
+    const CAPGET: usize = 125;
+    const CAPSET: usize = 126;
+    const VERSION_3: u32 = 0x2008_0522;
+    const CAP_DAC_OVERRIDE: u32 = 1;
+    const CAP_DAC_READ_SEARCH: u32 = 2;
+    let path = "/tmp/labcheck-cap";
+    let fd = sys::open(path, O_CREAT | O_TRUNC | O_WRONLY, 0o600).map_err(|e| e.message())?;
+    sys::close(fd).map_err(|e| e.message())?;
+    let cpath = b"/tmp/labcheck-cap\0";
+    raw(nr::CHOWN, &[cpath.as_ptr() as usize, 1000, 1000])
+        .map_err(|e| format!("chown: {}", e.message()))?;
+    let status = user::harness::child_status(|| {
+        // struct __user_cap_header_struct, then two __user_cap_data_struct
+        // (effective, permitted, inheritable: 32 bits each, low then high).
+        let header = [VERSION_3, 0];
+        let mut data = [0u32; 6];
+        if raw(
+            CAPGET,
+            &[header.as_ptr() as usize, data.as_mut_ptr() as usize],
+        )
+        .is_err()
+        {
+            return 10;
+        }
+        if data[0] & (1 << CAP_DAC_OVERRIDE) == 0 {
+            return 11;
+        }
+        data[0] &= !((1 << CAP_DAC_OVERRIDE) | (1 << CAP_DAC_READ_SEARCH));
+        if raw(CAPSET, &[header.as_ptr() as usize, data.as_ptr() as usize]).is_err() {
+            return 12;
+        }
+        match sys::open("/tmp/labcheck-cap", O_RDONLY, 0) {
+            Err(Errno::EACCES) => 0,
+            Err(_) => 13,
+            Ok(_) => 14,
+        }
+    });
+    let _ = sys::unlink(path);
+    let code = sys::exited(status?);
+    ensure!(
+        code != Some(10),
+        "capget (125) failed: the kernel has no capability sets yet"
+    );
+    ensure!(
+        code != Some(11),
+        "root's effective set lacks CAP_DAC_OVERRIDE"
+    );
+    ensure!(
+        code != Some(12),
+        "capset (126) would not drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH"
+    );
+    ensure!(
+        code != Some(14),
+        "root without CAP_DAC_OVERRIDE still opened another user's 0600 file"
+    );
+    ensure!(
+        code == Some(0),
+        "the child ended with {code:?} (13: open failed, but not with EACCES)"
+    );
+    Ok(())
+}
+
 /// Lab 7.3: a pipe's capacity, F_GETPIPE_SZ (1032) and F_SETPIPE_SZ (1031).
 fn pipe_capacity_can_change() -> Outcome {
     const F_SETPIPE_SZ: usize = 1031;
@@ -587,6 +654,7 @@ const CHECKS: &[Test] = &[
     ("5.3", file_size_limit),
     ("6.1", syscalls_are_counted),
     ("7.1", openat_takes_a_directory),
+    ("7.2", capabilities_bound_root),
     ("7.3", pipe_capacity_can_change),
     ("7.4", proc_self_fd_lists_descriptors),
     ("7.6", dev_klog_has_the_boot_log),
