@@ -3,10 +3,10 @@
 //! QEMU starts paused with its gdb stub on a free local port and the kernel's
 //! console in `target/gdb-console.log` (the terminal belongs to gdb); gdb
 //! starts with the kernel's symbols (the unstripped ELF), the helpers in
-//! `xtask/gdb/profkern.gdb` (`tick`, `sample`, `user NAME`) and the
+//! `xtask/gdb/profkern.gdb` (`tick`, `sample`, `cow`, `user NAME`) and the
 //! connection made. `--batch FILE` runs gdb commands from FILE without a
-//! terminal, which is how the test command checks that a breakpoint in the
-//! timer interrupt is hit.
+//! terminal, which is how the test command runs the walk-throughs of
+//! `docs/gdb.md` as the page writes them (gdbdoc.rs).
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -11,7 +11,8 @@ commands:
           (`test -- NAME...` runs only the parts whose names start so: host, docs, a suite
           such as sigtests or musl, readme, gdb, labs, bench)
   image   build the disk image and print its path
-  gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, user NAME)
+  gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, cow, user NAME;
+          docs/gdb.md walks through them)
   prof    profile a C program: `prof prog.c [more.c...] [-- ARGS]` compiles it with
           musl-gcc -pg -static -O2 -g and the project's gprof runtime (libgmon.a), runs it
           with the kernel's native profil, brings gmon.out home and prints GNU gprof's flat
