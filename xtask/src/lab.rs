@@ -202,6 +202,12 @@ pub const LABS: &[Lab] = &[
         runs: &[labcheck!("7.4"; boot)],
     },
     Lab {
+        id: "7.5",
+        title: "Sockets in flight",
+        todo: "collect sockets kept alive only by their own queues, as Linux's unix_gc does",
+        runs: &[labcheck!("7.5"; boot)],
+    },
+    Lab {
         id: "7.6",
         title: "/dev/klog",
         todo: "a device whose reads return the kernel's log lines so far",

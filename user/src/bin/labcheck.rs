@@ -426,6 +426,74 @@ fn proc_self_fd_lists_descriptors() -> Outcome {
     Ok(())
 }
 
+/// Open file descriptions in the system (/proc/sys/fs/file-nr's first field).
+fn open_files() -> Result<u64, String> {
+    let text = text("/proc/sys/fs/file-nr")?;
+    let first = text.split('\t').next().unwrap_or("");
+    first
+        .trim()
+        .parse()
+        .map_err(|_| format!("file-nr: {text:?}"))
+}
+
+/// Sends one byte on socket `fd` with `passed` as SCM_RIGHTS.
+fn send_descriptor(fd: i32, passed: i32) -> Result<usize, Errno> {
+    use abi::socket::*;
+    let byte = *b"F";
+    let iov = [byte.as_ptr() as u64, 1];
+    let cmsg_len = (size_of::<CmsgHdr>() + 4) as u64;
+    let control: [u64; 3] = [
+        cmsg_len,
+        (SCM_RIGHTS as u64) << 32 | SOL_SOCKET as u64,
+        passed as u64,
+    ];
+    let msg = MsgHdr {
+        msg_iov: iov.as_ptr() as u64,
+        msg_iovlen: 1,
+        msg_control: control.as_ptr() as u64,
+        msg_controllen: cmsg_align(cmsg_len as usize) as u64,
+        ..MsgHdr::default()
+    };
+    raw(
+        nr::SENDMSG,
+        &[fd as usize, &msg as *const MsgHdr as usize, 0],
+    )
+}
+
+/// Lab 7.5: a socket sent into its own queue, then closed, is collected:
+/// the system's count of open files comes back.
+fn socket_rings_are_collected() -> Outcome {
+    use abi::socket::*;
+    let before = open_files()?;
+    let mut sv = [0i32; 2];
+    let args = [
+        AF_UNIX as usize,
+        SOCK_DGRAM as usize,
+        0,
+        sv.as_mut_ptr() as usize,
+    ];
+    raw(nr::SOCKETPAIR, &args).map_err(|e| format!("socketpair: {}", e.message()))?;
+    // sv[1] travels to sv[1]'s own queue (sent on sv[0], received at
+    // sv[1]): once both descriptors close, only the queue holds it.
+    send_descriptor(sv[0], sv[1]).map_err(|e| format!("sendmsg: {}", e.message()))?;
+    let _ = sys::close(sv[0]);
+    let _ = sys::close(sv[1]);
+    // Collection may be deferred a little, as Linux's is.
+    let mut after = open_files()?;
+    for _ in 0..50 {
+        if after == before {
+            break;
+        }
+        sys::nanosleep(10_000_000).map_err(|e| e.message())?;
+        after = open_files()?;
+    }
+    ensure!(
+        after == before,
+        "open files: {before} before, {after} after a socket sent into its own queue was closed: the ring keeps itself alive"
+    );
+    Ok(())
+}
+
 /// Lab 7.6: /dev/klog holds the kernel's log so far.
 fn dev_klog_has_the_boot_log() -> Outcome {
     let log = text("/dev/klog")?;
@@ -657,6 +725,7 @@ const CHECKS: &[Test] = &[
     ("7.2", capabilities_bound_root),
     ("7.3", pipe_capacity_can_change),
     ("7.4", proc_self_fd_lists_descriptors),
+    ("7.5", socket_rings_are_collected),
     ("7.6", dev_klog_has_the_boot_log),
     ("8.1", realtime_signals_queue),
     ("8.3", ignored_sigchld_reaps),
