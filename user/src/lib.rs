@@ -208,3 +208,73 @@ pub mod harness {
         (passed, failed)
     }
 }
+
+/// Small probes of the kernel's state that several test programs read.
+pub mod probe {
+    extern crate alloc;
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+    use libc_lite::{Errno, sys};
+
+    /// Open file descriptions in the system: the first field of
+    /// `/proc/sys/fs/file-nr`.
+    pub fn open_files() -> Result<u64, String> {
+        let text = sys::read_file("/proc/sys/fs/file-nr").map_err(|e| e.message())?;
+        let text = core::str::from_utf8(&text).map_err(|_| "file-nr is not text")?;
+        let first = text.split('\t').next().unwrap_or("");
+        first
+            .trim()
+            .parse()
+            .map_err(|_| format!("file-nr: {text:?}"))
+    }
+
+    /// Sends one byte on socket `fd` with `passed` as SCM_RIGHTS.
+    pub fn send_descriptor(fd: i32, passed: i32) -> Result<usize, Errno> {
+        use abi::socket::*;
+        let byte = *b"F";
+        let iov = [byte.as_ptr() as u64, 1];
+        let cmsg_len = (size_of::<CmsgHdr>() + 4) as u64;
+        let control: [u64; 3] = [
+            cmsg_len,
+            (SCM_RIGHTS as u64) << 32 | SOL_SOCKET as u64,
+            passed as u64,
+        ];
+        let msg = MsgHdr {
+            msg_iov: iov.as_ptr() as u64,
+            msg_iovlen: 1,
+            msg_control: control.as_ptr() as u64,
+            msg_controllen: cmsg_align(cmsg_len as usize) as u64,
+            ..MsgHdr::default()
+        };
+        let args = [fd as usize, &msg as *const MsgHdr as usize, 0];
+        // SAFETY: the message and everything it points at live until the
+        // call returns.
+        Errno::from_return(unsafe { libc_lite::syscall::syscall(abi::sys::SENDMSG, &args) })
+    }
+
+    /// The names in directory `path` (one getdents64 of 4 KiB), without
+    /// `.` and `..`.
+    pub fn dir_names(path: &str) -> Result<Vec<String>, String> {
+        use abi::types::{O_DIRECTORY, O_RDONLY};
+        let dir = sys::open(path, O_RDONLY | O_DIRECTORY, 0)
+            .map_err(|e| format!("{path}: {}", e.message()))?;
+        let mut buf = [0u8; 4096];
+        let n = sys::getdents64(dir, &mut buf).map_err(|e| e.message());
+        sys::close(dir).map_err(|e| e.message())?;
+        let n = n?;
+        let mut names = Vec::new();
+        let mut at = 0;
+        while at + 19 < n {
+            let len = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            let name = &buf[at + 19..at + len];
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            let name = String::from_utf8_lossy(&name[..end]).into_owned();
+            if name != "." && name != ".." {
+                names.push(name);
+            }
+            at += len.max(1);
+        }
+        Ok(names)
+    }
+}

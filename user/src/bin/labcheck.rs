@@ -25,6 +25,7 @@ libc_lite::entry!(run);
 
 use user::ensure;
 use user::harness::{Outcome, Test};
+use user::probe::{dir_names, open_files, send_descriptor};
 
 fn raw(number: usize, args: &[usize]) -> Result<usize, Errno> {
     // SAFETY: the arguments are integers and pointers into this program's
@@ -403,20 +404,11 @@ fn pipe_capacity_can_change() -> Outcome {
 
 /// Lab 7.4: /proc/self/fd lists the open descriptors.
 fn proc_self_fd_lists_descriptors() -> Outcome {
-    let dir = sys::open("/proc/self/fd", O_RDONLY | O_DIRECTORY, 0)
-        .map_err(|e| format!("/proc/self/fd: {}", e.message()))?;
-    let mut buf = [0u8; 4096];
-    let n = sys::getdents64(dir, &mut buf).map_err(|e| e.message())?;
+    // A descriptor held open while the directory is read must be in it.
+    let dir = sys::open("/proc/self", O_RDONLY | O_DIRECTORY, 0).map_err(|e| e.message())?;
+    let names = dir_names("/proc/self/fd");
     sys::close(dir).map_err(|e| e.message())?;
-    let mut names = Vec::new();
-    let mut at = 0;
-    while at + 19 < n {
-        let len = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
-        let name = &buf[at + 19..at + len];
-        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-        names.push(String::from_utf8_lossy(&name[..end]).into_owned());
-        at += len.max(1);
-    }
+    let names = names?;
     for want in ["0", "1", "2", &format!("{dir}")] {
         ensure!(
             names.iter().any(|n| n == want),
@@ -424,40 +416,6 @@ fn proc_self_fd_lists_descriptors() -> Outcome {
         );
     }
     Ok(())
-}
-
-/// Open file descriptions in the system (/proc/sys/fs/file-nr's first field).
-fn open_files() -> Result<u64, String> {
-    let text = text("/proc/sys/fs/file-nr")?;
-    let first = text.split('\t').next().unwrap_or("");
-    first
-        .trim()
-        .parse()
-        .map_err(|_| format!("file-nr: {text:?}"))
-}
-
-/// Sends one byte on socket `fd` with `passed` as SCM_RIGHTS.
-fn send_descriptor(fd: i32, passed: i32) -> Result<usize, Errno> {
-    use abi::socket::*;
-    let byte = *b"F";
-    let iov = [byte.as_ptr() as u64, 1];
-    let cmsg_len = (size_of::<CmsgHdr>() + 4) as u64;
-    let control: [u64; 3] = [
-        cmsg_len,
-        (SCM_RIGHTS as u64) << 32 | SOL_SOCKET as u64,
-        passed as u64,
-    ];
-    let msg = MsgHdr {
-        msg_iov: iov.as_ptr() as u64,
-        msg_iovlen: 1,
-        msg_control: control.as_ptr() as u64,
-        msg_controllen: cmsg_align(cmsg_len as usize) as u64,
-        ..MsgHdr::default()
-    };
-    raw(
-        nr::SENDMSG,
-        &[fd as usize, &msg as *const MsgHdr as usize, 0],
-    )
 }
 
 /// Lab 7.5: a socket sent into its own queue, then closed, is collected:
@@ -564,29 +522,6 @@ extern "C" fn task_thread(index: usize) {
     while TASK_STOP.load(SeqCst) == 0 {
         let _ = sys::nanosleep(1_000_000);
     }
-}
-
-/// The names in directory `path` (getdents64), without . and ...
-fn dir_names(path: &str) -> Result<Vec<String>, String> {
-    let dir = sys::open(path, O_RDONLY | O_DIRECTORY, 0)
-        .map_err(|e| format!("{path}: {}", e.message()))?;
-    let mut buf = [0u8; 4096];
-    let n = sys::getdents64(dir, &mut buf).map_err(|e| e.message());
-    sys::close(dir).map_err(|e| e.message())?;
-    let n = n?;
-    let mut names = Vec::new();
-    let mut at = 0;
-    while at + 19 < n {
-        let len = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
-        let name = &buf[at + 19..at + len];
-        let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-        let name = String::from_utf8_lossy(&name[..end]).into_owned();
-        if name != "." && name != ".." {
-            names.push(name);
-        }
-        at += len.max(1);
-    }
-    Ok(names)
 }
 
 /// Lab 11.1: /proc/PID/task lists the process's threads, by tid.

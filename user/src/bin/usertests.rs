@@ -26,6 +26,7 @@ libc_lite::entry!(run);
 
 use user::ensure;
 use user::harness::{Outcome, Test, child_status, expect_err};
+use user::probe::{open_files, send_descriptor};
 
 /// A system call with raw arguments, for handing the kernel bad pointers.
 fn raw(number: usize, args: &[usize]) -> Result<usize, Errno> {
@@ -564,38 +565,6 @@ fn sockets_unix_only_and_bad_pointers() -> Outcome {
     }
     ensure!(&got[..n] == b"kept", "the message was lost after EFAULT");
     Ok(())
-}
-
-/// Open file descriptions in the system, as `/proc/sys/fs/file-nr` says.
-fn open_files() -> Result<u64, String> {
-    let text = sys::read_file("/proc/sys/fs/file-nr").map_err(|e| e.message())?;
-    let text = core::str::from_utf8(&text).map_err(|_| "file-nr is not text")?;
-    let first = text.split('\t').next().unwrap_or("");
-    first.parse().map_err(|_| format!("file-nr: {text:?}"))
-}
-
-/// Sends one byte on socket `fd` with `passed` as SCM_RIGHTS.
-fn send_descriptor(fd: i32, passed: i32) -> Result<usize, Errno> {
-    use abi::socket::*;
-    let byte = *b"F";
-    let iov = [byte.as_ptr() as u64, 1];
-    let cmsg_len = (size_of::<CmsgHdr>() + 4) as u64;
-    let control: [u64; 3] = [
-        cmsg_len,
-        (SCM_RIGHTS as u64) << 32 | SOL_SOCKET as u64,
-        passed as u64,
-    ];
-    let msg = MsgHdr {
-        msg_iov: iov.as_ptr() as u64,
-        msg_iovlen: 1,
-        msg_control: control.as_ptr() as u64,
-        msg_controllen: cmsg_align(cmsg_len as usize) as u64,
-        ..MsgHdr::default()
-    };
-    raw(
-        nr::SENDMSG,
-        &[fd as usize, &msg as *const MsgHdr as usize, 0],
-    )
 }
 
 /// Descriptors passed over a socket and never received close with the
