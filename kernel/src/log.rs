@@ -73,8 +73,19 @@ impl Level {
     }
 }
 
+/// The boot option `quiet=1`: INFO lines are not written.
+static QUIET: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Silences INFO lines (or not); called once at boot, before the first.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, core::sync::atomic::Ordering::Relaxed);
+}
+
 /// Writes one log line at `level`.
 pub fn log(level: Level, args: fmt::Arguments) {
+    if level == Level::Info && QUIET.load(core::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     write_fmt(format_args!(
         "[{:>9}] {} {}\n",
         crate::clock::ticks(),

@@ -67,6 +67,18 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     arch::percpu::init_boot_cpu();
     log::init();
     println!("\n{BANNER}");
+    // The options are read first so that `quiet` holds from the first line
+    // (the ramdisk is mapped by the bootloader already).
+    let ramdisk = ramdisk(boot_info);
+    let conf = kcore::cpio::find(ramdisk, "etc/boot.conf").unwrap_or_default();
+    let conf = core::str::from_utf8(conf).unwrap_or_else(|_| {
+        warn!("boot: etc/boot.conf is not UTF-8; using defaults");
+        ""
+    });
+    let opts = BootOptions::parse(conf, |bad| {
+        warn!("boot: ignoring '{}': {}", bad.line, bad.reason)
+    });
+    log::set_quiet(opts.quiet);
     arch::gdt::init();
     arch::trap::init();
     arch::syscall::init();
@@ -82,15 +94,6 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     let processors = find_processors(boot_info.rsdp_addr.into_option());
     random::init();
 
-    let ramdisk = ramdisk(boot_info);
-    let conf = kcore::cpio::find(ramdisk, "etc/boot.conf").unwrap_or_default();
-    let conf = core::str::from_utf8(conf).unwrap_or_else(|_| {
-        warn!("boot: etc/boot.conf is not UTF-8; using defaults");
-        ""
-    });
-    let opts = BootOptions::parse(conf, |bad| {
-        warn!("boot: ignoring '{}': {}", bad.line, bad.reason)
-    });
     info!(
         "boot: ramdisk {} KiB; hz={} tick={:?} mode={:?} init={}",
         ramdisk.len() / 1024,
@@ -117,6 +120,12 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
 
     arch::pic::init();
     clock::init(opts.hz, opts.tick);
+    proc::sched::set_slice_ms(opts.slice_ms);
+    if opts.profhz != 0
+        && let Err(why) = profil::set_profhz(opts.profhz, opts.hz)
+    {
+        warn!("boot: ignoring profhz={}: {why}", opts.profhz);
+    }
     let running = arch::smp::start_others(&processors, opts.hz);
     info!("cpus: {running} running");
     fs::console::init();

@@ -91,6 +91,22 @@ pub struct Profile {
     dropped: u64,
     applied: u64,
     stopped_by: u32,
+    /// Ticks charged to the process while on, sampled or not (profhz).
+    ticks_seen: u64,
+}
+
+/// Clock ticks per profil sample: hz / profhz (the boot option), 1 by
+/// default.
+static TICKS_PER_SAMPLE: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(1);
+
+/// Sets profil's rate to `profhz` samples a second on a clock of `hz`;
+/// Err if it does not divide the clock's rate.
+pub fn set_profhz(profhz: u32, hz: u32) -> Result<(), &'static str> {
+    if profhz == 0 || profhz > hz || !hz.is_multiple_of(profhz) {
+        return Err("profhz must divide hz");
+    }
+    TICKS_PER_SAMPLE.store(hz / profhz, core::sync::atomic::Ordering::Relaxed);
+    Ok(())
 }
 
 impl Profile {
@@ -139,6 +155,12 @@ impl Profile {
     /// this file).
     pub fn on_tick(&mut self, pc: u64, pending: &mut PendingTicks, in_user: bool) {
         if !self.is_on() {
+            return;
+        }
+        // profhz: one tick in `every` is a sample (4.4BSD's psratio).
+        let every = TICKS_PER_SAMPLE.load(core::sync::atomic::Ordering::Relaxed);
+        self.ticks_seen += 1;
+        if !self.ticks_seen.is_multiple_of(u64::from(every.max(1))) {
             return;
         }
         let start = crate::arch::rdtsc();

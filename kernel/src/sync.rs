@@ -314,6 +314,7 @@ impl<T> Drop for IrqGuard<'_, T> {
         held().fetch_sub(1, Ordering::Relaxed);
         note_rank(crate::arch::percpu::this_cpu(), lock.rank, false);
         check_hold(lock.rank, held_for, taken_at);
+        LONGEST_HOLD[lock.rank as usize].fetch_max(held_for, Ordering::Relaxed);
         if self.were_enabled {
             interrupts::enable();
         }
@@ -406,6 +407,22 @@ impl Rank {
 
 /// How many ranks there are (the per-CPU record keeps a count of each).
 pub const RANKS: usize = Rank::ALL.len();
+
+/// The longest hold of a lock of each rank since boot, in TSC cycles.
+static LONGEST_HOLD: [AtomicU64; RANKS] = [const { AtomicU64::new(0) }; RANKS];
+
+/// /proc/lock_stat: one line per rank, `NAME LONGEST_HOLD_NS`.
+pub fn longest_holds_text() -> alloc::string::String {
+    use core::fmt::Write;
+    let per_sec = crate::clock::tsc_per_sec().max(1);
+    let mut text = alloc::string::String::new();
+    for rank in Rank::ALL {
+        let tsc = LONGEST_HOLD[rank as usize].load(Ordering::Relaxed);
+        let ns = (u128::from(tsc) * 1_000_000_000 / u128::from(per_sec)) as u64;
+        let _ = writeln!(text, "{rank:?} {ns}");
+    }
+    text
+}
 
 /// Set on the way to power-off (`last_words`): from then on the checks
 /// below stand aside, so that the panic message itself, which takes the

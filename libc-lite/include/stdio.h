@@ -13,4 +13,7 @@ int fputs(const char *s, FILE *stream);
 int putchar(int c);
 int fflush(FILE *stream);
 int rename(const char *from, const char *to);
+FILE *fopen(const char *path, const char *mode);
+char *fgets(char *buf, int size, FILE *stream);
+int fclose(FILE *stream);
 #endif

@@ -1,18 +1,34 @@
-//! `cargo xtask lab [ID]`: the book's labs and their checks.
+//! `cargo xtask lab [ID | start ID]`: the book's labs and their checks.
 //!
 //! Every lab is an exercise at the end of a chapter of `docs/book/` whose
-//! check a machine can run: `cargo xtask lab` lists them, `cargo xtask lab
-//! ID` runs one check and says "done" or what is still missing. On the tree
-//! as shipped every check fails; a correct solution makes it pass. The test
-//! command's `labs` part keeps both promises (see `test_all`): it runs every
-//! check on the tree (each must fail) and, for each reference solution in
-//! `docs/book/solutions/ID.patch`, applies it to a scratch copy of the tree
-//! and runs the check there (it must pass).
+//! check a machine can run. As in MIT's 6.1810, the kernel on main is
+//! whole: each lab's piece is built, tested and documented like any other
+//! feature, and a student starts from a tree with that piece taken out.
+//!
+//! - `cargo xtask lab` lists every exercise and says which labs are started.
+//! - `cargo xtask lab start ID` makes a git branch `lab/ID` from the branch
+//!   you are on, with the lab's patch applied in reverse and committed.
+//!   A branch rather than a worktree: the student stays in the same
+//!   checkout, so the build in `target/` (minutes the first time) serves the
+//!   lab at once, the book's paths are the same, `git diff main` shows the
+//!   work done and `git checkout main` goes back.
+//! - `cargo xtask lab ID` runs the lab's check on the tree as it is and says
+//!   "done" or what is still missing.
+//!
+//! One file per lab, `docs/book/solutions/ID.patch`, is both the reference
+//! solution (applied forward to the started tree) and the take-out (applied
+//! in reverse to main), so the two cannot drift. The test command's `labs`
+//! part (see `test_all`) proves three things for every lab: its check
+//! passes on this tree; in a copy with the patch taken out it fails, with
+//! its reason; and that copy with the patch applied again is this tree, byte
+//! for byte, so the solution passes. A lab whose piece is not on main yet
+//! (no patch) must fail its check on this tree instead, and the list says
+//! so.
 //!
 //! A check boots the kernel one or more times. Most run `/bin/labcheck ID`
 //! (user/src/bin/labcheck.rs), written against the interface the exercise
 //! fixes; a few read the console (a boot option that silences lines, a
-//! table printed at power-off). A boot option the tree does not know yet is
+//! table printed at power-off). A boot option the tree does not know is
 //! refused before anything boots, and that refusal is the check's answer.
 
 use std::path::{Path, PathBuf};
@@ -380,6 +396,27 @@ pub fn check_book(root: &Path) -> Vec<String> {
             }
         }
     }
+    // Each take-out must still apply to this tree: a change to the code a
+    // lab's piece touches shows here at once, not only in the labs part.
+    for lab in LABS {
+        let patch = patch_path(root, lab.id);
+        if patch.exists()
+            && let Err(why) = git(
+                root,
+                &[
+                    "apply",
+                    "--reverse",
+                    "--check",
+                    &patch.display().to_string(),
+                ],
+            )
+        {
+            problems.push(format!(
+                "lab {}'s patch no longer takes its piece out of this tree ({why}): make it again from a tree without the piece",
+                lab.id
+            ));
+        }
+    }
     for lab in LABS {
         if !book.contains(&format!("cargo xtask lab {}", lab.id))
             && !book.contains(&format!("cargo xtask\n   lab {}", lab.id))
@@ -393,11 +430,29 @@ pub fn check_book(root: &Path) -> Vec<String> {
 
 /// `cargo xtask lab`: every exercise of the book; the labs with what to do.
 pub fn list() -> Result<ExitCode, String> {
-    println!("The book's exercises. `cargo xtask lab ID` checks a lab; a project has no");
-    println!("check of its own yet (its exercise in docs/book/ names the test to write).\n");
-    for exercise in exercises(&build::root())? {
+    println!("The book's exercises. `cargo xtask lab start ID` gives you a branch lab/ID with");
+    println!("that piece of the kernel taken out; `cargo xtask lab ID` checks it. A project has");
+    println!("no check of its own yet (its exercise in docs/book/ names the test to write).\n");
+    let root = build::root();
+    let here = current_branch(&root);
+    for exercise in exercises(&root)? {
         match LABS.iter().find(|l| l.id == exercise.id) {
-            Some(lab) => println!("  {:<5} lab      {} — {}", lab.id, lab.title, lab.todo),
+            Some(lab) => {
+                let branch = lab_branch(lab.id);
+                let state = if here.as_deref() == Some(branch.as_str()) {
+                    "  [you are on its branch]".to_string()
+                } else if branch_exists(&root, &branch) {
+                    format!("  [started: {branch}]")
+                } else if !patch_path(&root, lab.id).exists() {
+                    "  [not on main yet: done from the tree as it is]".to_string()
+                } else {
+                    String::new()
+                };
+                println!(
+                    "  {:<5} lab      {} — {}{state}",
+                    lab.id, lab.title, lab.todo
+                )
+            }
             None if exercise.title == "Question" => {
                 println!("  {:<5} question (to think about; no check)", exercise.id)
             }
@@ -412,6 +467,108 @@ pub fn list() -> Result<ExitCode, String> {
             }
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The branch `cargo xtask lab start ID` makes.
+fn lab_branch(id: &str) -> String {
+    format!("lab/{id}")
+}
+
+fn patch_path(root: &Path, id: &str) -> PathBuf {
+    root.join(SOLUTIONS).join(format!("{id}.patch"))
+}
+
+/// `git ARGS` in `dir`: its standard output, or a one-line error.
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("cannot run git (the labs need it): {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(format!(
+            "git {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn current_branch(root: &Path) -> Option<String> {
+    git(root, &["symbolic-ref", "--quiet", "--short", "HEAD"]).ok()
+}
+
+fn branch_exists(root: &Path, branch: &str) -> bool {
+    git(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{branch}"),
+        ],
+    )
+    .is_ok()
+}
+
+/// `cargo xtask lab start ID`: a branch `lab/ID` from the one checked out,
+/// with the lab's piece taken out (its patch applied in reverse) and
+/// committed, and checked out.
+pub fn start(id: &str) -> Result<ExitCode, String> {
+    let lab = find(id)?;
+    let root = build::root();
+    let patch = patch_path(&root, lab.id);
+    if !patch.exists() {
+        return Err(format!(
+            "lab {id} is not on main yet, so there is nothing to take out: do it on the tree as it is, and check it with `cargo xtask lab {id}`"
+        ));
+    }
+    let branch = lab_branch(lab.id);
+    if branch_exists(&root, &branch) {
+        return Err(format!(
+            "the branch {branch} exists already: `git checkout {branch}` to go on with it, or `git branch -D {branch}` to start again"
+        ));
+    }
+    if !git(&root, &["status", "--porcelain", "--untracked-files=no"])?.is_empty() {
+        return Err(
+            "the tree has changes not committed: commit or stash them first, so that the lab starts from a known tree".into(),
+        );
+    }
+    let from = current_branch(&root).unwrap_or_else(|| "HEAD".into());
+    let patch_arg = patch.display().to_string();
+    git(&root, &["apply", "--reverse", "--check", &patch_arg]).map_err(|e| {
+        format!("{e}\n(the lab's patch no longer takes out of this tree: the tree moved since it was made)")
+    })?;
+    git(&root, &["checkout", "--quiet", "-b", &branch])?;
+    git(&root, &["apply", "--reverse", &patch_arg])?;
+    git(&root, &["add", "--all"])?;
+    let message = format!("lab {}: start, with {} taken out", lab.id, lab.title);
+    // A fresh machine may have no git identity; the commit is the lab's.
+    let mut commit = vec!["commit", "--quiet", "-m", &message];
+    if git(&root, &["config", "user.email"]).is_err() {
+        commit.splice(
+            0..0,
+            [
+                "-c",
+                "user.name=profkern lab",
+                "-c",
+                "user.email=lab@profkern.invalid",
+            ],
+        );
+    }
+    git(&root, &commit)?;
+    println!("lab {}: {} — {}", lab.id, lab.title, lab.todo);
+    println!("  you are on a new branch, {branch}, made from {from} with this piece taken out.");
+    println!("  check your work with `cargo xtask lab {}`;", lab.id);
+    println!("  `git diff {from}` shows what you changed against the whole kernel,");
+    println!(
+        "  {SOLUTIONS}/{}.patch is the reference solution (git apply it to compare),",
+        lab.id
+    );
+    println!("  and `git checkout {from}` goes back.");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -581,52 +738,73 @@ fn show_boot(run: &Run) -> String {
     }
 }
 
-/// The `labs` part of the test command: each check fails on this tree, and
-/// each reference solution makes its lab's check pass on a scratch copy.
+/// The `labs` part of the test command. For every lab with a patch: the
+/// check passes on this tree; a scratch copy with the patch taken out fails
+/// it, saying why; and the scratch copy with the patch applied again is
+/// this tree, byte for byte (so the solution passes: the first proof).
+/// For a lab whose piece is not on main yet: the check fails on this tree.
 /// Returns (name, passed, why) per test.
 pub fn test_all() -> Result<Vec<(String, bool, String)>, String> {
     let mut results = Vec::new();
+    let root = build::root();
     for lab in LABS {
         let verdict = check(lab);
-        results.push((
-            format!("labs/{}_fails_as_shipped", lab.id),
-            verdict.is_err(),
-            "the check passes on the tree as shipped: it cannot tell done from not done".into(),
-        ));
+        if patch_path(&root, lab.id).exists() {
+            results.push((
+                format!("labs/{}_passes_on_main", lab.id),
+                verdict.is_ok(),
+                verdict.err().unwrap_or_default(),
+            ));
+        } else {
+            results.push((
+                format!("labs/{}_fails_as_shipped", lab.id),
+                verdict.is_err(),
+                "the check passes on a tree without the lab's piece: it cannot tell done from not done".into(),
+            ));
+        }
     }
-    let root = build::root();
     let scratch = root.join("target/lab-scratch");
     for lab in LABS {
-        let patch = root.join(SOLUTIONS).join(format!("{}.patch", lab.id));
+        let patch = patch_path(&root, lab.id);
         if !patch.exists() {
             continue;
         }
-        let start = Instant::now();
-        let verdict = solution_passes(&root, &scratch, &patch, lab.id);
-        println!(
-            "   (lab {} with its solution: {:.0} s)",
-            lab.id,
-            start.elapsed().as_secs_f64()
-        );
+        let started = Instant::now();
+        let taken_out = started_tree_fails(&root, &scratch, &patch, lab.id);
         results.push((
-            format!("labs/{}_solution_passes", lab.id),
-            verdict.is_ok(),
-            verdict.err().unwrap_or_default(),
+            format!("labs/{}_fails_when_started", lab.id),
+            taken_out.is_ok(),
+            taken_out.as_ref().err().cloned().unwrap_or_default(),
+        ));
+        if let Ok(reason) = &taken_out {
+            println!(
+                "   (lab {} started: 'not done: {reason}', {:.0} s)",
+                lab.id,
+                started.elapsed().as_secs_f64()
+            );
+        }
+        let solved = solution_restores_the_tree(&root, &scratch, &patch);
+        results.push((
+            format!("labs/{}_solution_gives_main_back", lab.id),
+            solved.is_ok(),
+            solved.err().unwrap_or_default(),
         ));
     }
     Ok(results)
 }
 
-/// Makes `scratch` a copy of the tree, applies `patch`, and runs
-/// `cargo xtask lab ID` there.
-fn solution_passes(root: &Path, scratch: &Path, patch: &Path, id: &str) -> Result<(), String> {
-    sync_tree(root, scratch)?;
-    // The scratch copy sits inside the repository's target/: without the
-    // ceiling, git would find the repository above it and apply the patch
-    // relative to the repository's root, ignoring (silently) every path
-    // outside the scratch folder, which is all of them.
-    let applied = Command::new("git")
-        .args(["apply", "--verbose", "--whitespace=nowarn"])
+/// `git apply ARGS patch` in the scratch copy. The scratch copy sits inside
+/// the repository's target/: without the ceiling, git would find the
+/// repository above it and apply the patch relative to the repository's
+/// root, ignoring (silently) every path outside the scratch folder, which
+/// is all of them.
+fn apply_in_scratch(scratch: &Path, patch: &Path, reverse: bool) -> Result<(), String> {
+    let mut command = Command::new("git");
+    command.args(["apply", "--verbose", "--whitespace=nowarn"]);
+    if reverse {
+        command.arg("--reverse");
+    }
+    let applied = command
         .arg(patch)
         .env(
             "GIT_CEILING_DIRECTORIES",
@@ -636,37 +814,85 @@ fn solution_passes(root: &Path, scratch: &Path, patch: &Path, id: &str) -> Resul
         .output()
         .map_err(|e| format!("cannot run git apply: {e}"))?;
     let said = String::from_utf8_lossy(&applied.stderr);
-    if applied.status.success() && !said.contains("Applied patch") {
+    let how = if reverse { "in reverse" } else { "forward" };
+    if !applied.status.success() {
         return Err(format!(
-            "{} applied to no file: {}",
+            "{} does not apply {how}: {}",
             patch.display(),
             said.trim()
         ));
     }
-    if !applied.status.success() {
+    if !said.contains("Applied patch") {
         return Err(format!(
-            "{} does not apply: {}",
+            "{} applied {how} to no file: {}",
             patch.display(),
-            String::from_utf8_lossy(&applied.stderr).trim()
+            said.trim()
         ));
     }
+    Ok(())
+}
+
+/// Syncs `scratch` to the tree, takes the lab's piece out, and runs
+/// `cargo xtask lab ID` there: Ok(its reason) when it says "not done"
+/// (a build that breaks, or a check that passes, is an Err).
+fn started_tree_fails(
+    root: &Path,
+    scratch: &Path,
+    patch: &Path,
+    id: &str,
+) -> Result<String, String> {
+    sync_tree(root, scratch)?;
+    apply_in_scratch(scratch, patch, true)?;
     let out = Command::new(env!("CARGO"))
         .args(["xtask", "lab", id])
         .current_dir(scratch)
         .output()
         .map_err(|e| format!("cannot run cargo in {}: {e}", scratch.display()))?;
     let text = String::from_utf8_lossy(&out.stdout);
-    if out.status.success() {
-        Ok(())
-    } else {
-        let said = text
-            .lines()
-            .rev()
-            .find(|l| l.starts_with("lab "))
-            .map(str::to_string)
-            .unwrap_or_else(|| String::from_utf8_lossy(&out.stderr).trim().to_string());
-        Err(format!("with the solution: {said}"))
+    let said = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("lab "))
+        .map(str::to_string)
+        .unwrap_or_default();
+    let prefix = format!("lab {id}: not done: ");
+    match said.strip_prefix(&prefix) {
+        Some(reason) if !out.status.success() => Ok(reason.to_string()),
+        _ if out.status.success() => Err(format!(
+            "with the piece taken out the check still passes ('{said}'): it cannot tell done from not done"
+        )),
+        _ => Err(format!(
+            "with the piece taken out the tree does not build or boot: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("(nothing on stderr)")
+        )),
     }
+}
+
+/// In the started scratch copy, applies the patch forward and compares
+/// every file it names with the tree's.
+fn solution_restores_the_tree(root: &Path, scratch: &Path, patch: &Path) -> Result<(), String> {
+    apply_in_scratch(scratch, patch, false)?;
+    let text = std::fs::read_to_string(patch).map_err(|e| format!("{}: {e}", patch.display()))?;
+    for file in text.lines().filter_map(|l| {
+        l.strip_prefix("+++ b/")
+            .or_else(|| l.strip_prefix("--- a/"))
+    }) {
+        let (ours, theirs) = (
+            std::fs::read(root.join(file)),
+            std::fs::read(scratch.join(file)),
+        );
+        if ours.ok() != theirs.ok() {
+            return Err(format!(
+                "the started tree with {} applied differs from this tree in {file}",
+                patch.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Makes `scratch` hold the repository's files as they are now (tracked

@@ -7,7 +7,7 @@
 //!     cargo xtask gdb [OPTIONS] [-- PROGRAM ARGS...]    the kernel under GDB
 //!     cargo xtask fuzz [--minutes N] [--seed S]         the system-call fuzzer
 //!     cargo xtask bench [--quick] [--accel kvm|tcg]    this kernel against Linux
-//!     cargo xtask lab [ID]                              the book's labs, or one's check
+//!     cargo xtask lab [ID | start ID]                   the book's labs: list, check, start one
 //!     cargo xtask figures                               remake the book's SVG figures
 //!     cargo xtask book                                  the book as HTML (mdBook), links checked
 //!
@@ -27,6 +27,7 @@ mod options;
 mod prof;
 mod qemu;
 mod readme;
+mod repo;
 mod setup;
 mod test;
 
@@ -54,8 +55,9 @@ fn main() -> ExitCode {
                 options::Command::Bench(opts) => bench::run(&opts),
                 options::Command::Figures => figures::run(),
                 options::Command::Book => book::run(),
-                options::Command::Lab(None) => lab::list(),
-                options::Command::Lab(Some(id)) => lab::run(&id),
+                options::Command::Lab(options::LabCommand::List) => lab::list(),
+                options::Command::Lab(options::LabCommand::Start(id)) => lab::start(&id),
+                options::Command::Lab(options::LabCommand::Check(id)) => lab::run(&id),
             });
     match result {
         Ok(code) => code,

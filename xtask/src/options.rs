@@ -9,7 +9,7 @@ commands:
           (with -- PROGRAM ARGS: run that one program, power off with its exit status)
   test    run every test: host unit tests, then the in-QEMU suites; ends with 'N passed, M failed'
           (`test -- NAME...` runs only the parts whose names start so: host, docs, a suite
-          such as sigtests or musl, readme, gdb, labs, bench)
+          such as sigtests or musl, repo, readme, gdb, labs, bench)
   image   build the disk image and print its path
   gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, cow, user NAME;
           docs/gdb.md walks through them)
@@ -26,7 +26,8 @@ commands:
   book    render docs/book/ to HTML with mdBook (installed once into target/tools) in
           target/book/, with its figures and appendices; every link is checked
   figures remake the book's SVG figures (docs/book/figures/*.svg) from their graphviz sources
-  lab     the book's labs: `lab` lists them, `lab ID` runs one's check (done, or what is missing)
+  lab     the book's labs: `lab` lists them, `lab start ID` makes a git branch lab/ID with
+          that piece of the kernel taken out, `lab ID` runs its check (done, or what is missing)
   help    this text
 
 options:
@@ -155,12 +156,23 @@ pub enum Command {
     Gdb(Options),
     Fuzz(Options),
     Bench(Options),
-    /// `lab` (the list) or `lab ID` (one lab's check).
-    Lab(Option<String>),
+    /// `lab` (the list), `lab ID` (one lab's check) or `lab start ID`.
+    Lab(LabCommand),
     /// `figures`: remake the book's SVGs from their sources.
     Figures,
     /// `book`: the book as HTML.
     Book,
+}
+
+/// What `cargo xtask lab` was asked.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LabCommand {
+    /// Every exercise, and which labs are started.
+    List,
+    /// A git branch `lab/ID` with the lab's piece taken out.
+    Start(String),
+    /// The lab's check, on the tree as it is.
+    Check(String),
 }
 
 pub fn parse(args: &[String]) -> Result<Command, String> {
@@ -175,9 +187,14 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         "figures" => return Err("usage: cargo xtask figures (no options)".into()),
         "lab" => {
             return match rest {
-                [] => Ok(Command::Lab(None)),
-                [id] if !id.starts_with('-') => Ok(Command::Lab(Some(id.clone()))),
-                _ => Err("usage: cargo xtask lab [ID] (no options)".into()),
+                [] => Ok(Command::Lab(LabCommand::List)),
+                [start, id] if start == "start" && !id.starts_with('-') => {
+                    Ok(Command::Lab(LabCommand::Start(id.clone())))
+                }
+                [id] if !id.starts_with('-') && id != "start" => {
+                    Ok(Command::Lab(LabCommand::Check(id.clone())))
+                }
+                _ => Err("usage: cargo xtask lab [ID | start ID] (no options)".into()),
             };
         }
         "run" => Command::Run,
@@ -231,9 +248,16 @@ fn check_boot_option(line: &str) -> Result<(), String> {
         ));
     }
     if !kcore::bootopts::KEYS.contains(&key) {
-        let known: Vec<&str> = kcore::bootopts::KEYS
-            .into_iter()
-            .filter(|k| !BOOT_KEYS_WITH_FLAGS.iter().any(|(f, _)| f == k))
+        // Every key, each that has a flag of its own named with it.
+        let known: Vec<String> = kcore::bootopts::KEYS
+            .iter()
+            .copied()
+            .map(
+                |k| match BOOT_KEYS_WITH_FLAGS.iter().find(|(f, _)| *f == k) {
+                    Some((_, flag)) => format!("{k} ({flag})"),
+                    None => k.to_string(),
+                },
+            )
             .collect();
         return Err(format!(
             "--boot {line}: unknown key '{key}'; the kernel knows {}",
@@ -471,8 +495,8 @@ mod tests {
             ),
             ("run --boot lock", "--boot needs KEY=VALUE, not 'lock'"),
             (
-                "run --boot slice_ms=3",
-                "--boot slice_ms=3: unknown key 'slice_ms'; the kernel knows mode, init, crash, lock",
+                "run --boot slice=3",
+                "--boot slice=3: unknown key 'slice'; the kernel knows hz (--hz), tick (--tick), mode, init, init_arg (-- PROGRAM ARGS), crash, export (--export), lock, quiet, slice_ms, profhz",
             ),
             (
                 "run --boot lock=fair",

@@ -77,13 +77,22 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| name.starts_with(o.as_str()));
     let all = suites();
     if let Some(unknown) = only.iter().find(|o| {
-        !["host", "docs", "readme", "gdb", "labs", "bench"].contains(&o.as_str())
+        !["host", "repo", "docs", "readme", "gdb", "labs", "bench"].contains(&o.as_str())
             && !all.iter().any(|s| s.name.starts_with(o.as_str()))
     }) {
         return Err(format!("no test suite named '{unknown}*'"));
     }
     if wanted("host") {
         host_tests(&mut tally)?;
+    }
+    if wanted("repo") {
+        println!("== repo: git tracks sources only");
+        let found = crate::repo::problems(&build::root())?;
+        tally.record(
+            "repo/no_core_dump_and_nothing_over_1_mib",
+            found.is_empty(),
+            &found.join("; "),
+        );
     }
     if wanted("docs") {
         println!("== docs: every file and function they name exists");

@@ -53,6 +53,13 @@ pub struct BootOptions<'a> {
     pub export: &'a str,
     /// `lock=auto|ticket|tas`.
     pub lock: LockKind,
+    /// `quiet=1`: the kernel logs warnings and errors only.
+    pub quiet: bool,
+    /// `slice_ms=N`: a thread's time slice, in milliseconds.
+    pub slice_ms: u32,
+    /// `profhz=N`: profil samples N times a second (0: at every tick).
+    /// N must divide hz.
+    pub profhz: u32,
 }
 
 impl Default for BootOptions<'_> {
@@ -66,6 +73,9 @@ impl Default for BootOptions<'_> {
             crash: None,
             export: "",
             lock: LockKind::Auto,
+            quiet: false,
+            slice_ms: 10,
+            profhz: 0,
         }
     }
 }
@@ -78,8 +88,19 @@ pub struct BadOption<'a> {
 }
 
 /// Every key the kernel knows, in the order `cargo xtask help` lists them.
-pub const KEYS: [&str; 8] = [
-    "hz", "tick", "mode", "init", "init_arg", "crash", "export", "lock",
+/// One a line, so that a lab's patch adding one touches no other.
+pub const KEYS: &[&str] = &[
+    "hz",       // the clock's rate
+    "tick",     // its source
+    "mode",     // normal, or the self-tests
+    "init",     // the first program
+    "init_arg", // its arguments, one a line
+    "crash",    // a deliberate kernel crash, for the crash suites
+    "export",   // guest files to send home at power-off
+    "lock",     // the spinlocks' discipline
+    "quiet",    // warnings and errors only (lab 1.1)
+    "slice_ms", // the time slice (lab 3.2)
+    "profhz",   // profil's own rate (lab 9.1)
 ];
 
 /// Checks one `key=value` line as the kernel will read it: None if the
@@ -144,6 +165,28 @@ impl<'a> BootOptions<'a> {
                     "tas" => LockKind::TestAndSet,
                     _ => return Err("lock must be auto, ticket or tas"),
                 }
+            }
+            "quiet" => {
+                self.quiet = match value {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err("quiet must be 0 or 1"),
+                }
+            }
+            "slice_ms" => {
+                let ms: u32 = value.parse().map_err(|_| "slice_ms is not a number")?;
+                if !(1..=1000).contains(&ms) {
+                    return Err("slice_ms must be between 1 and 1000");
+                }
+                self.slice_ms = ms;
+            }
+            // Checked against hz by the kernel, which knows both.
+            "profhz" => {
+                let profhz: u32 = value.parse().map_err(|_| "profhz is not a number")?;
+                if !HZ_RANGE.contains(&profhz) {
+                    return Err("profhz must be between 100 and 10000");
+                }
+                self.profhz = profhz;
             }
             "crash" => self.crash = Some(value),
             "export" => self.export = value,

@@ -102,6 +102,9 @@ pub enum FutexOp {
     },
     /// Wake up to `val` waiters whose bitset meets `bitset`.
     Wake { bitset: u32 },
+    /// Wake up to `val` waiters, move up to `val2` more to the word at
+    /// `addr2`; with `compare`, only if the word still holds it (EAGAIN).
+    Requeue { compare: Option<u32> },
 }
 
 /// Decodes futex(2)'s `op` (with `val3`, the bitset of the _BITSET forms).
@@ -136,6 +139,10 @@ pub fn decode_futex(op: u32, val3: u32) -> Result<FutexOp, Errno> {
         }),
         FUTEX_WAKE_BITSET => Ok(FutexOp::Wake {
             bitset: checked(val3)?,
+        }),
+        FUTEX_REQUEUE => Ok(FutexOp::Requeue { compare: None }),
+        FUTEX_CMP_REQUEUE => Ok(FutexOp::Requeue {
+            compare: Some(val3),
         }),
         _ => Err(Errno::ENOSYS),
     }
@@ -241,7 +248,10 @@ mod tests {
             decode_futex(FUTEX_WAKE | FUTEX_CLOCK_REALTIME, 0),
             Err(Errno::ENOSYS)
         );
-        assert_eq!(decode_futex(FUTEX_CMP_REQUEUE, 0), Err(Errno::ENOSYS));
+        assert_eq!(
+            decode_futex(FUTEX_CMP_REQUEUE, 5),
+            Ok(FutexOp::Requeue { compare: Some(5) })
+        );
         assert_eq!(decode_futex(FUTEX_LOCK_PI, 0), Err(Errno::ENOSYS));
     }
 

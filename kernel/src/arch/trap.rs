@@ -230,6 +230,19 @@ pub fn init() {
 /// Breakpoints taken so far (`int3` returns; the self-test counts them).
 pub static BREAKPOINTS: AtomicU64 = AtomicU64::new(0);
 
+/// Traps taken, by vector (256: system calls), on every CPU.
+static TRAP_COUNTS: [AtomicU64; 257] = [const { AtomicU64::new(0) }; 257];
+
+/// Logs one line per vector taken: `traps: vector N: COUNT`.
+pub fn log_trap_counts() {
+    for (vector, count) in TRAP_COUNTS.iter().enumerate() {
+        let count = count.load(Ordering::Relaxed);
+        if count > 0 {
+            crate::info!("traps: vector {vector}: {count}");
+        }
+    }
+}
+
 /// Records the user pc of an entry from user mode in the word just above
 /// its trap frame (the entry record, mm/kstack.rs), before anything can
 /// rewrite the frame.
@@ -247,6 +260,9 @@ pub unsafe fn record_entry(tf: &mut TrapFrame) {
 
 #[unsafe(no_mangle)]
 extern "C" fn trap_dispatch(tf: &mut TrapFrame) {
+    if let Some(count) = TRAP_COUNTS.get(tf.vector as usize) {
+        count.fetch_add(1, Ordering::Relaxed);
+    }
     // NMI and double fault run on IST stacks of their own, not at entry_top.
     let on_ist_stack = matches!(tf.vector, NMI | DOUBLE_FAULT);
     if tf.is_from_user() && !on_ist_stack {

@@ -130,11 +130,27 @@ impl OpenFile {
                 if let Some(device) = device {
                     return device.write(buf);
                 }
+                // RLIMIT_FSIZE, read before the node's lock (the process
+                // table comes first in the lock order).
+                let limit = crate::proc::current(|p| p.limits.cur(abi::types::RLIMIT_FSIZE));
                 let mut node = node.lock();
                 let append = *self.flags.lock() & O_APPEND != 0;
                 let mut offset = self.offset.lock();
                 if append {
                     *offset = node.size();
+                }
+                let mut buf = buf;
+                if matches!(node.content, Content::File(_)) {
+                    let room = limit.saturating_sub(*offset);
+                    if room == 0 && !buf.is_empty() {
+                        drop((offset, node));
+                        crate::signal::send_to_current(
+                            abi::signal::SIGXFSZ,
+                            crate::signal::Origin::kernel(),
+                        );
+                        return Err(Errno::EFBIG);
+                    }
+                    buf = &buf[..buf.len().min(room.try_into().unwrap_or(usize::MAX))];
                 }
                 *offset = write_at(&mut node, *offset, buf)?;
                 Ok(buf.len())

@@ -50,10 +50,19 @@ pub enum Dir {
 }
 
 /// The files of `/proc` itself, and of each `/proc/PID`, in listing order.
-const ROOT_FILES: [&str; 8] = [
-    "cpuinfo", "loadavg", "meminfo", "mounts", "self", "stat", "uptime", "version",
+const ROOT_FILES: &[&str] = &[
+    "cpuinfo",
+    "loadavg",
+    "lock_stat",
+    "meminfo",
+    "mounts",
+    "self",
+    "stat",
+    "sysstat",
+    "uptime",
+    "version",
 ];
-const PROCESS_FILES: [&str; 8] = [
+const PROCESS_FILES: &[&str] = &[
     "cmdline", "comm", "exe", "limits", "maps", "profil", "stat", "status",
 ];
 
@@ -128,7 +137,7 @@ pub fn lookup(dir: Dir, name: &str) -> Result<NodeRef, Errno> {
 pub fn list(dir: Dir) -> Vec<DirEntry> {
     match dir {
         Dir::Root => {
-            let mut entries = files(dir, &ROOT_FILES);
+            let mut entries = files(dir, ROOT_FILES);
             entries.push(DirEntry {
                 name: "sys".to_string(),
                 ino: ino(Dir::Sys, None),
@@ -142,7 +151,7 @@ pub fn list(dir: Dir) -> Vec<DirEntry> {
             }));
             entries
         }
-        Dir::Process(_) => files(dir, &PROCESS_FILES),
+        Dir::Process(_) => files(dir, PROCESS_FILES),
         Dir::Sys => alloc::vec![DirEntry {
             name: "fs".to_string(),
             ino: ino(Dir::SysFs, None),
@@ -195,6 +204,8 @@ fn root_file(index: usize) -> Result<NodeRef, Errno> {
                 page_tables: kib(mm::paging::kernel_table_frames()),
             })
         }
+        "lock_stat" => crate::sync::longest_holds_text(),
+        "sysstat" => crate::syscall::counts_text(),
         "uptime" => {
             let idle = text::CpuTicks::sum(&TABLE.lock().cpu).idle;
             text::uptime(clock::ticks(), idle, hz)

@@ -156,6 +156,15 @@ pub fn fault_in(space: &Space, addr: u64, write: bool) -> Result<(), FaultError>
                 (frame, flags)
             }
         }
+        // A read of a page never written maps the shared zero frame,
+        // read-only; the first write copies it (break_cow below, or later).
+        _ if !write && let Some(zero) = frames::share_zero_frame() => {
+            if flags.contains(Flags::WRITABLE) {
+                (zero, (flags - Flags::WRITABLE) | COW)
+            } else {
+                (zero, flags)
+            }
+        }
         _ => (
             frames::alloc_user_frame().map_err(|_| FaultError::NoMemory)?,
             flags,

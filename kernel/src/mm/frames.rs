@@ -102,6 +102,32 @@ fn number(frame: PhysFrame) -> u64 {
     frame.start_address().as_u64() / PAGE_SIZE
 }
 
+/// The one frame of zeros that reads of never-written anonymous pages map,
+/// read-only and copy-on-write. Taken at boot (so it is the kernel's, not
+/// counted against any process) and never freed: its own reference is
+/// never dropped.
+static ZERO: spin::Once<PhysFrame> = spin::Once::new();
+
+/// Frame users the zero frame may have: its count is 16 bits, so past this
+/// a read fault gets a frame of its own, as before.
+const ZERO_MAX_USERS: u16 = 60_000;
+
+/// Takes the zero frame; called once by `mm::init`.
+pub fn init_zero_frame() {
+    ZERO.call_once(|| alloc().expect("a frame for the shared zero page"));
+}
+
+/// The zero frame with one more user (the caller maps it), or None if it
+/// has as many as its count holds.
+pub fn share_zero_frame() -> Option<PhysFrame> {
+    let zero = *ZERO.get()?;
+    if users(zero) >= ZERO_MAX_USERS {
+        return None;
+    }
+    share(zero);
+    Some(zero)
+}
+
 /// Adds a user to `frame` (copy-on-write sharing).
 pub fn share(frame: PhysFrame) {
     with_table(|t| t.incref(number(frame))).expect("sharing a frame that is not allocated");

@@ -101,6 +101,7 @@ pub fn init(boot_info: &'static BootInfo) {
     let end = boot_info.memory_regions.iter().map(|r| r.end).max();
     PHYS_END.call_once(|| end.unwrap_or(0));
     frames::init(&boot_info.memory_regions);
+    frames::init_zero_frame();
     paging::init();
     heap::init();
     // W^X over frames (kcore::wx): no address may write kernel code.

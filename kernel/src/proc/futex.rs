@@ -140,6 +140,50 @@ pub fn wake(addr: u64, count: usize, bitset: u32) -> usize {
     woken
 }
 
+/// FUTEX_REQUEUE and FUTEX_CMP_REQUEUE: wakes up to `wake` waiters on the
+/// word at `addr` and moves up to `requeue` more to the word at `addr2`
+/// (they sleep on, now waiting for a wake there); with `compare`, EAGAIN
+/// unless the word at `addr` still holds it. Returns (woken, moved).
+///
+/// The compare is made before the table is locked, so a waiter may arrive
+/// in between; a condition variable's users re-check their word, as with
+/// any futex wake, so that is harmless (Linux holds its hash bucket's lock
+/// across both for the same reason a waiter checks after queueing).
+pub fn requeue(
+    addr: u64,
+    wake: usize,
+    requeue: usize,
+    addr2: u64,
+    compare: Option<u32>,
+) -> Result<(usize, usize), Errno> {
+    let from = key(addr)?;
+    let to = key(addr2)?;
+    if let Some(expected) = compare
+        && uaccess::read::<u32>(addr)? != expected
+    {
+        return Err(Errno::EAGAIN);
+    }
+    let (mut woken, mut moved) = (0, 0);
+    for t in TABLE.lock().threads.values_mut() {
+        let Some(waiter) = t.futex.as_mut().filter(|w| w.key == from) else {
+            continue;
+        };
+        if woken < wake {
+            t.futex = None;
+            if t.state == State::Sleeping(Chan::Futex) {
+                t.make_runnable();
+            }
+            woken += 1;
+        } else if moved < requeue {
+            waiter.key = to;
+            moved += 1;
+        } else {
+            break;
+        }
+    }
+    Ok((woken, moved))
+}
+
 /// At the exit of thread `tid`: every robust mutex on its list (at `head`)
 /// that it still owns is marked FUTEX_OWNER_DIED and one waiter woken.
 /// The list is user memory and may be anything: an unreadable entry ends

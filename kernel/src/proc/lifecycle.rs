@@ -114,6 +114,7 @@ fn new_process(pid: Pid, ppid: Pid, name: String, files: FdTable, cwd: String) -
         stopped: false,
         group_exit: None,
         zombie: None,
+        autoreap: false,
         exit_signal: SIGCHLD,
     }
 }
@@ -459,6 +460,17 @@ fn end_process(status: i32) {
     me.zombie = Some(status);
     me.stopped = false;
     let (ppid, exit_signal) = (me.ppid, me.exit_signal);
+    let ignored = table.procs.get(&ppid).is_some_and(|parent| {
+        let action = parent.sig.action(SIGCHLD);
+        action.handler == abi::signal::SIG_IGN || action.flags & abi::signal::SA_NOCLDWAIT != 0
+    });
+    if ignored && exit_signal == SIGCHLD {
+        table
+            .procs
+            .get_mut(&pid)
+            .expect("current is in the table")
+            .autoreap = true;
+    }
     if exit_signal != 0 {
         signal::send(
             &mut table,
@@ -545,6 +557,7 @@ fn power_off_after_init(status: i32) -> ! {
         None => abi::types::wait_exit_code(status).unwrap_or(0),
     };
     crate::info!("init exited with status {code}; powering off");
+    crate::arch::trap::log_trap_counts();
     crate::fs::export::export_all();
     crate::arch::power::exit(code.min(126) as u8)
 }

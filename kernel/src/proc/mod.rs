@@ -136,6 +136,10 @@ pub struct Process {
     /// Set when the last thread exited: the wait status, kept until the
     /// parent reaps it.
     pub zombie: Option<i32>,
+    /// Its parent ignored SIGCHLD (SIG_IGN or SA_NOCLDWAIT) when it
+    /// exited: nobody will wait for it, so the scheduler removes the
+    /// zombie once its last stack is freed (POSIX's automatic reaping).
+    pub autoreap: bool,
     /// The signal the parent gets when this process ends (clone's low
     /// byte; SIGCHLD for fork), 0 for none.
     pub exit_signal: u32,

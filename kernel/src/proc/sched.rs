@@ -81,9 +81,17 @@ pub enum Chan {
     SemSet(i32),
 }
 
-/// Ticks in a time slice: 10 ms, at least one tick.
+/// The time slice in milliseconds (the boot option `slice_ms`).
+static SLICE_MS: AtomicU32 = AtomicU32::new(10);
+
+/// Sets the time slice; called once at boot.
+pub fn set_slice_ms(ms: u32) {
+    SLICE_MS.store(ms, Ordering::Relaxed);
+}
+
+/// Ticks in a time slice: `slice_ms`, at least one tick.
 pub fn time_slice() -> u32 {
-    (crate::clock::hz() / 100).max(1)
+    (crate::clock::hz() * SLICE_MS.load(Ordering::Relaxed) / 1000).max(1)
 }
 
 /// CPUs halted in the scheduler's idle loop, one bit each (by index).
@@ -191,10 +199,17 @@ fn freed(thread: alloc::boxed::Box<super::Thread>) {
     drop(thread);
     let parent = {
         let mut table = TABLE.lock();
-        table.procs.get_mut(&pid).and_then(|p| {
+        let reapable = table.procs.get_mut(&pid).and_then(|p| {
             p.unfreed_threads -= 1;
-            (p.unfreed_threads == 0 && p.is_zombie()).then_some(p.ppid)
-        })
+            (p.unfreed_threads == 0 && p.is_zombie()).then_some((p.ppid, p.autoreap))
+        });
+        // Nobody waits for a child whose parent ignores SIGCHLD: it goes
+        // now, and a parent blocked in wait4 looks again (and may find
+        // no children left: ECHILD).
+        if let Some((_, true)) = reapable {
+            table.procs.remove(&pid);
+        }
+        reapable.map(|(ppid, _)| ppid)
     };
     wakeup(Chan::ThreadExit(pid));
     if let Some(ppid) = parent {

@@ -29,13 +29,19 @@ pub(super) fn fd_file(fd: i32) -> Result<Arc<OpenFile>, Errno> {
     current(|p| p.files.get(fd))
 }
 
-/// Reads a path argument and resolves it against the current directory.
-/// `dirfd` other than AT_FDCWD is supported only for absolute paths.
+/// Reads a path argument and resolves it: an absolute path as it is, a
+/// relative one against the current directory (`AT_FDCWD`) or against the
+/// directory open as `dirfd`, which knows the path it was opened by.
 pub(super) fn user_path(dirfd: i32, ptr: u64) -> Result<String, Errno> {
     let path = uaccess::read_cstr(ptr, kcore::path::PATH_MAX)?;
     if dirfd != AT_FDCWD && !path.starts_with('/') {
-        fd_file(dirfd)?;
-        return Err(Errno::EINVAL);
+        let dir = fd_file(dirfd)?;
+        let is_dir = match &dir.kind {
+            crate::fs::file::Kind::Node(node) => node.lock().is_dir(),
+            _ => false,
+        };
+        let base = dir.path.clone().filter(|_| is_dir).ok_or(Errno::ENOTDIR)?;
+        return kcore::path::resolve(&base, &path);
     }
     kcore::path::resolve(&current(|p| p.cwd.clone()), &path)
 }

@@ -29,7 +29,27 @@ use crate::arch::trap::TrapFrame;
 
 pub type SysResult = Result<usize, Errno>;
 
+/// Calls made since boot, by number (numbers past the table are not
+/// counted), on every CPU.
+static COUNTS: [AtomicU64; 1024] = [const { AtomicU64::new(0) }; 1024];
+
+/// /proc/sysstat: one line per call made since boot, `NUMBER COUNT`.
+pub fn counts_text() -> alloc::string::String {
+    use core::fmt::Write;
+    let mut text = alloc::string::String::new();
+    for (number, count) in COUNTS.iter().enumerate() {
+        let count = count.load(Ordering::Relaxed);
+        if count > 0 {
+            let _ = writeln!(text, "{number} {count}");
+        }
+    }
+    text
+}
+
 pub fn dispatch(tf: &mut TrapFrame) {
+    if let Some(count) = COUNTS.get(tf.rax as usize) {
+        count.fetch_add(1, Ordering::Relaxed);
+    }
     let a = [tf.rdi, tf.rsi, tf.rdx, tf.r10, tf.r8, tf.r9];
     let result = match tf.rax as usize {
         sys::READ => fs::read(a[0] as i32, a[1], a[2]),

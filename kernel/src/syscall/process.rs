@@ -98,7 +98,7 @@ pub fn set_tid_address(addr: u64) -> SysResult {
 /// ENOSYS, which glibc and musl survive). The timeout is relative for
 /// FUTEX_WAIT and absolute for FUTEX_WAIT_BITSET, on CLOCK_MONOTONIC unless
 /// FUTEX_CLOCK_REALTIME; it becomes a deadline on the monotonic clock here.
-pub fn futex(addr: u64, op: u32, val: u32, timeout: u64, _addr2: u64, val3: u32) -> SysResult {
+pub fn futex(addr: u64, op: u32, val: u32, timeout: u64, addr2: u64, val3: u32) -> SysResult {
     use kcore::thread::FutexOp;
     match kcore::thread::decode_futex(op, val3)? {
         FutexOp::Wait {
@@ -123,6 +123,18 @@ pub fn futex(addr: u64, op: u32, val: u32, timeout: u64, _addr2: u64, val3: u32)
         }
         // Linux reads the count as an int: a negative one wakes nobody.
         FutexOp::Wake { bitset } => Ok(futex::wake(addr, (val as i32).max(0) as usize, bitset)),
+        // The requeue count comes in the timeout's register (val2).
+        FutexOp::Requeue { compare } => {
+            let wake = (val as i32).max(0) as usize;
+            let requeue = (timeout as i32).max(0) as usize;
+            let (woken, moved) = futex::requeue(addr, wake, requeue, addr2, compare)?;
+            // Linux: FUTEX_REQUEUE counts the woken, CMP_REQUEUE both.
+            Ok(if compare.is_some() {
+                woken + moved
+            } else {
+                woken
+            })
+        }
     }
 }
 

@@ -390,6 +390,93 @@ pub extern "C" fn putchar(c: c_int) -> c_int {
     }
 }
 
+/// Opens `path` as a stream: mode "r", "w" or "a", with "+" for both ways
+/// ("b" is taken and means nothing, as on every Unix). NULL if the mode is
+/// not one of those or open(2) fails.
+///
+/// # Safety
+/// `path` and `mode` must be NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fopen(path: *const c_char, mode: *const c_char) -> *mut File {
+    use abi::types::{O_APPEND, O_CREAT, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY};
+    // SAFETY: forwarded from the caller.
+    let (path, mode) = unsafe { (cbytes(path), cbytes(mode)) };
+    let plus = mode.contains(&b'+');
+    let flags = match (mode.first(), plus) {
+        (Some(b'r'), false) => O_RDONLY,
+        (Some(b'r'), true) => O_RDWR,
+        (Some(b'w'), false) => O_WRONLY | O_CREAT | O_TRUNC,
+        (Some(b'w'), true) => O_RDWR | O_CREAT | O_TRUNC,
+        (Some(b'a'), false) => O_WRONLY | O_CREAT | O_APPEND,
+        (Some(b'a'), true) => O_RDWR | O_CREAT | O_APPEND,
+        _ => return core::ptr::null_mut(),
+    };
+    let Ok(path) = core::str::from_utf8(path) else {
+        return core::ptr::null_mut();
+    };
+    match crate::sys::open(path, flags, 0o666) {
+        Ok(fd) => alloc::boxed::Box::into_raw(alloc::boxed::Box::new(File { fd })),
+        Err(_) => core::ptr::null_mut(),
+    }
+}
+
+/// Reads a line into `buf`: up to `size - 1` bytes, stopping after a
+/// newline, NUL-terminated. NULL at end of file with nothing read, or on
+/// an error. Unbuffered: one read(2) a byte, so a stream shares its file
+/// offset with its descriptor exactly.
+///
+/// # Safety
+/// `buf` must hold `size` bytes; `stream` must be open.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fgets(buf: *mut c_char, size: c_int, stream: *mut File) -> *mut c_char {
+    if size <= 0 {
+        return core::ptr::null_mut();
+    }
+    // SAFETY: the caller's stream.
+    let fd = unsafe { (*stream).fd };
+    // SAFETY: the caller promises `size` bytes at `buf`.
+    let out = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), size as usize) };
+    let mut n = 0;
+    while n + 1 < out.len() {
+        let mut byte = [0u8];
+        match crate::sys::read(fd, &mut byte) {
+            Ok(1) => {
+                out[n] = byte[0];
+                n += 1;
+                if byte[0] == b'\n' {
+                    break;
+                }
+            }
+            Ok(_) => break,
+            Err(_) => return core::ptr::null_mut(),
+        }
+    }
+    if n == 0 {
+        return core::ptr::null_mut();
+    }
+    out[n] = 0;
+    buf
+}
+
+/// Closes a stream fopen made (and frees it); the standard streams are
+/// closed but not freed. 0, or EOF (-1) if close(2) failed.
+///
+/// # Safety
+/// `stream` must be open, and not used again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fclose(stream: *mut File) -> c_int {
+    // SAFETY: the caller's stream.
+    let fd = unsafe { (*stream).fd };
+    let standard = [&STDIN.0, &STDOUT.0, &STDERR.0]
+        .iter()
+        .any(|s| core::ptr::eq(*s, stream));
+    if !standard {
+        // SAFETY: every other stream came from fopen's Box.
+        drop(unsafe { alloc::boxed::Box::from_raw(stream) });
+    }
+    if crate::sys::close(fd).is_ok() { 0 } else { -1 }
+}
+
 /// Output is unbuffered past each call, so there is nothing to flush.
 #[unsafe(no_mangle)]
 pub extern "C" fn fflush(_stream: *const File) -> c_int {
