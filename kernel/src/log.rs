@@ -8,6 +8,11 @@
 //!
 //! The port is behind the kernel's lock (interrupts off while held), because
 //! the timer interrupt and exception handlers print too.
+//!
+//! Every log line, INFO lines that `quiet=1` keeps off the console too, is
+//! also kept in a ring of the last `RING_BYTES` bytes, which `/dev/klog`
+//! reads (Linux's printk buffer, which dmesg and /dev/kmsg read): a program
+//! can see the boot log after the console has scrolled it away.
 
 use core::fmt::{self, Write};
 use uart_16550::SerialPort;
@@ -81,17 +86,64 @@ pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, core::sync::atomic::Ordering::Relaxed);
 }
 
-/// Writes one log line at `level`.
+/// Writes one log line at `level`: to the ring always, to the console
+/// unless `quiet` holds it back.
 pub fn log(level: Level, args: fmt::Arguments) {
-    if level == Level::Info && QUIET.load(core::sync::atomic::Ordering::Relaxed) {
-        return;
-    }
-    write_fmt(format_args!(
+    let line = format_args!(
         "[{:>9}] {} {}\n",
         crate::clock::ticks(),
         level.label(),
         args
-    ));
+    );
+    let _ = RING.lock().write_fmt(line);
+    if level == Level::Info && QUIET.load(core::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    write_fmt(line);
+}
+
+/// How much of the log the ring keeps: the boot log is about 1 KiB.
+const RING_BYTES: usize = 64 * 1024;
+
+/// The last `RING_BYTES` bytes of the log. Byte `n` of everything ever
+/// logged is at `bytes[n % RING_BYTES]` while `n >= written - RING_BYTES`.
+struct Ring {
+    bytes: [u8; RING_BYTES],
+    /// Bytes ever logged.
+    written: u64,
+}
+
+static RING: IrqLock<Ring> = IrqLock::new(
+    Rank::LogRing,
+    Ring {
+        bytes: [0; RING_BYTES],
+        written: 0,
+    },
+);
+
+impl Write for Ring {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for &b in s.as_bytes() {
+            self.bytes[(self.written % RING_BYTES as u64) as usize] = b;
+            self.written += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Copies the log from byte `at` (counted from boot) into `buf`: the
+/// number copied and the position after them. A position the ring has
+/// overwritten reads from its oldest byte, so a slow reader skips ahead
+/// rather than reading text that is gone.
+pub fn read_ring(at: u64, buf: &mut [u8]) -> (usize, u64) {
+    let ring = RING.lock();
+    let oldest = ring.written.saturating_sub(RING_BYTES as u64);
+    let from = at.max(oldest);
+    let n = (ring.written.saturating_sub(from) as usize).min(buf.len());
+    for (i, b) in buf[..n].iter_mut().enumerate() {
+        *b = ring.bytes[((from + i as u64) % RING_BYTES as u64) as usize];
+    }
+    (n, from + n as u64)
 }
 
 /// Lines about user programs' misfortunes (faults, bad signal frames) that

@@ -84,6 +84,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     arch::syscall::init();
     arch::fpu::init();
     arch::protect::init();
+    log_memory_map(boot_info);
     mm::init(boot_info);
     info!(
         "memory: {} MiB usable, {} frames free",
@@ -189,6 +190,20 @@ fn find_processors(rsdp: Option<u64>) -> alloc::vec::Vec<u32> {
             warn!("cpus: {why}; running on the boot CPU");
             alloc::vec::Vec::new()
         }
+    }
+}
+
+/// Logs the bootloader's memory map, one line per run of regions of one
+/// kind (the firmware's map, less what the bootloader took for itself):
+/// what `mm::init` will hand to the frame allocator is every `Usable` line.
+fn log_memory_map(boot_info: &BootInfo) {
+    let mut regions = boot_info.memory_regions.iter().peekable();
+    while let Some(first) = regions.next() {
+        let mut end = first.end;
+        while let Some(next) = regions.next_if(|r| r.kind == first.kind && r.start == end) {
+            end = next.end;
+        }
+        info!("memory: {:#x}..{:#x} {:?}", first.start, end, first.kind);
     }
 }
 

@@ -34,7 +34,8 @@
 //!    slots, the kernel heap (whose growth maps pages), the page tables
 //!    (`mm::paging`'s `PAGE_TABLES`), frames;
 //! 6. the PIC, then the rate limit on lines user programs cause (`log`),
-//!    then the serial port: anything may print.
+//!    then the kernel log's ring (`log`), then the serial port: anything
+//!    may print.
 //!
 //! ## Rules, checked
 //!
@@ -373,13 +374,15 @@ pub enum Rank {
     Pic,
     /// The console's rate limit for user-caused lines.
     LogLimit,
+    /// The kernel log's ring (`/dev/klog`).
+    LogRing,
     /// The serial port.
     Serial,
 }
 
 impl Rank {
     /// Every rank, lowest first (`Rank::ALL[r as usize] == r`).
-    const ALL: [Rank; 16] = [
+    const ALL: [Rank; 17] = [
         Rank::Node,
         Rank::OpenFile,
         Rank::Table,
@@ -395,6 +398,7 @@ impl Rank {
         Rank::Frames,
         Rank::Pic,
         Rank::LogLimit,
+        Rank::LogRing,
         Rank::Serial,
     ];
 

@@ -313,6 +313,11 @@ pub const ST_RELATIME: i64 = 0x1000;
 /// The longest name in a directory.
 pub const NAME_MAX: usize = 255;
 
+// getpriority(2) and setpriority(2): what `who` names.
+pub const PRIO_PROCESS: u32 = 0;
+pub const PRIO_PGRP: u32 = 1;
+pub const PRIO_USER: u32 = 2;
+
 // fcntl(2).
 pub const F_DUPFD: u32 = 0;
 pub const F_GETFD: u32 = 1;
@@ -320,6 +325,9 @@ pub const F_SETFD: u32 = 2;
 pub const F_GETFL: u32 = 3;
 pub const F_SETFL: u32 = 4;
 pub const F_DUPFD_CLOEXEC: u32 = 1030;
+/// A pipe's capacity: set (rounded up to a power of two pages), get.
+pub const F_SETPIPE_SZ: u32 = 1031;
+pub const F_GETPIPE_SZ: u32 = 1032;
 /// Record locks: POSIX (owned by the process) ...
 pub const F_GETLK: u32 = 5;
 pub const F_SETLK: u32 = 6;

@@ -3,7 +3,7 @@
 //! parsing, user and group ids and file permissions, frame bookkeeping, record locks, paths, profil bin arithmetic, gmon encoding,
 //! signal rules, symbols, clone and futex rules, time conversions, the W^X
 //! rule over frames, the areas of an address space, the random-number
-//! generator, resource limits, the text of `/proc` and System V IPC's rules
+//! generator, resource limits, nice weights, the text of `/proc` and System V IPC's rules
 //! (keys, ids, permissions, semop, which message msgrcv takes), and the
 //! quartiles and cost ratio `profcompare` reports.
 
@@ -21,6 +21,7 @@ pub mod flock;
 pub mod frames;
 pub mod gmon;
 pub mod ipc;
+pub mod nice;
 pub mod path;
 pub mod procfs;
 pub mod profil;

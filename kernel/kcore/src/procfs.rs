@@ -29,6 +29,8 @@ pub struct ProcessInfo {
     /// `R`, `S`, `T` or `Z`.
     pub state: char,
     pub threads: u32,
+    /// The nice of its first thread (setpriority(2)).
+    pub nice: i32,
     pub user_ticks: u64,
     pub system_ticks: u64,
     pub children_user_ticks: u64,
@@ -82,7 +84,7 @@ fn comm(p: &ProcessInfo) -> &str {
 /// scheduling policy) are 0, as Linux shows them to other users.
 pub fn stat(p: &ProcessInfo) -> String {
     let mut s = format!(
-        "{} ({}) {} {} {} {} {} {} 0 0 0 0 0 {} {} {} {} 20 0 {} 0 {} {} {} 18446744073709551615",
+        "{} ({}) {} {} {} {} {} {} 0 0 0 0 0 {} {} {} {} {} {} {} 0 {} {} {} 18446744073709551615",
         p.pid,
         comm(p),
         p.state,
@@ -99,6 +101,9 @@ pub fn stat(p: &ProcessInfo) -> String {
         p.system_ticks,
         p.children_user_ticks,
         p.children_system_ticks,
+        // priority (20 + nice for a normal thread), nice
+        20 + p.nice,
+        p.nice,
         p.threads,
         p.start_tick,
         p.vsize,
@@ -352,6 +357,7 @@ mod tests {
             pgid: 42,
             comm: "a name (odd) and long".into(),
             state: 'S',
+            nice: 0,
             threads: 3,
             user_ticks: 7,
             system_ticks: 2,

@@ -307,6 +307,32 @@ extern "C" fn trap_dispatch(tf: &mut TrapFrame) {
     }
 }
 
+/// The 16 bytes of code at `rip`, as Linux's `Code:` line: with them and
+/// the kernel ELF (or an assembler) the faulting instruction can be read
+/// even when rip is not in a symbol. Reading at rip is not always safe: a
+/// fault on an instruction fetch means rip's page is not mapped, and rip
+/// may not be canonical at all (a #GP with no fixup). So a non-canonical
+/// range is not read, and each byte is read with a fault fixup
+/// (`mm::uaccess::kernel_read_byte`); an unreadable byte prints as `??`.
+fn code_at_rip(rip: u64) {
+    const BYTES: u64 = 16;
+    let canonical = |a: u64| (a as i64) << 16 >> 16 == a as i64;
+    crate::log::emergency_write(format_args!("    code at rip:"));
+    for i in 0..BYTES {
+        let at = rip.wrapping_add(i);
+        let byte = if canonical(rip) && canonical(at) && at >= rip {
+            crate::mm::uaccess::kernel_read_byte(at)
+        } else {
+            None
+        };
+        match byte {
+            Some(b) => crate::log::emergency_write(format_args!(" {b:02x}")),
+            None => crate::log::emergency_write(format_args!(" ??")),
+        }
+    }
+    crate::log::emergency_write(format_args!("\n"));
+}
+
 /// A CPU exception the kernel did not expect: report and stop the machine.
 fn exception(tf: &TrapFrame) {
     // An NMI or a faulting sysretq/iretq may have come in with the user's
@@ -392,6 +418,7 @@ pub fn report(tf: &TrapFrame) {
             },
         ));
     }
+    code_at_rip(tf.rip);
     let regs = [
         ("rax", tf.rax),
         ("rbx", tf.rbx),

@@ -28,10 +28,13 @@ pub enum Device {
     Full,
     Random,
     Urandom,
+    /// The kernel's log so far (`log::read_ring`), read from the open
+    /// file's offset.
+    Klog,
 }
 
 /// Every device, its name in `/dev` and its permission bits.
-pub const ALL: [(&str, Device, u32); 7] = [
+pub const ALL: [(&str, Device, u32); 8] = [
     ("console", Device::Console, 0o620),
     ("tty", Device::Tty, 0o666),
     ("null", Device::Null, 0o666),
@@ -39,6 +42,7 @@ pub const ALL: [(&str, Device, u32); 7] = [
     ("full", Device::Full, 0o666),
     ("random", Device::Random, 0o666),
     ("urandom", Device::Urandom, 0o666),
+    ("klog", Device::Klog, 0o444),
 ];
 
 impl Device {
@@ -58,14 +62,23 @@ impl Device {
             Device::Full => (1, 7),
             Device::Random => (1, 8),
             Device::Urandom => (1, 9),
+            // Linux's /dev/kmsg is (1, 11); klog reads as a plain file
+            // rather than record by record, so it takes a minor of its own.
+            Device::Klog => (1, 250),
         };
         (major << 8) | minor
     }
 
     /// Reads into `buf`. A terminal read may sleep, so the caller holds no
-    /// lock.
-    pub fn read(self, buf: &mut [u8]) -> Result<usize, Errno> {
+    /// lock. A device with a position (`/dev/klog`) reads from `*at` and
+    /// moves it; the others leave it alone.
+    pub fn read(self, buf: &mut [u8], at: &mut u64) -> Result<usize, Errno> {
         match self {
+            Device::Klog => {
+                let (n, next) = crate::log::read_ring(*at, buf);
+                *at = next;
+                Ok(n)
+            }
             Device::Console | Device::Tty => console::read(buf),
             Device::Null => Ok(0),
             Device::Zero | Device::Full => {
@@ -81,6 +94,7 @@ impl Device {
 
     pub fn write(self, buf: &[u8]) -> Result<usize, Errno> {
         match self {
+            Device::Klog => Err(Errno::EINVAL),
             Device::Console | Device::Tty => Ok(console::write(buf)),
             Device::Null | Device::Zero => Ok(buf.len()),
             Device::Full => Err(Errno::ENOSPC),

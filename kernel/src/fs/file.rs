@@ -102,7 +102,15 @@ impl OpenFile {
             Kind::Node(node) => {
                 let device = node.lock().device();
                 if let Some(device) = device {
-                    return device.read(buf); // a terminal sleeps: no lock held
+                    // A terminal sleeps: no lock held. A device with a
+                    // position (/dev/klog) moves the file's offset.
+                    let before = self.offset();
+                    let mut at = before;
+                    let n = device.read(buf, &mut at)?;
+                    if at != before {
+                        self.set_offset(at);
+                    }
+                    return Ok(n);
                 }
                 let mut node = node.lock();
                 let mut offset = self.offset.lock();
@@ -354,7 +362,7 @@ fn read_at(node: &mut Node, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
         // Nor a socket's name (ENXIO).
         Content::Socket(_) => Err(Errno::ENXIO),
         Content::Device(d) if d.is_terminal() => Err(Errno::ESPIPE),
-        Content::Device(d) => d.read(buf),
+        Content::Device(d) => d.read(buf, &mut at.clone()),
     }
 }
 
@@ -484,6 +492,15 @@ impl FdTable {
             .ok()
             .and_then(|i| self.slots.get_mut(i))
             .ok_or(Errno::EBADF)
+    }
+
+    /// Every open descriptor with its file, lowest first (/proc/PID/fd).
+    pub fn open(&self) -> alloc::vec::Vec<(i32, Arc<OpenFile>)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(fd, slot)| Some((fd as i32, slot.as_ref()?.file.clone())))
+            .collect()
     }
 
     pub fn get(&self, fd: i32) -> Result<Arc<OpenFile>, Errno> {

@@ -6,7 +6,9 @@
 //! other through the pipe's wait channel. The ends count themselves: dropping
 //! the last `OpenFile` of an end (close, exit) closes it.
 //!
-//! As on Linux a pipe holds 64 KiB, and a write of at most `PIPE_BUF` bytes
+//! As on Linux a pipe holds 64 KiB unless `fcntl(F_SETPIPE_SZ)` changes it
+//! (to a power of two pages, at most `MAX_CAPACITY` for an unprivileged
+//! caller), and a write of at most `PIPE_BUF` bytes
 //! is atomic: it waits (or is EAGAIN) until there is room for all of it, so
 //! two writers' short messages never interleave. A longer write goes in
 //! pieces as room appears. The queue's memory grows with what is in it and
@@ -25,10 +27,17 @@ use crate::sync::{IrqLock, Rank};
 /// 16 pages).
 pub const CAPACITY: usize = 16 * 4096;
 
+/// The largest capacity an unprivileged `F_SETPIPE_SZ` may ask for
+/// (Linux's /proc/sys/fs/pipe-max-size, 1 MiB).
+pub const MAX_CAPACITY: usize = 1 << 20;
+
 /// The queue's memory kept when the pipe empties.
 const KEPT: usize = 4096;
 
 pub struct Pipe {
+    /// Names the pipe in `/proc/PID/fd` (`pipe:[ID]`): both ends show the
+    /// same number, as Linux's show the pipe's inode.
+    pub id: u64,
     state: IrqLock<Buffer>,
     /// Its changes and its pollers.
     pub ready: Readiness,
@@ -37,6 +46,8 @@ pub struct Pipe {
 /// What a pipe holds: the bytes in flight and who has it open.
 struct Buffer {
     bytes: VecDeque<u8>,
+    /// Bytes it holds before writers wait.
+    capacity: usize,
     readers: usize,
     writers: usize,
 }
@@ -44,11 +55,14 @@ struct Buffer {
 impl Pipe {
     /// A pipe with one reader and one writer.
     pub fn new() -> Arc<Pipe> {
+        static NEXT_ID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
         Arc::new(Pipe {
+            id: NEXT_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
             state: IrqLock::new(
                 Rank::Channel,
                 Buffer {
                     bytes: VecDeque::new(),
+                    capacity: CAPACITY,
                     readers: 1,
                     writers: 1,
                 },
@@ -103,7 +117,7 @@ impl Pipe {
         while done < buf.len() {
             let step = sched::wait_event(self.chan(), || {
                 let mut s = self.state.lock();
-                let room = CAPACITY - s.bytes.len();
+                let room = s.capacity.saturating_sub(s.bytes.len());
                 if s.readers == 0 {
                     Some(Err(Errno::EPIPE))
                 } else if room >= buf.len() - done || room > 0 && !atomic {
@@ -149,10 +163,39 @@ impl Pipe {
             }
         } else if s.readers == 0 {
             ready |= POLLERR;
-        } else if CAPACITY - s.bytes.len() >= PIPE_BUF {
+        } else if s.capacity.saturating_sub(s.bytes.len()) >= PIPE_BUF {
             ready |= POLLOUT;
         }
         ready
+    }
+
+    /// F_GETPIPE_SZ: the bytes it holds before writers wait.
+    pub fn capacity(&self) -> usize {
+        self.state.lock().capacity
+    }
+
+    /// F_SETPIPE_SZ: makes the pipe hold `wanted` bytes, rounded up as
+    /// Linux rounds (`round_pipe_size`: at least a page, then a power of
+    /// two); returns the capacity it now has. EPERM past `MAX_CAPACITY`
+    /// unless `privileged`; EBUSY if more than that is in it now.
+    pub fn set_capacity(&self, wanted: u64, privileged: bool) -> Result<usize, Errno> {
+        let wanted = usize::try_from(wanted).map_err(|_| Errno::EINVAL)?;
+        if wanted > 1 << 31 {
+            return Err(Errno::EINVAL);
+        }
+        let capacity = wanted.max(4096).next_power_of_two();
+        if capacity > MAX_CAPACITY && !privileged {
+            return Err(Errno::EPERM);
+        }
+        {
+            let mut s = self.state.lock();
+            if s.bytes.len() > capacity {
+                return Err(Errno::EBUSY);
+            }
+            s.capacity = capacity;
+        }
+        self.wake(); // a writer waiting for room may have it now
+        Ok(capacity)
     }
 
     pub fn buffered(&self) -> usize {

@@ -18,6 +18,8 @@
 //! | `/proc/PID/exe` | a symbolic link to the program's path |
 //! | `/proc/PID/limits` | its resource limits (getrlimit(2)) |
 //! | `/proc/PID/profil` | its profil(2) state: regions, scale, ticks counted and dropped (not in Linux) |
+//! | `/proc/PID/fd/N` | a symbolic link per open descriptor: the path it was opened by, or `pipe:[N]`, `socket:[N]`, `anon_inode:[eventpoll]` |
+//! | `/proc/PID/task/TID` | a directory per thread, with its `comm`, `stat` and `status` |
 //! | `/proc/meminfo`, `uptime`, `loadavg`, `stat` | memory, time since boot and idle, load, CPU time |
 //! | `/proc/cpuinfo`, `mounts`, `version` | the CPU (from CPUID), what is mounted, the kernel |
 //! | `/proc/sys/fs/file-nr` | open file descriptions in the system (`fs::file::open_count`), 0 free, no maximum |
@@ -34,7 +36,7 @@ use core::fmt::Write;
 use kcore::procfs::{self as text, MemInfo, ProcessInfo};
 
 use super::ramfs::{Content, DirEntry, Node, NodeRef};
-use crate::proc::{Pid, Process, TABLE, Table};
+use crate::proc::{Pid, Process, TABLE, Table, Tid};
 use crate::sync::{IrqLock, Rank};
 use crate::{clock, mm};
 
@@ -43,6 +45,12 @@ use crate::{clock, mm};
 pub enum Dir {
     Root,
     Process(Pid),
+    /// `/proc/PID/fd`: one link per open descriptor.
+    Fds(Pid),
+    /// `/proc/PID/task`: one directory per thread, ...
+    Tasks(Pid),
+    /// ... `/proc/PID/task/TID`, with the thread's own files.
+    Task(Pid, Tid),
     /// `/proc/sys`, holding only `fs`, ...
     Sys,
     /// ... which holds only `file-nr`.
@@ -65,15 +73,41 @@ const ROOT_FILES: &[&str] = &[
 const PROCESS_FILES: &[&str] = &[
     "cmdline", "comm", "exe", "limits", "maps", "profil", "stat", "status",
 ];
+/// The files of each `/proc/PID/task/TID`.
+const TASK_FILES: &[&str] = &["comm", "stat", "status"];
+/// The directories of each `/proc/PID`, after its files.
+const PROCESS_DIRS: &[&str] = &[
+    "fd",   // lab 7.4
+    "task", // lab 11.1
+];
+
+/// The directory `name` of `/proc/PID`.
+fn process_dir(pid: Pid, name: &str) -> Option<Dir> {
+    match name {
+        "fd" => Some(Dir::Fds(pid)),
+        "task" => Some(Dir::Tasks(pid)),
+        _ => None,
+    }
+}
 
 /// Where /proc's inode numbers start, far above the ramfs's.
 pub const INO_BASE: u64 = 1 << 40;
 
+/// Each process has 32 numbers from `INO_BASE` (its directory, its files,
+/// and its `fd` and `task` directories at the top of that room); a
+/// descriptor's link takes one of 65536 per process above `FD_INO`, and a
+/// thread's directory 32 per thread above `TASK_INO`.
 fn ino(dir: Dir, index: Option<usize>) -> u64 {
+    const FD_INO: u64 = INO_BASE + (1 << 38);
+    const TASK_INO: u64 = INO_BASE + (1 << 39);
     let entry = index.map_or(0, |i| i as u64 + 1);
     match dir {
         Dir::Root => INO_BASE + entry,
         Dir::Process(pid) => INO_BASE + (u64::from(pid) << 5) + entry,
+        Dir::Fds(pid) if index.is_none() => INO_BASE + (u64::from(pid) << 5) + 30,
+        Dir::Fds(pid) => FD_INO + (u64::from(pid) << 16) + entry,
+        Dir::Tasks(pid) => INO_BASE + (u64::from(pid) << 5) + 31,
+        Dir::Task(_, tid) => TASK_INO + (u64::from(tid) << 5) + entry,
         // After the root's files, in pid 0's room: /proc/sys/fs is entry
         // 0 of /proc/sys.
         Dir::Sys => INO_BASE + 16 + entry,
@@ -111,11 +145,42 @@ pub fn lookup(dir: Dir, name: &str) -> Result<NodeRef, Errno> {
             ))
         }
         Dir::Process(pid) => {
+            // Linux makes /proc/PID/fd 0500, owned by the process's user;
+            // /proc's nodes here are root's, so 0555 lets every process
+            // list its own.
+            if let Some(sub) = process_dir(pid, name) {
+                return Ok(dir_node(sub, 0o555));
+            }
             let index = PROCESS_FILES
                 .iter()
                 .position(|&f| f == name)
                 .ok_or(Errno::ENOENT)?;
             process_file(pid, index)
+        }
+        Dir::Fds(pid) => {
+            let fd: i32 = name.parse().map_err(|_| Errno::ENOENT)?;
+            if name != fd.to_string() {
+                return Err(Errno::ENOENT);
+            }
+            let (_, target) = descriptors(pid)?
+                .into_iter()
+                .find(|(n, _)| *n == fd)
+                .ok_or(Errno::ENOENT)?;
+            Ok(link(Dir::Fds(pid), fd as usize, target))
+        }
+        Dir::Tasks(pid) => {
+            let tid: Tid = name.parse().map_err(|_| Errno::ENOENT)?;
+            if name != tid.to_string() || !thread_ids(pid)?.contains(&tid) {
+                return Err(Errno::ENOENT);
+            }
+            Ok(dir_node(Dir::Task(pid, tid), 0o555))
+        }
+        Dir::Task(pid, tid) => {
+            let index = TASK_FILES
+                .iter()
+                .position(|&f| f == name)
+                .ok_or(Errno::ENOENT)?;
+            task_file(pid, tid, index)
         }
         Dir::Sys if name == "fs" => Ok(node(
             ino(Dir::SysFs, None),
@@ -151,7 +216,37 @@ pub fn list(dir: Dir) -> Vec<DirEntry> {
             }));
             entries
         }
-        Dir::Process(_) => files(dir, PROCESS_FILES),
+        Dir::Process(pid) => {
+            let mut entries = files(dir, PROCESS_FILES);
+            entries.extend(PROCESS_DIRS.iter().filter_map(|&name| {
+                Some(DirEntry {
+                    name: name.to_string(),
+                    ino: ino(process_dir(pid, name)?, None),
+                    kind: abi::types::DT_DIR,
+                })
+            }));
+            entries
+        }
+        // A process gone since its directory was opened lists nothing.
+        Dir::Fds(pid) => descriptors(pid)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(fd, _)| DirEntry {
+                name: fd.to_string(),
+                ino: ino(dir, Some(fd as usize)),
+                kind: abi::types::DT_LNK,
+            })
+            .collect(),
+        Dir::Tasks(pid) => thread_ids(pid)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|tid| DirEntry {
+                name: tid.to_string(),
+                ino: ino(Dir::Task(pid, tid), None),
+                kind: abi::types::DT_DIR,
+            })
+            .collect(),
+        Dir::Task(..) => files(dir, TASK_FILES),
         Dir::Sys => alloc::vec![DirEntry {
             name: "fs".to_string(),
             ino: ino(Dir::SysFs, None),
@@ -177,6 +272,68 @@ fn files(dir: Dir, names: &[&str]) -> Vec<DirEntry> {
             },
         })
         .collect()
+}
+
+fn dir_node(dir: Dir, perm: u32) -> NodeRef {
+    node(ino(dir, None), perm, Content::ProcDir(dir))
+}
+
+/// Each open descriptor of `pid` with what its link names, in order.
+/// The open files are taken under the table's lock and named after it is
+/// let go (naming one may take its node's lock, which comes first).
+fn descriptors(pid: Pid) -> Result<Vec<(i32, String)>, Errno> {
+    use super::file::Kind;
+    let open = {
+        let table = TABLE.lock();
+        let p = table.procs.get(&pid).ok_or(Errno::ENOENT)?;
+        p.files.open()
+    };
+    Ok(open
+        .into_iter()
+        .map(|(fd, file)| {
+            let target = match &file.kind {
+                Kind::Node(_) => file.path.clone().unwrap_or_else(|| String::from("/")),
+                Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => format!("pipe:[{}]", pipe.id),
+                Kind::Socket(_) => format!("socket:[{}]", file.id),
+                Kind::Epoll(_) => String::from("anon_inode:[eventpoll]"),
+            };
+            (fd, target)
+        })
+        .collect())
+}
+
+/// The threads of `pid` that have not exited, by tid.
+fn thread_ids(pid: Pid) -> Result<Vec<Tid>, Errno> {
+    let table = TABLE.lock();
+    if !table.procs.contains_key(&pid) {
+        return Err(Errno::ENOENT);
+    }
+    Ok(table
+        .threads
+        .values()
+        .filter(|t| t.pid == pid && t.state != crate::proc::State::Dead)
+        .map(|t| t.tid)
+        .collect())
+}
+
+/// `/proc/PID/task/TID/FILE`: the process's files as the thread sees
+/// them, with its own tid where Linux puts it (stat's first field,
+/// status's Pid line).
+fn task_file(pid: Pid, tid: Tid, index: usize) -> Result<NodeRef, Errno> {
+    let table = TABLE.lock();
+    let p = table.procs.get(&pid).ok_or(Errno::ENOENT)?;
+    if !table.threads.get(&tid).is_some_and(|t| t.pid == pid) {
+        return Err(Errno::ENOENT);
+    }
+    let mut info = info(&table, p);
+    info.pid = tid;
+    let text = match TASK_FILES[index] {
+        "comm" => format!("{}\n", p.name),
+        "stat" => text::stat(&info),
+        "status" => text::status(&info),
+        other => unreachable!("no /proc/PID/task/TID/{other}"),
+    };
+    Ok(file(Dir::Task(pid, tid), index, text.into_bytes()))
 }
 
 fn file(dir: Dir, index: usize, text: Vec<u8>) -> NodeRef {
@@ -279,6 +436,7 @@ fn info(table: &Table, p: &Process) -> ProcessInfo {
         comm: p.name.clone(),
         state,
         threads: p.live_threads,
+        nice: table.threads.get(&p.pid).map_or(0, |t| t.nice),
         user_ticks: p.user_ticks,
         system_ticks: p.system_ticks,
         children_user_ticks: p.children_ticks.0,

@@ -26,10 +26,11 @@
 //! its buffer when called), the caller asks `check_range` first: it walks
 //! the page tables over the range and does what a fault would.
 //!
-//! Two more instructions have fixups: `probe_read` and `probe_write`, which
+//! Three more instructions have fixups: `probe_read` and `probe_write`, which
 //! the self-tests use to show that a protection holds (a kernel write to its
 //! own text, a kernel read of a user page outside the window) without
-//! bringing the kernel down.
+//! bringing the kernel down, and `probe_load`, with which a crash report
+//! reads the code at the faulting rip, which may itself not be mapped.
 
 use abi::Errno;
 use alloc::string::String;
@@ -123,6 +124,17 @@ probe_write_insn:
 probe_fault:
     movl $1, %eax
     ret
+
+    .global probe_load
+    .global probe_load_insn
+    .global probe_load_fault
+probe_load:
+probe_load_insn:
+    movzbl (%rdi), %eax
+    ret
+probe_load_fault:
+    movl $0xffffffff, %eax
+    ret
     "#,
     options(att_syntax)
 );
@@ -153,6 +165,10 @@ unsafe extern "C" {
     fn probe_write(addr: u64) -> u64;
     fn probe_write_insn();
     fn probe_fault();
+    /// The byte at `addr`, or `u32::MAX` if reading it faulted.
+    fn probe_load(addr: u64) -> u32;
+    fn probe_load_insn();
+    fn probe_load_fault();
 }
 
 /// Where a fault at `rip` should resume, if `rip` is an instruction with a
@@ -167,6 +183,8 @@ pub fn fixup_for(rip: u64) -> Option<u64> {
         Some(at(uaccess_add_u16_fault))
     } else if rip == at(probe_read_insn) || rip == at(probe_write_insn) {
         Some(at(probe_fault))
+    } else if rip == at(probe_load_insn) {
+        Some(at(probe_load_fault))
     } else {
         None
     }
@@ -177,6 +195,16 @@ pub fn fixup_for(rip: u64) -> Option<u64> {
 pub fn kernel_can_read(addr: u64) -> bool {
     // SAFETY: a fault is caught by the fixup and reported as 1.
     unsafe { probe_read(addr) == 0 }
+}
+
+/// The byte at the kernel address `addr`, or None if it is not mapped (or
+/// is a user page outside a SMAP window): for crash reports, which read
+/// the code at a faulting rip. `addr` must be canonical: a non-canonical
+/// address faults with #GP, which has no fixup.
+pub fn kernel_read_byte(addr: u64) -> Option<u8> {
+    // SAFETY: a page fault is caught by the fixup and reported as
+    // u32::MAX; the caller gives a canonical address (no #GP).
+    u8::try_from(unsafe { probe_load(addr) }).ok()
 }
 
 /// Whether the kernel can write the byte at `addr` (it writes the same

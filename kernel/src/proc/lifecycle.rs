@@ -185,6 +185,7 @@ fn clone_thread(
         t.fpu.save();
         let mut thread = Thread::new(tid, p.pid, kstack);
         thread.fpu = t.fpu.clone();
+        thread.nice = t.nice;
         thread.fs_base = if request.set_tls { args.tls } else { t.fs_base };
         thread.gs_base = t.gs_base;
         // Linux: a thread starts without the caller's alternate stack.
@@ -370,6 +371,7 @@ fn copy_current(frame: &TrapFrame, lend: bool) -> Result<(Box<Process>, Box<Thre
         child.sig = p.sig.for_child();
         child.prof = p.prof.for_child();
         let mut thread = Thread::new(0, 0, kstack);
+        thread.nice = t.nice;
         thread.sig = t.sig.for_child(true);
         thread.fpu = t.fpu.clone();
         thread.fs_base = t.fs_base;

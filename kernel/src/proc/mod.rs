@@ -167,6 +167,9 @@ pub struct Thread {
     pub kstack: KernelStack,
     /// Ticks left in the current time slice.
     pub slice_left: u32,
+    /// Its nice, -20 to 19 (setpriority(2)): how long its slices are
+    /// against a nice 0 thread's (`kcore::nice`).
+    pub nice: i32,
     /// Ticks it ran, user and system (CLOCK_THREAD_CPUTIME_ID).
     pub cpu_ticks: u64,
     /// When a sleep ends (nanosleep, a futex timeout, poll), if it has a
@@ -240,6 +243,7 @@ impl Thread {
             state: State::New,
             kstack,
             slice_left: 0,
+            nice: 0,
             cpu_ticks: 0,
             wake_at: None,
             fs_base: 0,

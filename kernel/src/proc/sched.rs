@@ -178,7 +178,7 @@ fn pick(table: &mut super::Table, last: Tid, cpu: &percpu::Cpu) -> Option<(Tid, 
     t.state = State::Running;
     t.on_cpu = true;
     t.cpu = cpu.index();
-    t.slice_left = time_slice();
+    t.slice_left = kcore::nice::slice_ticks(time_slice(), t.nice);
     t.fpu.restore();
     if let Some(mem) = procs.get(&t.pid).and_then(|p| p.mem.as_ref()) {
         mem.space.activate();

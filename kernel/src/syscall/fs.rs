@@ -472,6 +472,17 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
         F_GETLK | F_SETLK | F_SETLKW | F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW => {
             record_lock(fd, cmd, arg)
         }
+        F_GETPIPE_SZ | F_SETPIPE_SZ => {
+            let file = fd_file(fd)?;
+            let (Kind::PipeRead(pipe) | Kind::PipeWrite(pipe)) = &file.kind else {
+                return Err(Errno::EBADF); // Linux: not a pipe
+            };
+            if cmd == F_GETPIPE_SZ {
+                return Ok(pipe.capacity());
+            }
+            let privileged = current(|p| p.cred.euid == 0);
+            pipe.set_capacity(arg, privileged)
+        }
         _ => Err(Errno::EINVAL),
     }
 }

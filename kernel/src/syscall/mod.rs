@@ -17,6 +17,7 @@ mod ipc;
 mod kbench;
 mod mem;
 mod poll;
+mod priority;
 mod process;
 mod profil;
 mod signal;
@@ -198,7 +199,6 @@ pub fn dispatch(tf: &mut TrapFrame) {
         // back to clone when clone3 is ENOSYS, and glibc runs without rseq.
         sys::CLONE3 | sys::RSEQ => Err(Errno::ENOSYS),
         sys::GETPPID => process::getppid(),
-        // One user, root: every id is 0.
         sys::GETUID => cred::getuid(),
         sys::GETGID => cred::getgid(),
         sys::GETEUID => cred::geteuid(),
@@ -216,6 +216,8 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::GETGROUPS => cred::getgroups(a[0] as i32, a[1]),
         sys::SETGROUPS => cred::setgroups(a[0] as i32, a[1]),
         sys::SCHED_YIELD => process::sched_yield(),
+        sys::GETPRIORITY => priority::getpriority(a[0] as u32, a[1] as u32),
+        sys::SETPRIORITY => priority::setpriority(a[0] as u32, a[1] as u32, a[2] as i32 as i64),
         sys::NANOSLEEP => process::nanosleep(a[0], a[1]),
         sys::CLOCK_NANOSLEEP => process::clock_nanosleep(a[0] as u32, a[1] as u32, a[2], a[3]),
         sys::UMASK => process::umask(a[0] as u32),

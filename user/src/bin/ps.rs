@@ -1,6 +1,7 @@
 //! /bin/ps: the process table (pid, parent, group, state, threads, the CPU
 //! it runs or last ran on, user and system ticks of all its threads,
-//! whether profil is on, name).
+//! whether profil is on, name). `ps -T` adds a TID column and a row per
+//! thread, the threads read from `/proc/PID/task` as Linux's ps reads them.
 #![no_std]
 #![no_main]
 use abi::types::{PROC_NO_CPU, PROC_RUNNABLE, PROC_RUNNING, PROC_SLEEPING, PROC_STOPPED, ProcInfo};
@@ -16,7 +17,16 @@ fn run() -> i32 {
             return 1;
         }
     };
-    println!("  PID  PPID  PGID STATE    THR CPU   UTICKS   STICKS PROF NAME");
+    let threads = match libc_lite::env::args().nth(1) {
+        None => false,
+        Some("-T") => true,
+        Some(other) => {
+            eprintln!("ps: unknown option '{other}' (ps, or ps -T for a row per thread)");
+            return 2;
+        }
+    };
+    let tid_head = if threads { "   TID" } else { "" };
+    println!("  PID{tid_head}  PPID  PGID STATE    THR CPU   UTICKS   STICKS PROF NAME");
     for p in &rows[..n] {
         let state = match p.state {
             PROC_RUNNABLE => "runnable",
@@ -33,10 +43,36 @@ fn run() -> i32 {
         } else {
             alloc::format!("{}", p.cpu)
         };
-        println!(
-            "{:>5} {:>5} {:>5} {:<8} {:>3} {:>3} {:>8} {:>8} {:<4} {name}",
-            p.pid, p.ppid, p.pgid, state, p.threads, cpu, p.user_ticks, p.system_ticks, prof
+        let rest = alloc::format!(
+            "{:>5} {:>5} {:<8} {:>3} {:>3} {:>8} {:>8} {:<4} {name}",
+            p.ppid,
+            p.pgid,
+            state,
+            p.threads,
+            cpu,
+            p.user_ticks,
+            p.system_ticks,
+            prof
         );
+        if !threads {
+            println!("{:>5} {rest}", p.pid);
+            continue;
+        }
+        // A zombie has no threads left; a process gone since the table
+        // was read has no directory.
+        let mut tids: alloc::vec::Vec<u32> =
+            user::probe::dir_names(&alloc::format!("/proc/{}/task", p.pid))
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|t| t.parse().ok())
+                .collect();
+        tids.sort_unstable();
+        if tids.is_empty() {
+            println!("{:>5} {:>5} {rest}", p.pid, "-");
+        }
+        for tid in tids {
+            println!("{:>5} {tid:>5} {rest}", p.pid);
+        }
     }
     0
 }
