@@ -155,6 +155,7 @@ pub const FCHOWNAT: usize = 260;
 pub const FUTIMESAT: usize = 261;
 pub const NEWFSTATAT: usize = 262;
 pub const UNLINKAT: usize = 263;
+pub const RENAMEAT: usize = 264;
 pub const LINKAT: usize = 265;
 pub const SYMLINKAT: usize = 266;
 pub const READLINKAT: usize = 267;
@@ -172,9 +173,11 @@ pub const SET_ROBUST_LIST: usize = 273;
 pub const GET_ROBUST_LIST: usize = 274;
 pub const PRLIMIT64: usize = 302;
 pub const GETCPU: usize = 309;
+pub const RENAMEAT2: usize = 316;
 pub const GETRANDOM: usize = 318;
 pub const RSEQ: usize = 334;
 pub const CLONE3: usize = 435;
+pub const FACCESSAT2: usize = 439;
 pub const EPOLL_PWAIT2: usize = 441;
 
 /// `profil(samples, size, offset, scale)`: the signature call of this kernel.

@@ -318,6 +318,9 @@ pub const PRIO_PROCESS: u32 = 0;
 pub const PRIO_PGRP: u32 = 1;
 pub const PRIO_USER: u32 = 2;
 
+/// renameat2(2): fail with EEXIST rather than replace.
+pub const RENAME_NOREPLACE: u32 = 1;
+
 // fcntl(2).
 pub const F_DUPFD: u32 = 0;
 pub const F_GETFD: u32 = 1;

@@ -138,28 +138,14 @@ impl OpenFile {
                 if let Some(device) = device {
                     return device.write(buf);
                 }
-                // RLIMIT_FSIZE, read before the node's lock (the process
-                // table comes first in the lock order).
-                let limit = crate::proc::current(|p| p.limits.cur(abi::types::RLIMIT_FSIZE));
+                let limit = file_size_limit();
                 let mut node = node.lock();
                 let append = *self.flags.lock() & O_APPEND != 0;
                 let mut offset = self.offset.lock();
                 if append {
                     *offset = node.size();
                 }
-                let mut buf = buf;
-                if matches!(node.content, Content::File(_)) {
-                    let room = limit.saturating_sub(*offset);
-                    if room == 0 && !buf.is_empty() {
-                        drop((offset, node));
-                        crate::signal::send_to_current(
-                            abi::signal::SIGXFSZ,
-                            crate::signal::Origin::kernel(),
-                        );
-                        return Err(Errno::EFBIG);
-                    }
-                    buf = &buf[..buf.len().min(room.try_into().unwrap_or(usize::MAX))];
-                }
+                let buf = within_limit(&node, limit, *offset, buf)?;
                 *offset = write_at(&mut node, *offset, buf)?;
                 Ok(buf.len())
             }
@@ -260,7 +246,12 @@ impl OpenFile {
             return Err(Errno::EBADF);
         }
         match &self.kind {
-            Kind::Node(node) => write_at(&mut node.lock(), at, buf).map(|_| buf.len()),
+            Kind::Node(node) => {
+                let limit = file_size_limit();
+                let mut node = node.lock();
+                let buf = within_limit(&node, limit, at, buf)?;
+                write_at(&mut node, at, buf).map(|_| buf.len())
+            }
             _ => Err(Errno::ESPIPE),
         }
     }
@@ -313,7 +304,43 @@ impl OpenFile {
             _ => Err(Errno::EINVAL),
         }
     }
+}
 
+/// The caller's RLIMIT_FSIZE, read before any node's lock (the process
+/// table comes first in the lock order).
+pub fn file_size_limit() -> u64 {
+    crate::proc::current(|p| p.limits.cur(abi::types::RLIMIT_FSIZE))
+}
+
+/// What a write of `buf` at `at` into `node` may put there under the file
+/// size `limit`, as Linux's `generic_write_check_limits`: the bytes that
+/// fit, or, when none do, SIGXFSZ to the caller and EFBIG. Only regular
+/// files have the limit. (The signal takes the process table, which may be
+/// taken inside a node's lock.)
+pub fn within_limit<'a>(
+    node: &Node,
+    limit: u64,
+    at: u64,
+    buf: &'a [u8],
+) -> Result<&'a [u8], Errno> {
+    if !matches!(node.content, Content::File(_)) || buf.is_empty() {
+        return Ok(buf);
+    }
+    let room = limit.saturating_sub(at);
+    if room == 0 {
+        return Err(file_too_big());
+    }
+    Ok(&buf[..buf.len().min(usize::try_from(room).unwrap_or(usize::MAX))])
+}
+
+/// A change that would take a file past RLIMIT_FSIZE: SIGXFSZ to the
+/// caller (which kills it unless caught or ignored), and EFBIG.
+pub fn file_too_big() -> Errno {
+    crate::signal::send_to_current(abi::signal::SIGXFSZ, crate::signal::Origin::kernel());
+    Errno::EFBIG
+}
+
+impl OpenFile {
     pub fn stat(&self) -> Stat {
         match &self.kind {
             Kind::Node(node) => stat_node(node),
@@ -389,7 +416,12 @@ fn write_at(node: &mut Node, at: u64, buf: &[u8]) -> Result<u64, Errno> {
 }
 
 /// Sets a regular file's size; the times move when the size does.
+/// Truncates (or extends) the file to `len`; EFBIG past the caller's
+/// RLIMIT_FSIZE, as a write there would be.
 pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
+    if len > file_size_limit() && matches!(node.lock().content, Content::File(_)) {
+        return Err(file_too_big());
+    }
     let mut node = node.lock();
     match &mut node.content {
         Content::File(data) => {

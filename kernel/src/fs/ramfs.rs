@@ -626,9 +626,14 @@ pub fn remove(path: &str, want_dir: bool) -> Result<(), Errno> {
 }
 
 /// Renames `from` to `to`, replacing a file (or empty directory) at `to`.
-pub fn rename(from: &str, to: &str) -> Result<(), Errno> {
+pub fn rename(from: &str, to: &str, noreplace: bool) -> Result<(), Errno> {
     if from == to {
-        return lookup(from).map(|_| ());
+        let found = lookup(from).map(|_| ());
+        return if noreplace && found.is_ok() {
+            Err(Errno::EEXIST)
+        } else {
+            found
+        };
     }
     let cred = caller();
     let (from_dir, from_name) = parent_of(from, Errno::EBUSY, &cred)?;
@@ -642,6 +647,9 @@ pub fn rename(from: &str, to: &str) -> Result<(), Errno> {
         return Err(Errno::EINVAL); // a directory into itself
     }
     let existing = with_entries(&to_dir, |e| e.get(to_name).cloned())?;
+    if noreplace && existing.is_some() {
+        return Err(Errno::EEXIST); // renameat2's RENAME_NOREPLACE
+    }
     // Linux's order: may the name go from its directory, may the new one
     // be made (or the one it replaces go), and a directory that changes
     // parent must be writable itself (its `..` changes).

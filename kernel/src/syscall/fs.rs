@@ -77,6 +77,7 @@ pub fn write(fd: i32, buf: u64, count: u64) -> SysResult {
     let mut done = 0usize;
     while done < count as usize {
         let n = (count as usize - done).min(CHUNK);
+        let before = done;
         // A buffer that goes bad part way: what came before the fault is
         // written, and the call returns that count (EFAULT if it is none).
         let (wrote, faulted) = with_buffer(n, |kbuf| {
@@ -96,7 +97,10 @@ pub fn write(fd: i32, buf: u64, count: u64) -> SysResult {
             Err(e) if done == 0 => return Err(e),
             Err(_) => break,
         }
-        if faulted {
+        // A short write (the file size limit, a non-blocking pipe that
+        // filled) ends the call with what was written, as on Linux: the
+        // next chunk would only fail, or signal, for nothing.
+        if faulted || done - before < n {
             break;
         }
     }
@@ -340,9 +344,20 @@ pub fn unlinkat(dirfd: i32, path: u64, flags: u32) -> SysResult {
 }
 
 pub fn rename(from: u64, to: u64) -> SysResult {
-    let from = user_path(AT_FDCWD, from)?;
-    let to = user_path(AT_FDCWD, to)?;
-    ramfs::rename(&from, &to).map(|()| 0)
+    renameat2(AT_FDCWD, from, AT_FDCWD, to, 0)
+}
+
+/// renameat(2) and renameat2: each path relative to its own directory
+/// descriptor. Of renameat2's flags, `RENAME_NOREPLACE` (EEXIST when the
+/// new name is taken); `RENAME_EXCHANGE` and `RENAME_WHITEOUT` are EINVAL,
+/// as on a Linux file system that does not support them.
+pub fn renameat2(from_dir: i32, from: u64, to_dir: i32, to: u64, flags: u32) -> SysResult {
+    if flags & !RENAME_NOREPLACE != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let from = user_path(from_dir, from)?;
+    let to = user_path(to_dir, to)?;
+    ramfs::rename(&from, &to, flags & RENAME_NOREPLACE != 0).map(|()| 0)
 }
 
 pub fn dup(fd: i32) -> SysResult {
@@ -617,7 +632,8 @@ pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
     }
 }
 
-/// faccessat(2): existence only (one user), like access.
+/// faccessat2(2) (and faccessat, whose system call has no flags: 0): as
+/// access, relative to `dirfd`, with the effective ids for `AT_EACCESS`.
 pub fn faccessat(dirfd: i32, path: u64, mode: u32, flags: u32) -> SysResult {
     if mode & !7 != 0 || flags & !(AT_EACCESS | abi::types::AT_EMPTY_PATH) != 0 {
         return Err(Errno::EINVAL);

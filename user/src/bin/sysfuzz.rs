@@ -180,6 +180,11 @@ const CALLS: &[(usize, u64)] = &[
     (NEWFSTATAT, 2),
     (UNLINKAT, 2),
     (FACCESSAT, 1),
+    (FACCESSAT2, 1),
+    (RENAMEAT, 1),
+    (RENAMEAT2, 1),
+    (GETPRIORITY, 1),
+    (SETPRIORITY, 1),
     (DUP3, 2),
     (PIPE2, 2),
     (PRLIMIT64, 2),
@@ -356,8 +361,12 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
             a[0] = descriptor(rng);
             a[1] = descriptor(rng);
         }
-        OPENAT | MKDIRAT | NEWFSTATAT | UNLINKAT | FACCESSAT | FCHMODAT | FCHOWNAT => {
+        OPENAT | MKDIRAT | NEWFSTATAT | UNLINKAT | FACCESSAT | FACCESSAT2 | FCHMODAT | FCHOWNAT => {
             a[0] = descriptor(rng)
+        }
+        RENAMEAT | RENAMEAT2 => {
+            a[0] = descriptor(rng);
+            a[2] = descriptor(rng);
         }
         FCHMOD | FCHOWN => a[0] = descriptor(rng),
         KILL | TKILL => {

@@ -1,0 +1,129 @@
+/* /proc/PID/fd and /proc/PID/task as programs use them: Python's
+ * subprocess closes descriptors by listing /proc/self/fd, and ps -T and
+ * debuggers list a process's threads in /proc/PID/task. Only what is the
+ * same on every kernel and every run is printed (the host's runner may
+ * leave other descriptors open, so they are not counted). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int listed(const char *dir, const char *name) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int found = 0;
+    while ((e = readdir(d)))
+        if (!strcmp(e->d_name, name))
+            found = 1;
+    closedir(d);
+    return found;
+}
+
+static int count(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+static const char *yes(int b) { return b > 0 ? "yes" : b == 0 ? "no" : "cannot list"; }
+
+static volatile int stop;
+static pid_t tids[3];
+
+static void *thread(void *arg) {
+    tids[(long)arg] = (pid_t)syscall(SYS_gettid);
+    while (!stop)
+        usleep(1000);
+    return NULL;
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    char name[32];
+
+    /* Descriptors. */
+    int file = open("procdirs-file", O_CREAT | O_RDWR | O_TRUNC, 0600);
+    int p[2];
+    pipe(p);
+    snprintf(name, sizeof name, "%d", file);
+    printf("fd: /proc/self/fd lists an open file: %s\n", yes(listed("/proc/self/fd", name)));
+    /* A number above any the listing itself may take. */
+    dup2(p[1], 50);
+    printf("fd: and a pipe's write end: %s\n", yes(listed("/proc/self/fd", "50")));
+    close(50);
+    close(p[1]);
+    printf("fd: not once it is closed: %s\n", yes(listed("/proc/self/fd", "50")));
+
+    char path[64], target[256];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", file);
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    target[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(target, '/');
+    printf("fd: the file's link ends in %s\n", slash ? slash : "(no link)");
+    struct stat st;
+    printf("fd: lstat says a link: %s\n", yes(lstat(path, &st) == 0 && S_ISLNK(st.st_mode)));
+    snprintf(path, sizeof path, "/proc/self/fd/%d", p[0]);
+    n = readlink(path, target, sizeof target - 1);
+    target[n > 0 ? n : 0] = 0;
+    printf("fd: the pipe's link starts pipe:[ and ends ]: %s\n",
+           yes(!strncmp(target, "pipe:[", 6) && target[strlen(target) - 1] == ']'));
+    printf("fd: /proc/self/fd/9999 does not exist: %s\n",
+           yes(readlink("/proc/self/fd/9999", target, sizeof target) < 0));
+    close(p[0]);
+    close(file);
+    unlink("procdirs-file");
+
+    /* Threads. */
+    printf("task: one thread alone: %d\n", count("/proc/self/task"));
+    pthread_t t[3];
+    for (long i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, thread, (void *)i);
+    for (int i = 0; i < 3; i++)
+        while (!((volatile pid_t *)tids)[i])
+            usleep(1000);
+    printf("task: with three more: %d\n", count("/proc/self/task"));
+    int all = 1;
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "%d", tids[i]);
+        all &= listed("/proc/self/task", name) == 1;
+    }
+    snprintf(name, sizeof name, "%d", getpid());
+    printf("task: each thread's tid and the pid are listed: %s\n",
+           yes(all && listed("/proc/self/task", name) == 1));
+    char comm[64] = {0};
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", tids[0]);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        fgets(comm, sizeof comm, f);
+        fclose(f);
+    }
+    printf("task: a thread's comm: %s", comm[0] ? comm : "(none)\n");
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tids[1]);
+    f = fopen(path, "r");
+    int first = 0;
+    if (f) {
+        fscanf(f, "%d", &first);
+        fclose(f);
+    }
+    printf("task: a thread's stat starts with its tid: %s\n", yes(first == tids[1]));
+    stop = 1;
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    printf("task: after the joins: %d\n", count("/proc/self/task"));
+    return 0;
+}
