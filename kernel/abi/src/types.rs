@@ -313,6 +313,44 @@ pub const ST_RELATIME: i64 = 0x1000;
 /// The longest name in a directory.
 pub const NAME_MAX: usize = 255;
 
+// Capabilities (capabilities(7), Linux's uapi/linux/capability.h): the
+// bits this kernel consults, and the number of the last one Linux 6.1 has.
+pub const CAP_CHOWN: u32 = 0;
+pub const CAP_DAC_OVERRIDE: u32 = 1;
+pub const CAP_DAC_READ_SEARCH: u32 = 2;
+pub const CAP_FOWNER: u32 = 3;
+pub const CAP_FSETID: u32 = 4;
+pub const CAP_KILL: u32 = 5;
+pub const CAP_SETPCAP: u32 = 8;
+pub const CAP_LINUX_IMMUTABLE: u32 = 9;
+pub const CAP_SYS_NICE: u32 = 23;
+pub const CAP_SYS_RESOURCE: u32 = 24;
+pub const CAP_MKNOD: u32 = 27;
+pub const CAP_MAC_OVERRIDE: u32 = 32;
+pub const CAP_LAST_CAP: u32 = 40;
+/// capget/capset's header versions: 32-bit sets (one data struct), and
+/// the two 64-bit ones (two data structs, low word first).
+pub const LINUX_CAPABILITY_VERSION_1: u32 = 0x1998_0330;
+pub const LINUX_CAPABILITY_VERSION_2: u32 = 0x2007_1026;
+pub const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// `struct __user_cap_header_struct`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CapHeader {
+    pub version: u32,
+    pub pid: i32,
+}
+
+/// `struct __user_cap_data_struct`: 32 bits of each set.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CapData {
+    pub effective: u32,
+    pub permitted: u32,
+    pub inheritable: u32,
+}
+
 // getpriority(2) and setpriority(2): what `who` names.
 pub const PRIO_PROCESS: u32 = 0;
 pub const PRIO_PGRP: u32 = 1;

@@ -6,11 +6,22 @@
 //! one (likewise for groups), plus supplementary groups. The effective ids
 //! decide what the process may do to processes and System V objects; the
 //! file-system ids decide what it may do to files; the real ids say who it
-//! is (`access(2)` checks with them). Root here is effective user id 0,
-//! which stands for every capability Linux gives root: Linux drops the
-//! effective capabilities when the effective user id leaves 0 and gives
-//! them back when it returns, so "privileged" and "euid 0" agree for every
-//! program that does not manage capabilities itself.
+//! is (`access(2)` checks with them).
+//!
+//! Root's powers are capabilities (capabilities(7)): three sets of bits,
+//! effective (what the kernel consults now), permitted (what the process
+//! may make effective) and inheritable (what may pass through exec). Root
+//! starts with every capability; an exec by root gets them all again, and
+//! one by anyone else none (there are no file capabilities here). Changing
+//! ids changes them as Linux's `cap_emulate_setxuid` does: the effective
+//! set empties when the effective user id leaves 0 and comes back from the
+//! permitted set when it returns, both sets empty when no user id is 0 any
+//! more, and the file-system capabilities follow the file-system user id.
+//! So "privileged" and "euid 0" agree for every program that does not
+//! manage capabilities itself, and capset(2) lets root drop some. The
+//! file checks ask for the capability they need (`may`, `owns`,
+//! `may_chown`: CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
+//! CAP_CHOWN); the rest of the kernel still asks `is_root`.
 //!
 //! The rules are those of setuid(2), setreuid(2), setresuid(2),
 //! setfsuid(2) and setgroups(2); each function below names its manual page.
@@ -39,6 +50,66 @@ pub struct Cred {
     pub fsgid: u32,
     /// Supplementary groups, sorted and without duplicates.
     pub groups: Vec<u32>,
+    pub caps: Caps,
+}
+
+/// The three capability sets, one bit per capability (`abi::types::CAP_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caps {
+    pub effective: u64,
+    pub permitted: u64,
+    pub inheritable: u64,
+}
+
+/// Every capability Linux 6.1 has.
+pub const ALL_CAPS: u64 = (1 << (abi::types::CAP_LAST_CAP + 1)) - 1;
+
+/// The capabilities that follow the file-system user id (Linux's
+/// `CAP_FS_MASK`).
+pub const FS_CAPS: u64 = {
+    use abi::types::*;
+    1 << CAP_CHOWN
+        | 1 << CAP_DAC_OVERRIDE
+        | 1 << CAP_DAC_READ_SEARCH
+        | 1 << CAP_FOWNER
+        | 1 << CAP_FSETID
+        | 1 << CAP_LINUX_IMMUTABLE
+        | 1 << CAP_MKNOD
+        | 1 << CAP_MAC_OVERRIDE
+};
+
+impl Caps {
+    pub const NONE: Caps = Caps {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    };
+    pub const ROOT: Caps = Caps {
+        effective: ALL_CAPS,
+        permitted: ALL_CAPS,
+        inheritable: 0,
+    };
+
+    /// capset(2)'s rule for replacing the sets with `new` (Linux's
+    /// `cap_capset`): the permitted set may only shrink, the effective set
+    /// must lie within the new permitted one, and the inheritable set may
+    /// grow only within the permitted set (anywhere with CAP_SETPCAP).
+    pub fn may_become(&self, new: &Caps) -> Result<(), Errno> {
+        let setpcap = self.effective & 1 << abi::types::CAP_SETPCAP != 0;
+        let inheritable_room = if setpcap {
+            ALL_CAPS
+        } else {
+            self.inheritable | self.permitted
+        };
+        if new.permitted & !self.permitted != 0
+            || new.effective & !new.permitted != 0
+            || new.inheritable & !inheritable_room != 0
+            || (new.effective | new.permitted | new.inheritable) & !ALL_CAPS != 0
+        {
+            return Err(Errno::EPERM);
+        }
+        Ok(())
+    }
 }
 
 /// What a caller asks of a file: bits of `access(2)`'s mode.
@@ -64,7 +135,41 @@ impl Cred {
             sgid: gid,
             fsgid: gid,
             groups: Vec::new(),
+            caps: if uid == 0 { Caps::ROOT } else { Caps::NONE },
         }
+    }
+
+    /// Whether capability `cap` (`abi::types::CAP_*`) is in the effective
+    /// set.
+    pub fn capable(&self, cap: u32) -> bool {
+        self.caps.effective & 1 << cap != 0
+    }
+
+    /// The capabilities after a change of user ids from `old` (Linux's
+    /// `cap_emulate_setxuid` and `cap_emulate_setfsuid`).
+    fn ids_changed(&mut self, old: [u32; 4]) {
+        let [r, e, s, fs] = old;
+        let caps = &mut self.caps;
+        if (r == 0 || e == 0 || s == 0) && self.ruid != 0 && self.euid != 0 && self.suid != 0 {
+            caps.permitted = 0;
+            caps.effective = 0;
+        }
+        if e == 0 && self.euid != 0 {
+            caps.effective = 0;
+        }
+        if e != 0 && self.euid == 0 {
+            caps.effective = caps.permitted;
+        }
+        if fs == 0 && self.fsuid != 0 {
+            caps.effective &= !FS_CAPS;
+        }
+        if fs != 0 && self.fsuid == 0 {
+            caps.effective |= caps.permitted & FS_CAPS;
+        }
+    }
+
+    fn user_ids(&self) -> [u32; 4] {
+        [self.ruid, self.euid, self.suid, self.fsuid]
     }
 
     /// Privileged: effective user id 0 (see the top of the file).
@@ -87,6 +192,7 @@ impl Cred {
     /// setuid(2): root sets all four user ids; anyone else may set the
     /// effective one to the real or saved one (EPERM otherwise).
     pub fn setuid(&mut self, uid: u32) -> Result<(), Errno> {
+        let old = self.user_ids();
         if uid == UNCHANGED {
             return Err(Errno::EINVAL);
         }
@@ -98,6 +204,7 @@ impl Cred {
         }
         self.euid = uid;
         self.fsuid = uid;
+        self.ids_changed(old);
         Ok(())
     }
 
@@ -122,6 +229,7 @@ impl Cred {
     /// saved one. The saved id becomes the new effective one when the real
     /// id is set, or the effective one is set to anything but the old real.
     pub fn setreuid(&mut self, ruid: u32, euid: u32) -> Result<(), Errno> {
+        let old = self.user_ids();
         let (old_r, old_e, old_s) = (self.ruid, self.euid, self.suid);
         let new_r = if ruid == UNCHANGED { old_r } else { ruid };
         let new_e = if euid == UNCHANGED { old_e } else { euid };
@@ -137,6 +245,7 @@ impl Cred {
         self.ruid = new_r;
         self.euid = new_e;
         self.fsuid = new_e;
+        self.ids_changed(old);
         Ok(())
     }
 
@@ -164,6 +273,7 @@ impl Cred {
     /// setresuid(2): an unprivileged caller may set each id to any of its
     /// current real, effective and saved ones.
     pub fn setresuid(&mut self, ruid: u32, euid: u32, suid: u32) -> Result<(), Errno> {
+        let old = self.user_ids();
         let current = [self.ruid, self.euid, self.suid];
         let allowed = |id: u32| id == UNCHANGED || current.contains(&id);
         if !self.is_root() && !(allowed(ruid) && allowed(euid) && allowed(suid)) {
@@ -174,6 +284,7 @@ impl Cred {
         self.euid = keep(euid, self.euid);
         self.suid = keep(suid, self.suid);
         self.fsuid = self.euid;
+        self.ids_changed(old);
         Ok(())
     }
 
@@ -197,11 +308,13 @@ impl Cred {
     /// file-system ids (there is no error to report).
     pub fn setfsuid(&mut self, uid: u32) -> u32 {
         let old = self.fsuid;
+        let ids = self.user_ids();
         if uid != UNCHANGED
             && (self.is_root() || [self.ruid, self.euid, self.suid, self.fsuid].contains(&uid))
         {
             self.fsuid = uid;
         }
+        self.ids_changed(ids);
         old
     }
 
@@ -245,6 +358,12 @@ impl Cred {
         }
         self.suid = self.euid;
         self.sgid = self.egid;
+        // Without file capabilities, root's exec gets every capability
+        // (effective only when the effective id is 0) and anyone else's
+        // none; the inheritable set stays.
+        let root = self.euid == 0 || self.ruid == 0;
+        self.caps.permitted = if root { ALL_CAPS } else { 0 };
+        self.caps.effective = if self.euid == 0 { ALL_CAPS } else { 0 };
     }
 
     /// Whether this process may signal one with `target`'s ids (kill(2)):
@@ -259,11 +378,22 @@ impl Cred {
 
     /// The credentials `access(2)` checks with: the file-system ids
     /// replaced by the real ones (Linux's `access_override_creds`), so a
-    /// set-user-ID program can ask what its user may do.
+    /// set-user-ID program can ask what its user may do; with them the
+    /// capabilities of the real user: all the permitted ones for a real
+    /// root, none for anyone else.
     pub fn for_access(&self) -> Cred {
+        let effective = if self.ruid == 0 {
+            self.caps.permitted
+        } else {
+            0
+        };
         Cred {
             fsuid: self.ruid,
             fsgid: self.rgid,
+            caps: Caps {
+                effective,
+                ..self.caps
+            },
             ..self.clone()
         }
     }
@@ -271,11 +401,12 @@ impl Cred {
     /// Whether this process may do `want` (`MAY_*` bits) to a file with
     /// `mode`, `uid` and `gid`, judged by its file-system ids: the owner's
     /// bits for the owner, the group's for a member, the others' for the
-    /// rest. Root (file-system user id 0) may read and write anything, and
-    /// execute what has an execute bit for someone (a directory is always
-    /// searchable): Linux's `generic_permission` with CAP_DAC_OVERRIDE.
+    /// rest. Then, as Linux's `generic_permission`: CAP_DAC_OVERRIDE may
+    /// read and write anything, and execute what has an execute bit for
+    /// someone (a directory is always searchable); CAP_DAC_READ_SEARCH may
+    /// read anything and search any directory.
     pub fn may(&self, want: u32, mode: u32, uid: u32, gid: u32) -> bool {
-        let privileged = self.fsuid == 0;
+        let privileged = self.capable(abi::types::CAP_DAC_OVERRIDE);
         let granted = if self.fsuid == uid {
             mode >> 6
         } else if self.in_fsgroup(gid) {
@@ -287,14 +418,24 @@ impl Cred {
             return true;
         }
         let is_dir = mode & abi::types::S_IFMT == abi::types::S_IFDIR;
-        privileged && (want & MAY_EXEC == 0 || is_dir || mode & 0o111 != 0)
+        if privileged && (want & MAY_EXEC == 0 || is_dir || mode & 0o111 != 0) {
+            return true;
+        }
+        let reads_or_searches = want & MAY_WRITE == 0 && (is_dir || want & MAY_EXEC == 0);
+        reads_or_searches && self.capable(abi::types::CAP_DAC_READ_SEARCH)
     }
 
-    /// Whether this process owns a file with owner `uid`, or is root: who
-    /// may chmod it, set its times to anything, or, in a sticky directory,
-    /// remove it.
+    /// Whether this process owns a file with owner `uid`, or has
+    /// CAP_FOWNER: who may chmod it, set its times to anything, or, in a
+    /// sticky directory, remove it.
     pub fn owns(&self, uid: u32) -> bool {
-        self.fsuid == uid || self.fsuid == 0
+        self.fsuid == uid || self.capable(abi::types::CAP_FOWNER)
+    }
+
+    /// Whether this process may give a file to any owner and group
+    /// (CAP_CHOWN); its owner may still change the group to its own.
+    pub fn may_chown(&self) -> bool {
+        self.capable(abi::types::CAP_CHOWN)
     }
 }
 
@@ -426,6 +567,79 @@ mod tests {
         let real = c.for_access();
         assert!(!real.may(MAY_READ, S_IFREG | 0o600, 0, 0));
         assert!(real.may(MAY_READ, S_IFREG | 0o600, 1000, 0));
+    }
+
+    #[test]
+    fn capabilities_follow_the_ids_as_on_linux() {
+        use abi::types::{CAP_DAC_OVERRIDE, CAP_KILL};
+        let mut r = Cred::root();
+        assert!(r.capable(CAP_KILL));
+        // Leaving euid 0 empties the effective set; coming back fills it.
+        r.setresuid(0, 1000, 0).unwrap();
+        assert_eq!(r.caps.effective, 0);
+        assert_eq!(r.caps.permitted, ALL_CAPS);
+        r.setresuid(0, 0, 0).unwrap();
+        assert_eq!(r.caps.effective, ALL_CAPS);
+        // The file-system capabilities follow the file-system id alone.
+        r.setfsuid(1000);
+        assert!(!r.capable(CAP_DAC_OVERRIDE) && r.capable(CAP_KILL));
+        r.setfsuid(0);
+        assert!(r.capable(CAP_DAC_OVERRIDE));
+        // No id 0 left: nothing permitted, and nothing comes back.
+        r.setuid(1000).unwrap();
+        assert_eq!(r.caps, Caps::NONE);
+        // Root's exec gets them all again, after a capset dropped some.
+        let mut d = Cred::root();
+        d.caps.effective &= !(1 << CAP_DAC_OVERRIDE);
+        assert!(!d.may(MAY_WRITE, S_IFREG | 0o600, 5, 5));
+        d.exec(None, None);
+        assert!(d.may(MAY_WRITE, S_IFREG | 0o600, 5, 5));
+    }
+
+    #[test]
+    fn read_search_reads_and_searches_only() {
+        use abi::types::{CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH};
+        let mut c = Cred::root();
+        c.caps.effective = 1 << CAP_DAC_READ_SEARCH;
+        assert!(c.may(MAY_READ, S_IFREG | 0o600, 5, 5));
+        assert!(c.may(MAY_READ | MAY_EXEC, S_IFDIR | 0o700, 5, 5));
+        assert!(!c.may(MAY_WRITE, S_IFREG | 0o600, 5, 5));
+        assert!(!c.may(MAY_EXEC, S_IFREG | 0o700, 5, 5));
+        c.caps.effective = 1 << CAP_DAC_OVERRIDE;
+        assert!(c.may(MAY_WRITE, S_IFREG | 0o600, 5, 5));
+    }
+
+    #[test]
+    fn capset_only_narrows() {
+        use abi::types::{CAP_DAC_OVERRIDE, CAP_SETPCAP};
+        let root = Caps::ROOT;
+        let mut fewer = root;
+        fewer.effective &= !(1 << CAP_DAC_OVERRIDE);
+        assert_eq!(root.may_become(&fewer), Ok(()));
+        // Back again: it is still permitted.
+        assert_eq!(fewer.may_become(&root), Ok(()));
+        let mut dropped = fewer;
+        dropped.permitted &= !(1 << CAP_DAC_OVERRIDE);
+        assert_eq!(fewer.may_become(&dropped), Ok(()));
+        assert_eq!(dropped.may_become(&root), Err(Errno::EPERM));
+        // Effective beyond permitted.
+        let mut wide = dropped;
+        wide.effective |= 1 << CAP_DAC_OVERRIDE;
+        assert_eq!(dropped.may_become(&wide), Err(Errno::EPERM));
+        // Inheritable: within permitted, or anywhere with CAP_SETPCAP.
+        let mut user = Caps::NONE;
+        let mut inh = user;
+        inh.inheritable = 1;
+        assert_eq!(user.may_become(&inh), Err(Errno::EPERM));
+        user.effective = 1 << CAP_SETPCAP;
+        user.permitted = user.effective;
+        assert_eq!(
+            user.may_become(&Caps {
+                inheritable: 1,
+                ..user
+            }),
+            Ok(())
+        );
     }
 
     #[test]

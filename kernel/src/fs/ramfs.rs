@@ -569,7 +569,7 @@ pub fn chown(node: &NodeRef, uid: u32, gid: u32) -> Result<(), Errno> {
     if n.on_proc() {
         return Err(Errno::EPERM);
     }
-    let root = cred.fsuid == 0;
+    let root = cred.may_chown();
     let owner = cred.fsuid == n.uid;
     let uid_ok = uid == u32::MAX || root || owner && uid == n.uid;
     let gid_ok = gid == u32::MAX || root || owner && (gid == n.gid || cred.in_fsgroup(gid));

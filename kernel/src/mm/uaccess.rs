@@ -414,6 +414,8 @@ unsafe impl Pod for abi::types::Winsize {}
 unsafe impl Pod for abi::types::Statfs {}
 unsafe impl Pod for abi::types::Flock {}
 unsafe impl Pod for abi::types::Utimbuf {}
+unsafe impl Pod for abi::types::CapHeader {}
+unsafe impl Pod for abi::types::CapData {}
 unsafe impl Pod for abi::socket::MsgHdr {}
 unsafe impl Pod for abi::types::EpollEvent {}
 unsafe impl Pod for abi::signal::Timeval {}

@@ -6,11 +6,18 @@
 //!
 //! An id argument is 32 bits, -1 meaning "unchanged" where the call allows
 //! it (setre*id, setres*id), as in Linux's `uid_t`.
+//!
+//! capget(2) and capset(2) read and replace the capability sets; how ids
+//! and exec change them is `kcore::cred`'s too.
 
 use abi::Errno;
+use abi::types::{
+    CapData, CapHeader, LINUX_CAPABILITY_VERSION_1, LINUX_CAPABILITY_VERSION_2,
+    LINUX_CAPABILITY_VERSION_3,
+};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use kcore::cred::{Cred, NGROUPS_MAX};
+use kcore::cred::{ALL_CAPS, Caps, Cred, NGROUPS_MAX};
 
 use super::SysResult;
 use crate::mm::uaccess;
@@ -150,4 +157,95 @@ pub fn setgroups(size: i32, list: u64) -> SysResult {
         .map(|b| u32::from_le_bytes(*b))
         .collect();
     change(|c| c.setgroups(&groups))
+}
+
+/// capget(2) and capset(2)'s header: the number of 32-bit data structs
+/// the version carries, or, for a version this kernel does not know,
+/// EINVAL after writing the version it prefers into the header (how a
+/// library asks which to use).
+fn cap_header(header: u64) -> Result<(CapHeader, usize), Errno> {
+    let h: CapHeader = uaccess::read(header)?;
+    match h.version {
+        LINUX_CAPABILITY_VERSION_1 => Ok((h, 1)),
+        LINUX_CAPABILITY_VERSION_2 | LINUX_CAPABILITY_VERSION_3 => Ok((h, 2)),
+        _ => {
+            let preferred = CapHeader {
+                version: LINUX_CAPABILITY_VERSION_3,
+                ..h
+            };
+            uaccess::write(header, &preferred)?;
+            Err(Errno::EINVAL)
+        }
+    }
+}
+
+/// capget(2): the capability sets of process `pid` (0: the caller), low
+/// word first. A null `data` only checks the header (0 even for an
+/// unknown version, which the header then names).
+pub fn capget(header: u64, data: u64) -> SysResult {
+    let checked = cap_header(header);
+    if data == 0 {
+        return match checked {
+            Ok(_) | Err(Errno::EINVAL) => Ok(0),
+            Err(e) => Err(e),
+        };
+    }
+    let (h, words) = checked?;
+    if h.pid < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let caps = if h.pid == 0 {
+        crate::proc::cred().caps
+    } else {
+        let table = crate::proc::TABLE.lock();
+        table
+            .procs
+            .get(&(h.pid as u32))
+            .filter(|p| !p.is_zombie())
+            .map(|p| p.cred.caps)
+            .ok_or(Errno::ESRCH)?
+    };
+    let word = |set: u64, i: usize| (set >> (32 * i)) as u32;
+    for i in 0..words {
+        let d = CapData {
+            effective: word(caps.effective, i),
+            permitted: word(caps.permitted, i),
+            inheritable: word(caps.inheritable, i),
+        };
+        uaccess::write(data + (i * core::mem::size_of::<CapData>()) as u64, &d)?;
+    }
+    Ok(0)
+}
+
+/// capset(2): replaces the caller's own capability sets (another
+/// process's is EPERM, as on Linux since 2.6.25), within the rule of
+/// `kcore::cred::Caps::may_become`. Bits past the last capability are
+/// dropped.
+pub fn capset(header: u64, data: u64) -> SysResult {
+    let (h, words) = cap_header(header)?;
+    let me = current(|p| p.pid);
+    if h.pid != 0 && h.pid as u32 != me {
+        return Err(Errno::EPERM);
+    }
+    let mut sets = [0u64; 3];
+    for i in 0..words {
+        let d: CapData = uaccess::read(data + (i * core::mem::size_of::<CapData>()) as u64)?;
+        for (set, half) in sets
+            .iter_mut()
+            .zip([d.effective, d.permitted, d.inheritable])
+        {
+            *set |= u64::from(half) << (32 * i);
+        }
+    }
+    let [effective, permitted, inheritable] = sets.map(|s| s & ALL_CAPS);
+    let new = Caps {
+        effective,
+        permitted,
+        inheritable,
+    };
+    change(|cred| {
+        cred.caps.may_become(&new)?;
+        cred.caps = new;
+        Ok(())
+    })
 }

@@ -218,6 +218,8 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::SETFSUID => cred::setfsuid(a[0] as u32),
         sys::SETFSGID => cred::setfsgid(a[0] as u32),
         sys::GETGROUPS => cred::getgroups(a[0] as i32, a[1]),
+        sys::CAPGET => cred::capget(a[0], a[1]),
+        sys::CAPSET => cred::capset(a[0], a[1]),
         sys::SETGROUPS => cred::setgroups(a[0] as i32, a[1]),
         sys::SCHED_YIELD => process::sched_yield(),
         sys::GETPRIORITY => priority::getpriority(a[0] as u32, a[1] as u32),

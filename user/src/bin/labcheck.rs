@@ -49,39 +49,63 @@ fn mem_free_kib() -> Result<u64, String> {
 }
 
 /// Lab 3.2: the time slice is the boot option `slice_ms`. Two spinners
-/// share the one CPU; each notes how long it ran between two gaps (a jump
-/// in the monotonic clock of more than half a millisecond is a gap: the
-/// other one ran). The median run is the slice. xtask boots this check
-/// once with `slice_ms=1` and once with `slice_ms=100` and passes the
-/// value it gave as the second argument.
+/// share the one CPU, each writing its number into a shared page whenever
+/// it finds the other's there: that moment is a switch, and the time from
+/// one switch to the next is how long a spinner ran. The median run is the
+/// slice. (A gap in the clock is not a switch: the host may pause the
+/// virtual CPU in the middle of a slice, and a check that took such a gap
+/// for a switch failed under load.) xtask boots this check once with
+/// `slice_ms=1` and once with `slice_ms=100` and passes the value it gave
+/// as the second argument.
 fn slice_is_a_boot_option() -> Outcome {
+    use core::sync::atomic::{AtomicU64, Ordering::SeqCst};
     let want_ms: u64 = libc_lite::env::args()
         .nth(2)
         .and_then(|a| a.parse().ok())
         .ok_or_else(|| String::from("usage: labcheck 3.2 SLICE_MS"))?;
+    const MAX_RUNS: usize = 9;
+    // [who ran last, switches seen, then each switch's time]
+    let shared = raw(
+        nr::MMAP,
+        &[
+            0,
+            4096,
+            (PROT_READ | PROT_WRITE) as usize,
+            (MAP_SHARED | MAP_ANONYMOUS) as usize,
+            usize::MAX,
+            0,
+        ],
+    )
+    .map_err(|e| format!("mmap shared: {}", e.message()))?;
+    // SAFETY: a fresh, zeroed, page-aligned shared page of 4096 bytes
+    // holds 2 + MAX_RUNS words; both processes only touch it atomically.
+    let words = unsafe { core::slice::from_raw_parts(shared as *const AtomicU64, 2 + MAX_RUNS) };
+    let spin = |me: u64| {
+        let start = sys::monotonic_nanos();
+        while sys::monotonic_nanos() - start < 4_000_000_000 {
+            if words[0].load(SeqCst) != me {
+                words[0].store(me, SeqCst);
+                let n = words[1].fetch_add(1, SeqCst) as usize;
+                if n >= MAX_RUNS {
+                    break;
+                }
+                words[2 + n].store(sys::monotonic_nanos(), SeqCst);
+            }
+        }
+    };
     let other = sys::fork().map_err(|e| e.message())?;
     if other == 0 {
-        loop {
-            core::hint::spin_loop();
-        }
+        spin(2);
+        sys::exit(0);
     }
-    let mut runs = Vec::new();
-    let start = sys::monotonic_nanos();
-    let mut run_start = start;
-    let mut last = start;
-    while runs.len() < 9 && last - start < 4_000_000_000 {
-        let now = sys::monotonic_nanos();
-        if now - last > 500_000 {
-            runs.push(last - run_start);
-            run_start = now;
-        }
-        last = now;
-    }
+    spin(1);
     sys::kill(other as i32, abi::signal::SIGKILL).map_err(|e| e.message())?;
     sys::waitpid(other as i32).map_err(|e| e.message())?;
-    ensure!(runs.len() >= 5, "only {} switches in 4 s", runs.len());
-    // The first run started at fork, not at a switch.
-    let mut runs = runs[1..].to_vec();
+    let switches = (words[1].load(SeqCst) as usize).min(MAX_RUNS);
+    let times: Vec<u64> = (0..switches).map(|i| words[2 + i].load(SeqCst)).collect();
+    ensure!(switches >= 6, "only {switches} switches between two spinners in 4 s");
+    // The first switch is the first spinner starting, not a switch.
+    let mut runs: Vec<u64> = times[1..].windows(2).map(|w| w[1].saturating_sub(w[0])).collect();
     runs.sort_unstable();
     let median_ms = runs[runs.len() / 2] / 1_000_000;
     let (low, high) = (want_ms / 2, want_ms * 3 / 2 + 2);

@@ -184,6 +184,8 @@ const CALLS: &[(usize, u64)] = &[
     (RENAMEAT, 1),
     (RENAMEAT2, 1),
     (GETPRIORITY, 1),
+    (CAPGET, 1),
+    (CAPSET, 1),
     (SETPRIORITY, 1),
     (DUP3, 2),
     (PIPE2, 2),
