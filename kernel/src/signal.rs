@@ -121,12 +121,21 @@ impl Origin {
     }
 }
 
-/// Pending signals and who sent each.
+/// Real-time signals queued behind the one pending of each number, per
+/// queue; more are dropped (Linux's RLIMIT_SIGPENDING, counted per user,
+/// makes sigqueue fail with EAGAIN instead).
+const MAX_QUEUED: usize = 1024;
+
+/// Pending signals and who sent each. A standard signal sent while it is
+/// pending is the same one; each real-time signal sent is kept, in order,
+/// and delivered (signal(7)).
 #[derive(Clone)]
 pub struct SigQueue {
     pub pending: SigSet,
-    /// Indexed by signal number - 1.
+    /// Indexed by signal number - 1: the origin of the one pending.
     origins: [Origin; 64],
+    /// Further real-time signals of numbers already pending, oldest first.
+    queued: alloc::collections::VecDeque<(u32, Origin)>,
 }
 
 impl Default for SigQueue {
@@ -134,23 +143,46 @@ impl Default for SigQueue {
         SigQueue {
             pending: 0,
             origins: [Origin::default(); 64],
+            queued: alloc::collections::VecDeque::new(),
         }
     }
 }
 
 impl SigQueue {
     fn pend(&mut self, signal: u32, origin: Origin) {
-        self.pending |= sig_bit(signal);
+        let bit = sig_bit(signal);
+        if self.pending & bit != 0 {
+            if signal >= SIGRTMIN && self.queued.len() < MAX_QUEUED {
+                self.queued.push_back((signal, origin));
+            }
+            return;
+        }
+        self.pending |= bit;
         self.origins[signal as usize - 1] = origin;
     }
 
-    /// Takes `signal` off the queue if it is there, with its origin.
+    /// Takes `signal` off the queue if it is there, with its origin; a
+    /// real-time signal queued behind it becomes the pending one.
     fn take(&mut self, signal: u32) -> Option<Origin> {
         let bit = sig_bit(signal);
-        (self.pending & bit != 0).then(|| {
-            self.pending &= !bit;
-            self.origins[signal as usize - 1]
-        })
+        if self.pending & bit == 0 {
+            return None;
+        }
+        let origin = self.origins[signal as usize - 1];
+        match self.queued.iter().position(|&(s, _)| s == signal) {
+            Some(next) => {
+                let (_, behind) = self.queued.remove(next).expect("found above");
+                self.origins[signal as usize - 1] = behind;
+            }
+            None => self.pending &= !bit,
+        }
+        Some(origin)
+    }
+
+    /// Drops every pending `signal` (it became ignored).
+    pub fn discard(&mut self, signal: u32) {
+        self.pending &= !sig_bit(signal);
+        self.queued.retain(|&(s, _)| s != signal);
     }
 }
 
@@ -295,7 +327,7 @@ impl Signals {
     pub fn set_action(&mut self, signal: u32, action: SigAction) {
         self.actions[signal as usize - 1] = action;
         if is_ignored(&action, signal) {
-            self.shared.pending &= !sig_bit(signal);
+            self.shared.discard(signal);
         }
     }
 

@@ -42,8 +42,13 @@ pub const SIGWINCH: u32 = 28;
 pub const SIGIO: u32 = 29;
 pub const SIGPWR: u32 = 30;
 pub const SIGSYS: u32 = 31;
-/// One more than the highest signal number (signals 32..64 are the
-/// real-time ones, which this kernel treats as ordinary, unqueued signals).
+/// The real-time signals, 32 to 64 (the C libraries keep the first two or
+/// three for themselves and call the next one SIGRTMIN): each one sent is
+/// queued and delivered, where a standard signal sent again while pending
+/// is one.
+pub const SIGRTMIN: u32 = 32;
+pub const SIGRTMAX: u32 = 64;
+/// One more than the highest signal number.
 pub const NSIG: u32 = 65;
 
 /// The names of signals 1..=31.

@@ -40,7 +40,7 @@ pub fn rt_sigaction(signal: u32, act: u64, old: u64, setsize: u64) -> SysResult 
             // Ignoring a signal discards it wherever it is pending (POSIX).
             if signal::is_ignored(&action, signal) {
                 for t in threads {
-                    t.sig.own.pending &= !sig_bit(signal);
+                    t.sig.own.discard(signal);
                 }
             }
         }

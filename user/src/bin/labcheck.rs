@@ -103,9 +103,15 @@ fn slice_is_a_boot_option() -> Outcome {
     sys::waitpid(other as i32).map_err(|e| e.message())?;
     let switches = (words[1].load(SeqCst) as usize).min(MAX_RUNS);
     let times: Vec<u64> = (0..switches).map(|i| words[2 + i].load(SeqCst)).collect();
-    ensure!(switches >= 6, "only {switches} switches between two spinners in 4 s");
+    ensure!(
+        switches >= 6,
+        "only {switches} switches between two spinners in 4 s"
+    );
     // The first switch is the first spinner starting, not a switch.
-    let mut runs: Vec<u64> = times[1..].windows(2).map(|w| w[1].saturating_sub(w[0])).collect();
+    let mut runs: Vec<u64> = times[1..]
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .collect();
     runs.sort_unstable();
     let median_ms = runs[runs.len() / 2] / 1_000_000;
     let (low, high) = (want_ms / 2, want_ms * 3 / 2 + 2);
