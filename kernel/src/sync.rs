@@ -382,7 +382,7 @@ pub enum Rank {
 
 impl Rank {
     /// Every rank, lowest first (`Rank::ALL[r as usize] == r`).
-    const ALL: [Rank; 17] = [
+    const ALL: &[Rank] = &[
         Rank::Node,
         Rank::OpenFile,
         Rank::Table,
@@ -420,7 +420,7 @@ pub fn longest_holds_text() -> alloc::string::String {
     use core::fmt::Write;
     let per_sec = crate::clock::tsc_per_sec().max(1);
     let mut text = alloc::string::String::new();
-    for rank in Rank::ALL {
+    for &rank in Rank::ALL {
         let tsc = LONGEST_HOLD[rank as usize].load(Ordering::Relaxed);
         let ns = (u128::from(tsc) * 1_000_000_000 / u128::from(per_sec)) as u64;
         let _ = writeln!(text, "{rank:?} {ns}");
