@@ -20,7 +20,7 @@
 //! 1. a ramfs node (`fs::ramfs::NodeRef`), then an open file's flags and
 //!    offset (`fs::file::OpenFile`), in that order;
 //! 2. `proc::TABLE`, the process table (`proc::current` takes it), then a
-//!    poll wait queue (`proc::sched::PollQueue`, whose wake walks it inside
+//!    process's descriptor table (`fs::file::Files`), then a poll wait queue (`proc::sched::PollQueue`, whose wake walks it inside
 //!    the table);
 //! 3. a pipe's buffer, a socket's state (`fs::socket`, one at a time),
 //!    then the abstract socket names, an epoll instance's list
@@ -178,6 +178,11 @@ impl<T> IrqLock<T> {
             since: AtomicU64::new(0),
             value: UnsafeCell::new(value),
         }
+    }
+
+    /// The value, the lock gone: owning the lock means no one can hold it.
+    pub fn into_inner(self) -> T {
+        self.value.into_inner()
     }
 
     /// Takes the lock, spinning while another CPU holds it, with this
@@ -349,6 +354,8 @@ pub enum Rank {
     OpenFile,
     /// The process table.
     Table,
+    /// A process's descriptor table (`fs::file::Files`).
+    Files,
     /// A poll wait queue.
     PollQueue,
     /// A pipe's buffer, a socket's state.
@@ -386,6 +393,7 @@ impl Rank {
         Rank::Node,
         Rank::OpenFile,
         Rank::Table,
+        Rank::Files,
         Rank::PollQueue,
         Rank::Channel,
         Rank::Service,

@@ -35,12 +35,15 @@ pub enum CloneKind {
     Thread,
     /// A new process. `vfork`: the caller waits until the child execs or
     /// exits; `share_memory` (CLONE_VM, only with CLONE_VFORK): the child
-    /// runs in the caller's memory meanwhile. `exit_signal`: what the
-    /// parent gets when it ends (0 for nothing).
+    /// runs in the caller's memory meanwhile; `share_files` (CLONE_FILES):
+    /// the two use one descriptor table, so a descriptor one opens or
+    /// closes is opened or closed for both. `exit_signal`: what the parent
+    /// gets when it ends (0 for nothing).
     Process {
         exit_signal: u32,
         vfork: bool,
         share_memory: bool,
+        share_files: bool,
     },
 }
 
@@ -54,8 +57,8 @@ const ID_FLAGS: u64 =
     CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID;
 
 /// Decodes clone(2)'s `flags`. EINVAL for anything else than the fork
-/// form, the vfork form and the thread form glibc and musl use; never a
-/// half-made child.
+/// form (with or without CLONE_FILES), the vfork form and the thread form
+/// glibc and musl use; never a half-made child.
 pub fn classify_clone(flags: u64) -> Result<CloneRequest, Errno> {
     let signal = (flags & CSIGNAL) as u32;
     let sharing = flags & !(CSIGNAL | IGNORED | ID_FLAGS);
@@ -68,7 +71,8 @@ pub fn classify_clone(flags: u64) -> Result<CloneRequest, Errno> {
     } else {
         let vfork = sharing & CLONE_VFORK != 0;
         let share_memory = sharing & CLONE_VM != 0;
-        let allowed = if vfork { CLONE_VFORK | CLONE_VM } else { 0 };
+        let share_files = sharing & CLONE_FILES != 0;
+        let allowed = CLONE_FILES | if vfork { CLONE_VFORK | CLONE_VM } else { 0 };
         if sharing & !allowed != 0 || signal >= abi::signal::NSIG {
             return Err(Errno::EINVAL);
         }
@@ -76,6 +80,7 @@ pub fn classify_clone(flags: u64) -> Result<CloneRequest, Errno> {
             exit_signal: signal,
             vfork,
             share_memory,
+            share_files,
         }
     };
     Ok(CloneRequest {
@@ -185,7 +190,8 @@ mod tests {
             CloneKind::Process {
                 exit_signal: 17,
                 vfork: false,
-                share_memory: false
+                share_memory: false,
+                share_files: false
             }
         );
         assert!(f.child_settid && f.child_cleartid);
@@ -196,17 +202,27 @@ mod tests {
             CloneKind::Process {
                 exit_signal: 17,
                 vfork: true,
-                share_memory: true
+                share_memory: true,
+                share_files: false
             }
         );
         assert!(classify_clone(0).is_ok());
+        // A process that shares the descriptor table (lab 11.3).
+        let c = classify_clone(CLONE_FILES | 17).unwrap();
+        assert!(matches!(
+            c.kind,
+            CloneKind::Process {
+                share_files: true,
+                share_memory: false,
+                ..
+            }
+        ));
     }
 
     #[test]
     fn partial_sharing_is_refused() {
         for flags in [
             CLONE_VM | 17,                 // memory without vfork
-            CLONE_FILES | 17,              // files only
             CLONE_SIGHAND | CLONE_VM | 17, // handlers without a group
             GLIBC_THREAD & !CLONE_FILES,   // a thread without the files
             GLIBC_THREAD | 17,             // a thread with an exit signal

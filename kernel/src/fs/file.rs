@@ -631,3 +631,98 @@ impl FdTable {
             .collect()
     }
 }
+
+/// A process's descriptor table as the process holds it: shared by its
+/// threads, and by the processes `clone(CLONE_FILES)` made (a descriptor
+/// one of them opens or closes is opened or closed for all), a copy of its
+/// own after fork. The table is behind a lock of its own, taken inside the
+/// process table's (every call here comes from `proc::current`'s closure),
+/// so two processes that share it may change it at once.
+pub struct Files(Arc<IrqLock<FdTable>>);
+
+impl Files {
+    pub fn new(table: FdTable) -> Files {
+        Files(Arc::new(IrqLock::new(Rank::Files, table)))
+    }
+
+    /// fork: a table of the child's own, with the same open files.
+    pub fn copy(&self) -> Files {
+        Files::new(self.0.lock().clone())
+    }
+
+    /// clone(CLONE_FILES): the same table.
+    pub fn share(&self) -> Files {
+        Files(self.0.clone())
+    }
+
+    /// exec: a table of its own if others share this one (Linux's
+    /// `unshare_files`), so that closing the close-on-exec descriptors
+    /// does not close them for the others. Caller holds the process table,
+    /// which keeps another holder from letting go meanwhile: the table
+    /// dropped here is never the last one's, and no file closes inside
+    /// the lock.
+    pub fn unshare(&mut self) {
+        if Arc::strong_count(&self.0) > 1 {
+            *self = self.copy();
+        }
+    }
+
+    /// exit: lets go of the table; if this was its last holder, every file
+    /// in it, to be closed by the caller outside the process table's lock.
+    /// Caller holds the process table, as for `unshare`.
+    pub fn release(&mut self) -> alloc::vec::Vec<Arc<OpenFile>> {
+        let mine = core::mem::replace(self, Files::new(FdTable::default()));
+        match Arc::try_unwrap(mine.0) {
+            Ok(table) => table.into_inner().take_all(),
+            Err(_shared) => alloc::vec::Vec::new(),
+        }
+    }
+
+    pub fn open(&self) -> alloc::vec::Vec<(i32, Arc<OpenFile>)> {
+        self.0.lock().open()
+    }
+
+    pub fn get(&self, fd: i32) -> Result<Arc<OpenFile>, Errno> {
+        self.0.lock().get(fd)
+    }
+
+    pub fn install_from(
+        &self,
+        from: usize,
+        file: &Arc<OpenFile>,
+        cloexec: bool,
+        limit: usize,
+    ) -> Result<i32, Errno> {
+        self.0.lock().install_from(from, file, cloexec, limit)
+    }
+
+    pub fn install(&self, file: &Arc<OpenFile>, cloexec: bool, limit: usize) -> Result<i32, Errno> {
+        self.0.lock().install(file, cloexec, limit)
+    }
+
+    pub fn replace(
+        &self,
+        fd: i32,
+        file: Arc<OpenFile>,
+        cloexec: bool,
+        limit: usize,
+    ) -> Result<Option<Arc<OpenFile>>, Errno> {
+        self.0.lock().replace(fd, file, cloexec, limit)
+    }
+
+    pub fn remove(&self, fd: i32) -> Result<Arc<OpenFile>, Errno> {
+        self.0.lock().remove(fd)
+    }
+
+    pub fn cloexec(&self, fd: i32) -> Result<bool, Errno> {
+        self.0.lock().cloexec(fd)
+    }
+
+    pub fn set_cloexec(&self, fd: i32, on: bool) -> Result<(), Errno> {
+        self.0.lock().set_cloexec(fd, on)
+    }
+
+    pub fn take_cloexec(&self) -> alloc::vec::Vec<Arc<OpenFile>> {
+        self.0.lock().take_cloexec()
+    }
+}

@@ -79,6 +79,7 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usi
         p.prof.stop(PROF_STOPPED_BY_EXEC);
         p.sig.exec();
         t.sig.exec();
+        p.files.unshare();
         (p.pid, p.mem.replace(image.mem), p.files.take_cloexec())
     });
     current(|p| p.mem.as_ref().expect("just set").space.activate());

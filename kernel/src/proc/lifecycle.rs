@@ -37,7 +37,7 @@ use super::{
     current_both, current_thread, exec, futex,
 };
 use crate::arch::trap::TrapFrame;
-use crate::fs::file::{FdTable, Kind, OpenFile};
+use crate::fs::file::{FdTable, Files, Kind, OpenFile};
 use crate::mm::kstack::KernelStack;
 use crate::mm::{USER_TOP, uaccess};
 use crate::signal;
@@ -73,6 +73,7 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
     let mut table = TABLE.lock();
     let pid = table.alloc_pid();
     assert_eq!(pid, INIT_PID, "init is the first process");
+    let files = Files::new(files);
     let mut process = new_process(pid, 0, exec::program_name(path), files, String::from("/"));
     process.mem = Some(image.mem);
     process.exe = String::from(path);
@@ -85,7 +86,7 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
 }
 
 /// A process with one live thread to come, no memory yet.
-fn new_process(pid: Pid, ppid: Pid, name: String, files: FdTable, cwd: String) -> Process {
+fn new_process(pid: Pid, ppid: Pid, name: String, files: Files, cwd: String) -> Process {
     Process {
         pid,
         ppid,
@@ -162,7 +163,16 @@ pub fn clone(tf: &TrapFrame, args: CloneArgs) -> Result<usize, Errno> {
             exit_signal,
             vfork,
             share_memory,
-        } => clone_process(&frame, &request, &args, exit_signal, vfork, share_memory),
+            share_files,
+        } => clone_process(
+            &frame,
+            &request,
+            &args,
+            exit_signal,
+            vfork,
+            share_memory,
+            share_files,
+        ),
     }
 }
 
@@ -252,6 +262,7 @@ fn clone_process(
     exit_signal: u32,
     vfork: bool,
     share_memory: bool,
+    share_files: bool,
 ) -> Result<usize, Errno> {
     {
         let table = TABLE.lock();
@@ -270,7 +281,7 @@ fn clone_process(
     // Memory is lent only by a process with one thread: the others of a
     // threaded one would go on running in it.
     let lend = share_memory && current(|p| p.live_threads == 1);
-    let made = copy_current(frame, lend);
+    let made = copy_current(frame, lend, share_files);
     // Out of memory or out of slots: the parent stops keeping group signals.
     let abandon = |e: Errno, child: Option<(Box<Process>, Box<Thread>)>| {
         if let Some((mut child, _)) = child {
@@ -346,8 +357,13 @@ fn clone_process(
 /// are set when it enters the table): memory copied copy-on-write (or the
 /// caller's own, taken, when `lend`), the same open files, cwd, umask,
 /// handlers, mask and alternate stack, profil regions, FPU state and thread
-/// pointer, and a kernel stack holding `frame`.
-fn copy_current(frame: &TrapFrame, lend: bool) -> Result<(Box<Process>, Box<Thread>), Errno> {
+/// pointer, and a kernel stack holding `frame`. The open files are a copy
+/// of the table, or the table itself when `share_files` (CLONE_FILES).
+fn copy_current(
+    frame: &TrapFrame,
+    lend: bool,
+    share_files: bool,
+) -> Result<(Box<Process>, Box<Thread>), Errno> {
     let kstack = KernelStack::with_first_frame(frame).ok_or(Errno::ENOMEM)?;
     current_both(|t, p| {
         let mem = if lend {
@@ -360,7 +376,12 @@ fn copy_current(frame: &TrapFrame, lend: bool) -> Result<(Box<Process>, Box<Thre
         };
         // The live registers are the parent's; the child starts with a copy.
         t.fpu.save();
-        let mut child = new_process(0, p.pid, p.name.clone(), p.files.clone(), p.cwd.clone());
+        let files = if share_files {
+            p.files.share()
+        } else {
+            p.files.copy()
+        };
+        let mut child = new_process(0, p.pid, p.name.clone(), files, p.cwd.clone());
         child.mem = Some(mem);
         child.pgid = p.pgid;
         child.exe = p.exe.clone();
@@ -443,7 +464,7 @@ pub fn exit_group(status: i32) -> ! {
 fn end_process(status: i32) {
     let (pid, files, mem, group_exit) = current(|p| {
         p.prof.stop(abi::types::PROF_STOPPED_BY_EXIT);
-        (p.pid, p.files.take_all(), p.mem.take(), p.group_exit)
+        (p.pid, p.files.release(), p.mem.take(), p.group_exit)
     });
     let status = group_exit.unwrap_or(status);
     let mem = give_back_borrowed(pid, mem);

@@ -39,7 +39,7 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::Arc;
 
-use crate::fs::file::FdTable;
+use crate::fs::file::Files;
 use crate::mm::kstack::KernelStack;
 use crate::sync::{IrqLock, Rank};
 use sched::Chan;
@@ -94,7 +94,7 @@ pub struct Process {
     /// The parent of a vfork child waits until this is cleared (at the
     /// child's exec or exit).
     pub vfork_parent: Option<Pid>,
-    pub files: FdTable,
+    pub files: Files,
     pub cwd: String,
     /// The file mode creation mask (kept for umask(2); modes are not enforced).
     pub umask: u32,
