@@ -17,9 +17,9 @@
 //! MAP_FIXED_NOREPLACE refuses by them. The page tables are the MMU's: they
 //! hold the pages that are there.
 //!
-//! The rule between the two: the program's file pages, the heap and the top
-//! 256 KiB of the stack are mapped when made; the program's .bss, an mmap area and the rest of
-//! the stack get their pages on demand, a zeroed frame (or, for a file
+//! The rule between the two: the program's file pages and the top 256 KiB
+//! of the stack are mapped when made; the program's .bss, the heap, an
+//! mmap area and the rest of the stack get their pages on demand, a zeroed frame (or, for a file
 //! area, the file's own frame) at the first touch (mm/areas.rs), so a
 //! mapping costs nothing until used and a 64 TiB `PROT_NONE` reservation
 //! costs nothing at all. A page that
@@ -208,8 +208,12 @@ impl UserMemory {
             {
                 return self.brk;
             }
-            let flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
-            if self.map_zeroed(old_end, new_end, flags).is_err() {
+            // Only the area is made: its pages come at the first touch
+            // (mm/areas.rs), as an mmap area's do. A growth larger than
+            // the frames user memory may still take is refused now, as
+            // Linux's heuristic overcommit refuses it.
+            let pages = (new_end - old_end) / PAGE_SIZE;
+            if pages > frames::free_count().saturating_sub(KERNEL_RESERVE) as u64 {
                 return self.brk;
             }
             self.areas(|a| a.insert(old_end, new_end, heap));
