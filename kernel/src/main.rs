@@ -3,8 +3,12 @@
 //! The bootloader enters `kernel_main` in long mode with paging on, all of
 //! physical memory mapped (at an offset it chooses inside the range we give
 //! it), and the ramdisk loaded. From there the order matters and is spelled
-//! out below: console first (so everything after can report), then the CPU
-//! tables, memory, boot options, interrupts and the clock.
+//! out below: this CPU's record (GS, which every lock counts itself in),
+//! then the console (so everything after can report) and the boot options
+//! (so that `quiet` holds from the first line), then the CPU tables,
+//! memory, the other CPUs' discovery, the file system, interrupts and the
+//! clock. docs/architecture.md lists the steps; the docs check holds the
+//! list to this function.
 
 #![no_std]
 #![no_main]
@@ -14,8 +18,8 @@ extern crate alloc;
 // The mechanisms above the hardware hold no unsafe code of their own (the
 // compiler refuses it in the modules marked below): what they need of it
 // is behind the named walls `arch` and `mm`. Outside the walls only `log`
-// (COM1), `selftest` (which provokes faults on purpose) and the boot code in
-// this file have any.
+// (COM1), `sync` (the lock's cell and its interrupt flag), `selftest` (which
+// provokes faults on purpose) and the boot code in this file have any.
 mod arch;
 #[deny(unsafe_code)]
 mod clock;
@@ -69,15 +73,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     println!("\n{BANNER}");
     // The options are read first so that `quiet` holds from the first line
     // (the ramdisk is mapped by the bootloader already).
-    let ramdisk = ramdisk(boot_info);
-    let conf = kcore::cpio::find(ramdisk, "etc/boot.conf").unwrap_or_default();
-    let conf = core::str::from_utf8(conf).unwrap_or_else(|_| {
-        warn!("boot: etc/boot.conf is not UTF-8; using defaults");
-        ""
-    });
-    let opts = BootOptions::parse(conf, |bad| {
-        warn!("boot: ignoring '{}': {}", bad.line, bad.reason)
-    });
+    let (ramdisk, opts) = read_boot_options(boot_info);
     log::set_quiet(opts.quiet);
     arch::gdt::init();
     arch::trap::init();
@@ -205,6 +201,21 @@ fn log_memory_map(boot_info: &BootInfo) {
         }
         info!("memory: {:#x}..{:#x} {:?}", first.start, end, first.kind);
     }
+}
+
+/// The ramdisk and the boot options in its `etc/boot.conf`
+/// (`kcore::bootopts`): a bad line is logged and its default kept.
+fn read_boot_options(boot_info: &BootInfo) -> (&'static [u8], BootOptions<'static>) {
+    let ramdisk = ramdisk(boot_info);
+    let conf = kcore::cpio::find(ramdisk, "etc/boot.conf").unwrap_or_default();
+    let conf = core::str::from_utf8(conf).unwrap_or_else(|_| {
+        warn!("boot: etc/boot.conf is not UTF-8; using defaults");
+        ""
+    });
+    let opts = BootOptions::parse(conf, |bad| {
+        warn!("boot: ignoring '{}': {}", bad.line, bad.reason)
+    });
+    (ramdisk, opts)
 }
 
 /// The ramdisk the bootloader loaded, or an empty slice.

@@ -13,6 +13,12 @@
 //! among the calls this kernel lacks, and must give their count right
 //! (`syscall_list_stale`), so the table cannot fall behind the kernel.
 //!
+//! `docs/architecture.md` must list `kernel_main`'s steps, every call it
+//! makes at the top level, in order (`boot_steps_differ`), and its boot
+//! option table must have a row for each of `kcore::bootopts::KEYS`, in
+//! their order (`boot_options_differ`): lists that stay whole, not only
+//! names that exist.
+//!
 //! And nothing may point outside the repository (`leaves_repository`): a
 //! Markdown link or a backticked `../` path in a document, or a backticked
 //! `../` path in a source comment, that resolves above the repository's root
@@ -299,6 +305,13 @@ pub fn check_all(root: &Path) -> Vec<(String, Vec<String>)> {
         .chain(docs.iter().map(|doc| {
             let name = doc.strip_prefix(root).unwrap_or(doc).display().to_string();
             let mut problems = check_doc(root, doc, &names);
+            if name == "docs/architecture.md" {
+                let main =
+                    std::fs::read_to_string(root.join("kernel/src/main.rs")).unwrap_or_default();
+                let text = std::fs::read_to_string(doc).unwrap_or_default();
+                problems.extend(boot_steps_differ(&main, &text));
+                problems.extend(boot_options_differ(kcore::bootopts::KEYS, &text));
+            }
             if name == "docs/syscalls.md" {
                 let abi =
                     std::fs::read_to_string(root.join("kernel/abi/src/sys.rs")).unwrap_or_default();
@@ -309,6 +322,137 @@ pub fn check_all(root: &Path) -> Vec<(String, Vec<String>)> {
             (name, problems)
         }))
         .collect()
+}
+
+/// The first call on a line: a path (`a::b::c`, `f`) followed by `(`, not
+/// an enum variant's constructor. A line that is a macro's (`info!(...)`)
+/// has none: what it calls are its arguments.
+fn first_call(line: &str) -> Option<String> {
+    let bytes = line.as_bytes();
+    let is_path = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b':';
+    let mut start = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        if is_path(b) {
+            start.get_or_insert(i);
+            continue;
+        }
+        if let Some(s) = start.take() {
+            if b == b'!' && bytes.get(i + 1) != Some(&b'=') {
+                return None;
+            }
+            let path = &line[s..i];
+            let fresh = s == 0 || !matches!(bytes[s - 1], b'.' | b'!');
+            if b == b'(' && fresh && !matches!(path, "Some" | "Ok" | "Err") {
+                return Some(path.to_string());
+            }
+        }
+    }
+    None
+}
+
+/// `kernel_main`'s steps: the first call of each statement at the top of
+/// its body (four spaces in), in order.
+pub fn kernel_main_steps(main_rs: &str) -> Vec<String> {
+    let Some(at) = main_rs.find("fn kernel_main(") else {
+        return Vec::new();
+    };
+    main_rs[at..]
+        .lines()
+        .skip(1)
+        .take_while(|l| *l != "}")
+        .filter(|l| l.starts_with("    ") && !l.starts_with("     "))
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .filter_map(first_call)
+        .collect()
+}
+
+/// The calls step 3 of architecture.md's boot sequence names, in order:
+/// each backticked path (no `/`, `.`, `=` or space) of its bullets.
+fn documented_steps(architecture: &str) -> Vec<String> {
+    const TICK: char = '\u{60}';
+    let Some((_, after)) = architecture.split_once(&format!("3. {TICK}kernel_main{TICK}")) else {
+        return Vec::new();
+    };
+    let list = after.split("\n## ").next().unwrap_or("");
+    list.lines()
+        .skip(1)
+        .flat_map(|line| line.split(TICK).skip(1).step_by(2).map(str::to_string))
+        .filter(|name| {
+            !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
+                && !name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        })
+        .collect()
+}
+
+/// Where architecture.md's boot sequence and `kernel_main` part: a step
+/// the function has and the list lacks, one the list has and the function
+/// lacks, or the two in another order.
+pub fn boot_steps_differ(main_rs: &str, architecture: &str) -> Vec<String> {
+    let steps = kernel_main_steps(main_rs);
+    let listed = documented_steps(architecture);
+    if steps.is_empty() {
+        return vec!["kernel/src/main.rs has no kernel_main with steps".into()];
+    }
+    let mut problems: Vec<String> = steps
+        .iter()
+        .filter(|s| !listed.contains(s))
+        .map(|s| format!("the boot sequence does not list `{s}`, which kernel_main calls"))
+        .chain(
+            listed
+                .iter()
+                .filter(|s| !steps.contains(s))
+                .map(|s| format!("the boot sequence lists `{s}`, which kernel_main does not call")),
+        )
+        .collect();
+    if problems.is_empty() && steps != listed {
+        let (i, _) = steps
+            .iter()
+            .zip(&listed)
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+            .unwrap_or((0, (&steps[0], &listed[0])));
+        problems.push(format!(
+            "the boot sequence lists `{}` where kernel_main calls `{}` (step {})",
+            listed[i],
+            steps[i],
+            i + 1
+        ));
+    }
+    problems
+}
+
+/// Where architecture.md's boot option table and the kernel's keys part:
+/// the table's keys (first cell of each row under "## Boot options") must
+/// be `keys`, in order.
+pub fn boot_options_differ(keys: &[&str], architecture: &str) -> Vec<String> {
+    let Some((_, after)) = architecture.split_once("## Boot options") else {
+        return vec!["no \"Boot options\" section".into()];
+    };
+    let table: Vec<&str> = after
+        .split("\n## ")
+        .next()
+        .unwrap_or("")
+        .lines()
+        .filter_map(|l| l.strip_prefix("| \u{60}")?.split_once('\u{60}'))
+        .map(|(key, _)| key)
+        .collect();
+    if table == keys {
+        return Vec::new();
+    }
+    let missing: Vec<&&str> = keys.iter().filter(|k| !table.contains(k)).collect();
+    let extra: Vec<&&str> = table.iter().filter(|k| !keys.contains(k)).collect();
+    if missing.is_empty() && extra.is_empty() {
+        vec![format!(
+            "the boot option table lists {table:?}, the kernel's order is {keys:?}"
+        )]
+    } else {
+        vec![format!(
+            "the boot option table lacks {missing:?} and has {extra:?}, which the kernel does not know"
+        )]
+    }
 }
 
 /// The Linux calls `abi/src/sys.rs` numbers (below 1000): lowercase name
@@ -377,6 +521,46 @@ pub fn syscall_rows_missing(abi: &str, table: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn boot_steps_are_held_to_kernel_main() {
+        let main = "fn kernel_main(b: &BootInfo) -> ! {\n    // a comment(x)\n    log::init();\n    let (r, o) = read_opts(b);\n    info!(\"x {}\", f(1));\n    if let Some(k) = o.crash {\n        crash(k);\n    }\n    mm::init(b);\n}\n";
+        assert_eq!(
+            kernel_main_steps(main),
+            ["log::init", "read_opts", "mm::init"]
+        );
+        let doc = "3. `kernel_main` (`kernel/src/main.rs`):\n   - `log::init` — the console;\n   - `read_opts`, then `mm::init` (`TrapFrame`, `a/b.rs`, `x=1`);\n\n## Next\n";
+        assert!(boot_steps_differ(main, doc).is_empty());
+        let swapped = doc.replace(
+            "`read_opts`, then `mm::init`",
+            "`mm::init`, then `read_opts`",
+        );
+        assert_eq!(
+            boot_steps_differ(main, &swapped),
+            ["the boot sequence lists `mm::init` where kernel_main calls `read_opts` (step 2)"]
+        );
+        let short = doc.replace("`read_opts`, then ", "");
+        assert_eq!(
+            boot_steps_differ(main, &short),
+            ["the boot sequence does not list `read_opts`, which kernel_main calls"]
+        );
+    }
+
+    #[test]
+    fn boot_options_are_held_to_the_keys() {
+        let doc = "## Boot options\n\n| key | values |\n|---|---|\n| `hz` | n |\n| `lock` | x |\n\n## Exit\n| `no` | |\n";
+        assert!(boot_options_differ(&["hz", "lock"], doc).is_empty());
+        assert_eq!(
+            boot_options_differ(&["hz", "lock", "quiet"], doc),
+            ["the boot option table lacks [\"quiet\"] and has [], which the kernel does not know"]
+        );
+        assert_eq!(
+            boot_options_differ(&["lock", "hz"], doc),
+            [
+                "the boot option table lists [\"hz\", \"lock\"], the kernel's order is [\"lock\", \"hz\"]"
+            ]
+        );
+    }
 
     #[test]
     fn every_numbered_call_needs_a_row() {
