@@ -19,6 +19,7 @@ mod bench;
 mod book;
 mod build;
 mod docs;
+mod expect;
 mod figures;
 mod gdb;
 mod gdbdoc;
@@ -29,6 +30,7 @@ mod qemu;
 mod readme;
 mod repo;
 mod setup;
+mod suites;
 mod test;
 
 use std::process::ExitCode;
@@ -39,7 +41,7 @@ fn main() -> ExitCode {
             .and_then(|args| options::parse(&args))
             .and_then(|command| match command {
                 options::Command::Help => {
-                    print!("{}", options::USAGE);
+                    print!("{}{}", options::USAGE, test::parts_help());
                     Ok(ExitCode::SUCCESS)
                 }
                 options::Command::Run(opts) => qemu::run(&opts),

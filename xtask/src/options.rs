@@ -8,8 +8,8 @@ commands:
   run     build everything and boot the kernel in QEMU, serial console on this terminal
           (with -- PROGRAM ARGS: run that one program, power off with its exit status)
   test    run every test: host unit tests, then the in-QEMU suites; ends with 'N passed, M failed'
-          (`test -- NAME...` runs only the parts whose names start so: host, docs, a suite
-          such as sigtests or musl, repo, readme, gdb, labs, bench)
+          (`test -- NAME...` runs only the parts and suites whose names start so: the
+          parts are listed at the end of this text)
   image   build the disk image and print its path
   gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, cow, user NAME;
           docs/gdb.md walks through them)

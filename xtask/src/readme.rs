@@ -6,8 +6,8 @@
 //! the `readme` part of the test command boots the program and wants each
 //! of those lines, in order, in the console. Numbers are what changes from
 //! run to run (ticks, samples, addresses, percentages, the length of a
-//! bar), so a line is compared by its shape: every number, hexadecimal
-//! number and run of `#` stands for any other. Words, names, punctuation
+//! bar), so a line is compared by its shape (`expect::SAMPLE`): every
+//! number, hexadecimal number and run of `#` stands for any other. Words, names, punctuation
 //! and the order of the lines must be as printed, so a renamed log line, a
 //! new column in `ps` or a changed message makes the README fail here
 //! rather than mislead its reader.
@@ -81,45 +81,11 @@ pub fn shown_lines(readme: &str, sample: &Sample) -> Result<Vec<String>, String>
         .collect())
 }
 
-/// A line with every number, hexadecimal number and run of `#` made one
-/// `#`, and blanks made single.
-fn shape(line: &str) -> String {
-    let mut out = String::new();
-    let chars: Vec<char> = line.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '0' && chars.get(i + 1) == Some(&'x') {
-            i += 2;
-            while i < chars.len() && chars[i].is_ascii_hexdigit() {
-                i += 1;
-            }
-            out.push('#');
-        } else if c.is_ascii_digit() || c == '#' {
-            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '#') {
-                i += 1;
-            }
-            out.push('#');
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The first shown line that the console lacks (in order), if any.
+/// The first shown line that the console lacks (in order), if any: every
+/// number, hexadecimal number and run of `#` stands for any, and blanks
+/// count as one (`expect::SAMPLE`).
 pub fn first_missing<'a>(shown: &'a [String], console: &[String]) -> Option<&'a str> {
-    let printed: Vec<String> = console.iter().map(|l| shape(l)).collect();
-    let mut from = 0;
-    for line in shown {
-        let want = shape(line);
-        match printed[from..].iter().position(|p| *p == want) {
-            Some(at) => from += at + 1,
-            None => return Some(line),
-        }
-    }
-    None
+    crate::expect::first_missing(shown, console, crate::expect::SAMPLE).map(|i| shown[i].as_str())
 }
 
 /// The README's text.
@@ -130,19 +96,6 @@ pub fn readme(root: &Path) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_and_bars_are_shapes() {
-        assert_eq!(
-            shape("  0x404840 loop_a    ####### 1501 (75.2%)"),
-            shape("0x4058a0 loop_a ################################ 1505 (75.0%)")
-        );
-        assert_ne!(shape("loop_a 1501"), shape("loop_b 1501"));
-        assert_eq!(
-            shape("[        0] INFO  clock: TSC runs at 2604 MHz"),
-            "[ #] INFO clock: TSC runs at # MHz"
-        );
-    }
 
     #[test]
     fn a_block_is_found_and_cut() {

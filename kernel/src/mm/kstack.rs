@@ -1,7 +1,8 @@
-//! Per-process kernel stacks.
+//! Per-thread kernel stacks.
 //!
-//! Each process runs kernel code (system calls, faults, its half of a context
-//! switch) on its own stack, so it can sleep in the kernel while others run.
+//! Each thread runs kernel code (system calls, faults, its half of a context
+//! switch) on its own stack, so it can sleep in the kernel while others run,
+//! the other threads of its process too.
 //! Stacks live in fixed slots above `KSTACKS_START`; the lowest page of every
 //! slot stays unmapped, so an overflow hits a guard page and becomes a double
 //! fault report instead of silently corrupting the neighbour.
