@@ -121,6 +121,15 @@ pub mod harness {
     pub type Outcome = Result<(), String>;
     pub type Test = (&'static str, fn() -> Outcome);
 
+    /// A table of tests, each named once, by its function:
+    /// `tests![a, b]` is `&[("a", a), ("b", b)]`.
+    #[macro_export]
+    macro_rules! tests {
+        ($($name:ident),* $(,)?) => {
+            &[$((stringify!($name), $name as fn() -> $crate::harness::Outcome)),*]
+        };
+    }
+
     /// Fails the test with a formatted reason unless `cond` holds.
     #[macro_export]
     macro_rules! ensure {

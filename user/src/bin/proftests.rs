@@ -965,69 +965,30 @@ fn proc_profil_tells_the_state() -> Outcome {
     Ok(())
 }
 
-const TESTS: &[Test] = &[
-    ("bin_relation_is_exact", bin_relation_is_exact),
-    ("proc_profil_tells_the_state", proc_profil_tells_the_state),
-    ("pc_below_offset_is_dropped", pc_below_offset_is_dropped),
-    (
-        "bin_past_the_buffer_is_dropped",
-        bin_past_the_buffer_is_dropped,
-    ),
-    ("scale_0_turns_profiling_off", scale_0_turns_profiling_off),
-    (
-        "scale_above_65536_is_einval_and_keeps_the_old_state",
-        scale_above_65536_is_einval_and_keeps_the_old_state,
-    ),
-    (
-        "a_bad_buffer_is_efault_and_leaves_profiling_off",
-        a_bad_buffer_is_efault_and_leaves_profiling_off,
-    ),
-    (
-        "size_0_and_1_are_accepted_and_count_nothing",
-        size_0_and_1_are_accepted_and_count_nothing,
-    ),
-    (
-        "a_fault_at_tick_time_turns_profiling_off_silently",
-        a_fault_at_tick_time_turns_profiling_off_silently,
-    ),
-    (
-        "fork_child_inherits_and_counts_into_its_own_copy",
-        fork_child_inherits_and_counts_into_its_own_copy,
-    ),
-    ("exec_turns_profiling_off", exec_turns_profiling_off),
-    (
-        "a_failed_exec_keeps_profiling_on",
-        a_failed_exec_keeps_profiling_on,
-    ),
-    ("exit_turns_profiling_off", exit_turns_profiling_off),
-    ("bins_saturate_at_65535", bins_saturate_at_65535),
-    (
-        "system_time_is_charged_to_the_syscall_site",
-        system_time_is_charged_to_the_syscall_site,
-    ),
-    ("multi_region_form", multi_region_form),
-    ("multi_region_edges", multi_region_edges),
-    (
-        "time_shares_show_in_the_histogram",
-        time_shares_show_in_the_histogram,
-    ),
-    ("the_tick_rate_is_reported", the_tick_rate_is_reported),
-    (
-        "threads_are_sampled_and_summed",
-        threads_are_sampled_and_summed,
-    ),
-    (
-        "threads_at_one_pc_sum_into_one_bin",
-        threads_at_one_pc_sum_into_one_bin,
-    ),
-    (
-        "a_thread_exit_keeps_profiling_on",
-        a_thread_exit_keeps_profiling_on,
-    ),
-    (
-        "profil_off_in_another_thread_is_off_for_all",
-        profil_off_in_another_thread_is_off_for_all,
-    ),
+const TESTS: &[Test] = user::tests![
+    bin_relation_is_exact,
+    proc_profil_tells_the_state,
+    pc_below_offset_is_dropped,
+    bin_past_the_buffer_is_dropped,
+    scale_0_turns_profiling_off,
+    scale_above_65536_is_einval_and_keeps_the_old_state,
+    a_bad_buffer_is_efault_and_leaves_profiling_off,
+    size_0_and_1_are_accepted_and_count_nothing,
+    a_fault_at_tick_time_turns_profiling_off_silently,
+    fork_child_inherits_and_counts_into_its_own_copy,
+    exec_turns_profiling_off,
+    a_failed_exec_keeps_profiling_on,
+    exit_turns_profiling_off,
+    bins_saturate_at_65535,
+    system_time_is_charged_to_the_syscall_site,
+    multi_region_form,
+    multi_region_edges,
+    time_shares_show_in_the_histogram,
+    the_tick_rate_is_reported,
+    threads_are_sampled_and_summed,
+    threads_at_one_pc_sum_into_one_bin,
+    a_thread_exit_keeps_profiling_on,
+    profil_off_in_another_thread_is_off_for_all,
 ];
 
 fn run() -> i32 {

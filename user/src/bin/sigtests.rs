@@ -991,83 +991,29 @@ fn native_and_emulated_profil_agree() -> Outcome {
     Ok(())
 }
 
-const TESTS: &[Test] = &[
-    (
-        "every_register_survives_a_handler",
-        every_register_survives_a_handler,
-    ),
-    (
-        "handler_gets_siginfo_and_its_own_signal_blocked",
-        handler_gets_siginfo_and_its_own_signal_blocked,
-    ),
-    (
-        "blocked_signals_wait_until_unblocked",
-        blocked_signals_wait_until_unblocked,
-    ),
-    ("default_actions", default_actions),
-    ("sigchld_reports_the_child", sigchld_reports_the_child),
-    (
-        "sa_restart_restarts_a_blocking_read",
-        sa_restart_restarts_a_blocking_read,
-    ),
-    (
-        "without_sa_restart_a_read_fails_with_eintr",
-        without_sa_restart_a_read_fails_with_eintr,
-    ),
-    (
-        "sigsegv_handler_can_repair_and_resume",
-        sigsegv_handler_can_repair_and_resume,
-    ),
-    (
-        "sigfpe_handler_can_move_rip_on",
-        sigfpe_handler_can_move_rip_on,
-    ),
-    (
-        "faults_with_the_signal_blocked_or_ignored_kill",
-        faults_with_the_signal_blocked_or_ignored_kill,
-    ),
-    (
-        "bad_handlers_and_frames_kill_only_the_process",
-        bad_handlers_and_frames_kill_only_the_process,
-    ),
-    (
-        "fork_keeps_handlers_and_mask_but_not_pending",
-        fork_keeps_handlers_and_mask_but_not_pending,
-    ),
-    (
-        "exec_resets_handlers_keeps_mask_and_ignored",
-        exec_resets_handlers_keeps_mask_and_ignored,
-    ),
-    (
-        "sigsuspend_waits_with_a_temporary_mask",
-        sigsuspend_waits_with_a_temporary_mask,
-    ),
-    (
-        "sa_onstack_runs_on_the_alternate_stack",
-        sa_onstack_runs_on_the_alternate_stack,
-    ),
-    ("kill_reaches_process_groups", kill_reaches_process_groups),
-    (
-        "writing_to_a_closed_pipe_raises_sigpipe",
-        writing_to_a_closed_pipe_raises_sigpipe,
-    ),
-    (
-        "sigstop_stops_and_sigcont_continues",
-        sigstop_stops_and_sigcont_continues,
-    ),
-    (
-        "an_orphaned_stopped_process_is_hung_up",
-        an_orphaned_stopped_process_is_hung_up,
-    ),
-    ("alarm_and_itimer_real", alarm_and_itimer_real),
-    (
-        "itimer_prof_counts_user_and_system_time",
-        itimer_prof_counts_user_and_system_time,
-    ),
-    (
-        "native_and_emulated_profil_agree",
-        native_and_emulated_profil_agree,
-    ),
+const TESTS: &[Test] = user::tests![
+    every_register_survives_a_handler,
+    handler_gets_siginfo_and_its_own_signal_blocked,
+    blocked_signals_wait_until_unblocked,
+    default_actions,
+    sigchld_reports_the_child,
+    sa_restart_restarts_a_blocking_read,
+    without_sa_restart_a_read_fails_with_eintr,
+    sigsegv_handler_can_repair_and_resume,
+    sigfpe_handler_can_move_rip_on,
+    faults_with_the_signal_blocked_or_ignored_kill,
+    bad_handlers_and_frames_kill_only_the_process,
+    fork_keeps_handlers_and_mask_but_not_pending,
+    exec_resets_handlers_keeps_mask_and_ignored,
+    sigsuspend_waits_with_a_temporary_mask,
+    sa_onstack_runs_on_the_alternate_stack,
+    kill_reaches_process_groups,
+    writing_to_a_closed_pipe_raises_sigpipe,
+    sigstop_stops_and_sigcont_continues,
+    an_orphaned_stopped_process_is_hung_up,
+    alarm_and_itimer_real,
+    itimer_prof_counts_user_and_system_time,
+    native_and_emulated_profil_agree,
 ];
 
 fn run() -> i32 {

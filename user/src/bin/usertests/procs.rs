@@ -1,0 +1,339 @@
+//! Processes: fork, exec, exit and wait, orphans, faults that kill one
+//! process, signals that end a blocked one, sleeping and preemption, the
+//! process limits, identity and time.
+
+use super::*;
+
+pub(super) fn fork_exec_wait() -> Outcome {
+    let ok = user::run("/bin/true", &["true"]).map_err(|e| e.message())?;
+    ensure!(sys::exited(ok) == Some(0), "true gave status {ok:#x}");
+    let bad = user::run("/bin/false", &["false"]).map_err(|e| e.message())?;
+    ensure!(sys::exited(bad) == Some(1), "false gave status {bad:#x}");
+    let echo = user::run("/bin/echo", &["echo", "-n", ""]).map_err(|e| e.message())?;
+    ensure!(sys::exited(echo) == Some(0), "echo gave status {echo:#x}");
+    Ok(())
+}
+
+pub(super) fn exit_status_encoding() -> Outcome {
+    let status = child_status(|| 42)?;
+    ensure!(
+        status == 42 << 8,
+        "raw status {status:#x}, want {:#x}",
+        42 << 8
+    );
+    ensure!(sys::exited(status) == Some(42), "exit code");
+    let status = child_status(|| 256 + 7)?;
+    ensure!(
+        sys::exited(status) == Some(7),
+        "exit code is taken modulo 256, got {status:#x}"
+    );
+    Ok(())
+}
+
+pub(super) fn wait_nohang_and_echild() -> Outcome {
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        let _ = sys::close(w);
+        let mut b = [0u8; 1];
+        let _ = sys::read(r, &mut b);
+        sys::exit(3);
+    }
+    let _ = sys::close(r);
+    let got = sys::wait4(pid as i32, WNOHANG).map_err(|e| e.message())?;
+    ensure!(
+        got.0 == 0,
+        "WNOHANG returned {got:?} while the child was blocked"
+    );
+    let _ = sys::close(w);
+    let status = sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    ensure!(sys::exited(status) == Some(3), "status {status:#x}");
+    expect_err("wait with no children", sys::wait4(-1, 0), Errno::ECHILD)?;
+    expect_err("wait for a stranger", sys::wait4(1, 0), Errno::ECHILD)
+}
+
+pub(super) fn orphan_reparented_to_init() -> Outcome {
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let status = child_status(|| {
+        if sys::fork() == Ok(0) {
+            for _ in 0..200 {
+                if sys::getppid() == 1 {
+                    let _ = sys::write(w, b"1");
+                    sys::exit(0);
+                }
+                let _ = sys::nanosleep(10_000_000);
+            }
+            let _ = sys::write(w, b"0");
+            sys::exit(1);
+        }
+        0
+    })?;
+    ensure!(
+        sys::exited(status) == Some(0),
+        "middle child status {status:#x}"
+    );
+    let _ = sys::close(w);
+    let mut b = [0u8; 1];
+    let n = sys::read(r, &mut b).map_err(|e| e.message())?;
+    let _ = sys::close(r);
+    ensure!(
+        n == 1 && b[0] == b'1',
+        "grandchild never saw init (pid 1) as its parent"
+    );
+    Ok(())
+}
+
+/// The caller's voluntary context switches so far (getrusage's ru_nvcsw).
+pub(super) fn voluntary_switches() -> i64 {
+    let mut usage = Rusage::default();
+    let _ = raw(
+        nr::GETRUSAGE,
+        &[RUSAGE_SELF as usize, &mut usage as *mut Rusage as usize],
+    );
+    usage.counters[RU_NVCSW]
+}
+
+pub(super) fn fork_until_eagain() -> Outcome {
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let mut children = Vec::new();
+    let end = loop {
+        match sys::fork() {
+            Ok(0) => {
+                let _ = sys::close(w);
+                let mut b = [0u8; 1];
+                let _ = sys::read(r, &mut b);
+                sys::exit(0);
+            }
+            Ok(pid) => children.push(pid),
+            Err(e) => break e,
+        }
+        if children.len() > 1000 {
+            break Errno::EINVAL;
+        }
+    };
+    let _ = sys::close(w);
+    let _ = sys::close(r);
+    for pid in &children {
+        let _ = sys::waitpid(*pid as i32);
+    }
+    ensure!(
+        end == Errno::EAGAIN,
+        "fork ended with {} after {} children",
+        end.name(),
+        children.len()
+    );
+    ensure!(children.len() >= 20, "only {} children", children.len());
+    Ok(())
+}
+
+pub(super) fn faults_kill_only_the_process() -> Outcome {
+    for (kind, signal) in [
+        ("null", SIGSEGV),
+        ("kernel", SIGSEGV),
+        ("divide", SIGFPE),
+        ("opcode", SIGILL),
+        ("privileged", SIGSEGV),
+        ("write-text", SIGSEGV),
+        ("exec-stack", SIGSEGV),
+        ("stack-overflow", SIGSEGV),
+    ] {
+        let status = user::run("/bin/fault", &["fault", kind]).map_err(|e| e.message())?;
+        ensure!(
+            sys::signaled(status) == Some(signal),
+            "fault {kind}: status {status:#x}, want {}",
+            libc_lite::signal::name(signal)
+        );
+    }
+    Ok(())
+}
+
+pub(super) fn failed_exec_leaves_the_caller() -> Outcome {
+    expect_err(
+        "exec a missing file",
+        Err::<(), _>(sys::execve("/nope", &["nope"], &[])),
+        Errno::ENOENT,
+    )?;
+    expect_err(
+        "exec a file without execute permission",
+        Err::<(), _>(sys::execve("/etc/boot.conf", &["x"], &[])),
+        Errno::EACCES,
+    )?;
+    let text = "/tmp/not-a-program";
+    let fd = sys::open(text, O_CREAT | O_WRONLY | O_TRUNC, 0o755).map_err(|e| e.message())?;
+    sys::write_all(fd, b"just text\n").map_err(|e| e.message())?;
+    let _ = sys::close(fd);
+    let not_elf = sys::execve(text, &["x"], &[]);
+    let _ = sys::unlink(text);
+    expect_err(
+        "exec an executable text file",
+        Err::<(), _>(not_elf),
+        Errno::ENOEXEC,
+    )?;
+    expect_err(
+        "exec a directory",
+        Err::<(), _>(sys::execve("/bin", &["x"], &[])),
+        Errno::EACCES,
+    )?;
+    let huge = "y".repeat(200 * 1024);
+    expect_err(
+        "exec with 200 KiB of arguments",
+        Err::<(), _>(sys::execve("/bin/true", &["true", &huge], &[])),
+        Errno::E2BIG,
+    )?;
+    // Still here, and still able to work.
+    let status = user::run("/bin/true", &["true"]).map_err(|e| e.message())?;
+    ensure!(sys::exited(status) == Some(0), "after failed execs");
+    Ok(())
+}
+
+pub(super) fn kill_ends_a_blocked_child() -> Outcome {
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        let mut b = [0u8; 1];
+        let _ = sys::read(r, &mut b);
+        sys::exit(0);
+    }
+    let _ = sys::nanosleep(10_000_000);
+    ensure!(sys::kill(pid as i32, 0).is_ok(), "kill 0 on a live child");
+    sys::kill(pid as i32, SIGTERM).map_err(|e| e.message())?;
+    let status = sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    let _ = sys::close(r);
+    let _ = sys::close(w);
+    ensure!(sys::signaled(status) == Some(SIGTERM), "status {status:#x}");
+    expect_err(
+        "kill a missing pid",
+        sys::kill(30000, SIGTERM),
+        Errno::ESRCH,
+    )?;
+    expect_err(
+        "kill with a bad signal",
+        sys::kill(sys::getpid() as i32, 99),
+        Errno::EINVAL,
+    )
+}
+
+pub(super) fn nanosleep_sleeps() -> Outcome {
+    let t0 = sys::monotonic_nanos();
+    sys::nanosleep(50_000_000).map_err(|e| e.message())?;
+    let slept = sys::monotonic_nanos() - t0;
+    ensure!(slept >= 45_000_000, "slept only {slept} ns of 50 ms");
+    let bad = Timespec {
+        tv_sec: 0,
+        tv_nsec: 2_000_000_000,
+    };
+    expect_err(
+        "nanosleep with tv_nsec >= 1e9",
+        raw(nr::NANOSLEEP, &[&bad as *const Timespec as usize, 0]),
+        Errno::EINVAL,
+    )
+}
+
+pub(super) fn preemption_lets_others_run() -> Outcome {
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        loop {
+            core::hint::spin_loop();
+        }
+    }
+    // Without preemption the spinning child would never give the CPU back.
+    let t0 = sys::monotonic_nanos();
+    let mut x = 0u64;
+    while sys::monotonic_nanos() - t0 < 100_000_000 {
+        x = core::hint::black_box(x + 1);
+    }
+    let mut rows = [ProcInfo::default(); 64];
+    let n = sys::proclist(&mut rows).map_err(|e| e.message())?.min(64);
+    let child_ticks = rows[..n]
+        .iter()
+        .find(|p| p.pid == pid)
+        .map_or(0, |p| p.user_ticks);
+    sys::kill(pid as i32, SIGKILL).map_err(|e| e.message())?;
+    let status = sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    ensure!(sys::signaled(status) == Some(SIGKILL), "status {status:#x}");
+    ensure!(
+        child_ticks > 0,
+        "the spinning child was never charged a user tick"
+    );
+    Ok(())
+}
+
+/// `RLIMIT_NPROC` counts the tasks of the caller's real user and holds
+/// for everyone but root, as on Linux: root forks past a limit of 1; a
+/// child that became user 1000 (the only task of that user) is refused
+/// (EAGAIN) until its limit is raised, and may not raise its hard limit
+/// (EPERM), which root may.
+pub(super) fn nproc_limit_stops_fork() -> Outcome {
+    let was = sys::getrlimit(RLIMIT_NPROC).map_err(|e| e.message())?;
+    let one = Rlimit {
+        cur: 1,
+        max: was.max,
+    };
+    sys::setrlimit(RLIMIT_NPROC, one).map_err(|e| e.message())?;
+    let status = child_status(|| 5)?;
+    ensure!(
+        sys::exited(status) == Some(5),
+        "root's fork under a limit of 1: status {status:#x}"
+    );
+    let status = child_status(|| {
+        let step = |code: i32, ok: bool| if ok { 0 } else { code };
+        if raw(nr::SETUID, &[1000]).is_err() {
+            return 10;
+        }
+        let one = Rlimit { cur: 1, max: 16 };
+        if sys::setrlimit(RLIMIT_NPROC, one).is_err() {
+            return 11;
+        }
+        let refused = sys::fork();
+        if refused == Ok(0) {
+            sys::exit(0);
+        }
+        if refused != Err(Errno::EAGAIN) {
+            return 12;
+        }
+        let two = Rlimit { cur: 2, max: 16 };
+        if sys::setrlimit(RLIMIT_NPROC, two).is_err() {
+            return 13;
+        }
+        match child_status(|| 0) {
+            Ok(0) => {}
+            _ => return 14,
+        }
+        let higher = Rlimit { cur: 2, max: 17 };
+        step(
+            15,
+            sys::setrlimit(RLIMIT_NPROC, higher) == Err(Errno::EPERM),
+        )
+    })?;
+    ensure!(
+        sys::exited(status) == Some(0),
+        "user 1000 under a limit of 1: status {status:#x} (10 setuid, 11 setrlimit, 12 fork not EAGAIN, 13 raise, 14 fork after, 15 hard limit raised)"
+    );
+    sys::setrlimit(RLIMIT_NPROC, was).map_err(|e| e.message())?;
+    let lower = Rlimit { cur: 10, max: 10 };
+    sys::setrlimit(RLIMIT_NPROC, lower).map_err(|e| e.message())?;
+    sys::setrlimit(RLIMIT_NPROC, was).map_err(|e| format!("root raising: {}", e.message()))?;
+    let now = sys::getrlimit(RLIMIT_NPROC).map_err(|e| e.message())?;
+    ensure!(now == was, "limit {now:?} after raising back to {was:?}");
+    Ok(())
+}
+
+pub(super) fn identity_and_time() -> Outcome {
+    let u = sys::uname().map_err(|e| e.message())?;
+    ensure!(u.sysname.starts_with(b"profkern\0"), "sysname");
+    ensure!(u.machine.starts_with(b"x86_64\0"), "machine");
+    ensure!(sys::getppid() >= 1, "getppid");
+    let now = sys::clock_gettime(0).map_err(|e| e.message())?;
+    ensure!(
+        now.tv_sec > 1_600_000_000,
+        "CLOCK_REALTIME says {}",
+        now.tv_sec
+    );
+    expect_err(
+        "clock_gettime(bad clock)",
+        sys::clock_gettime(99),
+        Errno::EINVAL,
+    )?;
+    sys::sched_yield();
+    Ok(())
+}
