@@ -1,7 +1,8 @@
 //! The clock: the periodic tick that drives time, scheduling and profiling.
 //!
-//! One of two sources ticks, chosen at boot (`tick=pit|apic`): the PIT on
-//! IRQ 0 or the local APIC timer. Either way every tick arrives at
+//! One of three sources ticks, chosen at boot (`tick=pit|apic|hpet`): the
+//! PIT on IRQ 0, the local APIC timer, or the HPET's timer 0, which takes
+//! over IRQ 0 (arch/hpet.rs). Either way every tick arrives at
 //! `on_timer_interrupt`, which counts it and hands it on, so nothing above this
 //! file knows which chip is ticking. The TSC, calibrated against the PIT at
 //! boot, gives the finer time that `clock_gettime` and the benchmarks need.
@@ -17,8 +18,10 @@ static HZ: AtomicU32 = AtomicU32::new(0);
 static TSC_PER_SEC: AtomicU64 = AtomicU64::new(0);
 static TSC_AT_BOOT: AtomicU64 = AtomicU64::new(0);
 
-/// Calibrates the TSC and starts the tick at `hz` from `source`.
-pub fn init(hz: u32, source: TickSource) {
+/// Calibrates the TSC and starts the tick at `hz` from `source`; `rsdp`
+/// leads to the HPET's table. An HPET that cannot tick leaves the PIT
+/// ticking, with a warning.
+pub fn init(hz: u32, source: TickSource, rsdp: Option<u64>) {
     let start = arch::rdtsc();
     pit::busy_wait_us(10_000);
     TSC_PER_SEC.store((arch::rdtsc() - start) * 100, Ordering::Relaxed);
@@ -29,6 +32,23 @@ pub fn init(hz: u32, source: TickSource) {
             let exact = pit::start_periodic(hz);
             pic::set_irq_enabled(0, true);
             crate::info!("clock: PIT tick at {hz} Hz (exactly {exact} Hz)");
+        }
+        TickSource::Hpet => {
+            pic::set_irq_enabled(0, false);
+            pit::stop();
+            let started =
+                arch::acpi::hpet(rsdp).and_then(|base| arch::hpet::start_periodic(base, hz));
+            match started {
+                Ok(rate) => crate::info!(
+                    "clock: HPET tick at {hz} Hz (counter at {} MHz)",
+                    rate / 1_000_000
+                ),
+                Err(why) => {
+                    crate::warn!("clock: no HPET tick ({why}); the PIT ticks instead");
+                    pit::start_periodic(hz);
+                }
+            }
+            pic::set_irq_enabled(0, true);
         }
         TickSource::Apic => {
             pit::stop();

@@ -116,7 +116,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     fs::export::init(opts.export);
 
     arch::pic::init();
-    clock::init(opts.hz, opts.tick);
+    clock::init(opts.hz, opts.tick, boot_info.rsdp_addr.into_option());
     proc::sched::set_slice_ms(opts.slice_ms);
     if opts.profhz != 0
         && let Err(why) = profil::set_profhz(opts.profhz, opts.hz)

@@ -36,7 +36,7 @@ options:
   --cpus N           processors QEMU gives the machine (-smp N), 1..=16; the kernel
                      starts and schedules on all of them (default 1: what GDB steps
                      through predictably; the test command also runs its suites on 4)
-  --tick pit|apic    tick source (default pit)
+  --tick pit|apic|hpet  tick source (default pit)
   --uefi             boot with UEFI firmware (OVMF) instead of BIOS
   --release          build the kernel optimised
   --boot KEY=VALUE   a boot option for the kernel (repeatable): mode=selftest,
@@ -110,6 +110,7 @@ pub enum Accel {
 pub enum Tick {
     Pit,
     Apic,
+    Hpet,
 }
 
 impl Tick {
@@ -117,6 +118,7 @@ impl Tick {
         match self {
             Tick::Pit => "pit",
             Tick::Apic => "apic",
+            Tick::Hpet => "hpet",
         }
     }
 }
@@ -311,7 +313,8 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
                 opts.tick = match value("--tick")?.as_str() {
                     "pit" => Tick::Pit,
                     "apic" => Tick::Apic,
-                    v => return Err(format!("--tick must be pit or apic, not '{v}'")),
+                    "hpet" => Tick::Hpet,
+                    v => return Err(format!("--tick must be pit, apic or hpet, not '{v}'")),
                 }
             }
             "--timeout" => {
@@ -506,7 +509,10 @@ mod tests {
                 "run --boot hz=250",
                 "--boot hz=250: hz has a flag of its own: --hz",
             ),
-            ("run --tick hpet", "--tick must be pit or apic, not 'hpet'"),
+            (
+                "run --tick tsc",
+                "--tick must be pit, apic or hpet, not 'tsc'",
+            ),
             (
                 "run --timeout 0",
                 "--timeout must be a positive number of seconds, not '0'",

@@ -164,6 +164,7 @@ pub fn suites() -> Vec<Suite> {
     vec![
         selftest("selftest-pit-1000hz", 1000, Tick::Pit, false),
         selftest("selftest-apic-1000hz", 1000, Tick::Apic, false),
+        selftest("selftest-hpet-1000hz", 1000, Tick::Hpet, false),
         selftest("selftest-pit-10000hz", 10_000, Tick::Pit, false),
         selftest("selftest-apic-100hz", 100, Tick::Apic, false),
         selftest("selftest-uefi", 1000, Tick::Pit, true),

@@ -150,10 +150,42 @@ pub fn madt_processors(madt: &[u8]) -> Option<Vec<LocalApic>> {
     Some(found)
 }
 
+/// The physical address of the HPET's registers, from a whole HPET
+/// table: its base address is a Generic Address Structure at byte 40
+/// (address space, bit width, bit offset, access size, then the 64-bit
+/// address), which must be in memory space (0), not I/O ports.
+pub fn hpet_base(table: &[u8]) -> Option<u64> {
+    if signature(table)? != *b"HPET" || table_len(table)? < SDT_HEADER + 20 {
+        return None;
+    }
+    let memory_space = table[SDT_HEADER + 4] == 0;
+    let base = u64_at(table, SDT_HEADER + 8)?;
+    (memory_space && base != 0 && base % 1024 == 0).then_some(base)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use alloc::vec;
+
+    #[test]
+    fn the_hpet_table_gives_its_base() {
+        // Event timer block id, then the base address structure, then the
+        // HPET number, the minimum tick and the page protection.
+        let mut body = vec![0u8; 20];
+        body[..4].copy_from_slice(&0x8086_a201u32.to_le_bytes());
+        body[4] = 0; // memory space
+        body[5] = 64; // register width
+        body[8..16].copy_from_slice(&0xfed0_0000u64.to_le_bytes());
+        assert_eq!(hpet_base(&table(b"HPET", &body)), Some(0xfed0_0000));
+        let mut io = body.clone();
+        io[4] = 1; // I/O space: not a base this driver can use
+        assert_eq!(hpet_base(&table(b"HPET", &io)), None);
+        assert_eq!(hpet_base(&table(b"APIC", &body)), None);
+        let mut short = table(b"HPET", &body[..10]);
+        fix_checksum(&mut short, 9);
+        assert_eq!(hpet_base(&short), None);
+    }
 
     /// Makes `bytes` sum to 0 by setting the byte at `at`.
     fn fix_checksum(bytes: &mut [u8], at: usize) {

@@ -6,6 +6,7 @@ pub mod cpuid;
 pub mod entropy;
 pub mod fpu;
 pub mod gdt;
+pub mod hpet;
 pub mod percpu;
 pub mod pic;
 pub mod pit;
