@@ -493,7 +493,13 @@ pub fn close_by(pid: u32, file: Arc<OpenFile>) {
     if let Some(ino) = file.ino() {
         super::lock::closed(pid, ino);
     }
+    let socket = matches!(file.kind, Kind::Socket(_));
     drop(file);
+    // The last descriptor of a socket sent into a queue may leave a ring
+    // that keeps itself alive (fs/socket.rs).
+    if socket {
+        super::socket::collect_rings();
+    }
 }
 
 #[derive(Clone)]

@@ -35,10 +35,19 @@
 //! it then is ECONNREFUSED), or a name in Linux's abstract namespace (a
 //! leading NUL byte), which goes with the socket.
 //!
-//! Not done: a descriptor for a socket sent over itself (or in a ring of
-//! sockets) keeps them alive until the machine stops (Linux runs a garbage
-//! collector for that); out-of-band data; sockets of other families
-//! (socket(2) says EAFNOSUPPORT).
+//! Rings in flight: a socket's descriptor sent into its own queue (or
+//! around a ring of sockets) and then closed keeps the ring alive, each
+//! open file held only by a message no one can receive. Linux's `unix_gc`
+//! finds such rings, and so does `collect_rings` here, after a socket's
+//! descriptor is closed: every socket file sitting in a queue is counted
+//! (`Passed`, `IN_FLIGHT`); one whose references are all such messages is a
+//! candidate; a candidate is still reachable if some of its messages sit
+//! in a queue that is not a candidate's, or in the queue of a reachable
+//! one; the rest are garbage, and their queues are emptied, which lets the
+//! files go.
+//!
+//! Not done: out-of-band data; sockets of other families (socket(2) says
+//! EAFNOSUPPORT); rings through a listener's backlog of unaccepted sockets.
 
 use abi::Errno;
 use abi::socket::Ucred;
@@ -99,9 +108,87 @@ struct Message {
     bytes: Vec<u8>,
     /// Bytes a stream read has taken already.
     taken: usize,
-    files: Vec<Arc<OpenFile>>,
+    files: Passed,
     cred: Ucred,
     from: Address,
+}
+
+/// The socket files in some queue, by their open file's id: a weak
+/// reference and how many messages hold it. Every change moves the
+/// generation, so the collector can tell that nothing went in or out of a
+/// queue while it looked.
+struct InFlight {
+    files: BTreeMap<u64, (Weak<OpenFile>, usize)>,
+    generation: u64,
+}
+
+static IN_FLIGHT: IrqLock<InFlight> = IrqLock::new(
+    Rank::Service,
+    InFlight {
+        files: BTreeMap::new(),
+        generation: 0,
+    },
+);
+
+/// The descriptors a message carries (SCM_RIGHTS), counted in
+/// `IN_FLIGHT` while they sit in a queue: from the send that queues them
+/// to the receive that takes them (or the queue's end).
+#[derive(Default)]
+struct Passed(Vec<Arc<OpenFile>>);
+
+impl Passed {
+    fn new(files: Vec<Arc<OpenFile>>) -> Passed {
+        Self::count(&files, true);
+        Passed(files)
+    }
+
+    fn count(files: &[Arc<OpenFile>], into_queue: bool) {
+        let mut sockets = files
+            .iter()
+            .filter(|f| matches!(f.kind, super::file::Kind::Socket(_)))
+            .peekable();
+        if sockets.peek().is_none() {
+            return;
+        }
+        let mut flight = IN_FLIGHT.lock();
+        flight.generation += 1;
+        for file in sockets {
+            if into_queue {
+                flight
+                    .files
+                    .entry(file.id)
+                    .or_insert_with(|| (Arc::downgrade(file), 0))
+                    .1 += 1;
+            } else if let Some(entry) = flight.files.get_mut(&file.id) {
+                entry.1 -= 1;
+                if entry.1 == 0 {
+                    flight.files.remove(&file.id);
+                }
+            }
+        }
+    }
+
+    /// The files, out of the queue (a receive).
+    fn take(&mut self) -> Vec<Arc<OpenFile>> {
+        let files = core::mem::take(&mut self.0);
+        Self::count(&files, false);
+        files
+    }
+
+    /// More references to the files, which stay in the queue (a peek).
+    fn peek(&self) -> Vec<Arc<OpenFile>> {
+        self.0.clone()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Drop for Passed {
+    fn drop(&mut self) {
+        Self::count(&self.0, false);
+    }
 }
 
 impl Message {
@@ -612,7 +699,7 @@ impl Socket {
                 p.rx.push_back(Message {
                     bytes: bytes[done..done + n].to_vec(),
                     taken: 0,
-                    files: files.take().unwrap_or_default(),
+                    files: Passed::new(files.take().unwrap_or_default()),
                     cred,
                     from: from.clone(),
                 });
@@ -685,9 +772,9 @@ impl Socket {
                 got.cred = m.cred;
                 got.from = m.from.clone();
                 if peek {
-                    got.files = m.files.clone();
+                    got.files = m.files.peek();
                 } else {
-                    got.files = core::mem::take(&mut m.files);
+                    got.files = m.files.take();
                     *rx_bytes -= m.bytes.len();
                     rx.pop_front();
                 }
@@ -710,10 +797,10 @@ impl Socket {
                 got.len += n;
                 let had_files = !m.files.is_empty();
                 if peek {
-                    got.files.extend(m.files.iter().cloned());
+                    got.files.extend(m.files.peek());
                     index += 1;
                 } else {
-                    got.files.append(&mut m.files);
+                    got.files.extend(m.files.take());
                     m.taken += n;
                     *rx_bytes -= n;
                     if m.left().is_empty() {
@@ -906,4 +993,113 @@ impl Drop for Socket {
     fn drop(&mut self) {
         self.release();
     }
+}
+
+/// Finds rings of sockets kept alive only by their own messages in
+/// flight, and empties their queues so that they go (Linux's `unix_gc`).
+/// Called after a socket's descriptor is closed, outside every lock;
+/// costs one look at `IN_FLIGHT` when nothing is in flight.
+///
+/// A candidate is a socket file every reference to which is a queued
+/// message. Each candidate's queue is read (one socket lock at a time,
+/// only the ids of what it carries); a candidate held by fewer candidates'
+/// messages than hold it in all is held from outside, so reachable, and
+/// so is everything in a reachable one's queue. The others are garbage.
+/// The view is trusted only if nothing entered or left any queue while it
+/// was taken (`InFlight::generation`); otherwise it is taken again, up to
+/// three times, and the next close tries again.
+pub fn collect_rings() {
+    for _ in 0..3 {
+        if collect_once() {
+            return;
+        }
+    }
+}
+
+/// One attempt; false when the queues changed under it.
+fn collect_once() -> bool {
+    use super::file::Kind;
+    let (generation, snapshot) = {
+        let flight = IN_FLIGHT.lock();
+        if flight.files.is_empty() {
+            return true;
+        }
+        let files: Vec<(Arc<OpenFile>, usize)> = flight
+            .files
+            .values()
+            .filter_map(|(file, held)| Some((file.upgrade()?, *held)))
+            .collect();
+        (flight.generation, files)
+    };
+    // Every reference is a queued message, besides this snapshot's own.
+    let candidates: Vec<(Arc<OpenFile>, usize)> = snapshot
+        .into_iter()
+        .filter(|(file, held)| Arc::strong_count(file) == held + 1)
+        .collect();
+    if candidates.is_empty() {
+        return true;
+    }
+    let socket = |file: &OpenFile| match &file.kind {
+        Kind::Socket(socket) => Some(socket.clone()),
+        _ => None,
+    };
+    let index: BTreeMap<u64, usize> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, (file, _))| (file.id, i))
+        .collect();
+    // What each candidate's queue carries, by id.
+    let carried: Vec<Vec<u64>> = candidates
+        .iter()
+        .map(|(file, _)| {
+            socket(file).map_or_else(Vec::new, |s| {
+                let state = s.state.lock();
+                state
+                    .rx
+                    .iter()
+                    .flat_map(|m| m.files.0.iter().map(|f| f.id))
+                    .collect()
+            })
+        })
+        .collect();
+    let mut from_candidates = alloc::vec![0usize; candidates.len()];
+    for id in carried.iter().flatten() {
+        if let Some(&i) = index.get(id) {
+            from_candidates[i] += 1;
+        }
+    }
+    let mut reachable: Vec<bool> = candidates
+        .iter()
+        .zip(&from_candidates)
+        .map(|((_, held), inside)| held > inside)
+        .collect();
+    let mut to_visit: Vec<usize> = (0..candidates.len()).filter(|&i| reachable[i]).collect();
+    while let Some(i) = to_visit.pop() {
+        for id in &carried[i] {
+            if let Some(&j) = index.get(id)
+                && !reachable[j]
+            {
+                reachable[j] = true;
+                to_visit.push(j);
+            }
+        }
+    }
+    if IN_FLIGHT.lock().generation != generation {
+        return false;
+    }
+    // No one can receive from a garbage socket (no descriptor reaches
+    // it), so what is sent into it meanwhile may go too.
+    let mut emptied = Vec::new();
+    for ((file, _), live) in candidates.iter().zip(&reachable) {
+        if !live && let Some(s) = socket(file) {
+            let mut state = s.state.lock();
+            state.rx_bytes = 0;
+            emptied.push(core::mem::take(&mut state.rx));
+        }
+    }
+    // Outside every lock: the messages close the files they carry, and
+    // the sockets of the ring with them.
+    drop(emptied);
+    drop(candidates);
+    true
 }

@@ -469,6 +469,7 @@ fn end_process(status: i32) {
     let status = group_exit.unwrap_or(status);
     let mem = give_back_borrowed(pid, mem);
     drop(files);
+    crate::fs::socket::collect_rings();
     crate::fs::lock::release_process(pid);
     crate::ipc::process_exited(pid);
     drop(mem);
