@@ -18,6 +18,7 @@
 mod bench;
 mod book;
 mod build;
+mod checks;
 mod docs;
 mod expect;
 mod figures;

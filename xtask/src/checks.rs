@@ -1,0 +1,445 @@
+//! The checkers of the test command: how a suite's console is judged,
+//! one function for each kind of `Expect` (self-tests, crash reports,
+//! user-space suites, output lines, programs compared with the host's
+//! Linux, gprof profiles, exported files), and the tally they count into.
+//! The runner (`test.rs`) boots a suite and hands its console here.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use crate::build;
+use crate::options::Options;
+use crate::prof;
+use crate::qemu::{self, Ending, Outcome};
+use crate::suites::Suite;
+
+#[derive(Default)]
+pub(crate) struct Tally {
+    pub(crate) passed: usize,
+    pub(crate) failed: Vec<String>,
+    /// The whole console log of the suite being checked, named beside each
+    /// of its failures.
+    pub(crate) log: Option<PathBuf>,
+}
+
+impl Tally {
+    pub(crate) fn record(&mut self, name: &str, ok: bool, why: &str) {
+        if ok {
+            self.passed += 1;
+            println!("test {name} ... ok");
+        } else {
+            println!("test {name} ... FAILED: {why}");
+            if let Some(log) = &self.log {
+                println!("   the whole console: {}", log.display());
+            }
+            self.failed.push(format!("{name}: {why}"));
+        }
+    }
+}
+
+/// A program run here and on the host, whose outputs must be equal.
+pub(crate) struct SameAsLinux {
+    pub(crate) name: String,
+    /// The command line on the host.
+    pub(crate) host: Vec<String>,
+    /// The command line here.
+    pub(crate) guest: Vec<String>,
+}
+
+pub(crate) fn check_selftests(suite: &str, outcome: &Outcome, tally: &mut Tally) {
+    for line in &outcome.lines {
+        if let Some(name) = line.strip_prefix("selftest: ok ") {
+            tally.record(&format!("{suite}/{name}"), true, "");
+        } else if let Some(rest) = line.strip_prefix("selftest: FAIL ") {
+            let (name, why) = rest.split_once(": ").unwrap_or((rest, ""));
+            tally.record(&format!("{suite}/{name}"), false, why);
+        }
+    }
+    let reported = outcome
+        .lines
+        .iter()
+        .any(|l| l.contains("ignoring 'bogus_option=1': unknown option"));
+    tally.record(
+        &format!("{suite}/bad_boot_option_is_reported"),
+        reported,
+        "no warning for bogus_option=1",
+    );
+    let finished = outcome.ending == Ending::Exited(0);
+    if !finished {
+        show_console(outcome);
+    }
+    tally.record(
+        &format!("{suite}/powered_off_cleanly"),
+        finished,
+        &outcome.ending.describe(),
+    );
+}
+
+pub(crate) fn check_crash(suite: &str, outcome: &Outcome, texts: &[&str], tally: &mut Tally) {
+    let console = outcome.lines.join("\n");
+    let missing: Vec<_> = texts.iter().filter(|t| !console.contains(**t)).collect();
+    let ok = outcome.ending == Ending::KernelFailure && missing.is_empty();
+    if !ok {
+        show_console(outcome);
+    }
+    let why = format!("{}; missing {:?}", outcome.ending.describe(), missing);
+    tally.record(&format!("{suite}/report_and_failure_status"), ok, &why);
+}
+
+pub(crate) fn check_user_suite(suite: &str, prefix: &str, outcome: &Outcome, tally: &mut Tally) {
+    let mut seen = 0;
+    for line in &outcome.lines {
+        let Some(rest) = line.strip_prefix(prefix).map(str::trim_start) else {
+            continue;
+        };
+        seen += 1;
+        if let Some(name) = rest.strip_prefix("ok ") {
+            tally.record(&format!("{suite}/{name}"), true, "");
+        } else if let Some(rest) = rest.strip_prefix("FAIL ") {
+            let (name, why) = rest.split_once(": ").unwrap_or((rest, ""));
+            tally.record(&format!("{suite}/{name}"), false, why);
+        }
+    }
+    let finished = outcome.ending == Ending::Exited(0);
+    if !finished || seen == 0 {
+        show_console(outcome);
+    }
+    tally.record(
+        &format!("{suite}/ran_and_exited_0"),
+        finished && seen > 0,
+        &outcome.ending.describe(),
+    );
+}
+
+/// What a program printed and how it ended, as musltests frames it.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Run {
+    pub(crate) lines: Vec<String>,
+    pub(crate) end: String,
+}
+
+/// The runs of `name` in the console of a musltests boot.
+pub(crate) fn guest_run(lines: &[String], name: &str) -> Option<Run> {
+    let begin = lines
+        .iter()
+        .position(|l| l == &format!("musl: begin {name}"))?;
+    let mut out = Vec::new();
+    for line in &lines[begin + 1..] {
+        if let Some(text) = line.strip_prefix("musl| ") {
+            out.push(text.to_string());
+        } else if let Some(end) = line.strip_prefix(&format!("musl: end {name} ")) {
+            return Some(Run {
+                lines: out,
+                end: end.to_string(),
+            });
+        }
+    }
+    None
+}
+
+/// Runs `argv` on the host, in an empty directory of its own (the programs
+/// use relative paths), as the reference.
+pub(crate) fn host_run(name: &str, argv: &[String]) -> Result<Run, String> {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = build::root().join("target/musl-run").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let out = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {} on the host: {e}", argv[0]))?;
+    let end = match (out.status.code(), out.status.signal()) {
+        (Some(code), _) => format!("exit {code}"),
+        (_, Some(signal)) => format!("signal {signal}"),
+        _ => String::from("status ?"),
+    };
+    Ok(Run {
+        lines: String::from_utf8_lossy(&out.stdout)
+            .split('\n')
+            .map(String::from)
+            .collect(),
+        end,
+    })
+}
+
+pub(crate) fn check_same_as_linux(
+    suite: &str,
+    outcome: &Outcome,
+    cases: &[SameAsLinux],
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let mut shown = false;
+    for SameAsLinux { name, host, .. } in cases {
+        let host = host_run(name, host)?;
+        let guest = guest_run(&outcome.lines, name);
+        let why = match &guest {
+            None => String::from("no complete run on the console"),
+            Some(g) if g.end != host.end => {
+                format!("ended with {} here, {} on Linux", g.end, host.end)
+            }
+            Some(g) => match g.lines.iter().zip(&host.lines).position(|(a, b)| a != b) {
+                Some(i) => format!(
+                    "line {}: {:?} here, {:?} on Linux",
+                    i + 1,
+                    g.lines[i],
+                    host.lines[i]
+                ),
+                None if g.lines.len() != host.lines.len() => format!(
+                    "{} lines here, {} on Linux",
+                    g.lines.len(),
+                    host.lines.len()
+                ),
+                None => String::new(),
+            },
+        };
+        if !why.is_empty() && !shown {
+            show_console(outcome);
+            shown = true;
+        }
+        tally.record(
+            &format!("{suite}/{name}_same_as_linux"),
+            why.is_empty(),
+            &why,
+        );
+    }
+    Ok(())
+}
+
+/// The console must show the `want` lines in order and end with `status`;
+/// with `quiet` (no `--verbose`) nothing may come before the kernel's banner.
+pub(crate) fn check_output(
+    suite: &str,
+    outcome: &Outcome,
+    (want, status, quiet): (&[&str], u8, bool),
+    tally: &mut Tally,
+) {
+    // The first line not found, in order (the rest are not looked for).
+    let missing: Vec<&str> =
+        crate::expect::first_missing(want, &outcome.lines, crate::expect::CONSOLE)
+            .map(|i| want[i])
+            .into_iter()
+            .collect();
+    // Without --verbose the console starts with the kernel: the
+    // bootloader's log is off (boot/src/lib.rs).
+    let before_kernel: Vec<&String> = outcome
+        .lines
+        .iter()
+        .take_while(|l| quiet && !l.starts_with(qemu::KERNEL_FIRST_LINE))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let ok =
+        missing.is_empty() && before_kernel.is_empty() && outcome.ending == Ending::Exited(status);
+    if !ok {
+        show_console(outcome);
+    }
+    let why = format!(
+        "{}; missing (in order) {missing:?}; before the kernel's banner {before_kernel:?}",
+        outcome.ending.describe()
+    );
+    tally.record(&format!("{suite}/output_and_status_{status}"), ok, &why);
+}
+
+pub(crate) type GprofExpect<'a> = (
+    &'a str,
+    &'a str,
+    &'a [&'a str],
+    &'a [&'a str],
+    Option<usize>,
+    Option<(&'a str, f64, f64)>,
+    &'a [(&'a str, &'a str)],
+    &'a [&'a str],
+);
+
+pub(crate) fn check_gprof(
+    suite: &str,
+    opts: &Options,
+    outcome: &Outcome,
+    (elf, top, calls, console, arcs, share, counted, summed): GprofExpect,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let name = |what: &str| format!("{suite}/{what}");
+    let text = outcome.lines.join("\n");
+    let missing: Vec<_> = console.iter().filter(|c| !text.contains(**c)).collect();
+    tally.record(
+        &name("console"),
+        missing.is_empty(),
+        &format!("missing {missing:?}"),
+    );
+    let exported = qemu::unpack_exports(opts)?;
+    // One file per process (GMON_OUT_PREFIX, as prof runs programs), the
+    // first process's read as prof reads it; else the one gmon.out.
+    let per_process = prof::per_process(&exported);
+    let gmon = per_process.first().or(exported.first()).cloned();
+    let elf = prof::host_elf(opts, elf)?;
+    let Some(gmon) = gmon else {
+        show_console(outcome);
+        tally.record(&name("gmon_out_written"), false, &outcome.ending.describe());
+        return Ok(());
+    };
+    if let Some(want) = arcs {
+        let got = std::fs::read(&gmon)
+            .ok()
+            .and_then(|bytes| kcore::gmon::decode(&bytes).ok())
+            .map(|d| d.arcs.len());
+        tally.record(
+            &name(&format!("gmon_out_has_{want}_arcs")),
+            got == Some(want),
+            &format!("{got:?} arcs"),
+        );
+    }
+    let gmons = [gmon];
+    let flat = prof::gprof(&elf, &gmons, &["-p"]);
+    tally.record(
+        &name("gprof_reads_it_without_warning"),
+        flat.is_ok(),
+        flat.as_ref().err().map_or("", |e| e),
+    );
+    let Ok(flat) = flat else { return Ok(()) };
+    // The first row under the header line that ends in "name".
+    let first = flat
+        .lines()
+        .skip_while(|l| !l.trim_end().ends_with("name"))
+        .nth(1)
+        .and_then(|l| l.split_whitespace().last())
+        .unwrap_or("");
+    tally.record(
+        &name("flat_profile_top_is_the_hot_spot"),
+        first == top,
+        &format!("top is '{first}', want '{top}'"),
+    );
+    if let Some((function, low, high)) = share {
+        // A flat-profile row: "% time", cumulative, self, ..., name.
+        let percent = flat
+            .lines()
+            .filter(|l| l.split_whitespace().last() == Some(function))
+            .find_map(|l| l.split_whitespace().next()?.parse::<f64>().ok());
+        tally.record(
+            &name(&format!(
+                "{function}_has_{low}_to_{high}_percent_of_the_time"
+            )),
+            percent.is_some_and(|p| (low..=high).contains(&p)),
+            &format!("{percent:?} percent\n{flat}"),
+        );
+    }
+    if !summed.is_empty() {
+        let all = prof::gprof(&elf, &prof::choose_profiles(&per_process, true), &["-q"]);
+        let all = all.unwrap_or_else(|e| e);
+        for call in summed {
+            tally.record(
+                &name(&format!(
+                    "every_process_summed_shows_{}",
+                    call.replace(['/', ' ', ':'], "_")
+                )),
+                call_shown(&all, call),
+                &format!("not in gprof -q of {} profiles", per_process.len()),
+            );
+        }
+    }
+    if calls.is_empty() && counted.is_empty() {
+        return Ok(());
+    }
+    let graph = prof::gprof(&elf, &gmons, &["-q"])?;
+    for (said, function) in counted {
+        let printed = text
+            .lines()
+            .find_map(|l| l.split_once(said))
+            .and_then(|(_, rest)| rest.split_whitespace().next()?.parse::<u64>().ok());
+        let shown = called(&graph, function);
+        tally.record(
+            &name(&format!("call_graph_counts_every_call_to_{function}")),
+            printed.is_some() && printed == shown,
+            &format!("the program said {printed:?}, gprof {shown:?}"),
+        );
+    }
+    for call in calls {
+        let found = call_shown(&graph, call);
+        tally.record(
+            &name(&format!(
+                "call_graph_shows_{}",
+                call.replace(['/', ' ', ':'], "_")
+            )),
+            found,
+            "not in gprof -q",
+        );
+    }
+    Ok(())
+}
+
+/// Whether a line of gprof's call graph shows `call` ("1000/1000 a": the
+/// count and the callee on one line).
+pub(crate) fn call_shown(graph: &str, call: &str) -> bool {
+    let (count, callee) = call.split_once(' ').unwrap_or((call, ""));
+    graph.lines().any(|l| {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        words.contains(&count) && words.contains(&callee)
+    })
+}
+
+/// The calls to `function` in gprof's call graph: the "called" column of
+/// its own line (`[14] 0.0 0.00 0.00 1+2046 tree_sum [14]`), recursive
+/// calls added.
+pub(crate) fn called(graph: &str, function: &str) -> Option<u64> {
+    let words: Vec<&str> = graph
+        .lines()
+        .find(|l| l.starts_with('[') && l.split_whitespace().any(|w| w == function))?
+        .split_whitespace()
+        .collect();
+    let at = words.iter().position(|w| *w == function)?;
+    words[at.checked_sub(1)?]
+        .split('+')
+        .map(|n| n.parse::<u64>().ok())
+        .sum()
+}
+
+/// Checks the files the suite exported (over COM2) arrived with the right
+/// bytes; a path whose expected content is empty must not exist in the guest.
+pub(crate) fn check_exports(
+    suite: &Suite,
+    opts: &Options,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    if suite.exports.is_empty() {
+        return Ok(());
+    }
+    let written = qemu::unpack_exports(opts)?;
+    for (path, want) in suite.exports {
+        let name = path.trim_start_matches('/').replace('/', "_");
+        let file = written
+            .iter()
+            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == name));
+        let got = file.and_then(|f| std::fs::read_to_string(f).ok());
+        let ok = if want.is_empty() {
+            got.is_none()
+        } else {
+            got.as_deref() == Some(*want)
+        };
+        let why = format!(
+            "{path}: got {got:?}, want {}",
+            if want.is_empty() {
+                "no file".into()
+            } else {
+                format!("{want:?}")
+            }
+        );
+        tally.record(
+            &format!("{}/export{}", suite.name, path.replace('/', "_")),
+            ok,
+            &why,
+        );
+    }
+    Ok(())
+}
+
+/// The whole console, shown under a failure.
+pub(crate) fn show_console(outcome: &Outcome) {
+    println!("   --- console ---");
+    for line in &outcome.lines {
+        println!("   | {line}");
+    }
+    if !outcome.qemu_stderr.trim().is_empty() {
+        println!("   --- qemu stderr ---\n{}", outcome.qemu_stderr);
+    }
+}
