@@ -162,6 +162,32 @@ pub fn alloc_user_frame() -> Result<PhysFrame, abi::Errno> {
     alloc().ok_or(abi::Errno::ENOMEM)
 }
 
+/// A frame for user memory holding a copy of `source` (a copy-on-write
+/// break), or ENOMEM past the kernel's reserve. The copy fills the whole
+/// frame, so it is not zeroed first; a copy of the zero frame is a zeroed
+/// frame, with nothing to copy.
+pub fn alloc_user_copy(source: PhysFrame) -> Result<PhysFrame, abi::Errno> {
+    if ZERO.get() == Some(&source) {
+        return alloc_user_frame();
+    }
+    if free_count() <= KERNEL_RESERVE {
+        return Err(abi::Errno::ENOMEM);
+    }
+    let frame = with_table(|t| t.alloc()).ok_or(abi::Errno::ENOMEM)?;
+    let to = PhysAddr::new(frame * PAGE_SIZE);
+    // SAFETY: the new frame was just allocated, so nothing else uses it;
+    // `source` stays allocated (the caller holds a use of it) while it is
+    // read; the physical window maps both.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            phys_to_virt(source.start_address()).as_ptr::<u8>(),
+            phys_to_virt(to).as_mut_ptr::<u8>(),
+            PAGE_SIZE as usize,
+        )
+    };
+    Ok(PhysFrame::containing_address(to))
+}
+
 /// A frame that belongs to one owner (a page of a file): given back to the
 /// allocator when dropped, its bytes borrowed from the owner through the
 /// physical window. Owning the frame is what makes those borrows safe for

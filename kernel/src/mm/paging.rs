@@ -543,20 +543,15 @@ impl Space {
             self.set_flags_locked(page, writable);
             return Ok(());
         }
-        let new = frames::alloc_user_frame()?;
-        // SAFETY: both frames are mapped by the physical window; `new` is
-        // ours alone and `old` stays alive (shared) during the copy.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                phys_to_virt(old.start_address()).as_ptr::<u8>(),
-                phys_to_virt(new.start_address()).as_mut_ptr::<u8>(),
-                super::PAGE_SIZE as usize,
-            )
-        };
-        self.unmap_locked(page);
+        let new = frames::alloc_user_copy(old)?;
+        // The entry is rewritten in place: the tables above it stay, and
+        // no CPU may keep the old translation once it is let go.
+        let entry = self.user_leaf(page).ok_or(Errno::EFAULT)?;
+        entry.set_addr(new.start_address(), user_entry(writable));
+        x86_64::instructions::tlb::flush(page);
+        shootdown(self.l4, false);
         frames::release(old);
-        self.map_locked(page, new, writable)
-            .map_err(|_| Errno::ENOMEM)
+        Ok(())
     }
 
     /// Replaces the flags of the mapped user page `page` as they are: the
