@@ -37,19 +37,29 @@ Run until a clock tick is charged to a process that has profil(2) on, and
 stop in Profile::on_tick where its bin is known (run `profdemo` in the guest).
 end
 
-# `cow` stops in Space::break_cow only when a user-mode write fault called
-# it (exec also calls it, to fill the pages it loads). The breakpoint's
+# `cow` stops at Space::break_cow's first instruction (its entry address,
+# which no inlined code shares: a breakpoint on its first line stopped in
+# an inlined VirtAddr::new in some builds) only when a user-mode write
+# fault called it (exec also calls it, to fill the pages it loads). The breakpoint's
 # stop() asks the caller's name: gdb's $_caller_is would need malloc in the
 # inferior.
 python
 class CowFromUserFault(gdb.Breakpoint):
     def stop(self):
-        caller = gdb.newest_frame().older()
-        return caller is not None and caller.name() == "kernel::proc::fault::user_fault"
+        # The caller, or the one above it when the compiler inlined a
+        # frame in between (which it does in some builds and not others).
+        frame = gdb.newest_frame().older()
+        for _ in range(3):
+            if frame is None:
+                return False
+            if (frame.name() or "").endswith("proc::fault::user_fault"):
+                return True
+            frame = frame.older()
+        return False
 end
 
 define cow
-  python CowFromUserFault("kernel::mm::paging::Space::break_cow", type=gdb.BP_HARDWARE_BREAKPOINT)
+  python CowFromUserFault("*kernel::mm::paging::Space::break_cow", type=gdb.BP_HARDWARE_BREAKPOINT)
   continue
 end
 document cow

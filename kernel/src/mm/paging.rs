@@ -528,6 +528,11 @@ impl Space {
     /// into a fresh frame for this page. Ok as well if the page is
     /// writable already (another CPU broke it first); EFAULT if it is
     /// neither.
+    // Never inlined: docs/gdb.md's `cow` helper stops here when a user
+    // fault is the caller, and an inlined copy in `user_fault` has no
+    // breakpoint (whether the compiler inlines it changes from build to
+    // build).
+    #[inline(never)]
     pub fn break_cow(&self, addr: u64) -> Result<(), abi::Errno> {
         use abi::Errno;
         let page = VirtAddr::new(super::page_down(addr));
