@@ -54,7 +54,23 @@ fn raw(number: usize, args: &[usize]) -> Result<usize, Errno> {
 /// and not counting this process's own heap (its brk area grows as the
 /// harness allocates, which is not a kernel leak).
 fn frames_in_use() -> u64 {
-    let own_heap = sys::brk(0).div_ceil(4096) as u64;
+    use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    static FIRST_BREAK: AtomicUsize = AtomicUsize::new(0);
+    let brk = sys::brk(0);
+    let first = match FIRST_BREAK.compare_exchange(0, brk, Relaxed, Relaxed) {
+        Ok(_) => brk,
+        Err(first) => first,
+    };
+    // The heap's pages come on demand: a page the break grew over but no
+    // one touched has no frame. Each is written once (its own byte back),
+    // so that the whole growth is the harness's, as the subtraction says.
+    for page in (first.next_multiple_of(4096)..brk).step_by(4096) {
+        let p = page as *mut u8;
+        // SAFETY: below the break, inside this process's own heap; one
+        // thread runs here, and the byte written is the one read.
+        unsafe { p.write_volatile(p.read_volatile()) };
+    }
+    let own_heap = brk.div_ceil(4096) as u64;
     sys::kinfo().map_or(0, |k| k.frames_in_use() - own_heap)
 }
 
