@@ -33,6 +33,7 @@
 use abi::Errno;
 use abi::signal::*;
 use kcore::signal::{self as rules, DefaultAction, RealTimer, Timer};
+use kcore::wait::{Change, Report};
 
 use crate::arch::fpu::FpuState;
 use crate::arch::syscall::SYSCALL_VECTOR;
@@ -420,6 +421,9 @@ pub fn send_to_thread(table: &mut Table, tid: Tid, signal: u32, origin: Origin) 
 }
 
 fn send_to(table: &mut Table, pid: Pid, target: Target, signal: u32, origin: Origin) {
+    if signal == SIGCONT {
+        resume(table, pid);
+    }
     let current = table.current_tid();
     let Table { procs, threads, .. } = table;
     let Some(p) = procs.get_mut(&pid).filter(|p| !p.is_zombie()) else {
@@ -437,13 +441,7 @@ fn send_to(table: &mut Table, pid: Pid, target: Target, signal: u32, origin: Ori
     }
     let bit = sig_bit(signal);
     let action = p.sig.action(signal);
-    if signal == SIGCONT {
-        p.sig.shared.pending &= !rules::STOP_SIGNALS;
-        for t in threads_of_p!() {
-            t.sig.own.pending &= !rules::STOP_SIGNALS;
-        }
-        continue_process(p, threads_of_p!());
-    } else if bit & rules::STOP_SIGNALS != 0 {
+    if bit & rules::STOP_SIGNALS != 0 {
         p.sig.shared.pending &= !sig_bit(SIGCONT);
         for t in threads_of_p!() {
             t.sig.own.pending &= !sig_bit(SIGCONT);
@@ -527,12 +525,62 @@ pub fn kill_other_threads(table: &mut Table, pid: Pid, me: Tid) {
     }
 }
 
+/// SIGCONT's work, done when it is sent, whatever its action and mask
+/// (POSIX): stop signals pending for process `pid` are dropped, and a
+/// stopped process runs on, its parent told (`child_changed`). The table
+/// is locked by the caller.
+fn resume(table: &mut Table, pid: Pid) {
+    let Some((p, threads)) = table.process_and_threads(pid) else {
+        return;
+    };
+    if p.is_zombie() {
+        return;
+    }
+    p.sig.shared.pending &= !rules::STOP_SIGNALS;
+    let was_stopped = p.stopped;
+    for t in threads {
+        t.sig.own.pending &= !rules::STOP_SIGNALS;
+    }
+    let (p, threads) = table.process_and_threads(pid).expect("looked up above");
+    continue_process(p, threads);
+    if was_stopped {
+        child_changed(table, pid, Change::Continued);
+    }
+}
+
 /// Ends a stop of process `p`: it runs on, its parked `threads` with it.
 fn continue_process<'a>(p: &mut Process, threads: impl Iterator<Item = &'a mut Thread>) {
     p.stopped = false;
     for t in threads.filter(|t| t.state == State::Stopped) {
         t.make_runnable();
     }
+}
+
+/// Process `pid` was stopped or continued: its parent's wait may report
+/// that once (WUNTRACED, WCONTINUED; a newer change replaces an older one
+/// not yet reported), and the parent gets SIGCHLD with CLD_STOPPED or
+/// CLD_CONTINUED unless its SIGCHLD action has SA_NOCLDSTOP. The table is
+/// locked by the caller.
+fn child_changed(table: &mut Table, pid: Pid, change: Change) {
+    let Some(p) = table.procs.get_mut(&pid) else {
+        return;
+    };
+    p.change = Some(change);
+    let ppid = p.ppid;
+    let quiet = table
+        .procs
+        .get(&ppid)
+        .is_some_and(|parent| parent.sig.action(SIGCHLD).flags & SA_NOCLDSTOP != 0);
+    if !quiet {
+        let (code, status) = Report::Changed(change).code_and_status();
+        let origin = Origin {
+            code,
+            pid_or_addr: u64::from(pid),
+            status,
+        };
+        send(table, ppid, SIGCHLD, origin);
+    }
+    sched::wakeup_locked(table, Chan::Child(ppid));
 }
 
 /// Sends the signal a faulting instruction raises to the thread that
@@ -643,7 +691,7 @@ enum Step {
     Nothing,
     Next,
     Terminate(u32),
-    Stop,
+    Stop(u32),
     Handle(u32, SigAction, Origin),
 }
 
@@ -663,7 +711,7 @@ fn next_step(t: &mut Thread, p: &mut Process) -> Step {
         SIG_IGN => Step::Next,
         SIG_DFL => match rules::default_action(signal) {
             DefaultAction::Terminate | DefaultAction::Core => Step::Terminate(signal),
-            DefaultAction::Stop => Step::Stop,
+            DefaultAction::Stop => Step::Stop(signal),
             DefaultAction::Ignore | DefaultAction::Continue => Step::Next,
         },
         _ => Step::Handle(signal, action, origin),
@@ -697,7 +745,7 @@ pub fn deliver(tf: &mut TrapFrame) {
             Step::Terminate(signal) => {
                 lifecycle::exit_group(abi::types::wait_status_signaled(signal));
             }
-            Step::Stop => stop(),
+            Step::Stop(signal) => stop(signal),
             Step::Handle(signal, action, origin) => {
                 settle_interrupted_call(tf, Some(action.flags));
                 enter_handler(tf, signal, &action, origin);
@@ -736,26 +784,23 @@ fn settle_interrupted_call(tf: &mut TrapFrame, handler_flags: Option<u64>) {
     }
 }
 
-/// Stops the current process until SIGCONT (or SIGKILL) arrives: its
-/// runnable threads park now, the others as they reach user mode.
-fn stop() {
-    let ppid = {
-        let mut table = crate::proc::TABLE.lock();
-        let Some(pid) = table.current_mut().map(|p| p.pid) else {
-            return;
-        };
-        let (p, threads) = table.process_and_threads(pid).expect("current process");
-        p.stopped = true;
-        // The runnable park now, the others as they reach user mode.
-        for t in threads {
-            if t.state == State::Runnable {
-                t.state = State::Stopped;
-            }
-            t.note_work(Work::Signal);
-        }
-        p.ppid
+/// Stops the current process, by `signal`, until SIGCONT (or SIGKILL)
+/// arrives: its runnable threads park now, the others as they reach user
+/// mode, and its parent is told.
+fn stop(signal: u32) {
+    let mut table = crate::proc::TABLE.lock();
+    let Some(pid) = table.current_mut().map(|p| p.pid) else {
+        return;
     };
-    sched::wakeup(Chan::Child(ppid));
+    let (p, threads) = table.process_and_threads(pid).expect("current process");
+    p.stopped = true;
+    for t in threads {
+        if t.state == State::Runnable {
+            t.state = State::Stopped;
+        }
+        t.note_work(Work::Signal);
+    }
+    child_changed(&mut table, pid, Change::Stopped(signal));
 }
 
 /// Parks the current thread for as long as its process is stopped.

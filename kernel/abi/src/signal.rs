@@ -134,6 +134,9 @@ pub const FPE_INTDIV: i32 = 1;
 pub const TRAP_BRKPT: i32 = 1;
 pub const CLD_EXITED: i32 = 1;
 pub const CLD_KILLED: i32 = 2;
+pub const CLD_DUMPED: i32 = 3;
+pub const CLD_STOPPED: i32 = 5;
+pub const CLD_CONTINUED: i32 = 6;
 
 /// `siginfo_t`: 128 bytes. Which of the union's fields mean something
 /// depends on the signal: `pid`/`uid` for kill and SIGCHLD (with `status`,

@@ -437,12 +437,28 @@ pub const ARCH_SET_FS: u32 = 0x1002;
 pub const ARCH_GET_FS: u32 = 0x1003;
 pub const ARCH_GET_GS: u32 = 0x1004;
 
-// wait4(2).
+// wait4(2) and waitid(2).
 pub const WNOHANG: u32 = 1;
+/// wait4's name for waitid's WSTOPPED: report a child stopped by a signal.
 pub const WUNTRACED: u32 = 2;
+pub const WSTOPPED: u32 = 2;
+/// waitid only: report a child that exited (wait4 always does).
+pub const WEXITED: u32 = 4;
 pub const WCONTINUED: u32 = 8;
+/// waitid only: report the child but leave it waitable.
+pub const WNOWAIT: u32 = 0x0100_0000;
+/// Linux's `__WNOTHREAD`: only the caller's own children, not its
+/// threads' (every thread here shares them).
+pub const WNOTHREAD: u32 = 0x2000_0000;
 /// Linux's `__WALL`: wait for every kind of child.
 pub const WALL: u32 = 0x4000_0000;
+/// Linux's `__WCLONE`: only children whose exit signal is not SIGCHLD.
+pub const WCLONE: u32 = 0x8000_0000;
+/// waitid's id types: any child, one pid, one process group, a pidfd.
+pub const P_ALL: u32 = 0;
+pub const P_PID: u32 = 1;
+pub const P_PGID: u32 = 2;
+pub const P_PIDFD: u32 = 3;
 
 // Signal numbers and structures: see `signal.rs` (re-exported here).
 pub use crate::signal::*;
@@ -466,6 +482,14 @@ pub const fn wait_exit_code(status: i32) -> Option<i32> {
         None
     }
 }
+
+/// Wait status of a process stopped by `signal` (WIFSTOPPED, WSTOPSIG).
+pub const fn wait_status_stopped(signal: u32) -> i32 {
+    ((signal as i32) << 8) | 0x7f
+}
+
+/// Wait status of a process continued by SIGCONT (WIFCONTINUED).
+pub const WAIT_STATUS_CONTINUED: i32 = 0xffff;
 
 /// The signal in a wait status, if a signal ended the process (WIFSIGNALED,
 /// WTERMSIG); 0x7f there means stopped, not ended.

@@ -402,6 +402,7 @@ unsafe impl Pod for abi::signal::SigAction {}
 unsafe impl Pod for abi::signal::StackT {}
 unsafe impl Pod for abi::signal::UContext {}
 unsafe impl Pod for abi::signal::SigFrame {}
+unsafe impl Pod for abi::signal::SigInfo {}
 unsafe impl Pod for abi::signal::ItimerVal {}
 unsafe impl Pod for abi::types::SysInfo {}
 unsafe impl Pod for abi::types::RobustListHead {}

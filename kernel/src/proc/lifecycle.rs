@@ -1,5 +1,5 @@
 //! Birth and death: the first process, clone (fork, vfork, threads), exit,
-//! exit_group, wait4.
+//! exit_group, the wait of wait4 and waitid.
 //!
 //! clone makes one of two things (kcore::thread::classify_clone decides
 //! which, and refuses everything else):
@@ -23,12 +23,13 @@
 //! `cargo xtask run -- PROGRAM` ends.
 
 use abi::Errno;
-use abi::types::{SIGCHLD, WALL, WCONTINUED, WNOHANG, WUNTRACED};
+use abi::types::SIGCHLD;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use kcore::thread::{CloneKind, CloneRequest, classify_clone};
+use kcore::wait::{Options, Report, Which};
 use x86_64::instructions::interrupts;
 
 use super::sched::{self, Chan};
@@ -113,6 +114,7 @@ fn new_process(pid: Pid, ppid: Pid, name: String, files: Files, cwd: String) -> 
         live_threads: 1,
         unfreed_threads: 1,
         stopped: false,
+        change: None,
         group_exit: None,
         zombie: None,
         autoreap: false,
@@ -586,52 +588,90 @@ fn power_off_after_init(status: i32) -> ! {
     crate::arch::power::exit(code.min(126) as u8)
 }
 
-/// wait4(2), without rusage: it sees processes, never their threads.
-pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
-    const KNOWN: u32 = WNOHANG | WUNTRACED | WCONTINUED | WALL;
-    if options & !KNOWN != 0 {
-        return Err(Errno::EINVAL);
-    }
-    if status_ptr != 0 {
-        // Checked before reaping, so a bad pointer loses no child.
-        uaccess::check_range(status_ptr, 4, true)?;
-    }
+/// What a wait found: the child, what it reports, and (for a child that
+/// ended and was reaped) its CPU time, counted into the caller's children's
+/// time.
+pub struct Waited {
+    pub pid: Pid,
+    pub uid: u32,
+    pub report: Report,
+    /// User and system ticks of the child and its reaped children.
+    pub ticks: (u64, u64),
+    /// Context switches of the child and its reaped children.
+    pub switches: super::Switches,
+}
+
+/// The wait of wait4(2) and waitid(2): sleeps until a child that `which`
+/// names has a change `options` asks for (kcore::wait), and answers it;
+/// Ok(None) for WNOHANG when none has. ECHILD when no such child exists.
+/// An ended child is reaped unless WNOWAIT; a stop or continue is
+/// reported once. It sees processes, never their threads.
+pub fn wait(which: Which, options: Options) -> Result<Option<Waited>, Errno> {
     let (me, my_group) = current(|p| (p.pid, p.pgid));
     let is_wanted = |p: &Process| {
         p.ppid == me
-            && match want {
-                -1 => true,
-                0 => p.pgid == my_group,
-                n if n < 0 => p.pgid == n.unsigned_abs(),
-                n => p.pid == n as Pid,
+            && options.sees(p.exit_signal)
+            && match which {
+                Which::Any => true,
+                Which::CallersGroup => p.pgid == my_group,
+                Which::Group(group) => p.pgid == group,
+                Which::Pid(pid) => p.pid == pid,
             }
     };
-    let reap = || {
+    // A zombie whose last thread's stack is not yet freed is reported once
+    // it is: the scheduler wakes this channel then.
+    let ready = |p: &Process| !p.is_zombie() || p.unfreed_threads == 0;
+    let take = || {
         let mut table = TABLE.lock();
         if !table.procs.values().any(|p| is_wanted(p)) {
             return Some(Err(Errno::ECHILD));
         }
-        // A zombie whose last thread's stack is not yet freed is reaped
-        // once it is: the scheduler wakes this channel then.
-        let zombie = table
-            .procs
-            .values()
-            .find(|p| is_wanted(p) && p.is_zombie() && p.unfreed_threads == 0);
-        if let Some(pid) = zombie.map(|p| p.pid) {
-            return Some(Ok(table.procs.remove(&pid)));
+        let found = table.procs.values().find_map(|p| {
+            let report = Report::of(&options, p.zombie, p.change)?;
+            (is_wanted(p) && ready(p)).then_some((p.pid, report))
+        });
+        if let Some((pid, report)) = found {
+            let child = table.procs.get_mut(&pid).expect("found in the table");
+            let mut waited = Waited {
+                pid,
+                uid: child.cred.ruid,
+                report,
+                ticks: (
+                    child.user_ticks + child.children_ticks.0,
+                    child.system_ticks + child.children_ticks.1,
+                ),
+                switches: child.switches,
+            };
+            waited.switches.add(child.children_switches);
+            if !options.keep {
+                match report {
+                    Report::Ended(_) => {
+                        table.procs.remove(&pid);
+                        let parent = table
+                            .procs
+                            .get_mut(&me)
+                            .expect("the caller is in the table");
+                        parent.children_ticks.0 += waited.ticks.0;
+                        parent.children_ticks.1 += waited.ticks.1;
+                        parent.children_switches.add(waited.switches);
+                    }
+                    Report::Changed(_) => child.change = None,
+                }
+            }
+            return Some(Ok(Some(waited)));
         }
         // Even WNOHANG waits for a zombie whose last stack is on its way
         // out (its thread is Dead; its CPU frees it next): a SIGCHLD
         // handler that was told of the child must find it.
-        let freeing = table.procs.values().any(|p| is_wanted(p) && p.is_zombie());
-        if options & WNOHANG != 0 && !freeing {
+        let freeing = options.exited && table.procs.values().any(|p| is_wanted(p) && p.is_zombie());
+        if options.no_hang && !freeing {
             Some(Ok(None))
         } else {
             None
         }
     };
-    let reaped = match sched::wait_event(Chan::Child(me), reap) {
-        Ok(reaped) => reaped?,
+    match sched::wait_event(Chan::Child(me), take) {
+        Ok(found) => found,
         // A child that has exited is reported, not the signal, as Linux's
         // wait looks for zombies before it looks at signals: the SIGCHLD
         // its exit sent may come while its last stack is still being freed
@@ -642,34 +682,23 @@ pub fn wait4(want: i32, status_ptr: u64, options: u32) -> Result<usize, Errno> {
         // is reported after all.)
         Err(interrupted) => {
             let exited = || {
-                TABLE
-                    .lock()
-                    .procs
-                    .values()
-                    .any(|p| is_wanted(p) && p.is_zombie())
+                options.exited
+                    && TABLE
+                        .lock()
+                        .procs
+                        .values()
+                        .any(|p| is_wanted(p) && p.is_zombie())
             };
             let mut outcome = None;
             sched::wait_uninterruptible(Chan::Child(me), || {
-                outcome = match reap() {
+                outcome = match take() {
                     Some(done) => Some(done),
                     None if !exited() => Some(Err(interrupted)),
                     None => None,
                 };
                 outcome.is_some()
             });
-            outcome.expect("the wait ends with an outcome")?
+            outcome.expect("the wait ends with an outcome")
         }
-    };
-    let Some(child) = reaped else { return Ok(0) };
-    let status = child.zombie.expect("reaped a zombie");
-    current(|p| {
-        p.children_ticks.0 += child.user_ticks + child.children_ticks.0;
-        p.children_ticks.1 += child.system_ticks + child.children_ticks.1;
-        p.children_switches.add(child.switches);
-        p.children_switches.add(child.children_switches);
-    });
-    if status_ptr != 0 {
-        uaccess::write(status_ptr, &status)?;
     }
-    Ok(child.pid as usize)
 }

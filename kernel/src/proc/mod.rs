@@ -131,6 +131,9 @@ pub struct Process {
     pub unfreed_threads: u32,
     /// Stopped by a signal: its threads park on their way to user mode.
     pub stopped: bool,
+    /// Its last stop or continue, until the parent's wait reports it
+    /// (WUNTRACED, WCONTINUED): `signal::child_changed` sets it.
+    pub change: Option<kcore::wait::Change>,
     /// exit_group or a fatal signal is ending every thread; the wait status.
     pub group_exit: Option<i32>,
     /// Set when the last thread exited: the wait status, kept until the

@@ -389,7 +389,12 @@ pub fn wait_uninterruptible(chan: Chan, mut poll: impl FnMut() -> bool) {
 
 /// Makes every thread sleeping on `chan` runnable.
 pub fn wakeup(chan: Chan) {
-    for t in TABLE.lock().threads.values_mut() {
+    wakeup_locked(&mut TABLE.lock(), chan);
+}
+
+/// `wakeup`, with the table locked by the caller.
+pub fn wakeup_locked(table: &mut super::Table, chan: Chan) {
+    for t in table.threads.values_mut() {
         if t.state == State::Sleeping(chan) {
             t.make_runnable();
         }

@@ -324,6 +324,13 @@ pub fn getrusage(who: i32, out: u64) -> SysResult {
         abi::types::RUSAGE_CHILDREN => current(|p| (p.children_ticks, p.children_switches)),
         _ => return Err(Errno::EINVAL),
     };
+    uaccess::write(out, &rusage((user, system), switches))?;
+    Ok(0)
+}
+
+/// A `struct rusage` of user and system `ticks` and context `switches`
+/// (the fields nothing here counts are 0).
+pub fn rusage((user, system): (u64, u64), switches: crate::proc::Switches) -> abi::types::Rusage {
     let hz = u64::from(clock::hz());
     let mut usage = abi::types::Rusage {
         utime: kcore::signal::timeval_from_ticks(user, hz),
@@ -332,8 +339,7 @@ pub fn getrusage(who: i32, out: u64) -> SysResult {
     };
     usage.counters[abi::types::RU_NVCSW] = switches.voluntary as i64;
     usage.counters[abi::types::RU_NIVCSW] = switches.involuntary as i64;
-    uaccess::write(out, &usage)?;
-    Ok(0)
+    usage
 }
 
 /// kcheck(): the frame table, the heap and the process table, checked.

@@ -6,7 +6,7 @@
 use abi::Errno;
 use abi::types::{
     ARCH_GET_FS, ARCH_GET_GS, ARCH_SET_FS, ARCH_SET_GS, CLOCK_MONOTONIC, CLOCK_REALTIME,
-    CLONE_VFORK, CLONE_VM, TIMER_ABSTIME, Timespec,
+    CLONE_VFORK, CLONE_VM, Rusage, SigInfo, TIMER_ABSTIME, Timespec,
 };
 
 use super::SysResult;
@@ -62,8 +62,63 @@ pub fn exit_group(code: i32) -> SysResult {
     lifecycle::exit_group(abi::types::wait_status_exited(code as u8))
 }
 
-pub fn wait4(pid: i32, status: u64, options: u32) -> SysResult {
-    lifecycle::wait4(pid, status, options)
+/// wait4(2): the status word of a child's end, stop or continue, and its
+/// resource use (for an end: with its reaped children's).
+pub fn wait4(pid: i32, status: u64, options: u32, usage: u64) -> SysResult {
+    let (which, options) = kcore::wait::wait4_args(pid, options)?;
+    // Checked before the wait, so a bad pointer loses no child.
+    check_out(status, size_of::<i32>())?;
+    check_out(usage, size_of::<Rusage>())?;
+    let Some(waited) = lifecycle::wait(which, options)? else {
+        return Ok(0);
+    };
+    if status != 0 {
+        uaccess::write(status, &waited.report.wait_status())?;
+    }
+    if usage != 0 {
+        uaccess::write(usage, &super::info::rusage(waited.ticks, waited.switches))?;
+    }
+    Ok(waited.pid as usize)
+}
+
+/// waitid(2): the same wait told in a `siginfo_t` (si_code CLD_EXITED,
+/// CLD_KILLED, CLD_STOPPED or CLD_CONTINUED, si_status the exit code or
+/// the signal). With WNOHANG and nothing to report it answers 0 with a
+/// zeroed siginfo (si_pid 0), as Linux does.
+pub fn waitid(idtype: u32, id: i32, info: u64, options: u32, usage: u64) -> SysResult {
+    let (which, options) = kcore::wait::waitid_args(idtype, id, options)?;
+    check_out(info, size_of::<SigInfo>())?;
+    check_out(usage, size_of::<Rusage>())?;
+    let waited = lifecycle::wait(which, options)?;
+    if info != 0 {
+        let mut out = SigInfo::new(0, 0);
+        if let Some(waited) = &waited {
+            let (code, status) = waited.report.code_and_status();
+            out = SigInfo::new(abi::signal::SIGCHLD, code);
+            out.pid_or_addr = u64::from(waited.pid) | u64::from(waited.uid) << 32;
+            out.status = status;
+            // In clock ticks (AT_CLKTCK a second), as times(2) counts.
+            out.utime = waited.ticks.0 as i64;
+            out.stime = waited.ticks.1 as i64;
+        }
+        uaccess::write(info, &out)?;
+    }
+    if usage != 0 {
+        let (ticks, switches) = waited
+            .as_ref()
+            .map_or(Default::default(), |w| (w.ticks, w.switches));
+        uaccess::write(usage, &super::info::rusage(ticks, switches))?;
+    }
+    Ok(0)
+}
+
+/// A user buffer of `len` bytes that a call will write, checked before it
+/// acts (0: none wanted).
+fn check_out(ptr: u64, len: usize) -> Result<(), Errno> {
+    if ptr != 0 {
+        uaccess::check_range(ptr, len, true)?;
+    }
+    Ok(())
 }
 
 /// getpid(2): the process's id, whichever thread asks.

@@ -109,6 +109,7 @@ const CALLS: &[(usize, u64)] = &[
     (FORK, 1),
     (EXECVE, 2),
     (WAIT4, 2),
+    (WAITID, 2),
     (KILL, 2),
     (UNAME, 2),
     (FCNTL, 3),
@@ -507,6 +508,13 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
                 let in_arena = memory.arena + 4096 * rng.below(ARENA_LEN / 4096);
                 let at = rng.pick(&[0, in_arena]);
                 a[if nr == SHMAT { 1 } else { 0 }] = at;
+            }
+        }
+        WAITID => {
+            // An id type, mostly a real one, and mostly no waiting.
+            a[0] = rng.below(5);
+            if rng.below(4) != 0 {
+                a[3] |= u64::from(abi::types::WNOHANG);
             }
         }
         ALARM => a[0] = rng.below(3),
