@@ -111,6 +111,7 @@ pub const GETEGID: usize = 108;
 pub const SETPGID: usize = 109;
 pub const GETPPID: usize = 110;
 pub const GETPGRP: usize = 111;
+pub const SETSID: usize = 112;
 pub const SETREUID: usize = 113;
 pub const SETREGID: usize = 114;
 pub const GETGROUPS: usize = 115;

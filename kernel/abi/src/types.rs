@@ -99,6 +99,7 @@ pub const S_IFDIR: u32 = 0o040000;
 pub const S_IFREG: u32 = 0o100000;
 pub const S_IFCHR: u32 = 0o020000;
 pub const S_IFIFO: u32 = 0o010000;
+pub const S_IFBLK: u32 = 0o060000;
 pub const S_IFLNK: u32 = 0o120000;
 pub const S_IFSOCK: u32 = 0o140000;
 /// Set-user-ID, set-group-ID and sticky bits of a mode.
@@ -323,6 +324,7 @@ pub const CAP_FSETID: u32 = 4;
 pub const CAP_KILL: u32 = 5;
 pub const CAP_SETPCAP: u32 = 8;
 pub const CAP_LINUX_IMMUTABLE: u32 = 9;
+pub const CAP_IPC_LOCK: u32 = 14;
 pub const CAP_SYS_NICE: u32 = 23;
 pub const CAP_SYS_RESOURCE: u32 = 24;
 pub const CAP_MKNOD: u32 = 27;
@@ -426,6 +428,24 @@ pub const MAP_ANONYMOUS: u32 = 0x20;
 pub const MAP_FIXED_NOREPLACE: u32 = 0x10_0000;
 /// mremap(2): the mapping may move to grow.
 pub const MREMAP_MAYMOVE: u32 = 1;
+/// madvise(2) advice (Linux's include/uapi/asm-generic/mman-common.h).
+pub const MADV_NORMAL: u32 = 0;
+pub const MADV_WILLNEED: u32 = 3;
+pub const MADV_DONTNEED: u32 = 4;
+pub const MADV_FREE: u32 = 8;
+pub const MADV_REMOVE: u32 = 9;
+pub const MADV_WIPEONFORK: u32 = 18;
+pub const MADV_KEEPONFORK: u32 = 19;
+pub const MADV_POPULATE_READ: u32 = 22;
+pub const MADV_POPULATE_WRITE: u32 = 23;
+pub const MADV_COLLAPSE: u32 = 25;
+pub const MADV_HWPOISON: u32 = 100;
+pub const MADV_SOFT_OFFLINE: u32 = 101;
+/// mlockall(2) flags and mlock2(2)'s one flag.
+pub const MCL_CURRENT: u32 = 1;
+pub const MCL_FUTURE: u32 = 2;
+pub const MCL_ONFAULT: u32 = 4;
+pub const MLOCK_ONFAULT: u32 = 1;
 /// msync(2) flags: start writing back, drop cached copies, write back now.
 pub const MS_ASYNC: u32 = 1;
 pub const MS_INVALIDATE: u32 = 2;

@@ -24,6 +24,8 @@ pub struct ProcessInfo {
     pub pid: u32,
     pub ppid: u32,
     pub pgid: u32,
+    /// Its session (the pid of the session's leader).
+    pub sid: u32,
     /// The name exec gave it (Linux's `comm`, at most 15 bytes shown).
     pub comm: String,
     /// `R`, `S`, `T` or `Z`.
@@ -90,7 +92,7 @@ pub fn stat(p: &ProcessInfo) -> String {
         p.state,
         p.ppid,
         p.pgid,
-        p.pgid,
+        p.sid,
         p.tty,
         if p.tty_pgrp == 0 {
             -1
@@ -355,6 +357,7 @@ mod tests {
             pid: 42,
             ppid: 1,
             pgid: 42,
+            sid: 42,
             comm: "a name (odd) and long".into(),
             state: 'S',
             nice: 0,

@@ -353,9 +353,63 @@ impl<F: Clone + PartialEq> Areas<F> {
     }
 }
 
+/// What madvise(2) is asked to do with a range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Advice {
+    /// Advice about the future (access pattern, huge pages, merging, core
+    /// dumps, swapping out): nothing here acts on it, and taking it as
+    /// said is what Linux does too where it has nothing to act with.
+    Hint,
+    /// MADV_DONTNEED, MADV_FREE: the pages go; the next touch finds them
+    /// as a fresh mapping would.
+    Drop,
+    /// MADV_WILLNEED, MADV_POPULATE_READ, MADV_POPULATE_WRITE: the pages
+    /// are filled now.
+    Populate,
+}
+
+/// madvise's `advice`, as Linux's `madvise_behavior_valid` reads it.
+/// EINVAL for what Linux does not know, and for what this kernel does
+/// not do: MADV_REMOVE (punching holes in a file), MADV_WIPEONFORK and
+/// MADV_KEEPONFORK (as a Linux before 4.14 answers), and the
+/// memory-failure injections MADV_HWPOISON and MADV_SOFT_OFFLINE (as a
+/// Linux built without CONFIG_MEMORY_FAILURE does).
+pub fn advice(value: u32) -> Result<Advice, abi::Errno> {
+    use abi::types::*;
+    match value {
+        MADV_DONTNEED | MADV_FREE => Ok(Advice::Drop),
+        MADV_WILLNEED | MADV_POPULATE_READ | MADV_POPULATE_WRITE => Ok(Advice::Populate),
+        MADV_REMOVE | MADV_WIPEONFORK | MADV_KEEPONFORK | MADV_HWPOISON | MADV_SOFT_OFFLINE => {
+            Err(abi::Errno::EINVAL)
+        }
+        // NORMAL, RANDOM, SEQUENTIAL; DONTFORK, DOFORK, MERGEABLE,
+        // UNMERGEABLE, HUGEPAGE, NOHUGEPAGE, DONTDUMP, DODUMP; COLD,
+        // PAGEOUT; DONTNEED_LOCKED (24, a drop of locked pages, and no
+        // page is ever locked out of reach here); COLLAPSE.
+        MADV_NORMAL..=2 | 10..=17 | 20 | 21 | 24 | MADV_COLLAPSE => Ok(Advice::Hint),
+        _ => Err(abi::Errno::EINVAL),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn madvise_advice_is_read_as_linux_reads_it() {
+        use abi::types::*;
+        assert_eq!(advice(MADV_NORMAL), Ok(Advice::Hint));
+        assert_eq!(advice(MADV_DONTNEED), Ok(Advice::Drop));
+        assert_eq!(advice(MADV_FREE), Ok(Advice::Drop));
+        assert_eq!(advice(MADV_WILLNEED), Ok(Advice::Populate));
+        assert_eq!(advice(MADV_POPULATE_WRITE), Ok(Advice::Populate));
+        assert_eq!(advice(MADV_COLLAPSE), Ok(Advice::Hint));
+        for unknown in [5, 6, 7, 26, 99, 102, u32::MAX] {
+            assert_eq!(advice(unknown), Err(abi::Errno::EINVAL), "{unknown}");
+        }
+        assert_eq!(advice(MADV_WIPEONFORK), Err(abi::Errno::EINVAL));
+        assert_eq!(advice(MADV_HWPOISON), Err(abi::Errno::EINVAL));
+    }
 
     const RW: u32 = 3;
     const NONE: u32 = 0;

@@ -66,6 +66,25 @@ impl OpenFile {
         })
     }
 
+    /// The pipe it reads or writes: a pipe's end, or an open FIFO's.
+    pub fn pipe(&self) -> Option<Arc<Pipe>> {
+        match &self.kind {
+            Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => Some(pipe.clone()),
+            _ => self.fifo(),
+        }
+    }
+
+    /// The pipe of the FIFO it is open on, if it is one.
+    fn fifo(&self) -> Option<Arc<Pipe>> {
+        match &self.kind {
+            Kind::Node(node) => match &node.lock().content {
+                Content::Fifo(pipe) => Some(pipe.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The inode number of the file it is open on (none for a pipe).
     pub fn ino(&self) -> Option<u64> {
         match &self.kind {
@@ -99,6 +118,7 @@ impl OpenFile {
                 .recv(buf, false, false, self.nonblock())
                 .map(|got| got.len),
             Kind::Epoll(_) => Err(Errno::EINVAL),
+            Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.read(buf, self.nonblock()),
             Kind::Node(node) => {
                 let device = node.lock().device();
                 if let Some(device) = device {
@@ -133,6 +153,7 @@ impl OpenFile {
                 socket.send(out, self.nonblock(), true)
             }
             Kind::Epoll(_) => Err(Errno::EINVAL),
+            Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.write(buf, self.nonblock()),
             Kind::Node(node) => {
                 let device = node.lock().device();
                 if let Some(device) = device {
@@ -162,6 +183,8 @@ impl OpenFile {
             Kind::PipeWrite(pipe) => pipe.poll(false),
             Kind::Socket(socket) => socket.poll(),
             Kind::Epoll(epoll) => return epoll.poll(),
+            // Each side's view, kept to the sides it was opened for below.
+            Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.poll(true) | fifo.poll(false),
             Kind::Node(node) => match node.lock().device() {
                 Some(device) => device.poll(),
                 None => POLLIN | POLLOUT,
@@ -189,6 +212,7 @@ impl OpenFile {
                     file.poll_queues(f);
                 }
             }
+            Kind::Node(_) if let Some(fifo) = self.fifo() => f(&fifo.ready.pollers),
             Kind::Node(node) => {
                 let terminal = node.lock().device().is_some_and(|d| d.is_terminal());
                 if terminal {
@@ -221,6 +245,7 @@ impl OpenFile {
             Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => pipe.ready.changes(),
             Kind::Socket(socket) => socket.ready.changes(),
             Kind::Epoll(epoll) => epoll.changes(),
+            Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.ready.changes(),
             Kind::Node(node) => match node.lock().device() {
                 Some(device) if device.is_terminal() => super::console::READY.changes(),
                 _ => 0,
@@ -239,16 +264,20 @@ impl OpenFile {
         }
     }
 
-    /// pwrite(2): a file written at `at` (even with O_APPEND, as POSIX
-    /// says and unlike Linux), leaving the offset alone.
+    /// pwrite(2): a file written at `at`, leaving the offset alone. With
+    /// O_APPEND the bytes go to the end whatever `at` says: Linux's
+    /// behaviour, which its manual page lists as a bug against POSIX, and
+    /// the one programs written for Linux meet.
     pub fn pwrite(&self, buf: &[u8], at: u64) -> Result<usize, Errno> {
         if !self.writable() {
             return Err(Errno::EBADF);
         }
+        let append = *self.flags.lock() & O_APPEND != 0;
         match &self.kind {
             Kind::Node(node) => {
                 let limit = file_size_limit();
                 let mut node = node.lock();
+                let at = if append { node.size() } else { at };
                 let buf = within_limit(&node, limit, at, buf)?;
                 write_at(&mut node, at, buf).map(|_| buf.len())
             }
@@ -260,6 +289,9 @@ impl OpenFile {
         let Kind::Node(node) = &self.kind else {
             return Err(Errno::ESPIPE);
         };
+        if self.fifo().is_some() {
+            return Err(Errno::ESPIPE);
+        }
         let node = node.lock();
         match node.device() {
             Some(d) if d.is_terminal() => return Err(Errno::ESPIPE),
@@ -386,9 +418,10 @@ fn read_at(node: &mut Node, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
         Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
         // open never hands out a link itself (it follows it).
         Content::Symlink(_) => Err(Errno::EINVAL),
-        // Nor a socket's name (ENXIO).
-        Content::Socket(_) => Err(Errno::ENXIO),
+        // Nor a socket's name or a device no driver serves (ENXIO).
+        Content::Socket(_) | Content::Special { .. } => Err(Errno::ENXIO),
         Content::Device(d) if d.is_terminal() => Err(Errno::ESPIPE),
+        Content::Fifo(_) => Err(Errno::ESPIPE),
         Content::Device(d) => d.read(buf, &mut at.clone()),
     }
 }
@@ -411,7 +444,8 @@ fn write_at(node: &mut Node, at: u64, buf: &[u8]) -> Result<u64, Errno> {
         // open them for writing).
         Content::ProcFile(_) => Err(Errno::EIO),
         Content::Symlink(_) => Err(Errno::EINVAL),
-        Content::Socket(_) => Err(Errno::ENXIO),
+        Content::Socket(_) | Content::Special { .. } => Err(Errno::ENXIO),
+        Content::Fifo(_) => Err(Errno::ESPIPE),
     }
 }
 
@@ -435,7 +469,11 @@ pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
         Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
         // Linux's answer to truncating anything but a regular file (open's
         // O_TRUNC leaves devices alone before it gets here).
-        Content::Device(_) | Content::Symlink(_) | Content::Socket(_) => Err(Errno::EINVAL),
+        Content::Device(_)
+        | Content::Symlink(_)
+        | Content::Socket(_)
+        | Content::Fifo(_)
+        | Content::Special { .. } => Err(Errno::EINVAL),
         // Nothing to cut (Linux lets root truncate them, to no effect).
         Content::ProcFile(_) => Ok(()),
     }
@@ -456,7 +494,10 @@ pub fn stat_node(node: &NodeRef) -> Stat {
         st_mode: node.mode(),
         st_uid: node.uid,
         st_gid: node.gid,
-        st_rdev: node.device().map_or(0, |d| d.rdev()),
+        st_rdev: match node.content {
+            Content::Special { rdev, .. } => rdev,
+            _ => node.device().map_or(0, |d| d.rdev()),
+        },
         st_size: size,
         st_blksize: 4096,
         st_blocks: node.blocks() as i64,
@@ -481,6 +522,14 @@ impl Drop for OpenFile {
             Kind::Node(node) => {
                 let ino = node.lock().ino;
                 super::lock::description_closed(self.id, ino);
+                if let Some(fifo) = self.fifo() {
+                    if self.readable() {
+                        fifo.close_reader();
+                    }
+                    if self.writable() {
+                        fifo.close_writer();
+                    }
+                }
             }
         }
     }

@@ -14,6 +14,11 @@
 //! pieces as room appears. The queue's memory grows with what is in it and
 //! goes back to a page's worth whenever the pipe empties, so an idle pipe
 //! costs little.
+//!
+//! A FIFO (mkfifo, mknod S_IFIFO) is a pipe that a node of the file system
+//! holds, with no ends until they are opened (`open_fifo`): opening one
+//! side waits for the other, as POSIX says, and what is left in it when
+//! the last end closes is dropped.
 
 use abi::Errno;
 use abi::types::PIPE_BUF;
@@ -50,11 +55,24 @@ struct Buffer {
     capacity: usize,
     readers: usize,
     writers: usize,
+    /// Ends ever opened of each kind: a FIFO's opener waits until one of
+    /// the other kind has come, even if it has gone again since.
+    readers_opened: u64,
+    writers_opened: u64,
 }
 
 impl Pipe {
     /// A pipe with one reader and one writer.
     pub fn new() -> Arc<Pipe> {
+        Pipe::with_ends(1)
+    }
+
+    /// A FIFO's pipe: no end open yet.
+    pub fn unopened() -> Arc<Pipe> {
+        Pipe::with_ends(0)
+    }
+
+    fn with_ends(ends: usize) -> Arc<Pipe> {
         static NEXT_ID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
         Arc::new(Pipe {
             id: NEXT_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
@@ -63,12 +81,59 @@ impl Pipe {
                 Buffer {
                     bytes: VecDeque::new(),
                     capacity: CAPACITY,
-                    readers: 1,
-                    writers: 1,
+                    readers: ends,
+                    writers: ends,
+                    readers_opened: ends as u64,
+                    writers_opened: ends as u64,
                 },
             ),
             ready: Readiness::new(),
         })
+    }
+
+    /// Opens an end of a FIFO: for reading, writing or both (O_RDWR,
+    /// which never waits: it is its own other side). Without `nonblock` a
+    /// reader waits for a writer and a writer for a reader; with it, a
+    /// reader goes on at once and a writer with no reader is ENXIO, as
+    /// POSIX says. A signal ends the wait (ERESTARTSYS) with the end
+    /// closed again.
+    pub fn open_fifo(&self, read: bool, write: bool, nonblock: bool) -> Result<(), Errno> {
+        let (readers_seen, writers_seen) = {
+            let mut s = self.state.lock();
+            if write && !read && nonblock && s.readers == 0 {
+                return Err(Errno::ENXIO);
+            }
+            if read {
+                s.readers += 1;
+                s.readers_opened += 1;
+            }
+            if write {
+                s.writers += 1;
+                s.writers_opened += 1;
+            }
+            (s.readers_opened, s.writers_opened)
+        };
+        self.wake(); // an opener of the other side waiting for this one
+        if nonblock || read && write {
+            return Ok(());
+        }
+        let waited = sched::wait_event(self.chan(), || {
+            let s = self.state.lock();
+            let peer = if read {
+                s.writers > 0 || s.writers_opened != writers_seen
+            } else {
+                s.readers > 0 || s.readers_opened != readers_seen
+            };
+            peer.then_some(())
+        });
+        if waited.is_err() {
+            if read {
+                self.close_reader();
+            } else {
+                self.close_writer();
+            }
+        }
+        waited
     }
 
     fn chan(&self) -> Chan {
@@ -204,11 +269,23 @@ impl Pipe {
 
     pub fn close_reader(&self) {
         self.state.lock().readers -= 1;
-        self.wake();
+        self.closed_one();
     }
 
     pub fn close_writer(&self) {
         self.state.lock().writers -= 1;
+        self.closed_one();
+    }
+
+    /// An end closed: the other side is woken; once no end is left, what
+    /// is in the pipe goes (a FIFO opened again starts empty).
+    fn closed_one(&self) {
+        {
+            let mut s = self.state.lock();
+            if s.readers == 0 && s.writers == 0 {
+                s.bytes = VecDeque::new();
+            }
+        }
         self.wake();
     }
 }

@@ -433,6 +433,7 @@ fn info(table: &Table, p: &Process) -> ProcessInfo {
         pid: p.pid,
         ppid: p.ppid,
         pgid: p.pgid,
+        sid: p.sid,
         comm: p.name.clone(),
         state,
         threads: p.live_threads,

@@ -30,9 +30,10 @@
 
 use abi::Errno;
 use abi::types::{
-    S_IFCHR, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, S_ISGID, S_ISUID, S_ISVTX, S_IXGRP,
-    Timespec,
+    S_IFBLK, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, S_ISGID, S_ISUID,
+    S_ISVTX, S_IXGRP, Timespec,
 };
+use alloc::borrow::Cow;
 use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
@@ -63,6 +64,15 @@ pub enum Content {
     /// The name a Unix-domain socket was bound to (fs/socket.rs); it stays
     /// when the socket closes, naming nothing.
     Socket(alloc::sync::Weak<super::socket::Socket>),
+    /// A FIFO (named pipe): its pipe, opened end by end (fs/pipe.rs).
+    Fifo(Arc<super::pipe::Pipe>),
+    /// A device node mknod made for numbers no driver here has (`kind`
+    /// S_IFCHR or S_IFBLK): it names the device, and opening it is ENXIO,
+    /// as Linux answers for a device nobody registered.
+    Special {
+        kind: u32,
+        rdev: u64,
+    },
 }
 
 /// One name of a directory listing (getdents64).
@@ -172,6 +182,8 @@ impl Node {
             Content::Device(_) => S_IFCHR,
             Content::Symlink(_) => S_IFLNK,
             Content::Socket(_) => S_IFSOCK,
+            Content::Fifo(_) => S_IFIFO,
+            Content::Special { kind, .. } => kind,
         };
         kind | (self.perm & 0o7777)
     }
@@ -216,7 +228,9 @@ impl Node {
             Content::Device(_)
             | Content::ProcDir(_)
             | Content::ProcFile(_)
-            | Content::Socket(_) => 0,
+            | Content::Socket(_)
+            | Content::Fifo(_)
+            | Content::Special { .. } => 0,
             Content::Symlink(target) => target.len() as u64,
         }
     }
@@ -289,6 +303,13 @@ pub fn lookup(path: &str) -> Result<NodeRef, Errno> {
     walk(path, true, 0, &caller())
 }
 
+/// The node at `path` and the path that names it with no symbolic link
+/// on the way (what chdir keeps, so getcwd answers it as Linux does).
+pub fn lookup_real(path: &str) -> Result<(NodeRef, String), Errno> {
+    let (node, real) = walk_real(path, true, 0, &caller())?;
+    Ok((node, real.into_owned()))
+}
+
 /// The node at `path` as `cred` finds it (access(2) walks with the real
 /// ids).
 pub fn lookup_as(path: &str, cred: &Cred) -> Result<NodeRef, Errno> {
@@ -323,6 +344,17 @@ fn child(dir: &NodeRef, name: &str, cred: &Cred) -> Result<NodeRef, Errno> {
 /// target, read relative to the link's directory, and the walk starts
 /// again on the result; after `MAX_LINKS` links it is ELOOP.
 fn walk(path: &str, follow_last: bool, links: u32, cred: &Cred) -> Result<NodeRef, Errno> {
+    walk_real(path, follow_last, links, cred).map(|(node, _)| node)
+}
+
+/// `walk`, which also answers the path it ended on: `path` itself when no
+/// link was met (no copy made), else the path with the links replaced.
+fn walk_real<'a>(
+    path: &'a str,
+    follow_last: bool,
+    links: u32,
+    cred: &Cred,
+) -> Result<(NodeRef, Cow<'a, str>), Errno> {
     let mut node = root().clone();
     let mut rest = path.trim_start_matches('/');
     while !rest.is_empty() {
@@ -341,12 +373,13 @@ fn walk(path: &str, follow_last: bool, links: u32, cred: &Cred) -> Result<NodeRe
             let joined = alloc::format!("{target}/{after}");
             let resolved =
                 kcore::path::resolve(if link_dir.is_empty() { "/" } else { link_dir }, &joined)?;
-            return walk(&resolved, follow_last, links + 1, cred);
+            let (node, real) = walk_real(&resolved, follow_last, links + 1, cred)?;
+            return Ok((node, Cow::Owned(real.into_owned())));
         }
         node = next;
         rest = after;
     }
-    Ok(node)
+    Ok((node, Cow::Borrowed(path)))
 }
 
 /// The directory that would hold `path`, and the last name. The root has
@@ -453,8 +486,9 @@ fn check_name(name: &str) -> Result<(), Errno> {
 
 /// Adds the node `make` makes from its directory as `path`, which must not
 /// exist (EEXIST), in a directory the caller may write and search
-/// (EACCES, checked after EEXIST as Linux's `may_create`).
-fn add(path: &str, make: impl FnOnce(&Node, &Cred) -> NodeRef) -> Result<(), Errno> {
+/// (EACCES, checked after EEXIST as Linux's `may_create`). `make` may
+/// still refuse (mknod's privilege check comes last on Linux too).
+fn add(path: &str, make: impl FnOnce(&Node, &Cred) -> Result<NodeRef, Errno>) -> Result<(), Errno> {
     let cred = caller();
     let (parent, name) = parent_of(path, Errno::EEXIST, &cred)?;
     check_name(name)?;
@@ -470,7 +504,7 @@ fn add(path: &str, make: impl FnOnce(&Node, &Cred) -> NodeRef) -> Result<(), Err
     if !dir.permits(&cred, MAY_WRITE | MAY_EXEC) {
         return Err(Errno::EACCES);
     }
-    let node = make(&dir, &cred);
+    let node = make(&dir, &cred)?;
     if let Content::Dir(entries) = &mut dir.content {
         entries.insert(name.to_string(), node);
     }
@@ -486,7 +520,7 @@ pub fn make_socket(
     socket: alloc::sync::Weak<super::socket::Socket>,
 ) -> Result<(), Errno> {
     add(path, |dir, cred| {
-        new_owned(perm, Content::Socket(socket), dir, cred)
+        Ok(new_owned(perm, Content::Socket(socket), dir, cred))
     })
 }
 
@@ -504,9 +538,37 @@ pub fn socket_at(path: &str) -> Result<Option<alloc::sync::Weak<super::socket::S
     }
 }
 
+/// mknod(2): a node of type `kind` at `path` (EEXIST if the name is
+/// taken): a FIFO, a socket's name that names no socket, an empty regular
+/// file, or a device node: one of `/dev`'s devices when `rdev` is its
+/// number, else a node no driver serves (`Content::Special`). A device
+/// node needs CAP_MKNOD (EPERM, after the name and the directory were
+/// checked, as Linux's `vfs_mknod`).
+pub fn mknod(path: &str, perm: u32, kind: u32, rdev: u64) -> Result<(), Errno> {
+    let content = match kind {
+        S_IFIFO => Content::Fifo(super::pipe::Pipe::unopened()),
+        S_IFSOCK => Content::Socket(alloc::sync::Weak::new()),
+        S_IFREG => Content::File(Default::default()),
+        S_IFCHR | S_IFBLK => super::dev::ALL
+            .iter()
+            .find(|(_, device, _)| kind == S_IFCHR && device.rdev() == rdev)
+            .map_or(Content::Special { kind, rdev }, |&(_, device, _)| {
+                Content::Device(device)
+            }),
+        _ => return Err(Errno::EINVAL),
+    };
+    add(path, |dir, cred| {
+        let device = matches!(kind, S_IFCHR | S_IFBLK);
+        if device && !cred.capable(abi::types::CAP_MKNOD) {
+            return Err(Errno::EPERM);
+        }
+        Ok(new_owned(perm, content, dir, cred))
+    })
+}
+
 pub fn mkdir(path: &str, perm: u32) -> Result<(), Errno> {
     add(path, |dir, cred| {
-        new_owned(perm, Content::Dir(BTreeMap::new()), dir, cred)
+        Ok(new_owned(perm, Content::Dir(BTreeMap::new()), dir, cred))
     })
 }
 
@@ -516,7 +578,12 @@ pub fn symlink(target: &str, path: &str) -> Result<(), Errno> {
         return Err(Errno::ENOENT); // as Linux
     }
     add(path, |dir, cred| {
-        new_owned(0o777, Content::Symlink(target.to_string()), dir, cred)
+        Ok(new_owned(
+            0o777,
+            Content::Symlink(target.to_string()),
+            dir,
+            cred,
+        ))
     })
 }
 
@@ -533,7 +600,7 @@ pub fn link(node: &NodeRef, new: &str) -> Result<(), Errno> {
             return Err(Errno::EPERM);
         }
     }
-    add(new, |_, _| node.clone())?;
+    add(new, |_, _| Ok(node.clone()))?;
     let mut n = node.lock();
     n.links += 1;
     n.changed();

@@ -92,6 +92,7 @@ fn new_process(pid: Pid, ppid: Pid, name: String, files: Files, cwd: String) -> 
         pid,
         ppid,
         pgid: INIT_PID,
+        sid: INIT_PID,
         name,
         exe: String::new(),
         cmdline: Vec::new(),
@@ -102,6 +103,7 @@ fn new_process(pid: Pid, ppid: Pid, name: String, files: Files, cwd: String) -> 
         files,
         cwd,
         umask: 0o022,
+        personality: 0,
         limits: kcore::rlimit::defaults(MAX_THREADS as u64),
         cred: Arc::new(kcore::cred::Cred::root()),
         user_ticks: 0,
@@ -386,9 +388,11 @@ fn copy_current(
         let mut child = new_process(0, p.pid, p.name.clone(), files, p.cwd.clone());
         child.mem = Some(mem);
         child.pgid = p.pgid;
+        child.sid = p.sid;
         child.exe = p.exe.clone();
         child.cmdline = p.cmdline.clone();
         child.umask = p.umask;
+        child.personality = p.personality;
         child.limits = p.limits;
         child.cred = p.cred.clone();
         child.sig = p.sig.for_child();

@@ -78,6 +78,9 @@ pub struct Process {
     pub ppid: Pid,
     /// Process group (kill(-pgid), the console's foreground for Ctrl-C).
     pub pgid: Pid,
+    /// Session (setsid(2)): the pid of the session's leader, inherited
+    /// at fork. A group never spans two sessions (setpgid keeps it so).
+    pub sid: Pid,
     pub name: String,
     /// The program's path and its argv, NUL-terminated strings (at most
     /// `CMDLINE_MAX` bytes), as exec got them: /proc/PID/exe and cmdline.
@@ -96,6 +99,11 @@ pub struct Process {
     pub vfork_parent: Option<Pid>,
     pub files: Files,
     pub cwd: String,
+    /// Its execution domain and flags (personality(2)): kept across fork
+    /// and exec. Only PER_LINUX exists here, and no flag changes what the
+    /// kernel does (there is no address randomization to turn off), but a
+    /// program reads back what it set, as on Linux.
+    pub personality: u32,
     /// The file mode creation mask (kept for umask(2); modes are not enforced).
     pub umask: u32,
     /// Resource limits (getrlimit(2)): copied at fork, kept across exec.

@@ -448,6 +448,101 @@ impl UserMemory {
         }
     }
 
+    /// madvise(2) over `[addr, addr + len)` (`kcore::vma::advice` reads
+    /// the advice). A drop unmaps the range's pages, so the next touch
+    /// fills them as a fresh mapping would: zeroes in anonymous memory,
+    /// the file's bytes in a private file mapping (its copies gone), the
+    /// file's own page in a shared one. Parts of the range with no area
+    /// are ENOMEM, after the rest was done, as on Linux.
+    pub fn madvise(&self, addr: u64, len: u64, advice: u32) -> Result<(), Errno> {
+        use kcore::vma::Advice;
+        let advice = kcore::vma::advice(advice)?;
+        let end = self.user_range(addr, len)?;
+        match advice {
+            Advice::Hint => {}
+            Advice::Drop => self.unmap_range(addr, end),
+            Advice::Populate => self.populate(addr, end)?,
+        }
+        if self.areas(|a| a.covers(addr, end)) {
+            Ok(())
+        } else {
+            Err(Errno::ENOMEM)
+        }
+    }
+
+    /// mlock(2) and mlock2(2) (`may_lock`: the bytes the caller may lock,
+    /// u64::MAX with CAP_IPC_LOCK): there is no swap, so every page stays in
+    /// memory once it is there; locking fills the range's pages now
+    /// (unless `on_fault`, MLOCK_ONFAULT), so that touching them later
+    /// takes no fault. The whole range must be mapped (ENOMEM). A user
+    /// without CAP_IPC_LOCK may lock at most RLIMIT_MEMLOCK bytes in one
+    /// call (Linux counts what the process holds locked; nothing counts
+    /// that here).
+    pub fn mlock(&self, addr: u64, len: u64, on_fault: bool, may_lock: u64) -> Result<(), Errno> {
+        let start = page_down(addr);
+        let end = self.user_range(start, len.saturating_add(addr - start))?;
+        if end - start > may_lock {
+            return Err(if may_lock == 0 {
+                Errno::EPERM
+            } else {
+                Errno::ENOMEM
+            });
+        }
+        if !self.areas(|a| a.covers(start, end)) {
+            return Err(Errno::ENOMEM);
+        }
+        if !on_fault {
+            self.populate(start, end)?;
+        }
+        Ok(())
+    }
+
+    /// The end of the page-aligned range `[addr, addr + len)` rounded up
+    /// to pages: EINVAL if `addr` is not aligned or the range wraps, ENOMEM
+    /// past user space.
+    fn user_range(&self, addr: u64, len: u64) -> Result<u64, Errno> {
+        if !addr.is_multiple_of(PAGE_SIZE) {
+            return Err(Errno::EINVAL);
+        }
+        let end = page_up(len)
+            .and_then(|len| addr.checked_add(len))
+            .ok_or(Errno::EINVAL)?;
+        if end > USER_TOP {
+            return Err(Errno::ENOMEM);
+        }
+        Ok(end)
+    }
+
+    /// Fills every page of `[start, end)` that an area holds and that is
+    /// not there yet, as a read would (a page past the end of its file
+    /// stays empty). PROT_NONE areas are passed over whole, however large
+    /// (an address-space reservation); an area with more pages than free
+    /// frames is ENOMEM at once, not after filling memory page by page.
+    fn populate(&self, start: u64, end: u64) -> Result<(), Errno> {
+        for range in self.ranges() {
+            let (from, to) = (range.start.max(start), range.end.min(end));
+            if from >= to || range.area.prot == abi::types::PROT_NONE {
+                continue;
+            }
+            let free = frames::free_count().saturating_sub(KERNEL_RESERVE) as u64;
+            if (to - from) / PAGE_SIZE > free {
+                return Err(Errno::ENOMEM);
+            }
+            for page in (from..to).step_by(PAGE_SIZE as usize) {
+                if self.space.translate(VirtAddr::new(page)).is_some() {
+                    continue;
+                }
+                // A page past the end of its file stays empty, as a
+                // read there would fault.
+                let filled = areas::fault_in(&self.space, page, false);
+                if let Err(areas::FaultError::NoMemory) = filled {
+                    return Err(Errno::ENOMEM);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// A copy-on-write copy for a forked child.
     pub fn fork(&self) -> Result<UserMemory, Errno> {
         let space = self.space.fork_cow().ok_or(Errno::ENOMEM)?;

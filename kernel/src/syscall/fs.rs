@@ -25,6 +25,10 @@ use crate::proc::current;
 
 const CHUNK: usize = 64 * 1024;
 
+/// The most one read, write or sendfile moves (Linux's MAX_RW_COUNT: the
+/// largest int, rounded down to a page).
+const MAX_RW_COUNT: u64 = 0x7fff_f000;
+
 pub(super) fn fd_file(fd: i32) -> Result<Arc<OpenFile>, Errno> {
     current(|p| p.files.get(fd))
 }
@@ -36,14 +40,16 @@ pub(super) fn user_path(dirfd: i32, ptr: u64) -> Result<String, Errno> {
     let path = uaccess::read_cstr(ptr, kcore::path::PATH_MAX)?;
     if dirfd != AT_FDCWD && !path.starts_with('/') {
         let dir = fd_file(dirfd)?;
-        let is_dir = match &dir.kind {
-            crate::fs::file::Kind::Node(node) => node.lock().is_dir(),
-            _ => false,
-        };
-        let base = dir.path.clone().filter(|_| is_dir).ok_or(Errno::ENOTDIR)?;
-        return kcore::path::resolve(&base, &path);
+        return kcore::path::resolve(dir_path(&dir)?, &path);
     }
     kcore::path::resolve(&current(|p| p.cwd.clone()), &path)
+}
+
+/// The path the directory open as `dir` was opened by; ENOTDIR if it is
+/// not a directory.
+fn dir_path(dir: &OpenFile) -> Result<&str, Errno> {
+    let is_dir = matches!(&dir.kind, Kind::Node(node) if node.lock().is_dir());
+    dir.path.as_deref().filter(|_| is_dir).ok_or(Errno::ENOTDIR)
 }
 
 /// Buffers up to this size live on the kernel stack: most reads and writes
@@ -129,6 +135,75 @@ pub fn pwrite64(fd: i32, buf: u64, count: u64, at: i64) -> SysResult {
     })
 }
 
+/// sendfile(2): up to `count` bytes from `in_fd`, a file, to `out_fd`,
+/// anything open for writing, copied by the kernel with no user buffer.
+/// The bytes are read at `*offset` when `offset` is given (which then
+/// moves past them, the file's own offset untouched), else at the file's
+/// offset, which moves. A short write ends the call, and the input is
+/// left just past what was written. Linux's errors: EBADF for a
+/// descriptor not open for its side, EINVAL for an input that is not a
+/// file, an output opened O_APPEND or a negative offset.
+pub fn sendfile(out_fd: i32, in_fd: i32, offset: u64, count: u64) -> SysResult {
+    let input = fd_file(in_fd)?;
+    let output = fd_file(out_fd)?;
+    if !input.readable() || !output.writable() {
+        return Err(Errno::EBADF);
+    }
+    let is_file = matches!(&input.kind, Kind::Node(node)
+        if matches!(node.lock().content, Content::File(_) | Content::Device(_) | Content::ProcFile(_)));
+    if !is_file || *output.flags.lock() & O_APPEND != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let mut at = match offset {
+        0 => None,
+        ptr => Some(u64::try_from(uaccess::read::<i64>(ptr)?).map_err(|_| Errno::EINVAL)?),
+    };
+    let count = count.min(MAX_RW_COUNT) as usize;
+    let mut done = 0usize;
+    let mut failed = None;
+    while done < count {
+        let n = (count - done).min(CHUNK);
+        let sent = with_buffer(n, |kbuf| {
+            let got = match at {
+                Some(at) => input.pread(kbuf, at),
+                None => input.read(kbuf),
+            }?;
+            let wrote = match got {
+                0 => Ok(0),
+                got => output.write(&kbuf[..got]),
+            };
+            Ok((got, wrote))
+        });
+        let (got, wrote) = match sent {
+            Ok((got, Ok(wrote))) => (got, wrote),
+            Ok((got, Err(e))) => {
+                failed = Some(e);
+                (got, 0)
+            }
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        };
+        done += wrote;
+        match &mut at {
+            Some(at) => *at += wrote as u64,
+            // What was read but not written goes back.
+            None => input.set_offset(input.offset() - (got - wrote) as u64),
+        }
+        if failed.is_some() || got == 0 || wrote < got {
+            break;
+        }
+    }
+    if let Some(at) = at {
+        uaccess::write(offset, &(at as i64))?;
+    }
+    match failed {
+        Some(e) if done == 0 => Err(e),
+        _ => Ok(done),
+    }
+}
+
 /// fsync, fdatasync: the ramfs is memory, so there is nothing to flush;
 /// only the descriptor is checked.
 pub fn fsync(fd: i32) -> SysResult {
@@ -206,10 +281,11 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     } else {
         (ramfs::lookup(&path)?, false)
     };
-    let (is_dir, is_file, permitted, busy) = {
+    let (is_dir, is_file, permitted, busy, fifo) = {
         let node = node.lock();
-        // A socket's name is for connect(2), not open (Linux's ENXIO).
-        if matches!(node.content, Content::Socket(_)) {
+        // A socket's name is for connect(2), not open, and a device node
+        // no driver serves opens nothing (Linux's ENXIO for both).
+        if matches!(node.content, Content::Socket(_) | Content::Special { .. }) {
             return Err(Errno::ENXIO);
         }
         // The file's own bits, unless this call made it (Linux lets
@@ -227,11 +303,16 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
         // its text is the file's pages (fs/filedata.rs).
         let busy = want & MAY_WRITE != 0
             && matches!(&node.content, Content::File(data) if data.is_running());
+        let fifo = match &node.content {
+            Content::Fifo(pipe) => Some(pipe.clone()),
+            _ => None,
+        };
         (
             node.is_dir(),
             matches!(node.content, Content::File(_)),
             permitted,
             busy,
+            fifo,
         )
     };
     if flags & O_DIRECTORY != 0 && !is_dir {
@@ -250,6 +331,12 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     // (`> /dev/null`, `> /dev/tty`), as on Linux.
     if flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY && is_file {
         file::truncate_node(&node, 0)?;
+    }
+    // A FIFO's end is open (and its peer met) before the descriptor is
+    // made, so a wait a signal ends leaves nothing behind.
+    if let Some(pipe) = fifo {
+        let mode = flags & O_ACCMODE;
+        pipe.open_fifo(mode != O_WRONLY, mode != O_RDONLY, flags & O_NONBLOCK != 0)?;
     }
     let file = OpenFile::new(Kind::Node(node), flags, Some(&path));
     current(|p| p.files.install(&file, flags & O_CLOEXEC != 0, p.fd_limit())).map(|fd| fd as usize)
@@ -439,8 +526,21 @@ pub fn getcwd(buf: u64, size: u64) -> SysResult {
 }
 
 pub fn chdir(path: u64) -> SysResult {
-    let path = user_path(AT_FDCWD, path)?;
-    let node = ramfs::lookup(&path)?;
+    change_dir(&user_path(AT_FDCWD, path)?)
+}
+
+/// fchdir(2): to the directory open as `fd` (an O_PATH descriptor does),
+/// by the path it was opened by.
+pub fn fchdir(fd: i32) -> SysResult {
+    let dir = fd_file(fd)?;
+    change_dir(dir_path(&dir)?)
+}
+
+/// Makes the directory at `path` the caller's current one, kept by its
+/// path with no symbolic link in it (getcwd answers that, as on Linux).
+/// It must be a directory the caller may search.
+fn change_dir(path: &str) -> SysResult {
+    let (node, real) = ramfs::lookup_real(path)?;
     {
         let node = node.lock();
         if !node.is_dir() {
@@ -450,7 +550,7 @@ pub fn chdir(path: u64) -> SysResult {
             return Err(Errno::EACCES);
         }
     }
-    current(|p| p.cwd = path);
+    current(|p| p.cwd = real);
     Ok(0)
 }
 
@@ -488,8 +588,7 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
             record_lock(fd, cmd, arg)
         }
         F_GETPIPE_SZ | F_SETPIPE_SZ => {
-            let file = fd_file(fd)?;
-            let (Kind::PipeRead(pipe) | Kind::PipeWrite(pipe)) = &file.kind else {
+            let Some(pipe) = fd_file(fd)?.pipe() else {
                 return Err(Errno::EBADF); // Linux: not a pipe
             };
             if cmd == F_GETPIPE_SZ {
@@ -571,9 +670,9 @@ fn record_lock(fd: i32, cmd: u32, arg: u64) -> SysResult {
 pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
     let file = fd_file(fd)?;
     let waiting = match &file.kind {
-        Kind::PipeRead(pipe) => Some(pipe.buffered()),
         Kind::Socket(socket) => Some(socket.readable_bytes()),
-        _ => None,
+        Kind::PipeWrite(_) => None,
+        _ => file.pipe().map(|pipe| pipe.buffered()),
     };
     if let Some(bytes) = waiting {
         return match request {

@@ -57,6 +57,29 @@ pub fn symlinkat(target: u64, dirfd: i32, path: u64) -> SysResult {
     ramfs::symlink(&target, &path).map(|()| 0)
 }
 
+/// mknod(2).
+pub fn mknod(path: u64, mode: u32, dev: u64) -> SysResult {
+    mknodat(AT_FDCWD, path, mode, dev)
+}
+
+/// mknodat(2): a FIFO, a socket's name, an empty regular file (type 0
+/// too) or a device node (root's: CAP_MKNOD) at `path`, with `mode`'s
+/// permission bits less the umask. A directory is EPERM (mkdir makes
+/// those), any other type EINVAL, both before the path is looked at, as
+/// Linux's `may_mknod`. `dev` is the kernel's `dev_t` (major << 8 |
+/// minor for the small numbers, as `st_rdev` says them).
+pub fn mknodat(dirfd: i32, path: u64, mode: u32, dev: u64) -> SysResult {
+    let kind = match mode & S_IFMT {
+        0 => S_IFREG,
+        kind @ (S_IFREG | S_IFCHR | S_IFBLK | S_IFIFO | S_IFSOCK) => kind,
+        S_IFDIR => return Err(Errno::EPERM),
+        _ => return Err(Errno::EINVAL),
+    };
+    let path = user_path(dirfd, path)?;
+    let umask = crate::proc::current(|p| p.umask);
+    ramfs::mknod(&path, mode & 0o7777 & !umask, kind, dev & 0xffff_ffff).map(|()| 0)
+}
+
 /// The node open as `fd`: EBADF for none; a pipe or socket has none here.
 fn node_of_fd(fd: i32) -> Result<NodeRef, Errno> {
     match &fd_file(fd)?.kind {

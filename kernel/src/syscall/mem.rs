@@ -1,5 +1,5 @@
-//! Memory calls: brk, mmap, munmap, mremap, mprotect, msync on the current
-//! process.
+//! Memory calls: brk, mmap, munmap, mremap, mprotect, msync, madvise and
+//! the mlock family on the current process.
 //!
 //! mmap's arguments become types here: the descriptor becomes the file
 //! whose pages the area maps (`MappedFile`), after Linux's checks in
@@ -7,7 +7,10 @@
 //! EACCES, kind of file ENODEV); proc/vm.rs then places the area.
 
 use abi::Errno;
-use abi::types::{MAP_ANONYMOUS, MAP_SHARED, PROT_WRITE};
+use abi::types::{
+    CAP_IPC_LOCK, MAP_ANONYMOUS, MAP_SHARED, MCL_CURRENT, MCL_FUTURE, MCL_ONFAULT, MLOCK_ONFAULT,
+    PROT_WRITE, RLIMIT_MEMLOCK,
+};
 use alloc::sync::Arc;
 
 use super::SysResult;
@@ -94,6 +97,71 @@ fn mapping_of(opened: &OpenFile, prot: u32, shared: bool) -> Result<Option<Mappe
         })),
         Content::Device(Device::Zero) => Ok(None),
         _ => Err(Errno::ENODEV),
+    }
+}
+
+pub fn madvise(addr: u64, len: u64, advice: u32) -> SysResult {
+    with_memory(|m, _| m.madvise(addr, len, advice)).map(|()| 0)
+}
+
+/// mlock(2), and mlock2(2) with its one flag, MLOCK_ONFAULT.
+pub fn mlock2(addr: u64, len: u64, flags: u32) -> SysResult {
+    if flags & !MLOCK_ONFAULT != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let on_fault = flags & MLOCK_ONFAULT != 0;
+    current(|p| {
+        let may_lock = lock_limit(p);
+        let mem = p.mem.as_ref().expect("a running process has memory");
+        mem.mlock(addr, len, on_fault, may_lock)
+    })
+    .map(|()| 0)
+}
+
+/// munlock(2): the range must be mapped, as for mlock; nothing was held
+/// that could be let go (there is no swap).
+pub fn munlock(addr: u64, len: u64) -> SysResult {
+    with_memory(|m, _| m.mlock(addr, len, true, u64::MAX)).map(|()| 0)
+}
+
+/// mlockall(2): MCL_CURRENT fills every page of every area now (unless
+/// MCL_ONFAULT); MCL_FUTURE asks the same of mappings to come, which the
+/// lack of swap keeps already. MCL_ONFAULT alone, or no flag, is EINVAL.
+pub fn mlockall(flags: u32) -> SysResult {
+    if flags == 0 || flags & !(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0 || flags == MCL_ONFAULT
+    {
+        return Err(Errno::EINVAL);
+    }
+    current(|p| {
+        let may_lock = lock_limit(p);
+        let mem = p.mem.as_ref().expect("a running process has memory");
+        if may_lock == 0 {
+            return Err(Errno::EPERM);
+        }
+        if flags & MCL_CURRENT == 0 {
+            return Ok(());
+        }
+        let ranges = mem.ranges();
+        let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        if total > may_lock {
+            return Err(Errno::ENOMEM);
+        }
+        let on_fault = flags & MCL_ONFAULT != 0;
+        for range in ranges {
+            mem.mlock(range.start, range.end - range.start, on_fault, u64::MAX)?;
+        }
+        Ok(())
+    })
+    .map(|()| 0)
+}
+
+/// The bytes process `p` may lock: all with CAP_IPC_LOCK, else its
+/// RLIMIT_MEMLOCK.
+fn lock_limit(p: &crate::proc::Process) -> u64 {
+    if p.cred.capable(CAP_IPC_LOCK) {
+        u64::MAX
+    } else {
+        p.limits.cur(RLIMIT_MEMLOCK)
     }
 }
 

@@ -444,7 +444,7 @@ fn epoll_of(epfd: i32) -> Result<Arc<Epoll>, Errno> {
 /// epoll_ctl(2), with Linux's checks in Linux's order: the event read
 /// (EFAULT; not for EPOLL_CTL_DEL), both descriptors (EBADF), a file that
 /// cannot be polled (a regular file, a directory, a device other than the
-/// terminal: EPERM), the epoll instance itself or a file that is not one
+/// terminal: EPERM; a FIFO can), the epoll instance itself or a file that is not one
 /// (EINVAL), EPOLLEXCLUSIVE with EPOLL_CTL_MOD or with EPOLLONESHOT
 /// (EINVAL), then the operation (EEXIST, ENOENT, ELOOP; EINVAL for an
 /// unknown one).
@@ -457,6 +457,7 @@ pub fn epoll_ctl(epfd: i32, op: u32, fd: i32, event: u64) -> SysResult {
     let ep_file = fd_file(epfd)?;
     let target = fd_file(fd)?;
     let pollable = match &target.kind {
+        Kind::Node(_) if target.pipe().is_some() => true, // a FIFO
         Kind::Node(node) => node.lock().device().is_some_and(|d| d.is_terminal()),
         _ => true,
     };

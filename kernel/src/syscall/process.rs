@@ -213,24 +213,74 @@ pub fn sched_yield() -> SysResult {
     Ok(0)
 }
 
+/// setpgid(2): moves the caller or one of its children into group
+/// `pgid` (0: the target's own pid), which must exist in the target's
+/// session unless it is the target's own new group. A session leader
+/// stays in its group, and a child in another session cannot be moved
+/// (EPERM), as POSIX says.
 pub fn setpgid(pid: i32, pgid: i32) -> SysResult {
-    if pgid < 0 {
+    if pid < 0 || pgid < 0 {
         return Err(Errno::EINVAL);
     }
-    let me = current(|p| p.pid);
+    let (me, my_sid) = current(|p| (p.pid, p.sid));
     let target = if pid == 0 { me } else { pid as Pid };
     let group = if pgid == 0 { target } else { pgid as Pid };
     let mut table = TABLE.lock();
-    let exists = group == target || table.procs.values().any(|p| p.pgid == group);
-    let p = table.procs.get_mut(&target).ok_or(Errno::ESRCH)?;
+    let p = table.procs.get(&target).ok_or(Errno::ESRCH)?;
     if p.pid != me && p.ppid != me {
         return Err(Errno::ESRCH);
     }
-    if !exists || p.is_zombie() {
+    let sid = p.sid;
+    let exists = group == target
+        || table
+            .procs
+            .values()
+            .any(|q| q.pgid == group && q.sid == sid && !q.is_zombie());
+    if !exists || p.is_zombie() || sid == target || sid != my_sid {
         return Err(Errno::EPERM);
     }
-    p.pgid = group;
+    table.procs.get_mut(&target).expect("looked up above").pgid = group;
     Ok(0)
+}
+
+/// personality(2): sets the caller's execution domain and flags to
+/// `persona`, unless it is 0xffffffff (a query); answers the old one.
+pub fn personality(persona: u32) -> SysResult {
+    current(|p| {
+        let old = p.personality;
+        if persona != u32::MAX {
+            p.personality = persona;
+        }
+        Ok(old as usize)
+    })
+}
+
+/// setsid(2): the caller leads a new session and a new group, both
+/// numbered by its pid. A group leader cannot (EPERM): its group's other
+/// members would be left in a session their leader is not in.
+pub fn setsid() -> SysResult {
+    let me = current(|p| p.pid);
+    let mut table = TABLE.lock();
+    if table.procs.values().any(|p| p.pgid == me) {
+        return Err(Errno::EPERM);
+    }
+    let p = table
+        .procs
+        .get_mut(&me)
+        .expect("the caller is in the table");
+    p.sid = me;
+    p.pgid = me;
+    Ok(me as usize)
+}
+
+/// getsid(2): the session of process `pid` (0: the caller).
+pub fn getsid(pid: i32) -> SysResult {
+    if pid == 0 {
+        return Ok(current(|p| p.sid) as usize);
+    }
+    let table = TABLE.lock();
+    let p = table.procs.get(&(pid as Pid)).ok_or(Errno::ESRCH)?;
+    Ok(p.sid as usize)
 }
 
 pub fn getpgid(pid: i32) -> SysResult {

@@ -110,6 +110,18 @@ const CALLS: &[(usize, u64)] = &[
     (EXECVE, 2),
     (WAIT4, 2),
     (WAITID, 2),
+    (SENDFILE, 2),
+    (FCHDIR, 1),
+    (SETSID, 1),
+    (GETSID, 1),
+    (MKNOD, 1),
+    (MKNODAT, 1),
+    (PERSONALITY, 1),
+    (MLOCK, 1),
+    (MUNLOCK, 1),
+    (MLOCK2, 1),
+    (MLOCKALL, 1),
+    (MUNLOCKALL, 1),
     (KILL, 2),
     (UNAME, 2),
     (FCNTL, 3),
@@ -359,7 +371,33 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
     }
     match nr {
         READ | WRITE | CLOSE | FSTAT | LSEEK | IOCTL | PREAD64 | PWRITE64 | READV | WRITEV
-        | DUP | FCNTL | FSYNC | FTRUNCATE | GETDENTS64 => a[0] = descriptor(rng),
+        | DUP | FCNTL | FSYNC | FTRUNCATE | GETDENTS64 | FCHDIR => a[0] = descriptor(rng),
+        SENDFILE => {
+            a[0] = descriptor(rng);
+            a[1] = descriptor(rng);
+        }
+        // Every kind of node, in the worker's directory (the path is
+        // letters). Device numbers no driver has, or none: a node of the
+        // console would leave the worker reading the terminal.
+        MKNOD | MKNODAT => {
+            use abi::types::{S_IFBLK, S_IFCHR, S_IFDIR, S_IFIFO, S_IFREG, S_IFSOCK};
+            let at = if nr == MKNODAT {
+                a[0] = descriptor(rng);
+                1
+            } else {
+                0
+            };
+            if rng.below(4) != 0 {
+                let kind = rng.pick(&[S_IFIFO, S_IFREG, S_IFSOCK, S_IFCHR, S_IFBLK, S_IFDIR, 0]);
+                a[at + 1] = u64::from(kind | 0o600);
+            }
+            a[at + 2] = rng.pick(&[0, 240 << 8, (240 << 8) | 7]);
+        }
+        // Locking fills pages: mostly the arena, mostly small.
+        MLOCK | MUNLOCK | MLOCK2 if rng.below(4) != 0 => {
+            a[0] = memory.arena + 4096 * rng.below(ARENA_LEN / 4096);
+            a[1] = 4096 * rng.below(8);
+        }
         DUP2 | DUP3 => {
             a[0] = descriptor(rng);
             a[1] = descriptor(rng);
