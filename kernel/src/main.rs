@@ -107,6 +107,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
             "sync: test-and-set locks (a virtual CPU the host stops must not hold up the CPUs queued behind it)"
         );
     }
+    sync::set_hold_panic(opts.hold_panic);
 
     fs::ramfs::make_standard_dirs();
     match fs::ramfs::load_cpio(ramdisk) {

@@ -535,6 +535,9 @@ pub fn crash(kind: &str) -> ! {
                 core::hint::spin_loop();
             }
             drop(held);
+            if crate::sync::long_holds() > 0 {
+                panic!("deliberate panic: the long hold was warned about and the kernel ran on");
+            }
             panic!("a lock held for two seconds went unnoticed");
         }
         _ => panic!("deliberate panic ({kind})"),

@@ -206,11 +206,25 @@ pub fn suites() -> Vec<Suite> {
         ),
         crash(
             "crash-lock-held-too-long",
-            "crash=lock-held-too-long\n",
+            "crash=lock-held-too-long\nhold_panic=1\n",
             &[
                 "KERNEL PANIC: ",
                 "a Service lock taken at kernel/src/selftest.rs:",
                 "was held for",
+            ],
+        ),
+        // Without hold_panic the same hold is a warning, and the kernel
+        // runs on (to the selftest's own panic, which says so).
+        crash(
+            "crash-lock-held-too-long-warns",
+            "crash=lock-held-too-long\n",
+            &[
+                "WARN",
+                "a Service lock taken at kernel/src/selftest.rs:",
+                "was held for",
+                "1 since boot",
+                "KERNEL PANIC: ",
+                "the long hold was warned about and the kernel ran on",
             ],
         ),
         crash(

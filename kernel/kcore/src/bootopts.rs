@@ -58,6 +58,9 @@ pub struct BootOptions<'a> {
     pub lock: LockKind,
     /// `quiet=1`: the kernel logs warnings and errors only.
     pub quiet: bool,
+    /// `hold_panic=1`: a lock held too long panics instead of warning
+    /// (Linux's `softlockup_panic`).
+    pub hold_panic: bool,
     /// `slice_ms=N`: a thread's time slice, in milliseconds.
     pub slice_ms: u32,
     /// `profhz=N`: profil samples N times a second (0: at every tick).
@@ -77,6 +80,7 @@ impl Default for BootOptions<'_> {
             export: "",
             lock: LockKind::Auto,
             quiet: false,
+            hold_panic: false,
             slice_ms: 10,
             profhz: 0,
         }
@@ -93,17 +97,18 @@ pub struct BadOption<'a> {
 /// Every key the kernel knows, in the order `cargo xtask help` lists them.
 /// One a line, so that a lab's patch adding one touches no other.
 pub const KEYS: &[&str] = &[
-    "hz",       // the clock's rate
-    "tick",     // its source
-    "mode",     // normal, or the self-tests
-    "init",     // the first program
-    "init_arg", // its arguments, one a line
-    "crash",    // a deliberate kernel crash, for the crash suites
-    "export",   // guest files to send home at power-off
-    "lock",     // the spinlocks' discipline
-    "quiet",    // warnings and errors only (lab 1.1)
-    "slice_ms", // the time slice (lab 3.2)
-    "profhz",   // profil's own rate (lab 9.1)
+    "hz",         // the clock's rate
+    "tick",       // its source
+    "mode",       // normal, or the self-tests
+    "init",       // the first program
+    "init_arg",   // its arguments, one a line
+    "crash",      // a deliberate kernel crash, for the crash suites
+    "export",     // guest files to send home at power-off
+    "lock",       // the spinlocks' discipline
+    "hold_panic", // a lock held too long panics
+    "quiet",      // warnings and errors only (lab 1.1)
+    "slice_ms",   // the time slice (lab 3.2)
+    "profhz",     // profil's own rate (lab 9.1)
 ];
 
 /// Checks one `key=value` line as the kernel will read it: None if the
@@ -175,6 +180,13 @@ impl<'a> BootOptions<'a> {
                     "0" => false,
                     "1" => true,
                     _ => return Err("quiet must be 0 or 1"),
+                }
+            }
+            "hold_panic" => {
+                self.hold_panic = match value {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err("hold_panic must be 0 or 1"),
                 }
             }
             "slice_ms" => {
