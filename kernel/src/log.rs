@@ -11,8 +11,13 @@
 //!
 //! Every log line, INFO lines that `quiet=1` keeps off the console too, is
 //! also kept in a ring of the last `RING_BYTES` bytes, which `/dev/klog`
-//! reads (Linux's printk buffer, which dmesg and /dev/kmsg read): a program
-//! can see the boot log after the console has scrolled it away.
+//! reads as it was printed, and syslog(2) and `/dev/kmsg` read in Linux's
+//! forms (kcore::kmsg): a program (`dmesg`) can see the boot log after the
+//! console has scrolled it away. Each line has Linux's level (3 an error,
+//! 4 a warning, 6 information), and reaches the console only below the
+//! console level, 7 at boot, which the boot option `loglevel=` and syslog's
+//! CONSOLE_LEVEL set: `loglevel=4` keeps warnings (an unknown system call,
+//! say) out of a program's output on the console, and in the ring.
 
 use core::fmt::{self, Write};
 use uart_16550::SerialPort;
@@ -76,6 +81,38 @@ impl Level {
             Level::Info => "INFO ",
         }
     }
+
+    /// Linux's number for it.
+    fn number(self) -> u8 {
+        match self {
+            Level::Error => kcore::kmsg::LEVEL_ERR,
+            Level::Warn => kcore::kmsg::LEVEL_WARNING,
+            Level::Info => kcore::kmsg::LEVEL_INFO,
+        }
+    }
+
+    /// The kernel's kind of line for Linux's level `number` (0 to 7).
+    fn of_number(number: u8) -> Level {
+        match number {
+            0..=3 => Level::Error,
+            4 => Level::Warn,
+            _ => Level::Info,
+        }
+    }
+}
+
+/// Lines reach the console only below this level (kcore::kmsg::printed).
+static CONSOLE_LEVEL: core::sync::atomic::AtomicU8 =
+    core::sync::atomic::AtomicU8::new(kcore::kmsg::DEFAULT_CONSOLE_LEVEL);
+
+/// The console level: the boot option `loglevel=`, syslog's
+/// CONSOLE_LEVEL, CONSOLE_OFF and CONSOLE_ON.
+pub fn set_console_level(level: u8) {
+    CONSOLE_LEVEL.store(level, core::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn console_level() -> u8 {
+    CONSOLE_LEVEL.load(core::sync::atomic::Ordering::Relaxed)
 }
 
 /// The boot option `quiet=1`: INFO lines are not written.
@@ -99,11 +136,51 @@ pub fn log(level: Level, args: fmt::Arguments) {
     if level == Level::Info && QUIET.load(core::sync::atomic::Ordering::Relaxed) {
         return;
     }
+    if !kcore::kmsg::printed(level.number(), console_level()) {
+        return;
+    }
     write_fmt(line);
 }
 
+/// Logs what a program wrote to /dev/kmsg (`<N>` first gives its level).
+pub fn log_written(text: &str) {
+    let (level, message) = kcore::kmsg::parse_written(text.trim_end_matches('\n'));
+    log(Level::of_number(level), format_args!("{message}"));
+}
+
+/// The log from byte `from` on (counted from boot; an overwritten part
+/// starts at the oldest byte kept), line by line: `visit` gets the
+/// positions of each line (its newline included) and the line read back
+/// (`kcore::kmsg::parse`); a line the wrap cut, or still being written,
+/// is passed over.
+pub fn each_record(from: u64, mut visit: impl FnMut(core::ops::Range<u64>, kcore::kmsg::Record)) {
+    let mut text = alloc::vec![0u8; RING_BYTES];
+    let (n, next) = read_ring(from, &mut text);
+    let start = next - n as u64;
+    let mut at = 0;
+    while let Some(end) = text[at..n].iter().position(|&b| b == b'\n') {
+        let line = &text[at..at + end];
+        if let Ok(line) = core::str::from_utf8(line)
+            && let Some(record) = kcore::kmsg::parse(line)
+        {
+            visit(start + at as u64..start + (at + end + 1) as u64, record);
+        }
+        at += end + 1;
+    }
+}
+
+/// Bytes logged since boot: the position just past the newest line.
+pub fn written() -> u64 {
+    RING.lock().written
+}
+
+/// Where syslog's READ_ALL starts (moved by CLEAR) and where its READ
+/// goes on from (moved by each READ).
+pub static SYSLOG_CLEARED: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+pub static SYSLOG_READ: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
 /// How much of the log the ring keeps: the boot log is about 1 KiB.
-const RING_BYTES: usize = 64 * 1024;
+pub const RING_BYTES: usize = 64 * 1024;
 
 /// The last `RING_BYTES` bytes of the log. Byte `n` of everything ever
 /// logged is at `bytes[n % RING_BYTES]` while `n >= written - RING_BYTES`.

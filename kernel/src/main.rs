@@ -108,6 +108,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         );
     }
     sync::set_hold_panic(opts.hold_panic);
+    log::set_console_level(opts.loglevel);
 
     fs::ramfs::make_standard_dirs();
     match fs::ramfs::load_cpio(ramdisk) {

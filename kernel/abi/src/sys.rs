@@ -103,6 +103,7 @@ pub const GETRUSAGE: usize = 98;
 pub const SYSINFO: usize = 99;
 pub const TIMES: usize = 100;
 pub const GETUID: usize = 102;
+pub const SYSLOG: usize = 103;
 pub const GETGID: usize = 104;
 pub const SETUID: usize = 105;
 pub const SETGID: usize = 106;

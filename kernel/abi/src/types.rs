@@ -325,6 +325,7 @@ pub const CAP_KILL: u32 = 5;
 pub const CAP_SETPCAP: u32 = 8;
 pub const CAP_LINUX_IMMUTABLE: u32 = 9;
 pub const CAP_IPC_LOCK: u32 = 14;
+pub const CAP_SYS_ADMIN: u32 = 21;
 pub const CAP_SYS_NICE: u32 = 23;
 pub const CAP_SYS_RESOURCE: u32 = 24;
 pub const CAP_MKNOD: u32 = 27;
@@ -450,6 +451,19 @@ pub const MLOCK_ONFAULT: u32 = 1;
 pub const MS_ASYNC: u32 = 1;
 pub const MS_INVALIDATE: u32 = 2;
 pub const MS_SYNC: u32 = 4;
+
+// syslog(2)'s actions (Linux's SYSLOG_ACTION_*).
+pub const SYSLOG_ACTION_CLOSE: i32 = 0;
+pub const SYSLOG_ACTION_OPEN: i32 = 1;
+pub const SYSLOG_ACTION_READ: i32 = 2;
+pub const SYSLOG_ACTION_READ_ALL: i32 = 3;
+pub const SYSLOG_ACTION_READ_CLEAR: i32 = 4;
+pub const SYSLOG_ACTION_CLEAR: i32 = 5;
+pub const SYSLOG_ACTION_CONSOLE_OFF: i32 = 6;
+pub const SYSLOG_ACTION_CONSOLE_ON: i32 = 7;
+pub const SYSLOG_ACTION_CONSOLE_LEVEL: i32 = 8;
+pub const SYSLOG_ACTION_SIZE_UNREAD: i32 = 9;
+pub const SYSLOG_ACTION_SIZE_BUFFER: i32 = 10;
 
 // arch_prctl(2).
 pub const ARCH_SET_GS: u32 = 0x1001;

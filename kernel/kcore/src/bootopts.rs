@@ -61,6 +61,9 @@ pub struct BootOptions<'a> {
     /// `hold_panic=1`: a lock held too long panics instead of warning
     /// (Linux's `softlockup_panic`).
     pub hold_panic: bool,
+    /// `loglevel=N`: log lines reach the console only below level N
+    /// (Linux's levels: 3 errors, 4 warnings, 6 information).
+    pub loglevel: u8,
     /// `slice_ms=N`: a thread's time slice, in milliseconds.
     pub slice_ms: u32,
     /// `profhz=N`: profil samples N times a second (0: at every tick).
@@ -81,6 +84,7 @@ impl Default for BootOptions<'_> {
             lock: LockKind::Auto,
             quiet: false,
             hold_panic: false,
+            loglevel: crate::kmsg::DEFAULT_CONSOLE_LEVEL,
             slice_ms: 10,
             profhz: 0,
         }
@@ -106,6 +110,7 @@ pub const KEYS: &[&str] = &[
     "export",     // guest files to send home at power-off
     "lock",       // the spinlocks' discipline
     "hold_panic", // a lock held too long panics
+    "loglevel",   // the console's log level
     "quiet",      // warnings and errors only (lab 1.1)
     "slice_ms",   // the time slice (lab 3.2)
     "profhz",     // profil's own rate (lab 9.1)
@@ -181,6 +186,13 @@ impl<'a> BootOptions<'a> {
                     "1" => true,
                     _ => return Err("quiet must be 0 or 1"),
                 }
+            }
+            "loglevel" => {
+                let level: u8 = value.parse().map_err(|_| "loglevel is not a number")?;
+                if level > 8 {
+                    return Err("loglevel must be between 0 and 8");
+                }
+                self.loglevel = level;
             }
             "hold_panic" => {
                 self.hold_panic = match value {

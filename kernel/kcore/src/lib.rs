@@ -3,7 +3,7 @@
 //! parsing, user and group ids and file permissions, frame bookkeeping, record locks, paths, profil bin arithmetic, gmon encoding,
 //! signal rules, symbols, clone and futex rules, what wait4 and waitid report, time conversions, the W^X
 //! rule over frames, the areas of an address space, the random-number
-//! generator, resource limits, nice weights, the text of `/proc` and System V IPC's rules
+//! generator, resource limits, nice weights, the kernel log as syslog(2) and /dev/kmsg give it, the text of `/proc` and System V IPC's rules
 //! (keys, ids, permissions, semop, which message msgrcv takes), and the
 //! quartiles and cost ratio `profcompare` reports.
 
@@ -21,6 +21,7 @@ pub mod flock;
 pub mod frames;
 pub mod gmon;
 pub mod ipc;
+pub mod kmsg;
 pub mod nice;
 pub mod path;
 pub mod procfs;

@@ -3,11 +3,13 @@
 //! | name | does | Linux's numbers |
 //! |---|---|---|
 //! | `console` | the serial console (`fs/console.rs`) | 5, 1 |
-//! | `tty` | the process's controlling terminal: here always the console, since the kernel has one terminal and no sessions (`setsid`) yet | 5, 0 |
+//! | `tty` | the process's controlling terminal: here always the console, since the kernel has one terminal (sessions have none of their own) | 5, 0 |
 //! | `null` | reads find end of file, writes vanish | 1, 3 |
 //! | `zero` | reads find zero bytes, writes vanish | 1, 5 |
 //! | `full` | reads find zero bytes, writes fail with ENOSPC (a disk that is full, for testing error paths) | 1, 7 |
 //! | `random`, `urandom` | the kernel's generator (`random.rs`); writes are mixed into it | 1, 8 and 1, 9 |
+//! | `klog` | the kernel's log as it was printed, read as a file | 1, 250 |
+//! | `kmsg` | the kernel's log one record a read, as Linux's (`level,seq,usec,-;text`); a write logs its text (`<N>` first: at level N) | 1, 11 |
 //!
 //! `random` and `urandom` are the same, as on Linux since 5.6: the generator
 //! is seeded before the first process runs, so neither ever blocks.
@@ -31,10 +33,13 @@ pub enum Device {
     /// The kernel's log so far (`log::read_ring`), read from the open
     /// file's offset.
     Klog,
+    /// The kernel's log as Linux's /dev/kmsg gives it: one record a read,
+    /// from the open file's position (kcore::kmsg).
+    Kmsg,
 }
 
 /// Every device, its name in `/dev` and its permission bits.
-pub const ALL: [(&str, Device, u32); 8] = [
+pub const ALL: [(&str, Device, u32); 9] = [
     ("console", Device::Console, 0o620),
     ("tty", Device::Tty, 0o666),
     ("null", Device::Null, 0o666),
@@ -43,6 +48,7 @@ pub const ALL: [(&str, Device, u32); 8] = [
     ("random", Device::Random, 0o666),
     ("urandom", Device::Urandom, 0o666),
     ("klog", Device::Klog, 0o444),
+    ("kmsg", Device::Kmsg, 0o644),
 ];
 
 impl Device {
@@ -65,6 +71,7 @@ impl Device {
             // Linux's /dev/kmsg is (1, 11); klog reads as a plain file
             // rather than record by record, so it takes a minor of its own.
             Device::Klog => (1, 250),
+            Device::Kmsg => (1, 11),
         };
         (major << 8) | minor
     }
@@ -72,8 +79,9 @@ impl Device {
     /// Reads into `buf`. A terminal read may sleep, so the caller holds no
     /// lock. A device with a position (`/dev/klog`) reads from `*at` and
     /// moves it; the others leave it alone.
-    pub fn read(self, buf: &mut [u8], at: &mut u64) -> Result<usize, Errno> {
+    pub fn read(self, buf: &mut [u8], at: &mut u64, nonblock: bool) -> Result<usize, Errno> {
         match self {
+            Device::Kmsg => read_kmsg(buf, at, nonblock),
             Device::Klog => {
                 let (n, next) = crate::log::read_ring(*at, buf);
                 *at = next;
@@ -95,6 +103,10 @@ impl Device {
     pub fn write(self, buf: &[u8]) -> Result<usize, Errno> {
         match self {
             Device::Klog => Err(Errno::EINVAL),
+            Device::Kmsg => {
+                crate::log::log_written(&alloc::string::String::from_utf8_lossy(buf));
+                Ok(buf.len())
+            }
             Device::Console | Device::Tty => Ok(console::write(buf)),
             Device::Null | Device::Zero => Ok(buf.len()),
             Device::Full => Err(Errno::ENOSPC),
@@ -115,4 +127,30 @@ impl Device {
             POLLIN | POLLOUT
         }
     }
+}
+
+/// One read of /dev/kmsg: the first record at or after `*at` (a byte
+/// position of the log, which moves past it), as `level,seq,usec,-;text`
+/// with the record's position for its sequence number (rising, as
+/// Linux's, though not by one). EINVAL if `buf` cannot hold the record.
+/// At the end: EAGAIN with O_NONBLOCK (what `dmesg` reads until); else end
+/// of file, where Linux waits for the next message (a wait would need the
+/// logger to wake a reader, and the kernel logs holding any lock).
+fn read_kmsg(buf: &mut [u8], at: &mut u64, nonblock: bool) -> Result<usize, Errno> {
+    let hz = crate::clock::hz();
+    let mut next = None;
+    crate::log::each_record(*at, |span, record| {
+        if next.is_none() {
+            next = Some((span.end, kcore::kmsg::kmsg_record(&record, span.start, hz)));
+        }
+    });
+    let Some((after, text)) = next else {
+        return if nonblock { Err(Errno::EAGAIN) } else { Ok(0) };
+    };
+    if text.len() > buf.len() {
+        return Err(Errno::EINVAL);
+    }
+    buf[..text.len()].copy_from_slice(text.as_bytes());
+    *at = after;
+    Ok(text.len())
 }

@@ -126,7 +126,7 @@ impl OpenFile {
                     // position (/dev/klog) moves the file's offset.
                     let before = self.offset();
                     let mut at = before;
-                    let n = device.read(buf, &mut at)?;
+                    let n = device.read(buf, &mut at, self.nonblock())?;
                     if at != before {
                         self.set_offset(at);
                     }
@@ -422,7 +422,7 @@ fn read_at(node: &mut Node, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
         Content::Socket(_) | Content::Special { .. } => Err(Errno::ENXIO),
         Content::Device(d) if d.is_terminal() => Err(Errno::ESPIPE),
         Content::Fifo(_) => Err(Errno::ESPIPE),
-        Content::Device(d) => d.read(buf, &mut at.clone()),
+        Content::Device(d) => d.read(buf, &mut at.clone(), false),
     }
 }
 

@@ -342,6 +342,121 @@ pub fn rusage((user, system): (u64, u64), switches: crate::proc::Switches) -> ab
     usage
 }
 
+/// syslog(2), what `dmesg` calls: the kernel log from the ring, each line
+/// `<level>[seconds.micros] text` (kcore::kmsg). READ_ALL (3) gives the
+/// newest lines that fit since the last CLEAR; READ (2) goes on from the
+/// last READ, and does not wait for more (Linux's waits); READ_CLEAR (4)
+/// reads all and clears; CLEAR (5); CONSOLE_LEVEL (8) sets the console
+/// level 1 to 8, CONSOLE_OFF (6) and CONSOLE_ON (7) silence the console
+/// and bring it back; SIZE_UNREAD (9), SIZE_BUFFER (10). READ_ALL and
+/// SIZE_BUFFER are anyone's (Linux with dmesg_restrict 0); the rest need
+/// CAP_SYS_ADMIN (Linux: CAP_SYSLOG, which root has too), else EPERM.
+pub fn syslog(action: i32, buf: u64, len: i32) -> SysResult {
+    use abi::types::*;
+    use core::sync::atomic::Ordering::Relaxed;
+    /// The console level CONSOLE_OFF saved, for CONSOLE_ON (0: none).
+    static SAVED_LEVEL: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+    let open_to_all = matches!(action, SYSLOG_ACTION_READ_ALL | SYSLOG_ACTION_SIZE_BUFFER);
+    if !(SYSLOG_ACTION_CLOSE..=SYSLOG_ACTION_SIZE_BUFFER).contains(&action) {
+        return Err(Errno::EINVAL);
+    }
+    if !open_to_all && !crate::proc::cred().capable(CAP_SYS_ADMIN) {
+        return Err(Errno::EPERM);
+    }
+    let reads = matches!(
+        action,
+        SYSLOG_ACTION_READ | SYSLOG_ACTION_READ_ALL | SYSLOG_ACTION_READ_CLEAR
+    );
+    if reads {
+        if buf == 0 || len < 0 {
+            return Err(Errno::EINVAL);
+        }
+        if len == 0 {
+            return Ok(0);
+        }
+        uaccess::check_range(buf, len as usize, true)?;
+    }
+    let hz = clock::hz();
+    match action {
+        SYSLOG_ACTION_READ => {
+            // The lines that fit, from where the last READ stopped.
+            let mut text = alloc::string::String::new();
+            let mut next = crate::log::SYSLOG_READ.load(Relaxed);
+            let mut full = false;
+            crate::log::each_record(next, |span, record| {
+                let line = kcore::kmsg::syslog_line(&record, hz);
+                full |= text.len() + line.len() > len as usize;
+                if !full {
+                    text.push_str(&line);
+                    next = span.end;
+                }
+            });
+            uaccess::copy_to_user(buf, text.as_bytes())?;
+            crate::log::SYSLOG_READ.store(next, Relaxed);
+            Ok(text.len())
+        }
+        SYSLOG_ACTION_READ_ALL | SYSLOG_ACTION_READ_CLEAR => {
+            // The newest lines that fit, oldest first.
+            let mut lines = alloc::vec::Vec::new();
+            crate::log::each_record(crate::log::SYSLOG_CLEARED.load(Relaxed), |_, record| {
+                lines.push(kcore::kmsg::syslog_line(&record, hz));
+            });
+            let mut room = len as usize;
+            let kept = lines
+                .iter()
+                .rev()
+                .take_while(|line| {
+                    let fits = line.len() <= room;
+                    room = room.saturating_sub(line.len());
+                    fits
+                })
+                .count();
+            let text: alloc::string::String = lines[lines.len() - kept..].concat();
+            uaccess::copy_to_user(buf, text.as_bytes())?;
+            if action == SYSLOG_ACTION_READ_CLEAR {
+                crate::log::SYSLOG_CLEARED.store(crate::log::written(), Relaxed);
+            }
+            Ok(text.len())
+        }
+        SYSLOG_ACTION_CLEAR => {
+            crate::log::SYSLOG_CLEARED.store(crate::log::written(), Relaxed);
+            Ok(0)
+        }
+        SYSLOG_ACTION_CONSOLE_OFF => {
+            if SAVED_LEVEL.load(Relaxed) == 0 {
+                SAVED_LEVEL.store(crate::log::console_level(), Relaxed);
+            }
+            // Linux's minimum_console_loglevel: emergencies still print.
+            crate::log::set_console_level(1);
+            Ok(0)
+        }
+        SYSLOG_ACTION_CONSOLE_ON => {
+            let saved = SAVED_LEVEL.swap(0, Relaxed);
+            if saved != 0 {
+                crate::log::set_console_level(saved);
+            }
+            Ok(0)
+        }
+        SYSLOG_ACTION_CONSOLE_LEVEL => {
+            if !(1..=8).contains(&len) {
+                return Err(Errno::EINVAL);
+            }
+            crate::log::set_console_level(len as u8);
+            SAVED_LEVEL.store(0, Relaxed);
+            Ok(0)
+        }
+        SYSLOG_ACTION_SIZE_UNREAD => {
+            let mut unread = 0;
+            crate::log::each_record(crate::log::SYSLOG_READ.load(Relaxed), |_, record| {
+                unread += kcore::kmsg::syslog_line(&record, hz).len();
+            });
+            Ok(unread)
+        }
+        SYSLOG_ACTION_SIZE_BUFFER => Ok(crate::log::RING_BYTES),
+        _ => Ok(0), // CLOSE, OPEN
+    }
+}
+
 /// kcheck(): the frame table, the heap and the process table, checked.
 pub fn kcheck() -> SysResult {
     let checks: [fn() -> Result<(), &'static str>; 3] =

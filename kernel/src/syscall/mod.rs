@@ -241,6 +241,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::CLOCK_NANOSLEEP => process::clock_nanosleep(a[0] as u32, a[1] as u32, a[2], a[3]),
         sys::UMASK => process::umask(a[0] as u32),
         sys::SYSINFO => info::sysinfo(a[0]),
+        sys::SYSLOG => info::syslog(a[0] as i32, a[1], a[2] as i32),
         sys::TIME => info::time(a[0]),
         sys::CLOCK_GETRES => info::clock_getres(a[0] as u32, a[1]),
         sys::TIMES => info::times(a[0]),

@@ -117,6 +117,7 @@ const CALLS: &[(usize, u64)] = &[
     (MKNOD, 1),
     (MKNODAT, 1),
     (PERSONALITY, 1),
+    (SYSLOG, 1),
     (MLOCK, 1),
     (MUNLOCK, 1),
     (MLOCK2, 1),
@@ -553,6 +554,15 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
             a[0] = rng.below(5);
             if rng.below(4) != 0 {
                 a[3] |= u64::from(abi::types::WNOHANG);
+            }
+        }
+        // Mostly real actions; never CONSOLE_OFF or a low console level,
+        // which would silence the kernel's reports for the rest of the run.
+        SYSLOG => {
+            a[0] = rng.pick(&[0, 1, 2, 3, 4, 5, 9, 10, 11, u64::MAX]);
+            if rng.below(2) == 0 {
+                a[1] = memory.buffer;
+                a[2] = rng.below(memory.buffer_len);
             }
         }
         ALARM => a[0] = rng.below(3),
