@@ -880,8 +880,13 @@ fn enter_handler(tf: &mut TrapFrame, signal: u32, action: &SigAction, origin: Or
             blocked |= sig_bit(signal);
         }
         t.sig.blocked = rules::sanitize_mask(blocked);
+        // SA_RESETHAND: the handler goes back to SIG_DFL, its flags and
+        // mask stay (Linux's SA_ONESHOT sets only the handler, so a
+        // sigaction read afterwards still shows SA_SIGINFO).
         if action.flags & SA_RESETHAND != 0 {
-            p.sig.set_action(signal, SigAction::default());
+            let mut reset = p.sig.action(signal);
+            reset.handler = SIG_DFL;
+            p.sig.set_action(signal, reset);
         }
         // One handler per return: another signal the handler's mask lets
         // in is taken on the next return (inside the handler, as Linux

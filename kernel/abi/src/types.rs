@@ -250,6 +250,12 @@ pub const O_APPEND: u32 = 0o2000;
 pub const O_NONBLOCK: u32 = 0o4000;
 pub const O_DIRECTORY: u32 = 0o200000;
 pub const O_CLOEXEC: u32 = 0o2000000;
+/// A descriptor that names a file without opening it for I/O: good for
+/// fstat, fchdir, the *at calls and fcntl's descriptor flags, EBADF for
+/// the rest (Linux's FMODE_PATH).
+pub const O_PATH: u32 = 0o10000000;
+/// Reads leave the access time alone: only for the file's owner (EPERM).
+pub const O_NOATIME: u32 = 0o1000000;
 // getrandom(2) flags, and the most one call returns (Linux's bound before
 // 5.18, kept so a huge request stays short).
 pub const GRND_NONBLOCK: u32 = 1;
@@ -324,6 +330,7 @@ pub const CAP_FSETID: u32 = 4;
 pub const CAP_KILL: u32 = 5;
 pub const CAP_SETPCAP: u32 = 8;
 pub const CAP_LINUX_IMMUTABLE: u32 = 9;
+pub const CAP_NET_RAW: u32 = 13;
 pub const CAP_IPC_LOCK: u32 = 14;
 pub const CAP_SYS_ADMIN: u32 = 21;
 pub const CAP_SYS_NICE: u32 = 23;

@@ -90,15 +90,22 @@ impl FileLocks {
         self.locks.iter()
     }
 
-    /// The first lock of another owner that keeps `owner` from taking
-    /// `kind` over `[start, end)` (F_GETLK's answer).
+    /// The lock of another owner that keeps `owner` from taking `kind`
+    /// over `[start, end)` and starts first (F_GETLK's answer: Linux keeps
+    /// an owner's locks in the order of their starts and answers the first
+    /// that conflicts, so a holder of a read lock at 5 and a write lock at
+    /// 10 is reported by its lock at 5, whichever was taken first).
     pub fn conflict(&self, owner: Owner, kind: Kind, start: u64, end: u64) -> Option<Lock> {
-        self.locks.iter().copied().find(|l| {
-            l.owner != owner
-                && l.start < end
-                && start < l.end
-                && (kind == Kind::Write || l.kind == Kind::Write)
-        })
+        self.locks
+            .iter()
+            .copied()
+            .filter(|l| {
+                l.owner != owner
+                    && l.start < end
+                    && start < l.end
+                    && (kind == Kind::Write || l.kind == Kind::Write)
+            })
+            .min_by_key(|l| l.start)
     }
 
     /// Gives `owner` a lock of `kind` over `[start, end)`, or none
@@ -183,6 +190,18 @@ mod tests {
             .collect();
         v.sort_by_key(|r| r.0);
         v
+    }
+
+    #[test]
+    fn getlk_reports_the_conflict_that_starts_first() {
+        let mut f = FileLocks::default();
+        let holder = Owner::Process(1);
+        f.set(holder, Some(Kind::Write), 10, 15);
+        f.set(holder, Some(Kind::Read), 5, 10);
+        let asked = f
+            .conflict(Owner::Process(2), Kind::Write, 0, u64::MAX)
+            .unwrap();
+        assert_eq!((asked.kind, asked.start, asked.end), (Kind::Read, 5, 10));
     }
 
     #[test]

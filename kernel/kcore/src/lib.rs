@@ -1,7 +1,7 @@
 //! Pure logic of the kernel, with no hardware access, so `cargo test` checks it
 //! on the host: boot options, the cpio archive format of the ramdisk, ELF
 //! parsing, user and group ids and file permissions, frame bookkeeping, record locks, paths, profil bin arithmetic, gmon encoding,
-//! signal rules, symbols, clone and futex rules, what wait4 and waitid report, time conversions, the W^X
+//! signal rules, symbols, clone and futex rules, how socket(2) refuses the Internet families, what wait4 and waitid report, time conversions, the W^X
 //! rule over frames, the areas of an address space, the random-number
 //! generator, resource limits, nice weights, the kernel log as syslog(2) and /dev/kmsg give it, the text of `/proc` and System V IPC's rules
 //! (keys, ids, permissions, semop, which message msgrcv takes), and the
@@ -20,6 +20,7 @@ pub mod elf;
 pub mod flock;
 pub mod frames;
 pub mod gmon;
+pub mod inet;
 pub mod ipc;
 pub mod kmsg;
 pub mod nice;

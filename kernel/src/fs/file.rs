@@ -11,8 +11,8 @@
 
 use abi::Errno;
 use abi::types::{
-    O_ACCMODE, O_APPEND, O_NONBLOCK, O_RDONLY, O_WRONLY, S_IFIFO, SEEK_CUR, SEEK_END, SEEK_SET,
-    Stat,
+    O_ACCMODE, O_APPEND, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY, S_IFIFO, SEEK_CUR, SEEK_END,
+    SEEK_SET, Stat,
 };
 use alloc::sync::Arc;
 
@@ -37,7 +37,8 @@ pub struct OpenFile {
     pub kind: Kind,
     /// Names this open file description (the owner of its OFD locks).
     pub id: u64,
-    /// `O_ACCMODE`, `O_APPEND` and `O_NONBLOCK` bits of the open flags.
+    /// `O_ACCMODE`, `O_APPEND`, `O_NONBLOCK` and `O_PATH` bits of the open
+    /// flags.
     pub flags: IrqLock<u32>,
     offset: IrqLock<u64>,
     /// The path it was opened by (none for a pipe): what
@@ -60,7 +61,10 @@ impl OpenFile {
         Arc::new(OpenFile {
             kind,
             id: NEXT_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
-            flags: IrqLock::new(Rank::OpenFile, flags & (O_ACCMODE | O_APPEND | O_NONBLOCK)),
+            flags: IrqLock::new(
+                Rank::OpenFile,
+                flags & (O_ACCMODE | O_APPEND | O_NONBLOCK | O_PATH),
+            ),
             offset: IrqLock::new(Rank::OpenFile, 0),
             path: path.map(alloc::string::String::from),
         })
@@ -95,12 +99,20 @@ impl OpenFile {
 
     /// Whether it was opened for reading (a read lock needs that) ...
     pub fn readable(&self) -> bool {
-        *self.flags.lock() & O_ACCMODE != O_WRONLY
+        let flags = *self.flags.lock();
+        flags & O_ACCMODE != O_WRONLY && flags & O_PATH == 0
     }
 
     /// ... or for writing (a write lock needs that).
     pub fn writable(&self) -> bool {
-        *self.flags.lock() & O_ACCMODE != O_RDONLY
+        let flags = *self.flags.lock();
+        flags & O_ACCMODE != O_RDONLY && flags & O_PATH == 0
+    }
+
+    /// Opened with O_PATH: it names a file, for the calls that take such a
+    /// descriptor (`syscall::fs::fd_path`), and does no I/O.
+    pub fn is_path_only(&self) -> bool {
+        *self.flags.lock() & O_PATH != 0
     }
 
     fn nonblock(&self) -> bool {

@@ -23,6 +23,11 @@
 //! | `/proc/meminfo`, `uptime`, `loadavg`, `stat` | memory, time since boot and idle, load, CPU time |
 //! | `/proc/cpuinfo`, `mounts`, `version` | the CPU (from CPUID), what is mounted, the kernel |
 //! | `/proc/sys/fs/file-nr` | open file descriptions in the system (`fs::file::open_count`), 0 free, no maximum |
+//! | `/proc/sys/fs/file-max`, `nr_open`, `pipe-max-size` | the limits on open files, descriptors and a pipe's size |
+//! | `/proc/sys/kernel/pid_max`, `threads-max` | the limits on ids and threads |
+//! | `/proc/sys/kernel/ostype`, `osrelease` | uname's system name and release |
+//! | `/proc/sys/kernel/printk`, `dmesg_restrict` | the console's log level, who may read the log |
+//! | `/proc/sys/kernel/tainted`, `core_pattern` | 0 (nothing taints this kernel), where a core dump would go |
 //!
 //! Inode numbers are made from the pid and the file, so they stay the same
 //! from one lookup to the next.
@@ -51,11 +56,26 @@ pub enum Dir {
     Tasks(Pid),
     /// ... `/proc/PID/task/TID`, with the thread's own files.
     Task(Pid, Tid),
-    /// `/proc/sys`, holding only `fs`, ...
+    /// `/proc/sys`, holding `fs` and `kernel` (`SYS_DIRS`).
     Sys,
-    /// ... which holds only `file-nr`.
     SysFs,
+    SysKernel,
 }
+
+/// The directories of `/proc/sys`, and the files of each: read-only here
+/// (Linux lets root write most; these show the kernel's fixed values).
+const SYS_DIRS: &[(&str, Dir)] = &[("fs", Dir::SysFs), ("kernel", Dir::SysKernel)];
+const SYS_FS_FILES: &[&str] = &["file-max", "file-nr", "nr_open", "pipe-max-size"];
+const SYS_KERNEL_FILES: &[&str] = &[
+    "core_pattern",
+    "dmesg_restrict",
+    "osrelease",
+    "ostype",
+    "pid_max",
+    "printk",
+    "tainted",
+    "threads-max",
+];
 
 /// The files of `/proc` itself, and of each `/proc/PID`, in listing order.
 const ROOT_FILES: &[&str] = &[
@@ -108,10 +128,11 @@ fn ino(dir: Dir, index: Option<usize>) -> u64 {
         Dir::Fds(pid) => FD_INO + (u64::from(pid) << 16) + entry,
         Dir::Tasks(pid) => INO_BASE + (u64::from(pid) << 5) + 31,
         Dir::Task(_, tid) => TASK_INO + (u64::from(tid) << 5) + entry,
-        // After the root's files, in pid 0's room: /proc/sys/fs is entry
-        // 0 of /proc/sys.
+        // After the root's files, in pid 0's room (16 to 31): /proc/sys,
+        // its two directories (its entries 0 and 1), then their files.
         Dir::Sys => INO_BASE + 16 + entry,
-        Dir::SysFs => INO_BASE + 17 + entry,
+        Dir::SysFs => index.map_or(INO_BASE + 17, |i| INO_BASE + 19 + i as u64),
+        Dir::SysKernel => index.map_or(INO_BASE + 18, |i| INO_BASE + 23 + i as u64),
     }
 }
 
@@ -182,18 +203,52 @@ pub fn lookup(dir: Dir, name: &str) -> Result<NodeRef, Errno> {
                 .ok_or(Errno::ENOENT)?;
             task_file(pid, tid, index)
         }
-        Dir::Sys if name == "fs" => Ok(node(
-            ino(Dir::SysFs, None),
-            0o555,
-            Content::ProcDir(Dir::SysFs),
-        )),
-        Dir::SysFs if name == "file-nr" => {
-            // Linux's three figures: allocated, free (always 0 since 2.6),
-            // and fs.file-max, which is unlimited here.
-            let text = format!("{}\t0\t{}\n", super::file::open_count(), i64::MAX);
-            Ok(file(Dir::SysFs, 0, text.into_bytes()))
+        Dir::Sys => SYS_DIRS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, sub)| dir_node(sub, 0o555))
+            .ok_or(Errno::ENOENT),
+        Dir::SysFs | Dir::SysKernel => {
+            let names = if dir == Dir::SysFs {
+                SYS_FS_FILES
+            } else {
+                SYS_KERNEL_FILES
+            };
+            let index = names.iter().position(|&f| f == name).ok_or(Errno::ENOENT)?;
+            Ok(file(dir, index, sys_file(name).into_bytes()))
         }
-        Dir::Sys | Dir::SysFs => Err(Errno::ENOENT),
+    }
+}
+
+/// The text of the /proc/sys file `name` (its directory's names are all
+/// different).
+fn sys_file(name: &str) -> String {
+    match name {
+        // Linux's three figures: allocated, free (always 0 since 2.6),
+        // and fs.file-max, which is unlimited here.
+        "file-nr" => format!("{}\t0\t{}\n", super::file::open_count(), i64::MAX),
+        "file-max" => format!("{}\n", i64::MAX),
+        "nr_open" => format!("{}\n", kcore::rlimit::NR_OPEN),
+        "pipe-max-size" => format!("{}\n", super::pipe::MAX_CAPACITY),
+        "pid_max" => format!("{}\n", crate::proc::PID_MAX),
+        "threads-max" => format!("{}\n", crate::proc::MAX_THREADS),
+        "ostype" => format!("{}\n", crate::syscall::info::SYSNAME),
+        "osrelease" => format!("{}\n", crate::syscall::info::RELEASE),
+        // The console level, the default level of a message, the lowest
+        // console level allowed, the default console level.
+        "printk" => format!(
+            "{}\t{}\t1\t{}\n",
+            crate::log::console_level(),
+            kcore::kmsg::LEVEL_WARNING,
+            kcore::kmsg::DEFAULT_CONSOLE_LEVEL
+        ),
+        // syslog(2)'s READ_ALL is anyone's (syscall/info.rs).
+        "dmesg_restrict" => String::from("0\n"),
+        "tainted" => String::from("0\n"),
+        // Linux's default; no core dump is written here (no file is made
+        // when a process dies of a signal whose default dumps core).
+        "core_pattern" => String::from("core\n"),
+        other => unreachable!("no /proc/sys file {other}"),
     }
 }
 
@@ -247,12 +302,16 @@ pub fn list(dir: Dir) -> Vec<DirEntry> {
             })
             .collect(),
         Dir::Task(..) => files(dir, TASK_FILES),
-        Dir::Sys => alloc::vec![DirEntry {
-            name: "fs".to_string(),
-            ino: ino(Dir::SysFs, None),
-            kind: abi::types::DT_DIR,
-        }],
-        Dir::SysFs => files(dir, &["file-nr"]),
+        Dir::Sys => SYS_DIRS
+            .iter()
+            .map(|&(name, sub)| DirEntry {
+                name: name.to_string(),
+                ino: ino(sub, None),
+                kind: abi::types::DT_DIR,
+            })
+            .collect(),
+        Dir::SysFs => files(dir, SYS_FS_FILES),
+        Dir::SysKernel => files(dir, SYS_KERNEL_FILES),
     }
 }
 
@@ -387,8 +446,10 @@ fn root_file(index: usize) -> Result<NodeRef, Errno> {
             String::from("ramfs / ramfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec 0 0\n")
         }
         "version" => format!(
-            "profkern version {} (a teaching kernel with native profil(2)) #1\n",
-            env!("CARGO_PKG_VERSION")
+            "{} version {} {}\n",
+            crate::syscall::info::SYSNAME,
+            crate::syscall::info::RELEASE,
+            crate::syscall::info::VERSION
         ),
         other => unreachable!("no /proc/{other}"),
     };

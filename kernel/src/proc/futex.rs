@@ -119,9 +119,11 @@ pub fn wait(addr: u64, expected: u32, bitset: u32, deadline: Option<u64>) -> Res
 }
 
 /// FUTEX_WAKE(_BITSET): wakes up to `count` waiters on the word at `addr`
-/// whose bitset meets `bitset`; returns how many.
-pub fn wake(addr: u64, count: usize, bitset: u32) -> usize {
-    let Ok(key) = key(addr) else { return 0 };
+/// whose bitset meets `bitset`; returns how many. A word that is not
+/// aligned is EINVAL, one the caller cannot read EFAULT, as Linux's
+/// `get_futex_key` answers (a wake names its word as a wait does).
+pub fn wake(addr: u64, count: usize, bitset: u32) -> Result<usize, Errno> {
+    let key = key(addr)?;
     let mut woken = 0;
     for t in TABLE.lock().threads.values_mut() {
         if woken == count {
@@ -137,7 +139,7 @@ pub fn wake(addr: u64, count: usize, bitset: u32) -> usize {
             woken += 1;
         }
     }
-    woken
+    Ok(woken)
 }
 
 /// FUTEX_REQUEUE and FUTEX_CMP_REQUEUE: wakes up to `wake` waiters on the
@@ -222,7 +224,8 @@ fn release_one(entry: u64, futex_offset: i64, tid: Tid) {
         && uaccess::write(word_at, &died).is_ok()
         && word & FUTEX_WAITERS != 0
     {
-        wake(word_at, 1, FUTEX_BITSET_MATCH_ANY);
+        // A misaligned word is the list's fault: nobody waits on it.
+        let _ = wake(word_at, 1, FUTEX_BITSET_MATCH_ANY);
     }
 }
 

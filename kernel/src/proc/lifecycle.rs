@@ -426,7 +426,8 @@ pub fn exit_thread(status: i32) -> ! {
         futex::release_robust_list(robust_list, tid);
     }
     if clear_child_tid != 0 && uaccess::write(clear_child_tid, &0u32).is_ok() {
-        futex::wake(clear_child_tid, 1, abi::types::FUTEX_BITSET_MATCH_ANY);
+        // The word was just written, so it is there to be named.
+        let _ = futex::wake(clear_child_tid, 1, abi::types::FUTEX_BITSET_MATCH_ANY);
     }
     current_thread(|t| t.prof.clear());
     let (pid, last) = current(|p| {

@@ -50,13 +50,18 @@ pub type Pid = u32;
 /// A thread id; pids and tids are drawn from one space, as on Linux.
 pub type Tid = u32;
 
+/// Ids are below this (/proc/sys/kernel/pid_max): they wrap to 2 after
+/// `PID_MAX - 1`, as Linux's do with its default of 32768.
+pub const PID_MAX: u32 = 32768;
 /// The process the kernel starts first and that adopts orphans.
 pub const INIT_PID: Pid = 1;
-/// Most processes at once; fork beyond this is EAGAIN.
-pub const MAX_PROCS: usize = 64;
+/// Most processes at once; fork beyond this is EAGAIN. (64 was too few
+/// for programs that fork a hundred children, as test suites do.)
+pub const MAX_PROCS: usize = 512;
 /// Most threads at once, over all processes; clone beyond this is EAGAIN.
-/// Each has a 64 KiB kernel stack.
-pub const MAX_THREADS: usize = 256;
+/// Each has a 64 KiB kernel stack: 64 MiB at the limit, of the 512 MiB
+/// the test machines have.
+pub const MAX_THREADS: usize = 1024;
 
 /// A thread's state, for the scheduler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -385,7 +390,7 @@ impl Table {
     pub fn alloc_id(&mut self) -> u32 {
         loop {
             let id = self.next_id;
-            self.next_id = if self.next_id >= 32767 {
+            self.next_id = if self.next_id >= PID_MAX - 1 {
                 2
             } else {
                 self.next_id + 1

@@ -29,7 +29,21 @@ const CHUNK: usize = 64 * 1024;
 /// largest int, rounded down to a page).
 const MAX_RW_COUNT: u64 = 0x7fff_f000;
 
+/// The file open as `fd`, for a call that does something with it: EBADF
+/// for none, and for an O_PATH descriptor, which only names a file (as
+/// Linux's `fdget` refuses one).
 pub(super) fn fd_file(fd: i32) -> Result<Arc<OpenFile>, Errno> {
+    let file = fd_path(fd)?;
+    if file.is_path_only() {
+        return Err(Errno::EBADF);
+    }
+    Ok(file)
+}
+
+/// The file open as `fd`, O_PATH descriptors too: for the calls that only
+/// need to know which file (fstat, fstatfs, fchdir, a directory for the
+/// *at calls, dup and fcntl's descriptor flags), Linux's `fdget_raw`.
+pub(super) fn fd_path(fd: i32) -> Result<Arc<OpenFile>, Errno> {
     current(|p| p.files.get(fd))
 }
 
@@ -39,7 +53,7 @@ pub(super) fn fd_file(fd: i32) -> Result<Arc<OpenFile>, Errno> {
 pub(super) fn user_path(dirfd: i32, ptr: u64) -> Result<String, Errno> {
     let path = uaccess::read_cstr(ptr, kcore::path::PATH_MAX)?;
     if dirfd != AT_FDCWD && !path.starts_with('/') {
-        let dir = fd_file(dirfd)?;
+        let dir = fd_path(dirfd)?;
         return kcore::path::resolve(dir_path(&dir)?, &path);
     }
     kcore::path::resolve(&current(|p| p.cwd.clone()), &path)
@@ -233,24 +247,48 @@ pub fn truncate(path: u64, len: i64) -> SysResult {
     file::truncate_node(&node, len).map(|()| 0)
 }
 
+/// An array of `count` iovecs at `iov`, checked before any byte moves as
+/// Linux's `import_iovec` checks it: more than IOV_MAX (1024) EINVAL; each
+/// in order, a length that is negative as an ssize_t EINVAL, a buffer
+/// that reaches past user space EFAULT; the lengths cut so that the
+/// whole is at most MAX_RW_COUNT. (A buffer inside user space that is not
+/// mapped faults when it is reached, after the ones before it moved.)
 pub(super) fn iovecs(iov: u64, count: u64) -> Result<Vec<(u64, u64)>, Errno> {
     if count > 1024 {
         return Err(Errno::EINVAL);
     }
+    let mut room = MAX_RW_COUNT;
     (0..count)
         .map(|i| {
-            Ok((
-                uaccess::read::<u64>(iov + 16 * i)?,
-                uaccess::read::<u64>(iov + 16 * i + 8)?,
-            ))
+            let base = uaccess::read::<u64>(iov + 16 * i)?;
+            let len = uaccess::read::<u64>(iov + 16 * i + 8)?;
+            if (len as i64) < 0 {
+                return Err(Errno::EINVAL);
+            }
+            if base
+                .checked_add(len)
+                .is_none_or(|end| end > crate::mm::USER_TOP)
+            {
+                return Err(Errno::EFAULT);
+            }
+            let len = len.min(room);
+            room -= len;
+            Ok((base, len))
         })
         .collect()
 }
 
+/// readv(2): fills the buffers in order; a short read ends it, and an
+/// error after some bytes moved answers those bytes.
 pub fn readv(fd: i32, iov: u64, count: u64) -> SysResult {
+    let iov = iovecs(iov, count)?;
     let mut total = 0;
-    for (base, len) in iovecs(iov, count)? {
-        let n = read(fd, base, len)?;
+    for (base, len) in iov {
+        let n = match read(fd, base, len) {
+            Ok(n) => n,
+            Err(_) if total > 0 => break,
+            Err(e) => return Err(e),
+        };
         total += n;
         if n < len as usize {
             break;
@@ -259,20 +297,51 @@ pub fn readv(fd: i32, iov: u64, count: u64) -> SysResult {
     Ok(total)
 }
 
+/// writev(2): writes the buffers in order; a short write ends it, and an
+/// error after some bytes moved answers those bytes.
 pub fn writev(fd: i32, iov: u64, count: u64) -> SysResult {
+    let iov = iovecs(iov, count)?;
     let mut total = 0;
-    for (base, len) in iovecs(iov, count)? {
-        total += write(fd, base, len)?;
+    for (base, len) in iov {
+        let n = match write(fd, base, len) {
+            Ok(n) => n,
+            Err(_) if total > 0 => break,
+            Err(e) => return Err(e),
+        };
+        total += n;
+        if n < len as usize {
+            break;
+        }
     }
     Ok(total)
 }
 
+/// openat(2). With O_PATH the descriptor only names the file: every flag
+/// but O_DIRECTORY, O_NOFOLLOW and O_CLOEXEC is dropped (as Linux's
+/// `build_open_flags` drops them), no permission on the file itself is
+/// needed, nothing is opened (a FIFO does not wait, a socket's name or a
+/// device no driver has is fine), and with O_NOFOLLOW a symbolic link is
+/// named itself.
 pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     let path = user_path(dirfd, path)?;
+    let path_only = flags & O_PATH != 0;
+    let flags = if path_only {
+        flags & (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
+    } else {
+        flags
+    };
+    let install = |node: ramfs::NodeRef| {
+        let file = OpenFile::new(Kind::Node(node), flags, Some(&path));
+        current(|p| p.files.install(&file, flags & O_CLOEXEC != 0, p.fd_limit()))
+            .map(|fd| fd as usize)
+    };
     if flags & O_NOFOLLOW != 0
         && let Ok(node) = ramfs::lookup_nofollow(&path)
         && matches!(node.lock().content, Content::Symlink(_))
     {
+        if path_only && flags & O_DIRECTORY == 0 {
+            return install(node);
+        }
         return Err(Errno::ELOOP);
     }
     let (node, made) = if flags & O_CREAT != 0 {
@@ -281,7 +350,13 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     } else {
         (ramfs::lookup(&path)?, false)
     };
-    let (is_dir, is_file, permitted, busy, fifo) = {
+    if path_only {
+        if flags & O_DIRECTORY != 0 && !node.lock().is_dir() {
+            return Err(Errno::ENOTDIR);
+        }
+        return install(node);
+    }
+    let (is_dir, is_file, permitted, busy, fifo, owned) = {
         let node = node.lock();
         // A socket's name is for connect(2), not open, and a device node
         // no driver serves opens nothing (Linux's ENXIO for both).
@@ -298,7 +373,10 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
         if flags & O_TRUNC != 0 {
             want |= MAY_WRITE;
         }
-        let permitted = made || node.permits(&crate::proc::cred(), want);
+        let cred = crate::proc::cred();
+        let permitted = made || node.permits(&cred, want);
+        // O_NOATIME is for the file's owner (or CAP_FOWNER).
+        let owned = cred.owns(node.uid);
         // A program some process runs is not to be written (ETXTBSY):
         // its text is the file's pages (fs/filedata.rs).
         let busy = want & MAY_WRITE != 0
@@ -313,6 +391,7 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
             permitted,
             busy,
             fifo,
+            owned,
         )
     };
     if flags & O_DIRECTORY != 0 && !is_dir {
@@ -323,6 +402,10 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     }
     if !permitted {
         return Err(Errno::EACCES);
+    }
+    // Linux's may_open: the access first, then O_NOATIME's owner.
+    if flags & O_NOATIME != 0 && !owned {
+        return Err(Errno::EPERM);
     }
     if busy {
         return Err(Errno::ETXTBSY);
@@ -338,8 +421,7 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
         let mode = flags & O_ACCMODE;
         pipe.open_fifo(mode != O_WRONLY, mode != O_RDONLY, flags & O_NONBLOCK != 0)?;
     }
-    let file = OpenFile::new(Kind::Node(node), flags, Some(&path));
-    current(|p| p.files.install(&file, flags & O_CLOEXEC != 0, p.fd_limit())).map(|fd| fd as usize)
+    install(node)
 }
 
 pub fn close(fd: i32) -> SysResult {
@@ -368,7 +450,7 @@ pub fn stat(dirfd: i32, path: u64, buf: u64, flags: u32) -> SysResult {
 }
 
 pub fn fstat(fd: i32, buf: u64) -> SysResult {
-    let st = fd_file(fd)?.stat();
+    let st = fd_path(fd)?.stat();
     uaccess::write(buf, &st)?;
     Ok(0)
 }
@@ -457,7 +539,7 @@ pub fn dup(fd: i32) -> SysResult {
 
 pub fn dup2(old: i32, new: i32) -> SysResult {
     if old == new {
-        return fd_file(old).map(|_| new as usize);
+        return fd_path(old).map(|_| new as usize);
     }
     dup3(old, new, 0)
 }
@@ -532,7 +614,7 @@ pub fn chdir(path: u64) -> SysResult {
 /// fchdir(2): to the directory open as `fd` (an O_PATH descriptor does),
 /// by the path it was opened by.
 pub fn fchdir(fd: i32) -> SysResult {
-    let dir = fd_file(fd)?;
+    let dir = fd_path(fd)?;
     change_dir(dir_path(&dir)?)
 }
 
@@ -577,7 +659,7 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
         .map(|fd| fd as usize),
         F_GETFD => current(|p| p.files.cloexec(fd)).map(usize::from),
         F_SETFD => current(|p| p.files.set_cloexec(fd, arg & FD_CLOEXEC != 0)).map(|()| 0),
-        F_GETFL => Ok(*fd_file(fd)?.flags.lock() as usize),
+        F_GETFL => Ok(*fd_path(fd)?.flags.lock() as usize),
         F_SETFL => {
             let file = fd_file(fd)?;
             let mut flags = file.flags.lock();

@@ -323,7 +323,7 @@ pub fn statfs(path: u64, buf: u64) -> SysResult {
 
 /// fstatfs(2) for the file system of the file open as `fd`.
 pub fn fstatfs(fd: i32, buf: u64) -> SysResult {
-    let st = match &fd_file(fd)?.kind {
+    let st = match &super::fs::fd_path(fd)?.kind {
         Kind::Node(node) => statfs_of(Some(node)),
         Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_) | Kind::Epoll(_) => {
             statfs_of(None)

@@ -38,7 +38,13 @@ pub fn clock_gettime(clock_id: u32, ts: u64) -> SysResult {
     Ok(0)
 }
 
-pub fn gettimeofday(tv: u64) -> SysResult {
+/// gettimeofday(2): the time, and a zeroed `struct timezone` (minutes
+/// west of Greenwich, DST kind) where one is asked for: this kernel keeps
+/// UTC, as Linux does unless settimeofday set a zone.
+pub fn gettimeofday(tv: u64, tz: u64) -> SysResult {
+    if tz != 0 {
+        uaccess::write(tz, &[0i32; 2])?;
+    }
     if tv != 0 {
         let nanos = clock::realtime_nanos();
         uaccess::write(
@@ -58,12 +64,24 @@ fn field(text: &str) -> [u8; 65] {
     out
 }
 
+/// uname's system name: "Linux", because this kernel offers Linux's
+/// system call interface and programs decide by this name which one they
+/// speak (configure scripts, Python's `platform`, busybox's applets), as
+/// gVisor and WSL answer "Linux" for the same reason. The kernel's own
+/// name is in the release and version strings, which say what it is.
+pub const SYSNAME: &str = "Linux";
+/// The release: the Linux whose behaviour the tests compare with (Debian
+/// 12's 6.1), then the kernel's own name and version, as a distribution
+/// marks its builds.
+pub const RELEASE: &str = concat!("6.1.0-profkern-", env!("CARGO_PKG_VERSION"));
+pub const VERSION: &str = "#1 profkern, a teaching kernel with native profil(2)";
+
 pub fn uname(buf: u64) -> SysResult {
     let name = Utsname {
-        sysname: field("profkern"),
+        sysname: field(SYSNAME),
         nodename: field("profkern"),
-        release: field(env!("CARGO_PKG_VERSION")),
-        version: field("#1 teaching kernel with native profil(2)"),
+        release: field(RELEASE),
+        version: field(VERSION),
         machine: field("x86_64"),
         domainname: field("(none)"),
     };

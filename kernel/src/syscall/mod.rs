@@ -12,7 +12,7 @@
 mod cred;
 mod fs;
 mod fsmeta;
-mod info;
+pub(crate) mod info;
 mod ipc;
 mod kbench;
 mod mem;
@@ -256,7 +256,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::READLINKAT => fs::readlinkat(a[0] as i32, a[1], a[2], a[3]),
         sys::ARCH_PRCTL => process::arch_prctl(a[0] as u32, a[1]),
         sys::CLOCK_GETTIME => info::clock_gettime(a[0] as u32, a[1]),
-        sys::GETTIMEOFDAY => info::gettimeofday(a[0]),
+        sys::GETTIMEOFDAY => info::gettimeofday(a[0], a[1]),
         sys::UNAME => info::uname(a[0]),
         sys::GETRANDOM => info::getrandom(a[0], a[1], a[2] as u32),
         sys::KINFO => info::kinfo(a[0]),

@@ -177,7 +177,7 @@ pub fn futex(addr: u64, op: u32, val: u32, timeout: u64, addr2: u64, val3: u32) 
             futex::wait(addr, val, bitset, deadline)
         }
         // Linux reads the count as an int: a negative one wakes nobody.
-        FutexOp::Wake { bitset } => Ok(futex::wake(addr, (val as i32).max(0) as usize, bitset)),
+        FutexOp::Wake { bitset } => futex::wake(addr, (val as i32).max(0) as usize, bitset),
         // The requeue count comes in the timeout's register (val2).
         FutexOp::Requeue { compare } => {
             let wake = (val as i32).max(0) as usize;
@@ -300,16 +300,60 @@ pub fn nanosleep(req: u64, rem: u64) -> SysResult {
 /// clock_nanosleep(2) on CLOCK_REALTIME or CLOCK_MONOTONIC, relative or
 /// absolute (TIMER_ABSTIME).
 pub fn clock_nanosleep(clock_id: u32, flags: u32, req: u64, rem: u64) -> SysResult {
+    use abi::types::{
+        CLOCK_BOOTTIME, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW, CLOCK_PROCESS_CPUTIME_ID,
+        CLOCK_REALTIME_COARSE, CLOCK_TAI, CLOCK_THREAD_CPUTIME_ID,
+    };
+    // Linux's answer for the clocks that have no sleep: EOPNOTSUPP (the
+    // thread's CPU time among them: it would wait for itself).
+    if let CLOCK_MONOTONIC_RAW
+    | CLOCK_REALTIME_COARSE
+    | CLOCK_MONOTONIC_COARSE
+    | CLOCK_THREAD_CPUTIME_ID = clock_id
+    {
+        return Err(Errno::EOPNOTSUPP);
+    }
     let want = nanos_of(&uaccess::read(req)?)?;
     let now = match clock_id {
-        CLOCK_REALTIME => crate::clock::realtime_nanos(),
-        CLOCK_MONOTONIC => crate::clock::nanos_since_boot(),
+        CLOCK_REALTIME | CLOCK_TAI => crate::clock::realtime_nanos(),
+        CLOCK_MONOTONIC | CLOCK_BOOTTIME => crate::clock::nanos_since_boot(),
+        CLOCK_PROCESS_CPUTIME_ID => return cpu_time_sleep(want, flags & TIMER_ABSTIME != 0, rem),
         _ => return Err(Errno::EINVAL),
     };
     if flags & TIMER_ABSTIME != 0 {
         sleep_for(want.saturating_sub(u128::from(now)), 0)
     } else {
         sleep_for(want, rem)
+    }
+}
+
+/// clock_nanosleep on the process's CPU time: until its threads together
+/// have run `want` nanoseconds more (or, `absolute`, in all). CPU time
+/// runs no faster than the wall clock, so each step sleeps what is left
+/// of it and looks again. A signal ends it with EINTR, and `rem` (for a
+/// relative sleep) gets the CPU time still to run.
+fn cpu_time_sleep(want: u128, absolute: bool, rem: u64) -> SysResult {
+    let cpu_nanos = || {
+        let ticks = current(|p| p.user_ticks + p.system_ticks);
+        u128::from(ticks) * 1_000_000_000 / u128::from(crate::clock::hz())
+    };
+    let target = if absolute { want } else { cpu_nanos() + want };
+    loop {
+        let left = target.saturating_sub(cpu_nanos());
+        if left == 0 {
+            return Ok(0);
+        }
+        if sched::sleep_until(deadline_in(left)).is_err() {
+            if rem != 0 && !absolute {
+                let left = target.saturating_sub(cpu_nanos());
+                let left = Timespec {
+                    tv_sec: (left / 1_000_000_000) as i64,
+                    tv_nsec: (left % 1_000_000_000) as i64,
+                };
+                uaccess::write(rem, &left)?;
+            }
+            return Err(Errno::EINTR);
+        }
     }
 }
 

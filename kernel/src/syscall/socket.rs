@@ -43,18 +43,25 @@ fn nonblocking(file: &OpenFile, flags: u32) -> bool {
 
 /// socket(2)'s type argument: the type and its SOCK_NONBLOCK, SOCK_CLOEXEC
 /// flags, checked in Linux's order (flags EINVAL, family EAFNOSUPPORT,
-/// type EINVAL, protocol EPROTONOSUPPORT, type ESOCKTNOSUPPORT).
+/// type EINVAL, protocol EPROTONOSUPPORT, type ESOCKTNOSUPPORT). The
+/// Internet families are refused after Linux's own checks of them
+/// (`kcore::inet::refusal`).
 fn parse(domain: u32, ty: u32, protocol: u32) -> Result<(Type, u32), Errno> {
     let flags = ty & !SOCK_TYPE_MASK;
     if flags & !(SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
         return Err(Errno::EINVAL);
     }
-    if domain != AF_UNIX as u32 {
+    let inet = domain == u32::from(AF_INET) || domain == u32::from(AF_INET6);
+    if domain != AF_UNIX as u32 && !inet {
         return Err(Errno::EAFNOSUPPORT);
     }
     let base = ty & SOCK_TYPE_MASK;
     if base >= 11 {
         return Err(Errno::EINVAL);
+    }
+    if inet {
+        let may_raw = crate::proc::cred().capable(abi::types::CAP_NET_RAW);
+        return Err(kcore::inet::refusal(domain as u16, base, protocol, may_raw));
     }
     if protocol != 0 && protocol != AF_UNIX as u32 {
         return Err(Errno::EPROTONOSUPPORT);

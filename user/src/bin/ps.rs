@@ -9,12 +9,17 @@ extern crate alloc;
 use libc_lite::{eprintln, println, sys};
 libc_lite::entry!(run);
 fn run() -> i32 {
-    let mut rows = [ProcInfo::default(); 64];
-    let n = match sys::proclist(&mut rows) {
-        Ok(n) => n.min(rows.len()),
-        Err(e) => {
-            eprintln!("ps: {}", e.message());
-            return 1;
+    // proclist says how many processes there are: a table that grew
+    // since the buffer was made is asked for again, in a larger one.
+    let mut rows = alloc::vec![ProcInfo::default(); 64];
+    let n = loop {
+        match sys::proclist(&mut rows) {
+            Ok(n) if n > rows.len() => rows.resize(n + 16, ProcInfo::default()),
+            Ok(n) => break n,
+            Err(e) => {
+                eprintln!("ps: {}", e.message());
+                return 1;
+            }
         }
     };
     let threads = match libc_lite::env::args().nth(1) {

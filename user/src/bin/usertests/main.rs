@@ -141,6 +141,7 @@ const TESTS: &[Test] = user::tests![
     ps_shows_the_cpu_each_process_runs_on,
     kbench_measures_and_refuses_bad_requests,
     identity_and_time,
+    proc_sys_says_what_the_kernel_does,
     termios_is_linux_sized,
     dev_tty_is_the_terminal,
     nproc_limit_stops_fork,

@@ -320,7 +320,11 @@ pub(super) fn nproc_limit_stops_fork() -> Outcome {
 
 pub(super) fn identity_and_time() -> Outcome {
     let u = sys::uname().map_err(|e| e.message())?;
-    ensure!(u.sysname.starts_with(b"profkern\0"), "sysname");
+    ensure!(u.sysname.starts_with(b"Linux\0"), "sysname");
+    ensure!(
+        u.release.windows(9).any(|w| w == b"-profkern"),
+        "the release names the kernel"
+    );
     ensure!(u.machine.starts_with(b"x86_64\0"), "machine");
     ensure!(sys::getppid() >= 1, "getppid");
     let now = sys::clock_gettime(0).map_err(|e| e.message())?;
@@ -335,5 +339,60 @@ pub(super) fn identity_and_time() -> Outcome {
         Errno::EINVAL,
     )?;
     sys::sched_yield();
+    Ok(())
+}
+
+/// The /proc/sys files programs read to learn the kernel's limits say
+/// what the kernel does: pids stay below pid_max, threads-max threads can
+/// be had but not one more (checked through fork_until_eagain's limit
+/// elsewhere), pipe-max-size is the largest pipe a user may ask for, and
+/// printk's first figure is the console level syslog sets.
+pub(super) fn proc_sys_says_what_the_kernel_does() -> Outcome {
+    let number = |path: &str| -> Result<u64, String> {
+        let text = sys::read_file(path).map_err(|e| format!("{path}: {}", e.message()))?;
+        let text = core::str::from_utf8(&text).map_err(|_| format!("{path} is not text"))?;
+        let first = text.split(['\t', '\n']).next().unwrap_or("");
+        first.parse().map_err(|_| format!("{path}: {text:?}"))
+    };
+    let pid_max = number("/proc/sys/kernel/pid_max")?;
+    ensure!(
+        u64::from(sys::getpid()) < pid_max,
+        "pid {} at or above pid_max {pid_max}",
+        sys::getpid()
+    );
+    ensure!(
+        number("/proc/sys/kernel/threads-max")? >= 256,
+        "threads-max"
+    );
+    ensure!(number("/proc/sys/kernel/tainted")? == 0, "tainted");
+    let max_pipe = number("/proc/sys/fs/pipe-max-size")?;
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let set = |size: u64| {
+        raw(
+            nr::FCNTL,
+            &[w as usize, F_SETPIPE_SZ as usize, size as usize],
+        )
+    };
+    let got =
+        set(max_pipe).map_err(|e| format!("F_SETPIPE_SZ to pipe-max-size: {}", e.message()))?;
+    ensure!(
+        got as u64 == max_pipe,
+        "a pipe of pipe-max-size has {got} bytes"
+    );
+    let _ = sys::close(r);
+    let _ = sys::close(w);
+    let ostype = sys::read_file("/proc/sys/kernel/ostype").map_err(|e| e.message())?;
+    ensure!(
+        ostype == b"Linux\n",
+        "ostype {:?}",
+        String::from_utf8_lossy(&ostype)
+    );
+    // The console level, as syslog(2) sets and reads it.
+    let level = number("/proc/sys/kernel/printk")?;
+    let set_level = |n: usize| raw(nr::SYSLOG, &[SYSLOG_ACTION_CONSOLE_LEVEL as usize, 0, n]);
+    set_level(5).map_err(|e| format!("syslog CONSOLE_LEVEL: {}", e.message()))?;
+    let now = number("/proc/sys/kernel/printk")?;
+    set_level(level as usize).map_err(|e| e.message())?;
+    ensure!(now == 5, "printk says {now} after CONSOLE_LEVEL 5");
     Ok(())
 }
