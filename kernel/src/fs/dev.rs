@@ -77,8 +77,9 @@ impl Device {
     }
 
     /// Reads into `buf`. A terminal read may sleep, so the caller holds no
-    /// lock. A device with a position (`/dev/klog`) reads from `*at` and
-    /// moves it; the others leave it alone.
+    /// lock. A device with a position (`/dev/kmsg`, `/dev/klog`) reads
+    /// from `*at` and moves it; the others leave it alone. `nonblock`: the
+    /// file's O_NONBLOCK.
     pub fn read(self, buf: &mut [u8], at: &mut u64, nonblock: bool) -> Result<usize, Errno> {
         match self {
             Device::Kmsg => read_kmsg(buf, at, nonblock),

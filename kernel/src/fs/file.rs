@@ -135,7 +135,8 @@ impl OpenFile {
                 let device = node.lock().device();
                 if let Some(device) = device {
                     // A terminal sleeps: no lock held. A device with a
-                    // position (/dev/klog) moves the file's offset.
+                    // position (/dev/kmsg, /dev/klog) moves the file's
+                    // offset.
                     let before = self.offset();
                     let mut at = before;
                     let n = device.read(buf, &mut at, self.nonblock())?;
