@@ -278,32 +278,21 @@ pub(super) fn iovecs(iov: u64, count: u64) -> Result<Vec<(u64, u64)>, Errno> {
         .collect()
 }
 
-/// readv(2): fills the buffers in order; a short read ends it, and an
-/// error after some bytes moved answers those bytes.
 pub fn readv(fd: i32, iov: u64, count: u64) -> SysResult {
-    let iov = iovecs(iov, count)?;
-    let mut total = 0;
-    for (base, len) in iov {
-        let n = match read(fd, base, len) {
-            Ok(n) => n,
-            Err(_) if total > 0 => break,
-            Err(e) => return Err(e),
-        };
-        total += n;
-        if n < len as usize {
-            break;
-        }
-    }
-    Ok(total)
+    vectored(iov, count, |base, len| read(fd, base, len))
 }
 
-/// writev(2): writes the buffers in order; a short write ends it, and an
-/// error after some bytes moved answers those bytes.
 pub fn writev(fd: i32, iov: u64, count: u64) -> SysResult {
-    let iov = iovecs(iov, count)?;
+    vectored(iov, count, |base, len| write(fd, base, len))
+}
+
+/// readv and writev: the buffers of the iovec array, checked first
+/// (`iovecs`), go through `io` in order; a short transfer ends the call,
+/// and an error after some bytes moved answers those bytes.
+fn vectored(iov: u64, count: u64, io: impl Fn(u64, u64) -> SysResult) -> SysResult {
     let mut total = 0;
-    for (base, len) in iov {
-        let n = match write(fd, base, len) {
+    for (base, len) in iovecs(iov, count)? {
+        let n = match io(base, len) {
             Ok(n) => n,
             Err(_) if total > 0 => break,
             Err(e) => return Err(e),

@@ -275,21 +275,22 @@ pub fn setsid() -> SysResult {
 
 /// getsid(2): the session of process `pid` (0: the caller).
 pub fn getsid(pid: i32) -> SysResult {
-    if pid == 0 {
-        return Ok(current(|p| p.sid) as usize);
-    }
-    let table = TABLE.lock();
-    let p = table.procs.get(&(pid as Pid)).ok_or(Errno::ESRCH)?;
-    Ok(p.sid as usize)
+    of_process(pid, |p| p.sid)
 }
 
+/// getpgid(2): the group of process `pid` (0: the caller).
 pub fn getpgid(pid: i32) -> SysResult {
+    of_process(pid, |p| p.pgid)
+}
+
+/// `field` of process `pid` (0: the caller); ESRCH if there is none.
+fn of_process(pid: i32, field: impl Fn(&crate::proc::Process) -> Pid) -> SysResult {
     if pid == 0 {
-        return Ok(current(|p| p.pgid) as usize);
+        return Ok(current(|p| field(p)) as usize);
     }
     let table = TABLE.lock();
     let p = table.procs.get(&(pid as Pid)).ok_or(Errno::ESRCH)?;
-    Ok(p.pgid as usize)
+    Ok(field(p) as usize)
 }
 
 pub fn nanosleep(req: u64, rem: u64) -> SysResult {
