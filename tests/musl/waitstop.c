@@ -94,8 +94,12 @@ int main(void) {
     printf("SIGCHLD: %s, status %s\n", code_name(chld_code), strsignal(chld_status));
     r = waitpid(pid, &status, WCONTINUED | WNOHANG);
     printf("the continue again: %d\n", (int)r);
-    /* Without WUNTRACED a stop is not reported: WNOHANG finds nothing. */
-    kill(pid, SIGTSTP);
+    /* Without WUNTRACED a stop is not reported: WNOHANG finds nothing.
+     * (SIGSTOP, not SIGTSTP: Linux discards SIGTSTP sent to a process of
+     * an orphaned process group, which this test's group is when it runs
+     * with no terminal, so with SIGTSTP it waited for a stop that never
+     * came.) */
+    kill(pid, SIGSTOP);
     await_chld(3);
     printf("waitpid without WUNTRACED: %d\n", (int)waitpid(pid, &status, WNOHANG));
     /* Stopped then continued before anyone looked: the continue is what
