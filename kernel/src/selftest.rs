@@ -175,7 +175,29 @@ fn paging_address_space() -> TestResult {
             walk == [Some(addr.as_u64()), Some(far.as_u64()), None],
             || format!("next_mapped walked {walk:x?}"),
         )?;
+        // Fork copies table by table (its lock let go between them): both
+        // pages, three levels apart, are in the child, on the same frames,
+        // and write-protected copy-on-write on both sides.
+        {
+            use crate::mm::paging::COW;
+            let child = space.fork_cow().ok_or("fork_cow: out of memory")?;
+            for page in [addr, far] {
+                let (mine, my_flags) = space.translate(page).ok_or("parent lost a page")?;
+                let (its, its_flags) = child.translate(page).ok_or("child lacks a page")?;
+                check(mine == its, || format!("child maps {page:?} to {its:?}"))?;
+                check(
+                    [my_flags, its_flags]
+                        .iter()
+                        .all(|f| f.contains(COW) && !f.contains(Flags::WRITABLE)),
+                    || format!("after fork: {my_flags:?} and {its_flags:?}"),
+                )?;
+            }
+        }
         space.activate();
+        // The CPU's record hands out the loaded space with its own lock.
+        check(crate::mm::paging::Space::current() == *space, || {
+            "Space::current is not the space just loaded, with its lock".into()
+        })?;
         // Through the user-copy path: with SMAP a plain read would fault.
         let mut bytes = [0u8; 8];
         let left = crate::mm::uaccess::copy_relying_on_fixup(&mut bytes, addr.as_u64());

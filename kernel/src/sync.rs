@@ -31,8 +31,8 @@
 //! 4. profil's cost rings (taken inside the table by the timer path);
 //! 5. memory: a file's pages (`fs::filedata`, reached by the page-fault
 //!    path), the areas of the address spaces (`mm::areas`), kernel-stack
-//!    slots, the kernel heap (whose growth maps pages), the page tables
-//!    (`mm::paging`'s `PAGE_TABLES`), frames;
+//!    slots, the kernel heap (whose growth maps pages), one address
+//!    space's page tables (`mm::paging`'s `TablesLock`), frames;
 //! 6. the PIC, then the rate limit on lines user programs cause (`log`),
 //!    then the kernel log's ring (`log`), then the serial port: anything
 //!    may print.

@@ -63,6 +63,9 @@ pub struct Cpu {
     /// The level-4 table CR3 holds (`mm::paging`), so a shootdown knows
     /// which CPUs may cache an address space's entries.
     loaded_l4: AtomicU64,
+    /// The page-table lock of the address space CR3 holds (a pointer;
+    /// 0 before this CPU first loads one), for `mm::paging::Space::current`.
+    loaded_tables: AtomicU64,
     /// A TLB shootdown asked of this CPU (arch/smp.rs): the level-4 table
     /// to flush, with low bits saying what to do (smp.rs's `FLUSH`,
     /// `LEAVE`, `KERNEL`); 0 when nothing is asked. The asker waits until
@@ -101,6 +104,7 @@ impl Cpu {
             index: AtomicU32::new(0),
             apic_id: AtomicU32::new(0),
             loaded_l4: AtomicU64::new(0),
+            loaded_tables: AtomicU64::new(0),
             tlb_request: AtomicU64::new(0),
             entry_top: AtomicU64::new(0),
             user_rsp: AtomicU64::new(0),
@@ -128,6 +132,11 @@ impl Cpu {
     /// just before it loads CR3).
     pub fn loaded_l4(&self) -> &AtomicU64 {
         &self.loaded_l4
+    }
+
+    /// The page-table lock of the loaded address space (mm/paging.rs).
+    pub fn loaded_tables(&self) -> &AtomicU64 {
+        &self.loaded_tables
     }
 
     /// The shootdown request word (arch/smp.rs).

@@ -13,6 +13,8 @@
 //! walk of our own, because a `PROT_NONE` page is kept in a not-present
 //! entry that the crate would call unmapped (see `NO_ACCESS`).
 
+use alloc::boxed::Box;
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Once;
 use x86_64::registers::control::{Cr3, Cr3Flags};
@@ -27,23 +29,36 @@ use kcore::wx::Mapping;
 
 use super::frames::{self, KernelFrames};
 use super::phys_to_virt;
-use crate::sync::{IrqLock, Rank};
+use crate::sync::{IrqGuard, IrqLock, Rank};
 
 static KERNEL_L4: Once<PhysFrame> = Once::new();
 
-/// The page-table lock: every change of an entry, in any address space
-/// or the kernel's half, is made holding it. Two CPUs may otherwise edit
-/// one table at once (two threads of a process faulting in pages side by
+/// A page-table lock. Every change of an entry is made holding the lock
+/// of the address space it belongs to: two CPUs may otherwise edit one
+/// table at once (two threads of a process faulting in pages side by
 /// side, each making the same missing level-2 table), or one may act on
 /// what it read just before the other changed it (a copy-on-write break
-/// racing another). One lock for all address spaces keeps the rule short;
-/// its holders do a few table writes and at most one page copy.
+/// racing another).
 ///
-/// Lock order (sync.rs, memory): taken inside the kernel heap's lock
-/// (heap growth maps pages) and the areas' and a file's pages' locks
-/// are never held with it; inside it only the frame table is taken. A
-/// shootdown may wait while it is held: waiting CPUs answer (arch/smp.rs).
-static PAGE_TABLES: IrqLock<()> = IrqLock::new(Rank::PageTables, ());
+/// Each address space has its own (`AddressSpace` owns it, `Space`
+/// points at it), so processes fault, fork and unmap on different CPUs
+/// without waiting for each other; the kernel half has `KERNEL_TABLES`.
+/// A holder does at most one level-1 table's worth of work: a few entry
+/// writes and one page copy, or fork's copy of one table of 512 entries
+/// (`fork_cow` lets go between tables), so interrupts are never off for
+/// a whole walk.
+///
+/// Lock order (sync.rs, memory): a page-table lock is taken inside the
+/// kernel heap's lock (heap growth maps kernel pages) and the areas' and
+/// a file's pages' locks are never held with it; inside it only the frame
+/// table is taken. No CPU holds two (the rank's count says so: fork fills
+/// the child, which no other CPU can reach yet, under the parent's lock
+/// alone). A shootdown may wait while one is held: waiting CPUs answer
+/// (arch/smp.rs).
+type TablesLock = IrqLock<()>;
+
+/// The kernel half's page-table lock (`map_kernel`, `unmap_kernel`).
+static KERNEL_TABLES: TablesLock = IrqLock::new(Rank::PageTables, ());
 
 /// Frames holding kernel-half page tables made after boot (for heap growth
 /// and new kernel-stack slots). They are kept for reuse, never freed, so
@@ -80,7 +95,8 @@ pub enum MapError {
 /// `frame` must hold a page table (a frame taken from a present, non-huge
 /// page-table entry, or one allocated for a table), and the caller must not
 /// let the reference outlive that use nor hold another reference to the
-/// same table at the same time. Every change holds `PAGE_TABLES` and no
+/// same table at the same time. Every change holds its space's page-table
+/// lock (`TablesLock`) and no
 /// interrupt handler edits page tables, so a walk that takes one table at
 /// a time keeps this; a walk that only reads may race a change on another
 /// CPU, and then sees each entry (one aligned 64-bit word) before or after.
@@ -220,7 +236,7 @@ fn kernel_l4() -> PhysFrame {
 pub fn map_kernel(page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), MapError> {
     debug_assert!(page.as_u64() >= super::USER_TOP);
     let parents = Flags::PRESENT | Flags::WRITABLE;
-    let _tables = PAGE_TABLES.lock();
+    let _tables = KERNEL_TABLES.lock();
     map_in(
         kernel_l4(),
         page,
@@ -234,7 +250,7 @@ pub fn map_kernel(page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), 
 /// Removes a kernel mapping and returns the frame it mapped. Flushes this
 /// CPU's entry only: the caller sees to the others (mm/kstack.rs).
 pub fn unmap_kernel(page: VirtAddr) -> Option<PhysFrame> {
-    let _tables = PAGE_TABLES.lock();
+    let _tables = KERNEL_TABLES.lock();
     let (frame, flush) = mapper_for(kernel_l4())
         .unmap(Page::<Size4KiB>::containing_address(page))
         .ok()?;
@@ -244,29 +260,35 @@ pub fn unmap_kernel(page: VirtAddr) -> Option<PhysFrame> {
 
 /// Switches to the kernel's own address space (no user mappings).
 pub fn activate_kernel() {
-    load_cr3(kernel_l4());
+    load_cr3(&Space::kernel());
 }
 
 /// Switches to the kernel's own table unless it is loaded already (an
 /// idle CPU, arch/smp.rs's shootdowns).
 pub fn activate_kernel_if_not() {
     if Cr3::read().0 != kernel_l4() {
-        load_cr3(kernel_l4());
+        load_cr3(&Space::kernel());
     }
 }
 
-/// Loads `l4` into CR3, first saying so in this CPU's record: a shootdown
-/// (arch/smp.rs) asks exactly the CPUs whose record names the table, and
-/// a CPU that writes its record after the asker read it loads CR3 after
-/// the change, so it cannot cache the old entries.
-fn load_cr3(l4: PhysFrame) {
-    crate::arch::percpu::this_cpu()
-        .loaded_l4()
-        .store(l4.start_address().as_u64(), Ordering::SeqCst);
-    // SAFETY: every table loaded here (the kernel's, or an address
-    // space's, whose upper half is the kernel's) maps the kernel, so the
-    // kernel keeps running.
-    unsafe { Cr3::write(l4, Cr3Flags::empty()) };
+/// Loads `space` into CR3, first saying so in this CPU's record: a
+/// shootdown (arch/smp.rs) asks exactly the CPUs whose record names the
+/// table, and a CPU that writes its record after the asker read it loads
+/// CR3 after the change, so it cannot cache the old entries. The record
+/// also keeps the space's page-table lock, which `Space::current` hands
+/// out. Interrupts are off, so no switch comes between the two.
+fn load_cr3(space: &Space) {
+    x86_64::instructions::interrupts::without_interrupts(|| {
+        let cpu = crate::arch::percpu::this_cpu();
+        cpu.loaded_tables()
+            .store(space.tables.as_ptr() as u64, Ordering::SeqCst);
+        cpu.loaded_l4()
+            .store(space.l4.start_address().as_u64(), Ordering::SeqCst);
+        // SAFETY: every table loaded here (the kernel's, or an address
+        // space's, whose upper half is the kernel's) maps the kernel, so
+        // the kernel keeps running.
+        unsafe { Cr3::write(space.l4, Cr3Flags::empty()) };
+    });
 }
 
 /// Builds the page tables an AP starts with (arch/smp.rs) in the four
@@ -371,23 +393,46 @@ fn user_entry(flags: Flags) -> Flags {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Space {
     l4: PhysFrame,
+    /// The address space's page-table lock (see `TablesLock`): its
+    /// `AddressSpace`'s, or `KERNEL_TABLES`. Valid as long as `l4` is.
+    tables: NonNull<TablesLock>,
 }
 
 impl Space {
-    /// The address space the CPU is using now.
+    /// The address space the CPU is using now: the one `load_cr3` last
+    /// loaded (the kernel's before any was).
     pub fn current() -> Space {
-        Space { l4: Cr3::read().0 }
+        x86_64::instructions::interrupts::without_interrupts(|| {
+            let cpu = crate::arch::percpu::this_cpu();
+            let tables = cpu.loaded_tables().load(Ordering::SeqCst) as *mut TablesLock;
+            match NonNull::new(tables) {
+                Some(tables) => Space {
+                    l4: Cr3::read().0,
+                    tables,
+                },
+                None => Space::kernel(),
+            }
+        })
+    }
+
+    /// Takes this address space's page-table lock.
+    #[track_caller]
+    fn lock_tables(&self) -> IrqGuard<'_, ()> {
+        // SAFETY: `tables` lives as long as the address space does (its
+        // `AddressSpace` owns it, or it is `KERNEL_TABLES`), and this
+        // handle cannot outlive that (see above).
+        unsafe { self.tables.as_ref() }.lock()
     }
 
     /// Maps user page `page` to `frame` (user-accessible unless `flags` has
     /// `NO_ACCESS`). The frame's reference now belongs to this address
     /// space, which releases it when unmapped or dropped.
     pub fn map(&self, page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), MapError> {
-        let _tables = PAGE_TABLES.lock();
+        let _tables = self.lock_tables();
         self.map_locked(page, frame, flags)
     }
 
-    /// `map`, for a caller holding `PAGE_TABLES`.
+    /// `map`, for a caller holding the page-table lock.
     fn map_locked(&self, page: VirtAddr, frame: PhysFrame, flags: Flags) -> Result<(), MapError> {
         debug_assert!(page.as_u64() < super::USER_TOP);
         let parents = Flags::PRESENT | Flags::WRITABLE | Flags::USER_ACCESSIBLE;
@@ -404,7 +449,7 @@ impl Space {
     /// Removes the mapping of `page`, giving the frame's reference back to
     /// the caller.
     pub fn unmap(&self, page: VirtAddr) -> Option<PhysFrame> {
-        let _tables = PAGE_TABLES.lock();
+        let _tables = self.lock_tables();
         self.unmap_locked(page)
     }
 
@@ -412,7 +457,7 @@ impl Space {
     /// the caller calls `flush_others` once after the last page, before
     /// it releases any of the frames.
     pub fn unmap_batch(&self, page: VirtAddr) -> Option<PhysFrame> {
-        let _tables = PAGE_TABLES.lock();
+        let _tables = self.lock_tables();
         self.clear_leaf(page)
     }
 
@@ -421,7 +466,7 @@ impl Space {
         shootdown(self.l4, false);
     }
 
-    /// `unmap`, for a caller holding `PAGE_TABLES`.
+    /// `unmap`, for a caller holding the page-table lock.
     fn unmap_locked(&self, page: VirtAddr) -> Option<PhysFrame> {
         let frame = self.clear_leaf(page)?;
         shootdown(self.l4, false);
@@ -430,7 +475,7 @@ impl Space {
 
     /// Clears `page`'s entry and this CPU's TLB entry for it, returning
     /// the frame it held; other CPUs are the caller's to flush. The caller
-    /// holds `PAGE_TABLES`.
+    /// holds the page-table lock.
     fn clear_leaf(&self, page: VirtAddr) -> Option<PhysFrame> {
         let entry = self.user_leaf(page)?;
         if !holds_frame(entry.flags()) {
@@ -509,7 +554,7 @@ impl Space {
     /// first write gives this page its own copy; a `SHARED` page stays
     /// shared. mprotect's one way to change rights.
     pub fn protect(&self, page: VirtAddr, flags: Flags) -> bool {
-        let _tables = PAGE_TABLES.lock();
+        let _tables = self.lock_tables();
         let Some((phys, old)) = self.translate(page) else {
             return false;
         };
@@ -536,7 +581,7 @@ impl Space {
     pub fn break_cow(&self, addr: u64) -> Result<(), abi::Errno> {
         use abi::Errno;
         let page = VirtAddr::new(super::page_down(addr));
-        let _tables = PAGE_TABLES.lock();
+        let _tables = self.lock_tables();
         let (phys, flags) = self.translate(page).ok_or(Errno::EFAULT)?;
         if !flags.contains(COW) {
             let writable = flags.contains(Flags::WRITABLE) && !flags.contains(NO_ACCESS);
@@ -561,7 +606,7 @@ impl Space {
 
     /// Replaces the flags of the mapped user page `page` as they are: the
     /// caller keeps the copy-on-write rule (`protect` does).
-    /// The caller holds `PAGE_TABLES`.
+    /// The caller holds the page-table lock.
     fn set_flags_locked(&self, page: VirtAddr, flags: Flags) -> bool {
         let Some(entry) = self.user_leaf(page) else {
             return false;
@@ -597,7 +642,7 @@ impl Space {
     /// Makes this the address space the CPU uses.
     pub fn activate(&self) {
         if Cr3::read().0 != self.l4 {
-            load_cr3(self.l4);
+            load_cr3(self);
         }
     }
 
@@ -611,38 +656,33 @@ impl Space {
         self.l4.start_address().as_u64()
     }
 
-    /// Visits every mapped user page as (address, entry).
-    fn for_each_user_page(&self, mut visit: impl FnMut(VirtAddr, &mut PageTableEntry)) {
-        // SAFETY: a table (see `table`) that nothing else references now.
+    /// Visits every level-1 table of the user half as (the address its
+    /// first entry maps, its frame). The walk reads the upper levels
+    /// without the page-table lock: tables are freed only with the address
+    /// space, and an entry that another CPU fills meanwhile is read whole
+    /// (one aligned word), before or after.
+    fn for_each_leaf_table(&self, mut visit: impl FnMut(u64, PhysFrame)) {
+        let present = |e: &PageTableEntry| {
+            let flags = e.flags();
+            flags.contains(Flags::PRESENT) && !flags.contains(Flags::HUGE_PAGE)
+        };
+        // SAFETY: a table (see `table`), only read here.
         for (i4, e4) in unsafe { table(self.l4) }.iter().take(256).enumerate() {
-            if !e4.flags().contains(Flags::PRESENT) {
+            if !present(e4) {
                 continue;
             }
-            // SAFETY: a table (see `table`) that nothing else references now.
-            for (i3, e3) in unsafe { table(PhysFrame::containing_address(e4.addr())) }
-                .iter()
-                .enumerate()
-            {
-                if !e3.flags().contains(Flags::PRESENT) {
+            let l3 = PhysFrame::containing_address(e4.addr());
+            // SAFETY: a table (see `table`), only read here.
+            for (i3, e3) in unsafe { table(l3) }.iter().enumerate() {
+                if !present(e3) {
                     continue;
                 }
-                // SAFETY: a table (see `table`) that nothing else references now.
-                for (i2, e2) in unsafe { table(PhysFrame::containing_address(e3.addr())) }
-                    .iter()
-                    .enumerate()
-                {
-                    if !e2.flags().contains(Flags::PRESENT) {
-                        continue;
-                    }
-                    // SAFETY: a table (see `table`) that nothing else references now.
-                    for (i1, e1) in unsafe { table(PhysFrame::containing_address(e2.addr())) }
-                        .iter_mut()
-                        .enumerate()
-                    {
-                        if holds_frame(e1.flags()) {
-                            let addr = (i4 << 39) | (i3 << 30) | (i2 << 21) | (i1 << 12);
-                            visit(VirtAddr::new(addr as u64), e1);
-                        }
+                let l2 = PhysFrame::containing_address(e3.addr());
+                // SAFETY: a table (see `table`), only read here.
+                for (i2, e2) in unsafe { table(l2) }.iter().enumerate() {
+                    if present(e2) {
+                        let base = (i4 << 39) | (i3 << 30) | (i2 << 21);
+                        visit(base as u64, PhysFrame::containing_address(e2.addr()));
                     }
                 }
             }
@@ -652,25 +692,41 @@ impl Space {
     /// A copy-on-write copy of this address space's user half: every
     /// writable page becomes read-only + COW in both, and each frame gains a
     /// user. None when out of memory (the partial copy is freed).
+    ///
+    /// The page-table lock is held for one level-1 table at a time (512
+    /// entries), not for the whole walk: a large parent would otherwise
+    /// keep its CPU's interrupts off, and every other thread of the parent
+    /// waiting, for as long as the copy takes. Another thread of the parent
+    /// may meanwhile fault in or unmap pages in tables not yet copied, and
+    /// the child gets the table as the copy finds it, as a fork a moment
+    /// later would. The child needs no lock: no other CPU can reach it yet.
     pub fn fork_cow(&self) -> Option<AddressSpace> {
         let child = AddressSpace::new()?;
         super::areas::create(child.id(), Some(self.id()));
         let mut failed = false;
-        let tables = PAGE_TABLES.lock();
-        self.for_each_user_page(|addr, entry| {
+        self.for_each_leaf_table(|base, l1| {
             if failed {
                 return;
             }
-            let mut flags = entry.flags();
-            if flags.contains(Flags::WRITABLE) && !flags.contains(SHARED) {
-                flags = (flags - Flags::WRITABLE) | COW;
-                entry.set_flags(flags);
-            }
-            let frame = PhysFrame::containing_address(entry.addr());
-            frames::share(frame);
-            if child.map_locked(addr, frame, flags).is_err() {
-                frames::release(frame);
-                failed = true;
+            let _tables = self.lock_tables();
+            // SAFETY: a table (see `table`), under its space's lock.
+            for (i1, entry) in unsafe { table(l1) }.iter_mut().enumerate() {
+                let mut flags = entry.flags();
+                if !holds_frame(flags) {
+                    continue;
+                }
+                if flags.contains(Flags::WRITABLE) && !flags.contains(SHARED) {
+                    flags = (flags - Flags::WRITABLE) | COW;
+                    entry.set_flags(flags);
+                }
+                let frame = PhysFrame::containing_address(entry.addr());
+                frames::share(frame);
+                let addr = VirtAddr::new(base + ((i1 as u64) << 12));
+                if child.map_locked(addr, frame, flags).is_err() {
+                    frames::release(frame);
+                    failed = true;
+                    return;
+                }
             }
         });
         if self.is_active() {
@@ -679,7 +735,6 @@ impl Space {
         // Other threads of this process, on other CPUs, must not go on
         // writing through entries cached before the write protection.
         shootdown(self.l4, false);
-        drop(tables);
         if failed { None } else { Some(child) }
     }
 
@@ -784,7 +839,10 @@ impl Space {
     /// The kernel's own address space: the page table the bootloader built,
     /// whose upper half every process shares.
     pub fn kernel() -> Space {
-        Space { l4: kernel_l4() }
+        Space {
+            l4: kernel_l4(),
+            tables: NonNull::from(&KERNEL_TABLES),
+        }
     }
 
     /// Visits every mapping in the user half (`kernel` false) or the whole
@@ -797,11 +855,19 @@ impl Space {
     }
 }
 
-/// A process's address space: a `Space` that owns its user half and frees it
-/// when dropped.
+/// A process's address space: a `Space` that owns its user half and its
+/// page-table lock, and frees both when dropped.
 pub struct AddressSpace {
     space: Space,
+    /// The lock `space.tables` points at (boxed: it stays put when the
+    /// `AddressSpace` moves).
+    _tables: Box<TablesLock>,
 }
+
+// SAFETY: the only thing that is not Send in an address space is the
+// pointer to its own page-table lock, an `IrqLock` (made for sharing
+// between CPUs) that the `AddressSpace` owns and takes with it.
+unsafe impl Send for AddressSpace {}
 
 impl AddressSpace {
     /// An empty user half over the shared kernel half; None when out of memory.
@@ -814,8 +880,13 @@ impl AddressSpace {
         for i in 256..512 {
             new[i] = kernel[i].clone();
         }
+        let tables = Box::new(IrqLock::new(Rank::PageTables, ()));
         let space = AddressSpace {
-            space: Space { l4 },
+            space: Space {
+                l4,
+                tables: NonNull::from(&*tables),
+            },
+            _tables: tables,
         };
         super::areas::create(space.id(), None);
         Some(space)
