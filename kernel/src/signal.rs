@@ -68,7 +68,8 @@ const SYSCALL_INSN_LEN: u64 = 2;
 pub struct Origin {
     code: i32,
     pid_or_addr: u64,
-    status: i32,
+    /// si_status, si_fd or si_value (`SigInfo::value`).
+    word: u64,
 }
 
 impl Origin {
@@ -77,7 +78,26 @@ impl Origin {
         Origin {
             code: SI_USER,
             pid_or_addr: u64::from(pid),
-            status: 0,
+            word: 0,
+        }
+    }
+
+    /// tgkill(2) or tkill(2) from process `pid`.
+    pub fn tkill(pid: u32) -> Origin {
+        Origin {
+            code: SI_TKILL,
+            pid_or_addr: u64::from(pid),
+            word: 0,
+        }
+    }
+
+    /// rt_sigqueueinfo and rt_tgsigqueueinfo: the sender's own siginfo
+    /// (its code, pid and uid, and value).
+    pub fn queued(info: &SigInfo) -> Origin {
+        Origin {
+            code: info.code,
+            pid_or_addr: info.pid_or_addr,
+            word: info.value(),
         }
     }
 
@@ -94,7 +114,17 @@ impl Origin {
         Origin {
             code,
             pid_or_addr: addr,
-            status: 0,
+            word: 0,
+        }
+    }
+
+    /// Signal-driven I/O (fs/sigio.rs): descriptor `fd` became ready, as
+    /// si_code `code` (POLL_IN...) and si_band `band` say.
+    pub fn poll(code: i32, band: i16, fd: i32) -> Origin {
+        Origin {
+            code,
+            pid_or_addr: band as u64,
+            word: fd as u32 as u64,
         }
     }
 
@@ -110,14 +140,15 @@ impl Origin {
         Origin {
             code,
             pid_or_addr: u64::from(pid),
-            status,
+            word: status as u32 as u64,
         }
     }
 
-    fn info(&self, signal: u32) -> SigInfo {
+    /// The siginfo of `signal` sent so.
+    pub fn info(&self, signal: u32) -> SigInfo {
         let mut info = SigInfo::new(signal, self.code);
         info.pid_or_addr = self.pid_or_addr;
-        info.status = self.status;
+        info.set_value(self.word);
         info
     }
 }
@@ -375,6 +406,16 @@ pub fn suspend_with(t: &mut Thread, mask: SigSet) {
     t.note_work(Work::Signal);
 }
 
+/// sigtimedwait's take: the first of `set` pending for `t` (its own before
+/// its process's, each in delivery order), off its queue, with its origin.
+pub fn take_waited(t: &mut Thread, p: &mut Process, set: SigSet) -> Option<(u32, Origin)> {
+    if let Some(signal) = rules::next(t.sig.own.pending & set, 0) {
+        return t.sig.own.take(signal).map(|origin| (signal, origin));
+    }
+    let signal = rules::next(p.sig.shared.pending & set, 0)?;
+    p.sig.shared.take(signal).map(|origin| (signal, origin))
+}
+
 /// Signals pending for `t`: its own and its process's.
 pub fn pending_for(t: &Thread, p: &Process) -> SigSet {
     t.sig.own.pending | p.sig.shared.pending
@@ -576,7 +617,7 @@ fn child_changed(table: &mut Table, pid: Pid, change: Change) {
         let origin = Origin {
             code,
             pid_or_addr: u64::from(pid),
-            status,
+            word: status as u32 as u64,
         };
         send(table, ppid, SIGCHLD, origin);
     }

@@ -125,6 +125,9 @@ pub struct SigAction {
 pub const SI_USER: i32 = 0;
 pub const SI_KERNEL: i32 = 0x80;
 pub const SI_TIMER: i32 = -2;
+/// sigqueue(3)'s code, and tgkill's.
+pub const SI_QUEUE: i32 = -1;
+pub const SI_TKILL: i32 = -6;
 pub const SEGV_MAPERR: i32 = 1;
 pub const SEGV_ACCERR: i32 = 2;
 /// SIGBUS: an address with nothing behind it (past the end of a mapped file).
@@ -183,6 +186,17 @@ impl SigInfo {
     /// si_addr.
     pub fn addr(&self) -> u64 {
         self.pid_or_addr
+    }
+
+    /// The 8 bytes after si_pid and si_uid: si_value (sigqueue), or
+    /// si_status (SIGCHLD) in the low half, or si_fd (SIGIO) there.
+    pub fn value(&self) -> u64 {
+        (self.status as u32 as u64) | ((self._pad2 as u32 as u64) << 32)
+    }
+
+    pub fn set_value(&mut self, value: u64) {
+        self.status = value as u32 as i32;
+        self._pad2 = (value >> 32) as u32 as i32;
     }
 }
 

@@ -249,6 +249,10 @@ pub const O_TRUNC: u32 = 0o1000;
 pub const O_APPEND: u32 = 0o2000;
 pub const O_NONBLOCK: u32 = 0o4000;
 pub const O_DIRECTORY: u32 = 0o200000;
+/// Unbuffered I/O on a file; on a pipe (pipe2), packet mode.
+pub const O_DIRECT: u32 = 0o40000;
+/// Signal-driven I/O (F_SETFL; Linux's FASYNC).
+pub const O_ASYNC: u32 = 0o20000;
 pub const O_CLOEXEC: u32 = 0o2000000;
 /// A descriptor that names a file without opening it for I/O: good for
 /// fstat, fchdir, the *at calls and fcntl's descriptor flags, EBADF for
@@ -376,6 +380,35 @@ pub const F_SETFD: u32 = 2;
 pub const F_GETFL: u32 = 3;
 pub const F_SETFL: u32 = 4;
 pub const F_DUPFD_CLOEXEC: u32 = 1030;
+/// Signal-driven I/O (fcntl(2)): who gets the signal when an O_ASYNC file
+/// becomes ready (a pid, or minus a process group), and which signal (0:
+/// SIGIO without details; another: that signal with si_code POLL_*,
+/// si_band and si_fd).
+pub const F_SETOWN: u32 = 8;
+pub const F_GETOWN: u32 = 9;
+pub const F_SETSIG: u32 = 10;
+pub const F_GETSIG: u32 = 11;
+/// F_SETOWN with a `struct f_owner_ex`, which can also name one thread.
+pub const F_SETOWN_EX: u32 = 15;
+pub const F_GETOWN_EX: u32 = 16;
+pub const F_OWNER_TID: i32 = 0;
+pub const F_OWNER_PID: i32 = 1;
+pub const F_OWNER_PGRP: i32 = 2;
+
+/// `struct f_owner_ex`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FOwnerEx {
+    pub kind: i32,
+    pub pid: i32,
+}
+const _: () = assert!(size_of::<FOwnerEx>() == 8);
+
+/// si_code of a signal-driven I/O signal (F_SETSIG): what became possible.
+pub const POLL_IN: i32 = 1;
+pub const POLL_OUT: i32 = 2;
+pub const POLL_ERR: i32 = 4;
+pub const POLL_HUP: i32 = 6;
 /// A pipe's capacity: set (rounded up to a power of two pages), get.
 pub const F_SETPIPE_SZ: u32 = 1031;
 pub const F_GETPIPE_SZ: u32 = 1032;
@@ -436,6 +469,9 @@ pub const MAP_ANONYMOUS: u32 = 0x20;
 pub const MAP_FIXED_NOREPLACE: u32 = 0x10_0000;
 /// mremap(2): the mapping may move to grow.
 pub const MREMAP_MAYMOVE: u32 = 1;
+/// mremap(2): move to exactly the fifth argument's address (needs MAYMOVE),
+/// replacing what was mapped there.
+pub const MREMAP_FIXED: u32 = 2;
 /// madvise(2) advice (Linux's include/uapi/asm-generic/mman-common.h).
 pub const MADV_NORMAL: u32 = 0;
 pub const MADV_WILLNEED: u32 = 3;
@@ -717,6 +753,8 @@ pub const RU_NVCSW: usize = 12;
 pub const RU_NIVCSW: usize = 13;
 pub const RUSAGE_SELF: i32 = 0;
 pub const RUSAGE_CHILDREN: i32 = -1;
+/// getrusage(2): the calling thread alone.
+pub const RUSAGE_THREAD: i32 = 1;
 
 // clone(2) flags (Linux's include/uapi/linux/sched.h). The low byte
 // (CSIGNAL) is the signal the parent gets when the child ends.
@@ -777,8 +815,14 @@ const _: () = assert!(size_of::<RobustListHead>() == 24);
 
 // prctl(2) options this kernel has.
 /// Set the calling thread's name (16 bytes with the NUL), as `ps` shows it.
+pub const PR_SET_PDEATHSIG: u32 = 1;
+pub const PR_GET_PDEATHSIG: u32 = 2;
 pub const PR_SET_NAME: u32 = 15;
 pub const PR_GET_NAME: u32 = 16;
+pub const PR_SET_TIMERSLACK: u32 = 29;
+pub const PR_GET_TIMERSLACK: u32 = 30;
+/// A thread's timer slack until it sets one (Linux's 50 µs).
+pub const DEFAULT_TIMER_SLACK_NS: u64 = 50_000;
 /// Names are at most this long, NUL included (Linux's TASK_COMM_LEN).
 pub const TASK_COMM_LEN: usize = 16;
 
@@ -799,6 +843,7 @@ pub const POLLHUP: i16 = 0x010;
 pub const POLLNVAL: i16 = 0x020;
 pub const POLLRDNORM: i16 = 0x040;
 pub const POLLWRNORM: i16 = 0x100;
+pub const POLLWRBAND: i16 = 0x200;
 /// The peer shut its writing side down (or went): a read will see the end.
 pub const POLLRDHUP: i16 = 0x2000;
 

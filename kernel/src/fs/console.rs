@@ -77,7 +77,7 @@ pub static READY: Readiness = Readiness::new();
 /// table, which comes before the input's lock in the order (sync.rs), so
 /// the caller must have let the input go.
 fn wake() {
-    READY.changed(Chan::Console);
+    READY.changed_for(Chan::Console, abi::types::POLLIN | abi::types::POLLHUP);
 }
 
 /// The process group Ctrl-C signals; init's until a shell says otherwise.

@@ -11,15 +11,15 @@
 
 use abi::Errno;
 use abi::types::{
-    O_ACCMODE, O_APPEND, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY, S_IFIFO, SEEK_CUR, SEEK_END,
-    SEEK_SET, Stat,
+    O_ACCMODE, O_APPEND, O_ASYNC, O_DIRECT, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY, S_IFIFO,
+    SEEK_CUR, SEEK_END, SEEK_SET, Stat,
 };
 use alloc::sync::Arc;
 
 use super::pipe::Pipe;
 use super::ramfs::{Content, Node, NodeRef, Times};
 use super::socket::Socket;
-use crate::proc::sched::PollQueue;
+use crate::proc::sched::{PollQueue, Readiness};
 use crate::sync::{IrqLock, Rank};
 
 pub enum Kind {
@@ -37,13 +37,16 @@ pub struct OpenFile {
     pub kind: Kind,
     /// Names this open file description (the owner of its OFD locks).
     pub id: u64,
-    /// `O_ACCMODE`, `O_APPEND`, `O_NONBLOCK` and `O_PATH` bits of the open
-    /// flags.
+    /// `O_ACCMODE`, `O_APPEND`, `O_NONBLOCK`, `O_PATH`, `O_DIRECT` and
+    /// `O_ASYNC` bits of the open flags (O_ASYNC from open(2) only shows:
+    /// as on Linux, F_SETFL is what turns signal-driven I/O on).
     pub flags: IrqLock<u32>,
     offset: IrqLock<u64>,
     /// The path it was opened by (none for a pipe): what
     /// `/proc/PID/maps` names a mapping of it by.
     pub path: Option<alloc::string::String>,
+    /// Who signal-driven I/O signals, and with what (fs/sigio.rs).
+    pub owner: IrqLock<super::sigio::FileOwner>,
 }
 
 /// Open file descriptions in the system now (`/proc/sys/fs/file-nr`): what
@@ -52,6 +55,23 @@ static OPEN_COUNT: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicU
 
 pub fn open_count() -> usize {
     OPEN_COUNT.load(core::sync::atomic::Ordering::Relaxed)
+}
+
+/// An open file's `Readiness`: its own object's, or the pipe its FIFO
+/// node holds (kept alive here, since the node's lock cannot be).
+pub enum ReadinessOf<'a> {
+    Borrowed(&'a Readiness),
+    Fifo(Arc<Pipe>),
+}
+
+impl core::ops::Deref for ReadinessOf<'_> {
+    type Target = Readiness;
+    fn deref(&self) -> &Readiness {
+        match self {
+            ReadinessOf::Borrowed(ready) => ready,
+            ReadinessOf::Fifo(pipe) => &pipe.ready,
+        }
+    }
 }
 
 impl OpenFile {
@@ -63,11 +83,31 @@ impl OpenFile {
             id: NEXT_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
             flags: IrqLock::new(
                 Rank::OpenFile,
-                flags & (O_ACCMODE | O_APPEND | O_NONBLOCK | O_PATH),
+                flags & (O_ACCMODE | O_APPEND | O_NONBLOCK | O_PATH | O_DIRECT | O_ASYNC),
             ),
             offset: IrqLock::new(Rank::OpenFile, 0),
             path: path.map(alloc::string::String::from),
+            owner: IrqLock::new(Rank::OpenFile, Default::default()),
         })
+    }
+
+    /// The changes of the object it reads or writes (a pipe's, an open
+    /// FIFO's, a socket's, the terminal's); None for a file that is always
+    /// ready.
+    pub fn readiness(&self) -> Option<ReadinessOf<'_>> {
+        match &self.kind {
+            Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => {
+                Some(ReadinessOf::Borrowed(&pipe.ready))
+            }
+            Kind::Socket(socket) => Some(ReadinessOf::Borrowed(&socket.ready)),
+            Kind::Epoll(_) => None,
+            Kind::Node(_) if let Some(fifo) = self.fifo() => Some(ReadinessOf::Fifo(fifo)),
+            Kind::Node(node) => node
+                .lock()
+                .device()
+                .is_some_and(|d| d.is_terminal())
+                .then_some(ReadinessOf::Borrowed(&super::console::READY)),
+        }
     }
 
     /// The pipe it reads or writes: a pipe's end, or an open FIFO's.
@@ -527,6 +567,9 @@ pub fn stat_node(node: &NodeRef) -> Stat {
 impl Drop for OpenFile {
     fn drop(&mut self) {
         OPEN_COUNT.fetch_sub(1, core::sync::atomic::Ordering::Relaxed);
+        if *self.flags.lock() & O_ASYNC != 0 {
+            super::sigio::unwatch(self);
+        }
         match &self.kind {
             Kind::PipeRead(p) => p.close_reader(),
             Kind::PipeWrite(p) => p.close_writer(),

@@ -11,4 +11,5 @@ pub mod lock;
 pub mod pipe;
 pub mod procfs;
 pub mod ramfs;
+pub mod sigio;
 pub mod socket;

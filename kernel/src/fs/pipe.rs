@@ -15,6 +15,13 @@
 //! goes back to a page's worth whenever the pipe empties, so an idle pipe
 //! costs little.
 //!
+//! A pipe made with `pipe2(O_DIRECT)` works in packets, as Linux's does:
+//! each write is a packet (one longer than `PIPE_BUF` is cut into packets
+//! of `PIPE_BUF`), a read takes one packet and drops whatever of it did
+//! not fit the reader's buffer, and each packet takes a page of the
+//! pipe's room however short it is (Linux gives each its own buffer of
+//! the pipe's ring): a 64 KiB pipe holds 16 packets.
+//!
 //! A FIFO (mkfifo, mknod S_IFIFO) is a pipe that a node of the file system
 //! holds, with no ends until they are opened (`open_fifo`): opening one
 //! side waits for the other, as POSIX says, and what is left in it when
@@ -51,6 +58,9 @@ pub struct Pipe {
 /// What a pipe holds: the bytes in flight and who has it open.
 struct Buffer {
     bytes: VecDeque<u8>,
+    /// In packet mode (`pipe2(O_DIRECT)`), the length of each packet in
+    /// `bytes`, oldest first; None for a byte stream.
+    packets: Option<VecDeque<usize>>,
     /// Bytes it holds before writers wait.
     capacity: usize,
     readers: usize,
@@ -62,17 +72,17 @@ struct Buffer {
 }
 
 impl Pipe {
-    /// A pipe with one reader and one writer.
-    pub fn new() -> Arc<Pipe> {
-        Pipe::with_ends(1)
+    /// A pipe with one reader and one writer, in packets if `packets`.
+    pub fn new(packets: bool) -> Arc<Pipe> {
+        Pipe::with_ends(1, packets)
     }
 
     /// A FIFO's pipe: no end open yet.
     pub fn unopened() -> Arc<Pipe> {
-        Pipe::with_ends(0)
+        Pipe::with_ends(0, false)
     }
 
-    fn with_ends(ends: usize) -> Arc<Pipe> {
+    fn with_ends(ends: usize, packets: bool) -> Arc<Pipe> {
         static NEXT_ID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
         Arc::new(Pipe {
             id: NEXT_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
@@ -80,6 +90,7 @@ impl Pipe {
                 Rank::Channel,
                 Buffer {
                     bytes: VecDeque::new(),
+                    packets: packets.then(VecDeque::new),
                     capacity: CAPACITY,
                     readers: ends,
                     writers: ends,
@@ -145,6 +156,13 @@ impl Pipe {
         self.ready.changed(self.chan());
     }
 
+    /// A change that can make only `band` possible (data came: POLLIN,
+    /// room came: POLLOUT, a side went): wakes as `wake`, and signals
+    /// only the O_ASYNC ends it concerns (fs/sigio.rs).
+    fn wake_for(&self, band: i16) {
+        self.ready.changed_for(self.chan(), band);
+    }
+
     pub fn read(&self, buf: &mut [u8], nonblock: bool) -> Result<usize, Errno> {
         if buf.is_empty() {
             return Ok(0);
@@ -152,16 +170,7 @@ impl Pipe {
         let n = sched::wait_event(self.chan(), || {
             let mut s = self.state.lock();
             if !s.bytes.is_empty() {
-                let n = buf.len().min(s.bytes.len());
-                let (front, back) = s.bytes.as_slices();
-                let from_front = n.min(front.len());
-                buf[..from_front].copy_from_slice(&front[..from_front]);
-                buf[from_front..n].copy_from_slice(&back[..n - from_front]);
-                s.bytes.drain(..n);
-                if s.bytes.is_empty() && s.bytes.capacity() > KEPT {
-                    s.bytes.shrink_to(KEPT);
-                }
-                Some(Ok(n))
+                Some(Ok(s.take(buf)))
             } else if s.writers == 0 {
                 Some(Ok(0))
             } else if nonblock {
@@ -170,7 +179,7 @@ impl Pipe {
                 None
             }
         })??;
-        self.wake();
+        self.wake_for(abi::types::POLLOUT);
         Ok(n)
     }
 
@@ -182,13 +191,11 @@ impl Pipe {
         while done < buf.len() {
             let step = sched::wait_event(self.chan(), || {
                 let mut s = self.state.lock();
-                let room = s.capacity.saturating_sub(s.bytes.len());
+                let room = s.room();
                 if s.readers == 0 {
                     Some(Err(Errno::EPIPE))
                 } else if room >= buf.len() - done || room > 0 && !atomic {
-                    let n = room.min(buf.len() - done);
-                    s.bytes.extend(&buf[done..done + n]);
-                    Some(Ok(n))
+                    Some(Ok(s.put(&buf[done..], room)))
                 } else if nonblock {
                     Some(Err(Errno::EAGAIN))
                 } else {
@@ -202,7 +209,7 @@ impl Pipe {
             match step {
                 Ok(Ok(n)) => {
                     done += n;
-                    self.wake();
+                    self.wake_for(abi::types::POLLIN);
                 }
                 Ok(Err(e)) | Err(e) if done == 0 => return Err(e),
                 _ => break,
@@ -228,7 +235,7 @@ impl Pipe {
             }
         } else if s.readers == 0 {
             ready |= POLLERR;
-        } else if s.capacity.saturating_sub(s.bytes.len()) >= PIPE_BUF {
+        } else if s.room() >= PIPE_BUF {
             ready |= POLLOUT;
         }
         ready
@@ -254,7 +261,7 @@ impl Pipe {
         }
         {
             let mut s = self.state.lock();
-            if s.bytes.len() > capacity {
+            if s.used() > capacity {
                 return Err(Errno::EBUSY);
             }
             s.capacity = capacity;
@@ -269,23 +276,82 @@ impl Pipe {
 
     pub fn close_reader(&self) {
         self.state.lock().readers -= 1;
-        self.closed_one();
+        self.closed_one(abi::types::POLLOUT | abi::types::POLLERR);
     }
 
     pub fn close_writer(&self) {
         self.state.lock().writers -= 1;
-        self.closed_one();
+        self.closed_one(abi::types::POLLIN | abi::types::POLLHUP);
     }
 
-    /// An end closed: the other side is woken; once no end is left, what
-    /// is in the pipe goes (a FIFO opened again starts empty).
-    fn closed_one(&self) {
+    /// An end closed (the other side now sees `band`): the other side is
+    /// woken; once no end is left, what is in the pipe goes (a FIFO opened
+    /// again starts empty).
+    fn closed_one(&self, band: i16) {
         {
             let mut s = self.state.lock();
             if s.readers == 0 && s.writers == 0 {
                 s.bytes = VecDeque::new();
+                if let Some(packets) = &mut s.packets {
+                    packets.clear();
+                }
             }
         }
-        self.wake();
+        self.wake_for(band);
+    }
+}
+
+impl Buffer {
+    /// The room it takes: its bytes, or a page for each packet.
+    fn used(&self) -> usize {
+        match &self.packets {
+            Some(packets) => packets.len() * PIPE_BUF,
+            None => self.bytes.len(),
+        }
+    }
+
+    /// The room left for a write.
+    fn room(&self) -> usize {
+        self.capacity.saturating_sub(self.used())
+    }
+
+    /// Appends what of `bytes` fits in `room` (a packet at most, in
+    /// packet mode); returns how many went in.
+    fn put(&mut self, bytes: &[u8], room: usize) -> usize {
+        let n = match &mut self.packets {
+            Some(packets) => {
+                let n = bytes.len().min(PIPE_BUF);
+                packets.push_back(n);
+                n
+            }
+            None => room.min(bytes.len()),
+        };
+        self.bytes.extend(&bytes[..n]);
+        n
+    }
+
+    /// Reads into `buf` from the front: as much as there is, or in packet
+    /// mode the first packet, whose bytes past `buf`'s length are dropped.
+    /// There is something to read.
+    fn take(&mut self, buf: &mut [u8]) -> usize {
+        let (n, consumed) = match &mut self.packets {
+            Some(packets) => {
+                let packet = packets.pop_front().expect("a packet to read");
+                (buf.len().min(packet), packet)
+            }
+            None => {
+                let n = buf.len().min(self.bytes.len());
+                (n, n)
+            }
+        };
+        let (front, back) = self.bytes.as_slices();
+        let from_front = n.min(front.len());
+        buf[..from_front].copy_from_slice(&front[..from_front]);
+        buf[from_front..n].copy_from_slice(&back[..n - from_front]);
+        self.bytes.drain(..consumed);
+        if self.bytes.is_empty() && self.bytes.capacity() > KEPT {
+            self.bytes.shrink_to(KEPT);
+        }
+        n
     }
 }

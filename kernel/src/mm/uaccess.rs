@@ -414,6 +414,7 @@ unsafe impl Pod for abi::types::Termios {}
 unsafe impl Pod for abi::types::Winsize {}
 unsafe impl Pod for abi::types::Statfs {}
 unsafe impl Pod for abi::types::Flock {}
+unsafe impl Pod for abi::types::FOwnerEx {}
 unsafe impl Pod for abi::types::Utimbuf {}
 unsafe impl Pod for abi::types::CapHeader {}
 unsafe impl Pod for abi::types::CapData {}

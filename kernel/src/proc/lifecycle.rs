@@ -121,6 +121,7 @@ fn new_process(pid: Pid, ppid: Pid, name: String, files: Files, cwd: String) -> 
         zombie: None,
         autoreap: false,
         exit_signal: SIGCHLD,
+        pdeath_signal: 0,
     }
 }
 
@@ -200,6 +201,7 @@ fn clone_thread(
         let mut thread = Thread::new(tid, p.pid, kstack);
         thread.fpu = t.fpu.clone();
         thread.nice = t.nice;
+        thread.timer_slack = t.timer_slack;
         thread.fs_base = if request.set_tls { args.tls } else { t.fs_base };
         thread.gs_base = t.gs_base;
         // Linux: a thread starts without the caller's alternate stack.
@@ -399,6 +401,7 @@ fn copy_current(
         child.prof = p.prof.for_child();
         let mut thread = Thread::new(0, 0, kstack);
         thread.nice = t.nice;
+        thread.timer_slack = t.timer_slack;
         thread.sig = t.sig.for_child(true);
         thread.fpu = t.fpu.clone();
         thread.fs_base = t.fs_base;
@@ -552,15 +555,24 @@ pub fn release_vfork_parent(pid: Pid) {
     }
 }
 
-/// Makes init the parent of `pid`'s children. Returns whether one of them
-/// is a zombie already (init must be woken to reap it) and their groups.
+/// Makes init the parent of `pid`'s children, sending each its parent-death
+/// signal if it set one. Returns whether one of them is a zombie already
+/// (init must be woken to reap it) and their groups.
 fn give_children_to_init(table: &mut super::Table, pid: Pid) -> (bool, Vec<Pid>) {
     let mut zombie_orphans = false;
     let mut groups = Vec::new();
+    let mut told = Vec::new();
     for p in table.procs.values_mut().filter(|p| p.ppid == pid) {
         p.ppid = INIT_PID;
         zombie_orphans |= p.is_zombie();
         groups.push(p.pgid);
+        if p.pdeath_signal != 0 && !p.is_zombie() {
+            told.push((p.pid, p.pdeath_signal));
+        }
+    }
+    // prctl(PR_SET_PDEATHSIG): the child asked to hear of its parent's end.
+    for (child, sig) in told {
+        signal::send(table, child, sig, signal::Origin::kernel());
     }
     (zombie_orphans, groups)
 }

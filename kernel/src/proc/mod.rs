@@ -159,6 +159,11 @@ pub struct Process {
     /// The signal the parent gets when this process ends (clone's low
     /// byte; SIGCHLD for fork), 0 for none.
     pub exit_signal: u32,
+    /// The signal this process gets when its parent ends, 0 for none
+    /// (prctl's PR_SET_PDEATHSIG; not passed on by fork). Linux sends it
+    /// when the parent *thread* that forked it ends; here, when the parent
+    /// process does, which is what programs that use it wait for.
+    pub pdeath_signal: u32,
 }
 
 impl Process {
@@ -186,8 +191,16 @@ pub struct Thread {
     /// Its nice, -20 to 19 (setpriority(2)): how long its slices are
     /// against a nice 0 thread's (`kcore::nice`).
     pub nice: i32,
-    /// Ticks it ran, user and system (CLOCK_THREAD_CPUTIME_ID).
+    /// Ticks it ran, user and system (CLOCK_THREAD_CPUTIME_ID), and of
+    /// those the ones in user mode (getrusage's RUSAGE_THREAD).
     pub cpu_ticks: u64,
+    pub user_ticks: u64,
+    /// Its context switches, as its process's `switches` counts them.
+    pub switches: Switches,
+    /// How late its timed sleeps may end, in nanoseconds (prctl's
+    /// PR_SET_TIMERSLACK; kept and reported: this kernel's sleeps end at
+    /// the first tick past their deadline whatever it says).
+    pub timer_slack: u64,
     /// When a sleep ends (nanosleep, a futex timeout, poll), if it has a
     /// deadline: nanoseconds since boot on the monotonic clock.
     pub wake_at: Option<u64>,
@@ -261,6 +274,9 @@ impl Thread {
             slice_left: 0,
             nice: 0,
             cpu_ticks: 0,
+            user_ticks: 0,
+            switches: Switches::default(),
+            timer_slack: abi::types::DEFAULT_TIMER_SLACK_NS,
             wake_at: None,
             fs_base: 0,
             gs_base: 0,
@@ -687,6 +703,7 @@ pub fn on_tick(tf: &crate::arch::trap::TrapFrame, keeps_time: bool) {
     let running = table.current_both().map(|(t, p)| {
         let pc = if from_user {
             p.user_ticks += 1;
+            t.user_ticks += 1;
             tf.rip
         } else {
             p.system_ticks += 1;

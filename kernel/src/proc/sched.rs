@@ -282,8 +282,10 @@ pub fn switch_to_scheduler() {
         if let Some((t, p)) = table.current_both() {
             if t.state == State::Runnable {
                 p.switches.involuntary += 1;
+                t.switches.involuntary += 1;
             } else {
                 p.switches.voluntary += 1;
+                t.switches.voluntary += 1;
             }
         }
         drop(table);
@@ -450,10 +452,12 @@ impl Default for PollQueue {
 
 /// What an object others wait on keeps (a pipe, a socket, the terminal):
 /// how many times it changed (data in or out, an end closed; what an
-/// edge-triggered epoll compares) and the pollers that looked at it.
+/// edge-triggered epoll compares), the pollers that looked at it, and how
+/// many of its files have O_ASYNC set (fs/sigio.rs).
 pub struct Readiness {
     changes: core::sync::atomic::AtomicU64,
     pub pollers: PollQueue,
+    async_watches: core::sync::atomic::AtomicU32,
 }
 
 impl Readiness {
@@ -461,16 +465,39 @@ impl Readiness {
         Readiness {
             changes: core::sync::atomic::AtomicU64::new(0),
             pollers: PollQueue::new(),
+            async_watches: core::sync::atomic::AtomicU32::new(0),
         }
     }
 
     /// The object changed: the threads waiting on its channel `chan` and
     /// its pollers run again and look.
     pub fn changed(&self, chan: Chan) {
-        self.changes
-            .fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        use abi::types::{POLLERR, POLLHUP, POLLIN, POLLOUT};
+        self.changed_for(chan, POLLIN | POLLOUT | POLLERR | POLLHUP);
+    }
+
+    /// `changed`, by a change that can make only `band` possible (POLLIN:
+    /// data came; POLLOUT: room came; POLLHUP, POLLERR: a side went): the
+    /// O_ASYNC files on the object that are now ready for it signal their
+    /// owners (fs/sigio.rs). The caller holds no lock of the object.
+    pub fn changed_for(&self, chan: Chan, band: i16) {
+        use core::sync::atomic::Ordering::Relaxed;
+        self.changes.fetch_add(1, Relaxed);
         wakeup(chan);
         self.pollers.wake();
+        if self.async_watches.load(Relaxed) != 0 {
+            crate::fs::sigio::changed(self, band);
+        }
+    }
+
+    /// A file of this object set (`on`) or cleared O_ASYNC.
+    pub fn async_watch(&self, on: bool) {
+        use core::sync::atomic::Ordering::Relaxed;
+        if on {
+            self.async_watches.fetch_add(1, Relaxed);
+        } else {
+            self.async_watches.fetch_sub(1, Relaxed);
+        }
     }
 
     pub fn changes(&self) -> u64 {

@@ -41,8 +41,8 @@
 
 use abi::Errno;
 use abi::types::{
-    MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MREMAP_MAYMOVE, PROT_EXEC, PROT_READ,
-    PROT_WRITE,
+    MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MREMAP_FIXED, MREMAP_MAYMOVE,
+    PROT_EXEC, PROT_READ, PROT_WRITE,
 };
 use kcore::rlimit::Limits;
 use kcore::vma::{FileMap, Kind, Usage};
@@ -323,25 +323,43 @@ impl UserMemory {
     /// mremap(2) of one area: shrinks in place; grows in place when the
     /// pages after it are free, else only by moving (`MREMAP_MAYMOVE`),
     /// which hands the present pages' frames to a fresh range (nothing is
-    /// copied; the rest come on demand there).
+    /// copied; the rest come on demand there). `MREMAP_FIXED` moves to
+    /// `new_addr` whatever the size, replacing what was mapped there.
     pub fn mremap(
         &mut self,
         old: u64,
         old_len: u64,
         new_len: u64,
         flags: u32,
+        new_addr: u64,
         limits: &Limits,
     ) -> Result<u64, Errno> {
         let (Some(old_len), Some(new_len)) = (page_up(old_len), page_up(new_len)) else {
             return Err(Errno::EINVAL);
         };
+        let fixed = flags & MREMAP_FIXED != 0;
         if !old.is_multiple_of(PAGE_SIZE)
             || old_len == 0
             || new_len == 0
-            || flags & !MREMAP_MAYMOVE != 0
+            || flags & !(MREMAP_MAYMOVE | MREMAP_FIXED) != 0
+            || fixed && flags & MREMAP_MAYMOVE == 0
         {
             return Err(Errno::EINVAL);
         }
+        // Linux checks the new place before the old range.
+        let fixed_end = if fixed {
+            let end = new_addr
+                .checked_add(new_len)
+                .filter(|&e| e <= USER_TOP && new_addr.is_multiple_of(PAGE_SIZE))
+                .ok_or(Errno::EINVAL)?;
+            // The two ranges may not overlap.
+            if new_addr < old.saturating_add(old_len) && old < end {
+                return Err(Errno::EINVAL);
+            }
+            Some(end)
+        } else {
+            None
+        };
         let old_end = old
             .checked_add(old_len)
             .filter(|&e| e <= USER_TOP)
@@ -351,6 +369,15 @@ impl UserMemory {
             .filter(|r| r.end >= old_end)
             .ok_or(Errno::EFAULT)?
             .area;
+        if let Some(end) = fixed_end {
+            if new_len > old_len {
+                self.may_expand(limits, Usage::of(&area, new_len - old_len))?;
+            } else {
+                self.munmap(old + new_len, old_len - new_len)?;
+            }
+            self.munmap(new_addr, end - new_addr)?;
+            return self.move_area(old, old_len.min(new_len), new_addr, new_len, area);
+        }
         if new_len <= old_len {
             self.munmap(old + new_len, old_len - new_len)?;
             return Ok(old);
@@ -370,6 +397,21 @@ impl UserMemory {
         let start = self
             .areas(|a| a.find_gap(new_len, low, MMAP_TOP))
             .ok_or(Errno::ENOMEM)?;
+        self.move_area(old, old_len, start, new_len, area)
+    }
+
+    /// Moves `[old, old + len)` of `area` to `start`, whose `new_len`
+    /// bytes are free: the present pages' frames go to the same offsets
+    /// there, and the area is recorded over the new range.
+    fn move_area(
+        &mut self,
+        old: u64,
+        len: u64,
+        start: u64,
+        new_len: u64,
+        area: Area,
+    ) -> Result<u64, Errno> {
+        let old_end = old + len;
         let mut at = old;
         while let Some(page) = self.space.next_mapped(at, old_end) {
             at = page + PAGE_SIZE;
@@ -380,7 +422,7 @@ impl UserMemory {
                 // Out of page-table frames half way: the moved pages stay
                 // where they went, the rest are lost with the old range.
                 frames::release(frame);
-                self.munmap(old, old_len)?;
+                self.munmap(old, len)?;
                 self.unmap_range(start, start + new_len);
                 return Err(Errno::ENOMEM);
             }

@@ -549,18 +549,23 @@ pub fn dup3(old: i32, new: i32, flags: u32) -> SysResult {
     Ok(new as usize)
 }
 
+/// pipe2(2): a pipe's two ends at `fds`, with O_CLOEXEC, O_NONBLOCK, and
+/// O_DIRECT for packet mode (fs/pipe.rs).
 pub fn pipe2(fds: u64, flags: u32) -> SysResult {
-    if flags & !(O_CLOEXEC | O_NONBLOCK) != 0 {
+    if flags & !(O_CLOEXEC | O_NONBLOCK | O_DIRECT) != 0 {
         return Err(Errno::EINVAL);
     }
     uaccess::check_range(fds, 8, true)?;
-    let pipe = Pipe::new();
-    let reader = OpenFile::new(
-        Kind::PipeRead(pipe.clone()),
-        O_RDONLY | (flags & O_NONBLOCK),
+    let pipe = Pipe::new(flags & O_DIRECT != 0);
+    // As Linux's: O_DIRECT shows on the writing end alone (the packets are
+    // the pipe's, so both ends work in them).
+    let nonblock = flags & O_NONBLOCK;
+    let reader = OpenFile::new(Kind::PipeRead(pipe.clone()), O_RDONLY | nonblock, None);
+    let writer = OpenFile::new(
+        Kind::PipeWrite(pipe),
+        O_WRONLY | nonblock | (flags & O_DIRECT),
         None,
     );
-    let writer = OpenFile::new(Kind::PipeWrite(pipe), O_WRONLY | (flags & O_NONBLOCK), None);
     let cloexec = flags & O_CLOEXEC != 0;
     let pair = current(|p| {
         let limit = p.fd_limit();
@@ -651,8 +656,61 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
         F_GETFL => Ok(*fd_path(fd)?.flags.lock() as usize),
         F_SETFL => {
             let file = fd_file(fd)?;
-            let mut flags = file.flags.lock();
-            *flags = (*flags & !(O_APPEND | O_NONBLOCK)) | (arg as u32 & (O_APPEND | O_NONBLOCK));
+            let settable = O_APPEND | O_NONBLOCK | O_ASYNC;
+            let was_async = {
+                let mut flags = file.flags.lock();
+                let was = *flags & O_ASYNC != 0;
+                *flags = (*flags & !settable) | (arg as u32 & settable);
+                was
+            };
+            match (was_async, arg as u32 & O_ASYNC != 0) {
+                (false, true) => crate::fs::sigio::watch(&file, fd),
+                (true, false) => crate::fs::sigio::unwatch(&file),
+                _ => {}
+            }
+            Ok(0)
+        }
+        F_GETOWN => Ok(fd_file(fd)?.owner.lock().getown() as isize as usize),
+        F_SETOWN => {
+            let file = fd_file(fd)?;
+            let who = arg as i32;
+            if who == i32::MIN {
+                return Err(Errno::EINVAL);
+            }
+            let (kind, id) = if who < 0 {
+                (F_OWNER_PGRP, who.unsigned_abs())
+            } else {
+                (F_OWNER_PID, who as u32)
+            };
+            let mut owner = file.owner.lock();
+            *owner = crate::fs::sigio::owner(kind, id, owner.signal)?;
+            Ok(0)
+        }
+        F_GETOWN_EX => {
+            let owner = *fd_file(fd)?.owner.lock();
+            let ex = FOwnerEx {
+                kind: owner.kind,
+                pid: owner.id as i32,
+            };
+            uaccess::write(arg, &ex)?;
+            Ok(0)
+        }
+        F_SETOWN_EX => {
+            let file = fd_file(fd)?;
+            let ex: FOwnerEx = uaccess::read(arg)?;
+            let id = u32::try_from(ex.pid).map_err(|_| Errno::EINVAL)?;
+            let mut owner = file.owner.lock();
+            *owner = crate::fs::sigio::owner(ex.kind, id, owner.signal)?;
+            Ok(0)
+        }
+        F_GETSIG => Ok(fd_file(fd)?.owner.lock().signal as usize),
+        F_SETSIG => {
+            let file = fd_file(fd)?;
+            let signal = u32::try_from(arg)
+                .ok()
+                .filter(|&s| s < abi::signal::NSIG)
+                .ok_or(Errno::EINVAL)?;
+            file.owner.lock().signal = signal;
             Ok(0)
         }
         F_GETLK | F_SETLK | F_SETLKW | F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW => {

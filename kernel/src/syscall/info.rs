@@ -334,12 +334,15 @@ pub fn times(out: u64) -> SysResult {
     Ok(clock::ticks() as usize)
 }
 
-/// getrusage(2): user and system time and context switches of the caller
-/// or its reaped children.
+/// getrusage(2): user and system time and context switches of the calling
+/// process, its reaped children, or the calling thread.
 pub fn getrusage(who: i32, out: u64) -> SysResult {
     let ((user, system), switches) = match who {
         abi::types::RUSAGE_SELF => current(|p| ((p.user_ticks, p.system_ticks), p.switches)),
         abi::types::RUSAGE_CHILDREN => current(|p| (p.children_ticks, p.children_switches)),
+        abi::types::RUSAGE_THREAD => crate::proc::current_thread(|t| {
+            ((t.user_ticks, t.cpu_ticks - t.user_ticks), t.switches)
+        }),
         _ => return Err(Errno::EINVAL),
     };
     uaccess::write(out, &rusage((user, system), switches))?;

@@ -173,8 +173,8 @@ pub fn munmap(addr: u64, len: u64) -> SysResult {
     with_memory(|m, _| m.munmap(addr, len)).map(|()| 0)
 }
 
-pub fn mremap(old: u64, old_len: u64, new_len: u64, flags: u32) -> SysResult {
-    with_memory(|m, l| m.mremap(old, old_len, new_len, flags, l)).map(|a| a as usize)
+pub fn mremap(old: u64, old_len: u64, new_len: u64, flags: u32, new_addr: u64) -> SysResult {
+    with_memory(|m, l| m.mremap(old, old_len, new_len, flags, new_addr, l)).map(|a| a as usize)
 }
 
 pub fn mprotect(addr: u64, len: u64, prot: u32) -> SysResult {

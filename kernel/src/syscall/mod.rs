@@ -172,7 +172,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::MSYNC => mem::msync(a[0], a[1], a[2] as u32),
         sys::MUNMAP => mem::munmap(a[0], a[1]),
         sys::MPROTECT => mem::mprotect(a[0], a[1], a[2] as u32),
-        sys::MREMAP => mem::mremap(a[0], a[1], a[2], a[3] as u32),
+        sys::MREMAP => mem::mremap(a[0], a[1], a[2], a[3] as u32, a[4]),
         sys::MADVISE => mem::madvise(a[0], a[1], a[2] as u32),
         sys::MLOCK => mem::mlock2(a[0], a[1], 0),
         sys::MLOCK2 => mem::mlock2(a[0], a[1], a[2] as u32),
@@ -195,6 +195,11 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::RT_SIGRETURN => signal::rt_sigreturn(tf),
         sys::RT_SIGPENDING => signal::rt_sigpending(a[0], a[1]),
         sys::RT_SIGSUSPEND => signal::rt_sigsuspend(a[0], a[1]),
+        sys::RT_SIGTIMEDWAIT => signal::rt_sigtimedwait(a[0], a[1], a[2], a[3]),
+        sys::RT_SIGQUEUEINFO => signal::rt_sigqueueinfo(a[0] as i32, a[1] as u32, a[2]),
+        sys::RT_TGSIGQUEUEINFO => {
+            signal::rt_tgsigqueueinfo(a[0] as i32, a[1] as i32, a[2] as u32, a[3])
+        }
         sys::PAUSE => signal::pause(),
         sys::SIGALTSTACK => signal::sigaltstack(a[0], a[1]),
         sys::GETITIMER => signal::getitimer(a[0] as u32, a[1]),

@@ -434,11 +434,37 @@ pub fn arch_prctl(code: u32, addr: u64) -> SysResult {
 }
 
 /// prctl(2): PR_SET_NAME and PR_GET_NAME (the process's name, which `ps`
-/// shows; per thread on Linux, per process here); every other option is
-/// EINVAL, as Linux answers an option it does not know.
+/// shows; per thread on Linux, per process here), PR_SET_PDEATHSIG and
+/// PR_GET_PDEATHSIG (a signal when the parent ends), PR_SET_TIMERSLACK
+/// and PR_GET_TIMERSLACK (kept per thread; 0 sets the default back);
+/// every other option is EINVAL, as Linux answers an option it does not
+/// know.
 pub fn prctl(option: u32, arg: u64) -> SysResult {
-    use abi::types::{PR_GET_NAME, PR_SET_NAME, TASK_COMM_LEN};
+    use abi::types::*;
     match option {
+        PR_SET_PDEATHSIG => {
+            let sig = u32::try_from(arg)
+                .ok()
+                .filter(|&s| s < abi::signal::NSIG)
+                .ok_or(Errno::EINVAL)?;
+            current(|p| p.pdeath_signal = sig);
+            Ok(0)
+        }
+        PR_GET_PDEATHSIG => {
+            let sig = current(|p| p.pdeath_signal) as i32;
+            uaccess::write(arg, &sig)?;
+            Ok(0)
+        }
+        PR_SET_TIMERSLACK => {
+            let slack = if arg == 0 {
+                DEFAULT_TIMER_SLACK_NS
+            } else {
+                arg
+            };
+            current_thread(|t| t.timer_slack = slack);
+            Ok(0)
+        }
+        PR_GET_TIMERSLACK => Ok(current_thread(|t| t.timer_slack) as usize),
         PR_SET_NAME => {
             let mut name = uaccess::read_cstr(arg, kcore::path::PATH_MAX)?;
             let mut keep = name.len().min(TASK_COMM_LEN - 1);

@@ -92,6 +92,115 @@ pub fn rt_sigsuspend(mask: u64, setsize: u64) -> SysResult {
     pause()
 }
 
+/// rt_sigtimedwait(2): takes a signal of `set` that is pending (waiting
+/// for one, for at most `timeout` if given) without running its handler;
+/// returns its number, its siginfo at `info` if asked. EAGAIN when the
+/// time is up, EINTR when another signal's handler must run.
+///
+/// While it waits the set is unblocked, as on Linux (the mask is put back
+/// before it returns), so that a signal sent to the process finds this
+/// thread willing to take it and wakes it.
+pub fn rt_sigtimedwait(set: u64, info: u64, timeout: u64, setsize: u64) -> SysResult {
+    if setsize != SIGSET_SIZE {
+        return Err(Errno::EINVAL);
+    }
+    let set = rules::sanitize_mask(uaccess::read::<SigSet>(set)?);
+    let deadline = if timeout != 0 {
+        let t: abi::types::Timespec = uaccess::read(timeout)?;
+        if t.tv_sec < 0 || !(0..1_000_000_000).contains(&t.tv_nsec) {
+            return Err(Errno::EINVAL);
+        }
+        let nanos = (t.tv_sec as u128) * 1_000_000_000 + t.tv_nsec as u128;
+        Some(super::process::deadline_in(nanos))
+    } else {
+        None
+    };
+    let taken = match current_both(|t, p| signal::take_waited(t, p, set)) {
+        Some(taken) => Ok(taken),
+        None => {
+            let blocked = current_thread(|t| {
+                let blocked = t.sig.blocked;
+                t.sig.blocked &= !set;
+                blocked
+            });
+            let waited = sched::wait_event_until(sched::Chan::Signal, deadline, || {
+                current_both(|t, p| signal::take_waited(t, p, set))
+            });
+            current_thread(|t| signal::set_mask(t, blocked));
+            match waited {
+                Err(Errno::ETIMEDOUT) => Err(Errno::EAGAIN),
+                Err(_) => Err(Errno::EINTR),
+                Ok(taken) => Ok(taken),
+            }
+        }
+    };
+    let (signal, origin) = taken?;
+    if info != 0 {
+        uaccess::write(info, &origin.info(signal))?;
+    }
+    Ok(signal as usize)
+}
+
+/// rt_sigqueueinfo(2): sends `signal` with the caller's siginfo (its
+/// si_value above all) to process `pid`. A siginfo that claims to come
+/// from kill or the kernel (si_code >= 0, or SI_TKILL) may only be sent to
+/// the caller itself (EPERM), as Linux rules.
+pub fn rt_sigqueueinfo(pid: i32, signal: u32, info: u64) -> SysResult {
+    queue_info(pid, None, signal, info)
+}
+
+/// rt_tgsigqueueinfo(2): rt_sigqueueinfo to thread `tid` of `tgid`.
+pub fn rt_tgsigqueueinfo(tgid: i32, tid: i32, signal: u32, info: u64) -> SysResult {
+    if tid <= 0 {
+        return Err(Errno::EINVAL);
+    }
+    queue_info(tgid, Some(tid as Tid), signal, info)
+}
+
+fn queue_info(pid: i32, tid: Option<Tid>, signal: u32, info: u64) -> SysResult {
+    let mut siginfo: SigInfo = uaccess::read(info)?;
+    if pid <= 0 || (signal != 0 && !rules::valid(signal)) {
+        return Err(Errno::EINVAL);
+    }
+    let (me, cred) = current(|p| (p.pid, p.cred.clone()));
+    if (siginfo.code >= 0 || siginfo.code == SI_TKILL) && pid as Pid != me {
+        return Err(Errno::EPERM);
+    }
+    siginfo.signo = signal as i32;
+    let mut table = TABLE.lock();
+    let found = match tid {
+        Some(tid) => table
+            .threads
+            .get(&tid)
+            .filter(|t| t.state != crate::proc::State::Dead && t.pid == pid as Pid)
+            .map(|t| t.pid),
+        None => table
+            .procs
+            .get(&(pid as Pid))
+            .filter(|p| !p.is_zombie())
+            .map(|p| p.pid),
+    };
+    let Some(owner) = found else {
+        return Err(Errno::ESRCH);
+    };
+    if owner != me
+        && !table
+            .procs
+            .get(&owner)
+            .is_some_and(|p| cred.may_signal(&p.cred))
+    {
+        return Err(Errno::EPERM);
+    }
+    if signal != 0 {
+        let origin = Origin::queued(&siginfo);
+        match tid {
+            Some(tid) => signal::send_to_thread(&mut table, tid, signal, origin),
+            None => signal::send(&mut table, owner, signal, origin),
+        }
+    }
+    Ok(0)
+}
+
 /// rt_sigreturn(2): back to the state the handler's frame saved.
 pub fn rt_sigreturn(tf: &mut TrapFrame) -> SysResult {
     signal::sigreturn(tf)
@@ -195,7 +304,7 @@ pub fn tgkill(tgid: i32, tid: i32, signal: u32) -> SysResult {
         return Err(Errno::EPERM);
     }
     if signal != 0 {
-        signal::send_to_thread(&mut table, tid as Tid, signal, Origin::user(me));
+        signal::send_to_thread(&mut table, tid as Tid, signal, Origin::tkill(me));
     }
     Ok(0)
 }

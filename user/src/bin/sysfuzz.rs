@@ -95,7 +95,7 @@ const CALLS: &[(usize, u64)] = &[
     (PSELECT6, 2),
     (PPOLL, 2),
     (SCHED_YIELD, 1),
-    (MREMAP, 3),
+    (MREMAP, 5),
     (MSYNC, 2),
     (MADVISE, 1),
     (DUP, 2),
@@ -178,6 +178,9 @@ const CALLS: &[(usize, u64)] = &[
     (GETPGID, 1),
     (RT_SIGPENDING, 2),
     (RT_SIGSUSPEND, 1),
+    (RT_SIGTIMEDWAIT, 1),
+    (RT_SIGQUEUEINFO, 1),
+    (RT_TGSIGQUEUEINFO, 1),
     (SIGALTSTACK, 3),
     (ARCH_PRCTL, 2),
     (GETTID, 1),
@@ -372,7 +375,46 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
     }
     match nr {
         READ | WRITE | CLOSE | FSTAT | LSEEK | IOCTL | PREAD64 | PWRITE64 | READV | WRITEV
-        | DUP | FCNTL | FSYNC | FTRUNCATE | GETDENTS64 | FCHDIR => a[0] = descriptor(rng),
+        | DUP | FSYNC | FTRUNCATE | GETDENTS64 | FCHDIR => a[0] = descriptor(rng),
+        // The commands, mostly; an owner for signal-driven I/O only among
+        // the worker itself (any other process could die of the SIGIO).
+        FCNTL => {
+            use abi::types::*;
+            a[0] = descriptor(rng);
+            if rng.below(4) != 0 {
+                a[1] = u64::from(rng.pick(&[
+                    F_GETFL,
+                    F_SETFL,
+                    F_GETFD,
+                    F_SETFD,
+                    F_DUPFD,
+                    F_GETOWN,
+                    F_SETOWN,
+                    F_GETOWN_EX,
+                    F_GETSIG,
+                    F_SETSIG,
+                    F_GETLK,
+                    F_SETLK,
+                    F_GETPIPE_SZ,
+                    F_SETPIPE_SZ,
+                ]));
+            }
+            match a[1] as u32 {
+                F_SETOWN | F_SETOWN_EX => a[2] = rng.pick(&[0, me, me.wrapping_neg()]),
+                F_SETFL => a[2] = u64::from(rng.pick(&[O_ASYNC, O_NONBLOCK, O_APPEND, 0])),
+                _ => {}
+            }
+        }
+        RT_SIGQUEUEINFO | RT_TGSIGQUEUEINFO => {
+            a[0] = rng.pick(&[me, 0, 99_999]);
+            let signal = signal_number(rng);
+            if nr == RT_SIGQUEUEINFO {
+                a[1] = signal;
+            } else {
+                a[1] = rng.pick(&[me, 99_999]);
+                a[2] = signal;
+            }
+        }
         SENDFILE => {
             a[0] = descriptor(rng);
             a[1] = descriptor(rng);
@@ -426,6 +468,9 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
         MMAP | MUNMAP | MPROTECT | MREMAP | MSYNC if rng.below(5) != 0 => {
             a[0] = memory.arena + 4096 * rng.below(ARENA_LEN / 4096);
             a[1] = 4096 * rng.below(8);
+            if nr == MREMAP {
+                a[4] = memory.arena + 4096 * rng.below(ARENA_LEN / 4096);
+            }
             if nr == MMAP {
                 a[3] |= u64::from(abi::types::MAP_FIXED);
                 // Half the time a file's pages, shared or private.
@@ -566,7 +611,7 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
             }
         }
         ALARM => a[0] = rng.below(3),
-        NANOSLEEP | CLOCK_NANOSLEEP | PAUSE | RT_SIGSUSPEND | WAIT4 => {
+        NANOSLEEP | CLOCK_NANOSLEEP | PAUSE | RT_SIGSUSPEND | RT_SIGTIMEDWAIT | WAIT4 => {
             // Blocking calls: rarely, so workers mostly keep calling.
             if rng.below(4) != 0 {
                 a[0] = 0;
