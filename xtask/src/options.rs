@@ -43,7 +43,8 @@ options:
                      init=/bin/sh, crash=KIND, lock=auto|ticket|tas; checked before
                      anything is built
   --verbose          show the bootloader's own log lines before the kernel's
-  --timeout SECONDS  power QEMU off after this long (default: none for run, 300 for test)
+  --timeout SECONDS  power QEMU off after this long (default: none for run; for test 300,
+                     900 for the musl and glibc suites)
   --add HOST[:GUEST] put a host file into the ramdisk (default guest path /bin/NAME)
   --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)

@@ -49,7 +49,9 @@ impl Ending {
             }
             Ending::TimedOut(s) => format!("QEMU timed out after {s} s and was killed"),
             Ending::QemuEnded(Some(c)) => {
-                format!("QEMU ended with code {c} without a guest exit status (triple fault?)")
+                format!(
+                    "QEMU ended with code {c} without a guest exit status (a triple fault, or QEMU could not start: its message is above)"
+                )
             }
             Ending::QemuEnded(None) => "QEMU was killed by a signal".into(),
         }
@@ -208,10 +210,13 @@ pub fn boot(
     }
     let status = child.wait().map_err(|e| format!("waiting for QEMU: {e}"))?;
     let qemu_stderr = err_thread.join().unwrap_or_default();
-    let ending = if timed_out {
-        Ending::TimedOut(timeout.as_secs())
-    } else {
-        Ending::from_qemu(status.code())
+    let ending = match Ending::from_qemu(status.code()) {
+        _ if timed_out => Ending::TimedOut(timeout.as_secs()),
+        // Only the kernel powers off through the exit device, so a status
+        // before its banner is QEMU's own failure (exit code 1: an image
+        // another QEMU holds locked, a bad option), not a guest's 0.
+        Ending::Exited(_) if first_line_after.is_none() => Ending::QemuEnded(status.code()),
+        ending => ending,
     };
     Ok(Outcome {
         ending,

@@ -77,6 +77,19 @@ pub struct Suite {
     pub expect: Expect,
 }
 
+impl Suite {
+    /// Seconds one boot of this suite may take (unless `--timeout` says):
+    /// 300, and 900 for the musl and glibc programs, which are fifty-odd,
+    /// each under `/bin/musltests`' own limit of 240 s (on 4 virtual CPUs
+    /// beside CPU hogs on a 2-core host, the musl suite took over 300 s).
+    pub fn timeout_seconds(&self) -> u64 {
+        match self.expect {
+            Expect::Musl | Expect::Glibc => 900,
+            _ => 300,
+        }
+    }
+}
+
 /// What /bin/callgraph's profile must show (user/profiled: `a` on top,
 /// called 1000 times, `b` 10 times).
 const CALLGRAPH_PROFILE: Expect = Expect::Gprof {

@@ -433,7 +433,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         suite.tick.name(),
         if boot_opts.uefi { "uefi" } else { "bios" }
     );
-    let timeout = Duration::from_secs(opts.timeout.unwrap_or(300));
+    let timeout = Duration::from_secs(opts.timeout.unwrap_or(suite.timeout_seconds()));
     let outcome = qemu::boot(&boot_opts, &image, timeout, false, suite.typing)?;
     tally.log = Some(keep_log(suite.name, &outcome)?);
     if let Some(t) = outcome.first_line_after {

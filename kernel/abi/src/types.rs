@@ -251,6 +251,21 @@ pub const O_NONBLOCK: u32 = 0o4000;
 pub const O_DIRECTORY: u32 = 0o200000;
 /// Unbuffered I/O on a file; on a pipe (pipe2), packet mode.
 pub const O_DIRECT: u32 = 0o40000;
+/// fallocate(2)'s modes.
+pub const FALLOC_FL_KEEP_SIZE: u32 = 0x01;
+pub const FALLOC_FL_PUNCH_HOLE: u32 = 0x02;
+pub const FALLOC_FL_NO_HIDE_STALE: u32 = 0x04;
+pub const FALLOC_FL_COLLAPSE_RANGE: u32 = 0x08;
+pub const FALLOC_FL_ZERO_RANGE: u32 = 0x10;
+pub const FALLOC_FL_INSERT_RANGE: u32 = 0x20;
+pub const FALLOC_FL_UNSHARE_RANGE: u32 = 0x40;
+/// close_range(2)'s flags.
+pub const CLOSE_RANGE_UNSHARE: u32 = 1 << 1;
+pub const CLOSE_RANGE_CLOEXEC: u32 = 1 << 2;
+/// preadv2(2) and pwritev2(2)'s flags (those taken here).
+pub const RWF_HIPRI: u32 = 1;
+pub const RWF_DSYNC: u32 = 2;
+pub const RWF_SYNC: u32 = 4;
 /// Signal-driven I/O (F_SETFL; Linux's FASYNC).
 pub const O_ASYNC: u32 = 0o20000;
 pub const O_CLOEXEC: u32 = 0o2000000;

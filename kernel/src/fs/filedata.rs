@@ -125,6 +125,44 @@ impl FileData {
         self.0.lock().truncate(len)
     }
 
+    /// fallocate(2)'s allocation: frames for every page of `[at, end)`
+    /// now, so writing there cannot run out (ENOSPC, with what was
+    /// allocated kept, if memory is short); the length grows to `end`
+    /// unless `keep_size`.
+    pub fn allocate(&self, at: u64, end: u64, keep_size: bool) -> Result<(), Errno> {
+        let mut pages = self.0.lock();
+        let first = usize::try_from(at / PAGE_SIZE).map_err(|_| Errno::EFBIG)?;
+        let last = usize::try_from(end.div_ceil(PAGE_SIZE)).map_err(|_| Errno::EFBIG)?;
+        pages.allocate(first, last)?;
+        if !keep_size && end > pages.len {
+            pages.truncate(end)?;
+        }
+        Ok(())
+    }
+
+    /// fallocate's FALLOC_FL_PUNCH_HOLE: `[at, end)` reads as zeros; a
+    /// whole page there that no mapping shares goes back to the allocator
+    /// (a hole), one that a mapping shares is zeroed in place, so the
+    /// mapping sees the zeros too. The length stays.
+    pub fn punch(&self, at: u64, end: u64) {
+        let mut pages = self.0.lock();
+        let end = end.min(pages.len);
+        let mut pos = at;
+        while pos < end {
+            let page = (pos / PAGE_SIZE) as usize;
+            let from = (pos % PAGE_SIZE) as usize;
+            let to = (end - page as u64 * PAGE_SIZE).min(PAGE_SIZE) as usize;
+            if let Some(Some(frame)) = pages.pages.get_mut(page) {
+                if from == 0 && to == PAGE && !frame.is_shared() {
+                    pages.pages[page] = None;
+                } else {
+                    frame.bytes_mut()[from..to].fill(0);
+                }
+            }
+            pos = (page as u64 + 1) * PAGE_SIZE;
+        }
+    }
+
     /// The whole file as one buffer (export).
     pub fn to_vec(&self) -> Vec<u8> {
         let pages = self.0.lock();

@@ -117,9 +117,23 @@ pub fn now() -> Timespec {
     }
 }
 
+/// Nodes that exist now, named or not (statfs's used inodes).
+static LIVE_NODES: AtomicU64 = AtomicU64::new(0);
+
+pub fn live_nodes() -> u64 {
+    LIVE_NODES.load(Ordering::Relaxed)
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        LIVE_NODES.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 impl Node {
     /// A node with one name, made now.
     pub fn new(ino: u64, perm: u32, content: Content) -> Node {
+        LIVE_NODES.fetch_add(1, Ordering::Relaxed);
         let t = now();
         Node {
             ino,

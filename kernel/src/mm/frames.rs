@@ -217,6 +217,11 @@ impl OwnedFrame {
         unsafe { &*phys_to_virt(self.0.start_address()).as_ptr::<[u8; PAGE_SIZE as usize]>() }
     }
 
+    /// Whether a mapping shares it (more users than its owner).
+    pub fn is_shared(&self) -> bool {
+        users(self.0) > 1
+    }
+
     pub fn bytes_mut(&mut self) -> &mut [u8; PAGE_SIZE as usize] {
         // SAFETY: as in `bytes`; the exclusive borrow makes this the only
         // kernel reference to the frame's bytes.

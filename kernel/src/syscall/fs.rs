@@ -286,6 +286,61 @@ pub fn writev(fd: i32, iov: u64, count: u64) -> SysResult {
     vectored(iov, count, |base, len| write(fd, base, len))
 }
 
+/// preadv(2): readv at file offset `at`, which the file's own offset
+/// does not follow (pread64 for each buffer, in turn).
+pub fn preadv(fd: i32, iov: u64, count: u64, at: i64) -> SysResult {
+    positioned(iov, count, at, |base, len, at| pread64(fd, base, len, at))
+}
+
+/// pwritev(2): writev at file offset `at`.
+pub fn pwritev(fd: i32, iov: u64, count: u64, at: i64) -> SysResult {
+    positioned(iov, count, at, |base, len, at| pwrite64(fd, base, len, at))
+}
+
+/// preadv2(2): preadv, or readv at the file's offset when `at` is -1;
+/// `flags` may ask RWF_HIPRI, RWF_DSYNC and RWF_SYNC, which a file in
+/// memory meets as it is; any other flag is EOPNOTSUPP.
+pub fn preadv2(fd: i32, iov: u64, count: u64, at: i64, flags: u32) -> SysResult {
+    rwf_flags(flags)?;
+    if at == -1 {
+        readv(fd, iov, count)
+    } else {
+        preadv(fd, iov, count, at)
+    }
+}
+
+/// pwritev2(2): pwritev, or writev at the file's offset when `at` is -1.
+pub fn pwritev2(fd: i32, iov: u64, count: u64, at: i64, flags: u32) -> SysResult {
+    rwf_flags(flags)?;
+    if at == -1 {
+        writev(fd, iov, count)
+    } else {
+        pwritev(fd, iov, count, at)
+    }
+}
+
+/// The RWF_* flags of preadv2 and pwritev2 this kernel takes.
+fn rwf_flags(flags: u32) -> Result<(), Errno> {
+    if flags & !(RWF_HIPRI | RWF_DSYNC | RWF_SYNC) != 0 {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    Ok(())
+}
+
+/// preadv and pwritev: `vectored` from offset `at` on (EINVAL if it is
+/// negative), each buffer at the offset the ones before it reached.
+fn positioned(iov: u64, count: u64, at: i64, io: impl Fn(u64, u64, i64) -> SysResult) -> SysResult {
+    if at < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let done = core::cell::Cell::new(0i64);
+    vectored(iov, count, |base, len| {
+        let n = io(base, len, at.saturating_add(done.get()))?;
+        done.set(done.get() + n as i64);
+        Ok(n)
+    })
+}
+
 /// readv and writev: the buffers of the iovec array, checked first
 /// (`iovecs`), go through `io` in order; a short transfer ends the call,
 /// and an error after some bytes moved answers those bytes.
@@ -417,6 +472,43 @@ pub fn close(fd: i32) -> SysResult {
     let (pid, file) = current(|p| p.files.remove(fd).map(|f| (p.pid, f)))?;
     // Outside the table lock: closing a pipe end wakes its peer.
     file::close_by(pid, file);
+    Ok(0)
+}
+
+/// close_range(2): closes the descriptors from `first` to `last` that are
+/// open, or with CLOSE_RANGE_CLOEXEC marks them close-on-exec instead;
+/// CLOSE_RANGE_UNSHARE first gives the caller a table of its own if it
+/// shares one (clone's CLONE_FILES). EINVAL for `first` past `last` or an
+/// unknown flag.
+pub fn close_range(first: u32, last: u32, flags: u32) -> SysResult {
+    if first > last || flags & !(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let (pid, closed) = current(|p| {
+        if flags & CLOSE_RANGE_UNSHARE != 0 {
+            p.files.unshare();
+        }
+        let open: Vec<i32> = p
+            .files
+            .open()
+            .into_iter()
+            .map(|(fd, _)| fd)
+            .filter(|&fd| (first..=last).contains(&(fd as u32)))
+            .collect();
+        let mut closed = Vec::new();
+        for fd in open {
+            if flags & CLOSE_RANGE_CLOEXEC != 0 {
+                let _ = p.files.set_cloexec(fd, true);
+            } else if let Ok(file) = p.files.remove(fd) {
+                closed.push(file);
+            }
+        }
+        (p.pid, closed)
+    });
+    // Outside the table lock, as close(2) does.
+    for file in closed {
+        file::close_by(pid, file);
+    }
     Ok(0)
 }
 
@@ -627,6 +719,70 @@ fn change_dir(path: &str) -> SysResult {
         }
     }
     current(|p| p.cwd = real);
+    Ok(0)
+}
+
+/// fallocate(2) as Linux's tmpfs answers it: mode 0 gives every page of
+/// `[offset, offset + len)` its memory now and grows the file to cover it;
+/// FALLOC_FL_KEEP_SIZE allocates without growing; FALLOC_FL_PUNCH_HOLE
+/// (with KEEP_SIZE) makes the range read as zeros and gives its whole
+/// pages back. Linux's checks, in its order: EINVAL for a negative offset
+/// or a length not above 0; EOPNOTSUPP for an unknown mode bit or a hole
+/// without KEEP_SIZE; EBADF unless open for writing; ESPIPE for a pipe or
+/// FIFO, EISDIR for a directory, ENODEV for anything else not a file;
+/// EFBIG past the largest size; EOPNOTSUPP for the modes tmpfs does not
+/// do (zero, collapse, insert, unshare range); ENOSPC when memory is
+/// short; past RLIMIT_FSIZE, SIGXFSZ and EFBIG.
+pub fn fallocate(fd: i32, mode: u32, offset: i64, len: i64) -> SysResult {
+    if offset < 0 || len <= 0 {
+        return Err(Errno::EINVAL);
+    }
+    let known = FALLOC_FL_KEEP_SIZE
+        | FALLOC_FL_PUNCH_HOLE
+        | FALLOC_FL_NO_HIDE_STALE
+        | FALLOC_FL_COLLAPSE_RANGE
+        | FALLOC_FL_ZERO_RANGE
+        | FALLOC_FL_INSERT_RANGE
+        | FALLOC_FL_UNSHARE_RANGE;
+    let hole = mode & FALLOC_FL_PUNCH_HOLE != 0;
+    if mode & !known != 0 || hole && mode & FALLOC_FL_KEEP_SIZE == 0 {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    let file = fd_file(fd)?;
+    if !file.writable() {
+        return Err(Errno::EBADF);
+    }
+    let Kind::Node(node) = &file.kind else {
+        return Err(match file.kind {
+            Kind::PipeRead(_) | Kind::PipeWrite(_) => Errno::ESPIPE,
+            _ => Errno::ENODEV,
+        });
+    };
+    let data = match &node.lock().content {
+        Content::File(data) => data.clone(),
+        Content::Fifo(_) => return Err(Errno::ESPIPE),
+        Content::Dir(_) | Content::ProcDir(_) => return Err(Errno::EISDIR),
+        _ => return Err(Errno::ENODEV),
+    };
+    let end = offset.checked_add(len).ok_or(Errno::EFBIG)? as u64;
+    if mode & !(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE) != 0 {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    let keep_size = mode & FALLOC_FL_KEEP_SIZE != 0;
+    if hole {
+        data.punch(offset as u64, end);
+    } else {
+        // As tmpfs: the limit holds even for KEEP_SIZE.
+        if end > data.len() && end > file::file_size_limit() {
+            return Err(file::file_too_big());
+        }
+        let was = data.len();
+        data.allocate(offset as u64, end, keep_size)?;
+        if data.len() == was {
+            return Ok(0);
+        }
+    }
+    node.lock().modified();
     Ok(0)
 }
 

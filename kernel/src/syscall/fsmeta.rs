@@ -361,11 +361,17 @@ fn statfs_of(node: Option<&NodeRef>) -> Statfs {
         },
         (Some(_), false) => {
             let free = crate::mm::frames::free_count() as u64;
+            let total = crate::mm::frames::total_count() as u64;
+            // Inodes as tmpfs counts them: room for one per two pages of
+            // memory (its default nr_inodes), less those that exist.
+            let files = total / 2;
             Statfs {
                 f_type: RAMFS_MAGIC,
-                f_blocks: crate::mm::frames::total_count() as u64,
+                f_blocks: total,
                 f_bfree: free,
                 f_bavail: free,
+                f_files: files,
+                f_ffree: files.saturating_sub(crate::fs::ramfs::live_nodes()),
                 f_fsid: [1, 0],
                 ..base
             }

@@ -181,6 +181,12 @@ const CALLS: &[(usize, u64)] = &[
     (RT_SIGTIMEDWAIT, 1),
     (RT_SIGQUEUEINFO, 1),
     (RT_TGSIGQUEUEINFO, 1),
+    (PREADV, 2),
+    (PWRITEV, 2),
+    (PREADV2, 1),
+    (PWRITEV2, 1),
+    (FALLOCATE, 2),
+    (CLOSE_RANGE, 1),
     (SIGALTSTACK, 3),
     (ARCH_PRCTL, 2),
     (GETTID, 1),
@@ -375,7 +381,22 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
     }
     match nr {
         READ | WRITE | CLOSE | FSTAT | LSEEK | IOCTL | PREAD64 | PWRITE64 | READV | WRITEV
-        | DUP | FSYNC | FTRUNCATE | GETDENTS64 | FCHDIR => a[0] = descriptor(rng),
+        | PREADV | PWRITEV | PREADV2 | PWRITEV2 | DUP | FSYNC | FTRUNCATE | GETDENTS64 | FCHDIR => {
+            a[0] = descriptor(rng)
+        }
+        // Lengths a worker's memory can afford, at offsets near the start.
+        FALLOCATE => {
+            a[0] = descriptor(rng);
+            a[1] = rng.pick(&[0, 1, 3, 2, 0x10, 0x1000]);
+            a[2] = rng.pick(&[0, 1, 4096, 1 << 20, u64::MAX]);
+            a[3] = rng.pick(&[0, 1, 4096, 65536, 1 << 20, u64::MAX]);
+        }
+        // A range below the report descriptor, which must stay open.
+        CLOSE_RANGE => {
+            a[0] = rng.below(REPORT_FD as u64);
+            a[1] = (a[0] + rng.below(8)).min(REPORT_FD as u64 - 1);
+            a[2] = rng.pick(&[0, 2, 4, 6, 1]);
+        }
         // The commands, mostly; an owner for signal-driven I/O only among
         // the worker itself (any other process could die of the SIGIO).
         FCNTL => {
