@@ -105,6 +105,37 @@ pub mod spin {
             spin((ticks - done) * per);
         }
     }
+
+    /// Ticks this thread has run (CLOCK_THREAD_CPUTIME_ID, which the kernel
+    /// counts in ticks: each one that came while it ran).
+    pub fn thread_ticks(hz: u64) -> u64 {
+        const CLOCK_THREAD_CPUTIME_ID: u32 = 3;
+        let ran = sys::clock_gettime(CLOCK_THREAD_CPUTIME_ID)
+            .map_or(0, |t| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64);
+        ran * hz / 1_000_000_000
+    }
+
+    /// Spins in `spin` until this thread has run `ticks` more ticks: as
+    /// many ticks as a profile of it can have samples, whatever the host
+    /// does. A host too busy to run every virtual CPU lets TSC time pass
+    /// on a CPU that gets no ticks meanwhile (four CPU hogs beside four
+    /// virtual CPUs: 7 ticks in 40 ticks' worth of cycles), so a spin
+    /// measured in cycles, or in the clock's ticks, which another CPU
+    /// keeps, can see a fraction of them. It spins the cycles first and
+    /// asks only then, again for the ticks still missing, so almost no
+    /// tick lands in the asking.
+    pub fn for_cpu_ticks(spin: fn(u64) -> (u64, u64), ticks: u64) {
+        let hz = sys::kinfo().map_or(1000, |k| k.hz);
+        let per = cycles_per_tick();
+        let start = thread_ticks(hz);
+        loop {
+            let done = thread_ticks(hz).saturating_sub(start);
+            if done >= ticks {
+                break;
+            }
+            spin((ticks - done) * per);
+        }
+    }
 }
 
 /// The test harness shared by `usertests` and `proftests`: each test runs in

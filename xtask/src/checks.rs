@@ -137,27 +137,73 @@ pub(crate) fn guest_run(lines: &[String], name: &str) -> Option<Run> {
     None
 }
 
+/// How long a host reference run may take: as long as `/bin/musltests`
+/// gives each program in the guest.
+const HOST_LIMIT: std::time::Duration = std::time::Duration::from_secs(240);
+
 /// Runs `argv` on the host, in an empty directory of its own (the programs
-/// use relative paths), as the reference.
+/// use relative paths), as the reference. A run that outlasts `HOST_LIMIT`
+/// is killed with its process group and ends "killed after 240 s", so a
+/// program that hangs on the host (a test that waits for a stop Linux never
+/// sends) fails its comparison instead of hanging the test command.
 pub(crate) fn host_run(name: &str, argv: &[String]) -> Result<Run, String> {
-    use std::os::unix::process::ExitStatusExt;
+    use std::io::Read;
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
     let dir = build::root().join("target/musl-run").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let out = Command::new(&argv[0])
+    let mut child = Command::new(&argv[0])
         .args(&argv[1..])
         .current_dir(&dir)
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .output()
+        .process_group(0)
+        .spawn()
         .map_err(|e| format!("cannot run {} on the host: {e}", argv[0]))?;
-    let end = match (out.status.code(), out.status.signal()) {
-        (Some(code), _) => format!("exit {code}"),
-        (_, Some(signal)) => format!("signal {signal}"),
-        _ => String::from("status ?"),
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stdout.read_to_end(&mut bytes);
+        let _ = tx.send(bytes);
+    });
+    let start = std::time::Instant::now();
+    let kill_group = |pid: u32| {
+        // The whole group: children left behind would keep stdout open.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{pid}")])
+            .status();
+    };
+    let mut status = loop {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| format!("waiting for {}: {e}", argv[0]))?
+        {
+            break Some(status);
+        }
+        if start.elapsed() > HOST_LIMIT {
+            kill_group(child.id());
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    // Its output ends when every process that holds it has ended.
+    let left = HOST_LIMIT.saturating_sub(start.elapsed());
+    let stdout = rx.recv_timeout(left).unwrap_or_else(|_| {
+        kill_group(child.id());
+        status = None;
+        rx.recv().unwrap_or_default()
+    });
+    let end = match status.map(|s| (s.code(), s.signal())) {
+        None => format!("killed after {} s", HOST_LIMIT.as_secs()),
+        Some((Some(code), _)) => format!("exit {code}"),
+        Some((_, Some(signal))) => format!("signal {signal}"),
+        Some(_) => String::from("status ?"),
     };
     Ok(Run {
-        lines: String::from_utf8_lossy(&out.stdout)
+        lines: String::from_utf8_lossy(&stdout)
             .split('\n')
             .map(String::from)
             .collect(),
