@@ -123,18 +123,23 @@ pub mod spin {
     /// measured in cycles, or in the clock's ticks, which another CPU
     /// keeps, can see a fraction of them. It spins the cycles first and
     /// asks only then, again for the ticks still missing, so almost no
-    /// tick lands in the asking.
-    pub fn for_cpu_ticks(spin: fn(u64) -> (u64, u64), ticks: u64) {
+    /// tick lands in the asking. Returns how many spins it took beyond the
+    /// first: a tick that a stopped virtual CPU gets late can land in the
+    /// asking between two of them, outside `spin`.
+    pub fn for_cpu_ticks(spin: fn(u64) -> (u64, u64), ticks: u64) -> u64 {
         let hz = sys::kinfo().map_or(1000, |k| k.hz);
         let per = cycles_per_tick();
         let start = thread_ticks(hz);
+        let mut spins = 0u64;
         loop {
             let done = thread_ticks(hz).saturating_sub(start);
             if done >= ticks {
                 break;
             }
             spin((ticks - done) * per);
+            spins += 1;
         }
+        spins.saturating_sub(1)
     }
 }
 

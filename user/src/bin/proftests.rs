@@ -46,8 +46,8 @@ fn total(buf: &[u16]) -> u64 {
 /// Spins in loop A until this thread has run `ticks` ticks
 /// (`spin::for_cpu_ticks`): as many samples as a profile can have, however
 /// little of the host a busy machine leaves the virtual CPU.
-fn spin_a(ticks: u64) {
-    spin::for_cpu_ticks(loop_a, ticks);
+fn spin_a(ticks: u64) -> u64 {
+    spin::for_cpu_ticks(loop_a, ticks)
 }
 
 /// Profiles loop A at `scale` with the offset `below_start` bytes under the
@@ -65,7 +65,7 @@ fn check_relation(scale: u32, below_start: u64) -> Outcome {
     let near_last = expected_bin(end + 32, offset, scale).unwrap();
     let mut buf = vec![0u16; (near_last + 16) as usize];
     sys::profil(&mut buf, offset, scale).map_err(|e| format!("profil: {}", e.name()))?;
-    spin_a(40);
+    let asked_again = spin_a(40);
     off();
     let counted = total(&buf);
     let context = format!("scale {scale:#x}, offset start-{below_start}");
@@ -80,13 +80,15 @@ fn check_relation(scale: u32, below_start: u64) -> Outcome {
         .map(|&c| u64::from(c))
         .sum();
     // Samples outside the loop can only come from the way in and out: the
-    // return from profil, loop_a's entry and exit code, the call of off().
-    // One tick each at most, however few ticks a loaded host lets through
-    // (one run beside a CPU hog counted 28 in 40 ticks, 2 of them there).
+    // return from profil, loop_a's entry and exit code, the call of off(),
+    // and each time the spin asked how long it had run, when a busy host
+    // left it short of ticks (one run beside a CPU hog counted 28 in 40
+    // ticks, 2 of them there; four hogs put 3 of 40 there).
     let outside = counted - in_loop;
     ensure!(
-        in_loop * 100 >= counted * 95 || outside <= 2,
-        "{context}: {in_loop} of {counted} samples in bins {first}..={last}"
+        in_loop * 100 >= counted * 95 || outside <= 2 + asked_again,
+        "{context}: {in_loop} of {counted} samples in bins {first}..={last} \
+         (the spin asked {asked_again} more times)"
     );
     // Wrong bin arithmetic would put many counts outside the spin function's
     // bins; the way in and out may put two there (the return from the
@@ -99,7 +101,7 @@ fn check_relation(scale: u32, below_start: u64) -> Outcome {
         .map(|(_, &count)| u64::from(count))
         .sum();
     ensure!(
-        stray <= 2,
+        stray <= 2 + asked_again,
         "{context}: {stray} counts outside bins {near_first}..={near_last}, where the spin function's pcs map (the loop to {first}..={last}): {:?}",
         buf.iter()
             .enumerate()
@@ -123,7 +125,7 @@ fn pc_below_offset_is_dropped() -> Outcome {
     let mut buf = vec![0u16; 64];
     // Past the loop and its function's exit code: nothing runs at or above this.
     sys::profil(&mut buf, end + 64, 65536).map_err(|e| e.name())?;
-    spin::for_ticks(loop_a, 30);
+    spin_a(30);
     let s = stat();
     off();
     ensure!(
@@ -463,8 +465,8 @@ fn multi_region_form() -> Outcome {
         "profstat says {} regions",
         stat().regions
     );
-    spin::for_ticks(lo_spin, 20);
-    spin::for_ticks(hi_spin, 20);
+    spin::for_cpu_ticks(lo_spin, 20);
+    spin::for_cpu_ticks(hi_spin, 20);
     off();
     ensure!(
         total(&low_buf) >= 8 && total(&high_buf) >= 8,
@@ -490,7 +492,7 @@ fn multi_region_form() -> Outcome {
         end,
     ];
     sys::profil_regions(&regions).map_err(|e| format!("overlapping: {}", e.name()))?;
-    spin::for_ticks(lo_spin, 20);
+    spin::for_cpu_ticks(lo_spin, 20);
     off();
     ensure!(total(&inner) >= 8, "inner region got {}", total(&inner));
     ensure!(
@@ -686,13 +688,19 @@ fn thread_ticks() -> u64 {
 static TICKS_A: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
 static TICKS_B: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
 
+/// How many more times each spinning thread asked how long it had run
+/// (`spin::for_cpu_ticks`): each time, a late tick may land outside its loop.
+static ASKED: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
 extern "C" fn spin_thread_a(ticks: usize) {
-    spin_a(ticks as u64);
+    let asked = spin_a(ticks as u64);
+    ASKED.fetch_add(asked, core::sync::atomic::Ordering::Relaxed);
     TICKS_A.store(thread_ticks(), core::sync::atomic::Ordering::Release);
 }
 
 extern "C" fn spin_thread_b(ticks: usize) {
-    spin::for_cpu_ticks(loop_b, ticks as u64);
+    let asked = spin::for_cpu_ticks(loop_b, ticks as u64);
+    ASKED.fetch_add(asked, core::sync::atomic::Ordering::Relaxed);
     TICKS_B.store(thread_ticks(), core::sync::atomic::Ordering::Release);
 }
 
@@ -743,9 +751,10 @@ fn threads_are_sampled_and_summed() -> Outcome {
         ticks_a >= 100 && ticks_b >= 100,
         "a thread hardly ran: {ticks_a}, {ticks_b} ticks"
     );
+    let slack = 3 + ASKED.load(core::sync::atomic::Ordering::Relaxed);
     ensure!(
-        in_a.abs_diff(ticks_a) <= 3 && in_b.abs_diff(ticks_b) <= 3,
-        "samples do not match the ticks each thread ran"
+        in_a.abs_diff(ticks_a) <= slack && in_b.abs_diff(ticks_b) <= slack,
+        "samples do not match the ticks each thread ran (allowing {slack}: the spins asked again)"
     );
     ensure!(
         total(&buf) == s.samples && s.applied > 0,
@@ -761,17 +770,18 @@ static TWIN_TICKS: [core::sync::atomic::AtomicU64; 2] = [
     core::sync::atomic::AtomicU64::new(0),
     core::sync::atomic::AtomicU64::new(0),
 ];
-/// How long each twin spins, in ticks of TSC time.
+/// How long each twin spins, in ticks of its own (`spin::for_cpu_ticks`).
 static TWIN_SPIN: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
 
 extern "C" fn spin_twin(slot: usize) {
-    spin_a(TWIN_SPIN.load(core::sync::atomic::Ordering::Acquire));
+    let asked = spin_a(TWIN_SPIN.load(core::sync::atomic::Ordering::Acquire));
+    ASKED.fetch_add(asked, core::sync::atomic::Ordering::Relaxed);
     TWIN_TICKS[slot].store(thread_ticks(), core::sync::atomic::Ordering::Release);
 }
 
 /// Runs two threads in loop A at once (on two CPUs when the machine has
 /// them) with profiling on into the one-bin buffer `bin`, each spinning
-/// `ticks` of TSC time; returns the CPU ticks each ran.
+/// `ticks` of its own; returns the CPU ticks each ran.
 fn twins_in_loop_a(bin: &mut [u16; 1], ticks: u64) -> Result<(u64, u64), alloc::string::String> {
     let (start, end) = spin::range_a();
     // The widest bin whose first half-word is loop A's first and that still
@@ -796,10 +806,10 @@ fn twins_in_loop_a(bin: &mut [u16; 1], ticks: u64) -> Result<(u64, u64), alloc::
 /// 65535, neither wrapping nor stopping short.
 fn threads_at_one_pc_sum_into_one_bin() -> Outcome {
     let mut bin = [0u16; 1];
-    // Long enough that each runs 100 ticks even when the host gives a
-    // virtual CPU a quarter of its time (beside a CPU hog on four CPUs,
-    // 400 ticks of TSC time once gave one thread 88).
-    let (one, two) = twins_in_loop_a(&mut bin, 800)?;
+    // Each runs 200 ticks of its own, however little of the host a busy
+    // machine leaves it (400 ticks of TSC time once gave one thread 88).
+    ASKED.store(0, core::sync::atomic::Ordering::Relaxed);
+    let (one, two) = twins_in_loop_a(&mut bin, 200)?;
     let s = stat();
     off();
     let counted = u64::from(bin[0]);
@@ -812,9 +822,11 @@ fn threads_at_one_pc_sum_into_one_bin() -> Outcome {
         "a thread hardly ran: {one}, {two} ticks"
     );
     // Each thread's start and end (outside the loop) may take a tick or
-    // three, as in threads_are_sampled_and_summed.
+    // three, as in threads_are_sampled_and_summed, and so may each time a
+    // spin asked again how long it had run.
+    let slack = 6 + ASKED.load(core::sync::atomic::Ordering::Relaxed);
     ensure!(
-        counted.abs_diff(one + two) <= 6,
+        counted.abs_diff(one + two) <= slack,
         "the bin has {counted} samples for {} ticks",
         one + two
     );
@@ -825,7 +837,7 @@ fn threads_at_one_pc_sum_into_one_bin() -> Outcome {
     );
 
     let mut bin = [65535 - 50u16; 1];
-    let (one, two) = twins_in_loop_a(&mut bin, 400)?;
+    let (one, two) = twins_in_loop_a(&mut bin, 100)?;
     let s = stat();
     off();
     // 50 samples reach the top; more race there.
@@ -844,7 +856,7 @@ fn threads_at_one_pc_sum_into_one_bin() -> Outcome {
 }
 
 extern "C" fn spin_briefly_then_exit(ticks: usize) {
-    spin::for_ticks(loop_b, ticks as u64);
+    spin::for_cpu_ticks(loop_b, ticks as u64);
 }
 
 /// A thread's exit does not stop profiling: its samples stay, and the
@@ -856,7 +868,7 @@ fn a_thread_exit_keeps_profiling_on() -> Outcome {
         .map_err(|e| e.name())?
         .join();
     let after_exit = stat();
-    spin::for_ticks(loop_a, 50);
+    spin::for_cpu_ticks(loop_a, 50);
     let s = stat();
     off();
     let (in_a, in_b) = (
