@@ -78,7 +78,12 @@ fn class_size(class: usize) -> usize {
 
 /// Maps `bytes` more of heap at `end`; on failure maps nothing and returns false.
 fn map_more(end: u64, bytes: u64) -> bool {
-    if end + bytes > HEAP_START + HEAP_MAX {
+    // A request sized by a program (a buffer for what it asked) can be
+    // near 2^64 bytes: it must fail here, not overflow.
+    if end
+        .checked_add(bytes)
+        .is_none_or(|top| top > HEAP_START + HEAP_MAX)
+    {
         return false;
     }
     let flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;

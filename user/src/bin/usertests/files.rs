@@ -264,6 +264,37 @@ pub(super) fn a_huge_sparse_file_has_no_blocks() -> Outcome {
     result
 }
 
+/// A write far past the end of memory (at 2^62, or one that fallocate asks
+/// for up to there) is ENOSPC, and the file is left as it was: the page
+/// list it would need is larger than the kernel's heap, and the heap's
+/// growth once added that size to its top and panicked on the overflow
+/// (the fuzzer's pwritev found it).
+pub(super) fn a_write_far_past_memory_is_enospc() -> Outcome {
+    let path = "/tmp/far-write";
+    let fd = sys::open(path, O_CREAT | O_RDWR | O_TRUNC, 0o600).map_err(|e| e.message())?;
+    let result = (|| {
+        let far = 1usize << 62;
+        let buf = b"x";
+        let wrote = raw(nr::PWRITE64, &[fd as usize, buf.as_ptr() as usize, 1, far]);
+        ensure!(wrote == Err(Errno::ENOSPC), "pwrite at 2^62: {wrote:?}");
+        let fallocated = raw(nr::FALLOCATE, &[fd as usize, 0, 0, far]);
+        ensure!(
+            fallocated == Err(Errno::ENOSPC),
+            "fallocate of 2^62 bytes: {fallocated:?}"
+        );
+        let st = sys::fstat(fd).map_err(|e| e.message())?;
+        ensure!(
+            st.st_size == 0,
+            "size {} after the failed writes",
+            st.st_size
+        );
+        Ok(())
+    })();
+    let _ = sys::close(fd);
+    let _ = sys::unlink(path);
+    result
+}
+
 pub(super) fn fd_exhaustion_is_emfile() -> Outcome {
     let mut fds = Vec::new();
     let result = loop {

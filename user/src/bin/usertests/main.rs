@@ -120,6 +120,7 @@ const TESTS: &[Test] = user::tests![
     sysv_ipc_bad_pointers_lose_nothing,
     sysv_memory_and_undo_go_at_the_end,
     a_huge_sparse_file_has_no_blocks,
+    a_write_far_past_memory_is_enospc,
     fd_exhaustion_is_emfile,
     fork_until_eagain,
     brk_until_enomem,
