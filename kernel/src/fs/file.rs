@@ -734,6 +734,29 @@ impl FdTable {
             .collect()
     }
 
+    /// close_range(2): the descriptors from `first` to `last` that are
+    /// open, taken out (to be dropped outside any lock), or with `cloexec`
+    /// marked close-on-exec and left (nothing returned).
+    pub fn close_range(
+        &mut self,
+        first: u32,
+        last: u32,
+        cloexec: bool,
+    ) -> alloc::vec::Vec<Arc<OpenFile>> {
+        let end = (last as usize).saturating_add(1).min(self.slots.len());
+        let mut closed = alloc::vec::Vec::new();
+        for slot in self.slots.iter_mut().take(end).skip(first as usize) {
+            if cloexec {
+                if let Some(slot) = slot {
+                    slot.cloexec = true;
+                }
+            } else if let Some(slot) = slot.take() {
+                closed.push(slot.file);
+            }
+        }
+        closed
+    }
+
     /// Takes every descriptor out (exit drops them).
     pub fn take_all(&mut self) -> alloc::vec::Vec<Arc<OpenFile>> {
         self.slots
@@ -831,6 +854,15 @@ impl Files {
 
     pub fn set_cloexec(&self, fd: i32, on: bool) -> Result<(), Errno> {
         self.0.lock().set_cloexec(fd, on)
+    }
+
+    pub fn close_range(
+        &self,
+        first: u32,
+        last: u32,
+        cloexec: bool,
+    ) -> alloc::vec::Vec<Arc<OpenFile>> {
+        self.0.lock().close_range(first, last, cloexec)
     }
 
     pub fn take_cloexec(&self) -> alloc::vec::Vec<Arc<OpenFile>> {

@@ -488,21 +488,9 @@ pub fn close_range(first: u32, last: u32, flags: u32) -> SysResult {
         if flags & CLOSE_RANGE_UNSHARE != 0 {
             p.files.unshare();
         }
-        let open: Vec<i32> = p
+        let closed = p
             .files
-            .open()
-            .into_iter()
-            .map(|(fd, _)| fd)
-            .filter(|&fd| (first..=last).contains(&(fd as u32)))
-            .collect();
-        let mut closed = Vec::new();
-        for fd in open {
-            if flags & CLOSE_RANGE_CLOEXEC != 0 {
-                let _ = p.files.set_cloexec(fd, true);
-            } else if let Ok(file) = p.files.remove(fd) {
-                closed.push(file);
-            }
-        }
+            .close_range(first, last, flags & CLOSE_RANGE_CLOEXEC != 0);
         (p.pid, closed)
     });
     // Outside the table lock, as close(2) does.
