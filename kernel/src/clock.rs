@@ -85,20 +85,17 @@ const LONG_WAIT_US: u32 = 3000;
 /// of the boot ran at half speed.
 fn calibrate_tsc() -> u64 {
     let timed = |micros: u32| {
-        (0..CALIBRATION_WAITS)
-            .map(|_| {
-                let start = arch::rdtsc();
-                pit::busy_wait_us(micros);
-                arch::rdtsc() - start
-            })
-            .collect::<alloc::vec::Vec<u64>>()
+        (0..CALIBRATION_WAITS).map(move |_| {
+            let start = arch::rdtsc();
+            pit::busy_wait_us(micros);
+            arch::rdtsc() - start
+        })
     };
-    let short = timed(SHORT_WAIT_US);
-    let long = timed(LONG_WAIT_US);
+    // The short waits are all taken before the long ones begin.
     kcore::time::tsc_rate(
-        short,
+        timed(SHORT_WAIT_US),
         u64::from(SHORT_WAIT_US),
-        long,
+        timed(LONG_WAIT_US),
         u64::from(LONG_WAIT_US),
     )
     .expect("the PIT's longer waits take longer")

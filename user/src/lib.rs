@@ -109,8 +109,7 @@ pub mod spin {
     /// Ticks this thread has run (CLOCK_THREAD_CPUTIME_ID, which the kernel
     /// counts in ticks: each one that came while it ran).
     pub fn thread_ticks(hz: u64) -> u64 {
-        const CLOCK_THREAD_CPUTIME_ID: u32 = 3;
-        let ran = sys::clock_gettime(CLOCK_THREAD_CPUTIME_ID)
+        let ran = sys::clock_gettime(abi::types::CLOCK_THREAD_CPUTIME_ID)
             .map_or(0, |t| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64);
         ran * hz / 1_000_000_000
     }

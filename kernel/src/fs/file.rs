@@ -258,18 +258,14 @@ impl OpenFile {
     /// files are always ready and have none.
     pub fn poll_queues(&self, f: &mut dyn FnMut(&PollQueue)) {
         match &self.kind {
-            Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => f(&pipe.ready.pollers),
-            Kind::Socket(socket) => f(&socket.ready.pollers),
             Kind::Epoll(epoll) => {
                 for file in epoll.files() {
                     file.poll_queues(f);
                 }
             }
-            Kind::Node(_) if let Some(fifo) = self.fifo() => f(&fifo.ready.pollers),
-            Kind::Node(node) => {
-                let terminal = node.lock().device().is_some_and(|d| d.is_terminal());
-                if terminal {
-                    f(&super::console::READY.pollers);
+            _ => {
+                if let Some(ready) = self.readiness() {
+                    f(&ready.pollers);
                 }
             }
         }

@@ -148,16 +148,13 @@ pub fn changed(ready: &Readiness, band: i16) {
         // The event names the signal's si_code: data came (POLL_IN, also
         // when the writers went, as on Linux), room came (POLL_OUT, also
         // when the readers went); a change of any kind says what is ready.
-        let event = if band == ANY { now } else { band };
+        let event = if band == Readiness::ANY { now } else { band };
         let owner = *file.owner.lock();
         if owner.id != 0 {
             send(owner, event, fd);
         }
     }
 }
-
-/// Every event `Readiness::changed` may report.
-const ANY: i16 = POLLIN | POLLOUT | POLLERR | POLLHUP;
 
 /// Sends `owner` its signal for a file descriptor `fd` on which `event`
 /// happened.

@@ -472,9 +472,13 @@ impl Readiness {
     /// The object changed: the threads waiting on its channel `chan` and
     /// its pollers run again and look.
     pub fn changed(&self, chan: Chan) {
-        use abi::types::{POLLERR, POLLHUP, POLLIN, POLLOUT};
-        self.changed_for(chan, POLLIN | POLLOUT | POLLERR | POLLHUP);
+        self.changed_for(chan, Readiness::ANY);
     }
+
+    /// Every event `changed_for` may report: what a change of any kind
+    /// can make possible.
+    pub const ANY: i16 =
+        abi::types::POLLIN | abi::types::POLLOUT | abi::types::POLLERR | abi::types::POLLHUP;
 
     /// `changed`, by a change that can make only `band` possible (POLLIN:
     /// data came; POLLOUT: room came; POLLHUP, POLLERR: a side went): the

@@ -183,14 +183,7 @@ fn queue_info(pid: i32, tid: Option<Tid>, signal: u32, info: u64) -> SysResult {
     let Some(owner) = found else {
         return Err(Errno::ESRCH);
     };
-    if owner != me
-        && !table
-            .procs
-            .get(&owner)
-            .is_some_and(|p| cred.may_signal(&p.cred))
-    {
-        return Err(Errno::EPERM);
-    }
+    may_signal(&table, me, &cred, owner)?;
     if signal != 0 {
         let origin = Origin::queued(&siginfo);
         match tid {
@@ -199,6 +192,22 @@ fn queue_info(pid: i32, tid: Option<Tid>, signal: u32, info: u64) -> SysResult {
         }
     }
     Ok(0)
+}
+
+/// EPERM unless process `me`, with `cred`, may signal process `owner`
+/// (itself, a shared user id, or root: `kcore::cred::Cred::may_signal`).
+fn may_signal(
+    table: &crate::proc::Table,
+    me: Pid,
+    cred: &kcore::cred::Cred,
+    owner: Pid,
+) -> Result<(), Errno> {
+    let allowed = owner == me
+        || table
+            .procs
+            .get(&owner)
+            .is_some_and(|p| cred.may_signal(&p.cred));
+    if allowed { Ok(()) } else { Err(Errno::EPERM) }
 }
 
 /// rt_sigreturn(2): back to the state the handler's frame saved.
@@ -295,14 +304,7 @@ pub fn tgkill(tgid: i32, tid: i32, signal: u32) -> SysResult {
     let Some(owner) = found else {
         return Err(Errno::ESRCH);
     };
-    if owner != me
-        && !table
-            .procs
-            .get(&owner)
-            .is_some_and(|p| cred.may_signal(&p.cred))
-    {
-        return Err(Errno::EPERM);
-    }
+    may_signal(&table, me, &cred, owner)?;
     if signal != 0 {
         signal::send_to_thread(&mut table, tid as Tid, signal, Origin::tkill(me));
     }

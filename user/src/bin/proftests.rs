@@ -678,10 +678,7 @@ fn time_shares_show_in_the_histogram() -> Outcome {
 
 /// CPU ticks of the calling thread (CLOCK_THREAD_CPUTIME_ID).
 fn thread_ticks() -> u64 {
-    let hz = sys::kinfo().map_or(1000, |k| k.hz);
-    sys::clock_gettime(CLOCK_THREAD_CPUTIME_ID).map_or(0, |t| {
-        (t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64) * hz / 1_000_000_000
-    })
+    spin::thread_ticks(sys::kinfo().map_or(1000, |k| k.hz))
 }
 
 /// What a spinning thread reports: its CPU ticks when done.
