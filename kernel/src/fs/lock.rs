@@ -7,8 +7,10 @@
 //! one table, by inode number, beside the "who waits for whom" map that
 //! deadlock detection reads, and puts waiters to sleep. A waiter sleeps on
 //! `Chan::FileLock(ino)` and looks again when any lock of that file goes
-//! or weakens; a signal ends the wait (ERESTARTSYS: restarted under
-//! SA_RESTART, else EINTR).
+//! or weakens, and goes through the whole request again (deadlock check
+//! included) when its range is free or another owner now blocks it; a
+//! signal ends the wait (ERESTARTSYS: restarted under SA_RESTART, else
+//! EINTR).
 //!
 //! Locks go away as Linux lets them go: a process's POSIX locks on a file
 //! when it closes *any* descriptor of that file (`closed`) and all of them
@@ -59,7 +61,7 @@ pub fn set(
     wait: bool,
 ) -> Result<(), Errno> {
     loop {
-        {
+        let blocker = {
             let mut table = LOCKS.lock();
             let held = kind.and_then(|kind| {
                 table
@@ -88,17 +90,20 @@ pub fn set(
                 return Err(Errno::EDEADLK);
             }
             table.waits_for.insert(owner, holder.owner);
-        }
+            holder.owner
+        };
+        // Look again when the range is free, and also when someone else
+        // now holds it: the new holder may be waiting for us, a circle
+        // that only the loop's deadlock check above can find.
         let waited = sched::wait_event(Chan::FileLock(ino), || {
-            let free = kind.is_none_or(|kind| {
+            let now = kind.and_then(|kind| {
                 LOCKS
                     .lock()
                     .files
                     .get(&ino)
                     .and_then(|f| f.conflict(owner, kind, start, end))
-                    .is_none()
             });
-            free.then_some(())
+            (now.map(|lock| lock.owner) != Some(blocker)).then_some(())
         });
         LOCKS.lock().waits_for.remove(&owner);
         waited?;
