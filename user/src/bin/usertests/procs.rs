@@ -93,7 +93,15 @@ pub(super) fn voluntary_switches() -> i64 {
     usage.counters[RU_NVCSW]
 }
 
+/// Forks children that wait on a pipe until fork says EAGAIN, which must
+/// come at /proc/sys/kernel/threads-max tasks: the children and the few
+/// tasks that were there before (init, this program).
 pub(super) fn fork_until_eagain() -> Outcome {
+    let text = sys::read_file("/proc/sys/kernel/threads-max").map_err(|e| e.message())?;
+    let threads_max: usize = core::str::from_utf8(&text)
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .ok_or_else(|| format!("threads-max: {text:?}"))?;
     let (r, w) = sys::pipe().map_err(|e| e.message())?;
     let mut children = Vec::new();
     let end = loop {
@@ -107,7 +115,7 @@ pub(super) fn fork_until_eagain() -> Outcome {
             Ok(pid) => children.push(pid),
             Err(e) => break e,
         }
-        if children.len() > 1000 {
+        if children.len() >= threads_max {
             break Errno::EINVAL;
         }
     };
@@ -122,7 +130,11 @@ pub(super) fn fork_until_eagain() -> Outcome {
         end.name(),
         children.len()
     );
-    ensure!(children.len() >= 20, "only {} children", children.len());
+    ensure!(
+        threads_max - children.len() <= 16,
+        "EAGAIN after {} children, but threads-max is {threads_max}",
+        children.len()
+    );
     Ok(())
 }
 
