@@ -40,6 +40,7 @@ use super::{
 use crate::arch::trap::TrapFrame;
 use crate::fs::file::{FdTable, Files, Kind, OpenFile};
 use crate::mm::kstack::KernelStack;
+use crate::mm::paging::Space;
 use crate::mm::{USER_TOP, uaccess};
 use crate::signal;
 
@@ -371,14 +372,28 @@ fn copy_current(
     share_files: bool,
 ) -> Result<(Box<Process>, Box<Thread>), Errno> {
     let kstack = KernelStack::with_first_frame(frame).ok_or(Errno::ENOMEM)?;
+    // The copy-on-write walk comes before the process table is locked (its
+    // lock keeps interrupts off): it takes the page-table lock for one
+    // level-1 table at a time, and so fork keeps interrupts off for one
+    // table's work at most, however large the parent. The space is the
+    // caller's own, loaded, and cannot be freed while the caller runs
+    // (`Space::current`). A sibling thread's mmap, munmap or brk during
+    // the walk may or may not reach the child, as if it came just before
+    // or just after the fork (Linux makes it one or the other with the
+    // parent's mmap_lock).
+    let copied = if lend {
+        None
+    } else {
+        Some(Space::current().fork_cow().ok_or(Errno::ENOMEM)?)
+    };
     current_both(|t, p| {
-        let mem = if lend {
-            p.mem.take().expect("a running process has memory")
-        } else {
-            p.mem
-                .as_ref()
-                .expect("a running process has memory")
-                .fork()?
+        let mem = match copied {
+            None => p.mem.take().expect("a running process has memory"),
+            Some(space) => {
+                let parent = p.mem.as_ref().expect("a running process has memory");
+                debug_assert!(parent.space.is_active(), "fork copied the loaded space");
+                parent.forked(space)
+            }
         };
         // The live registers are the parent's; the child starts with a copy.
         t.fpu.save();

@@ -585,14 +585,15 @@ impl UserMemory {
         Ok(())
     }
 
-    /// A copy-on-write copy for a forked child.
-    pub fn fork(&self) -> Result<UserMemory, Errno> {
-        let space = self.space.fork_cow().ok_or(Errno::ENOMEM)?;
-        Ok(UserMemory {
+    /// A forked child's memory: `space`, the copy-on-write copy that
+    /// `Space::fork_cow` made of this memory's space, with this memory's
+    /// break and program.
+    pub fn forked(&self, space: AddressSpace) -> UserMemory {
+        UserMemory {
             space,
             brk_start: self.brk_start,
             brk: self.brk,
             program: self.program.clone(),
-        })
+        }
     }
 }
