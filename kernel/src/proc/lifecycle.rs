@@ -378,9 +378,11 @@ fn copy_current(
     // table's work at most, however large the parent. The space is the
     // caller's own, loaded, and cannot be freed while the caller runs
     // (`Space::current`). A sibling thread's mmap, munmap or brk during
-    // the walk may or may not reach the child, as if it came just before
-    // or just after the fork (Linux makes it one or the other with the
-    // parent's mmap_lock).
+    // the walk may reach the child in part: an area without its pages
+    // (they fill on demand, anonymous ones with zeros) or pages without
+    // their area (freed with the child's tables). Linux makes it all or
+    // nothing with the parent's mmap_lock; here that race is the
+    // program's, and costs the kernel nothing.
     let copied = if lend {
         None
     } else {
