@@ -93,15 +93,19 @@ pub(super) fn voluntary_switches() -> i64 {
     usage.counters[RU_NVCSW]
 }
 
+/// The first figure of a /proc file (figures end at a tab or a newline).
+fn proc_number(path: &str) -> Result<u64, String> {
+    let text = sys::read_file(path).map_err(|e| format!("{path}: {}", e.message()))?;
+    let text = core::str::from_utf8(&text).map_err(|_| format!("{path} is not text"))?;
+    let first = text.split(['\t', '\n']).next().unwrap_or("");
+    first.parse().map_err(|_| format!("{path}: {text:?}"))
+}
+
 /// Forks children that wait on a pipe until fork says EAGAIN, which must
 /// come at /proc/sys/kernel/threads-max tasks: the children and the few
 /// tasks that were there before (init, this program).
 pub(super) fn fork_until_eagain() -> Outcome {
-    let text = sys::read_file("/proc/sys/kernel/threads-max").map_err(|e| e.message())?;
-    let threads_max: usize = core::str::from_utf8(&text)
-        .ok()
-        .and_then(|t| t.trim().parse().ok())
-        .ok_or_else(|| format!("threads-max: {text:?}"))?;
+    let threads_max = proc_number("/proc/sys/kernel/threads-max")? as usize;
     let (r, w) = sys::pipe().map_err(|e| e.message())?;
     let mut children = Vec::new();
     let end = loop {
@@ -360,24 +364,18 @@ pub(super) fn identity_and_time() -> Outcome {
 /// elsewhere), pipe-max-size is the largest pipe a user may ask for, and
 /// printk's first figure is the console level syslog sets.
 pub(super) fn proc_sys_says_what_the_kernel_does() -> Outcome {
-    let number = |path: &str| -> Result<u64, String> {
-        let text = sys::read_file(path).map_err(|e| format!("{path}: {}", e.message()))?;
-        let text = core::str::from_utf8(&text).map_err(|_| format!("{path} is not text"))?;
-        let first = text.split(['\t', '\n']).next().unwrap_or("");
-        first.parse().map_err(|_| format!("{path}: {text:?}"))
-    };
-    let pid_max = number("/proc/sys/kernel/pid_max")?;
+    let pid_max = proc_number("/proc/sys/kernel/pid_max")?;
     ensure!(
         u64::from(sys::getpid()) < pid_max,
         "pid {} at or above pid_max {pid_max}",
         sys::getpid()
     );
     ensure!(
-        number("/proc/sys/kernel/threads-max")? >= 256,
+        proc_number("/proc/sys/kernel/threads-max")? >= 256,
         "threads-max"
     );
-    ensure!(number("/proc/sys/kernel/tainted")? == 0, "tainted");
-    let max_pipe = number("/proc/sys/fs/pipe-max-size")?;
+    ensure!(proc_number("/proc/sys/kernel/tainted")? == 0, "tainted");
+    let max_pipe = proc_number("/proc/sys/fs/pipe-max-size")?;
     let (r, w) = sys::pipe().map_err(|e| e.message())?;
     let set = |size: u64| {
         raw(
@@ -400,10 +398,10 @@ pub(super) fn proc_sys_says_what_the_kernel_does() -> Outcome {
         String::from_utf8_lossy(&ostype)
     );
     // The console level, as syslog(2) sets and reads it.
-    let level = number("/proc/sys/kernel/printk")?;
+    let level = proc_number("/proc/sys/kernel/printk")?;
     let set_level = |n: usize| raw(nr::SYSLOG, &[SYSLOG_ACTION_CONSOLE_LEVEL as usize, 0, n]);
     set_level(5).map_err(|e| format!("syslog CONSOLE_LEVEL: {}", e.message()))?;
-    let now = number("/proc/sys/kernel/printk")?;
+    let now = proc_number("/proc/sys/kernel/printk")?;
     set_level(level as usize).map_err(|e| e.message())?;
     ensure!(now == 5, "printk says {now} after CONSOLE_LEVEL 5");
     Ok(())
