@@ -3,7 +3,8 @@
  * SEM_UNDO at exit, timeouts) and shared memory (fork shares it, two
  * attachments see each other, read-only attachments, SHM_RND and
  * SHM_REMAP, removal while attached), with IPC_RMID waking waiters to
- * EIDRM, a signal ending a wait in EINTR, and the errors. The output must
+ * EIDRM, a signal ending a wait in EINTR, the errors, and the tables in
+ * /proc/sysvipc. The output must
  * be the same as on Linux, so it prints no id, pid, time or address. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -504,6 +505,82 @@ static void shared_memory(void)
 	       (unsigned long)info.shmmin);
 }
 
+/* The lines of /proc/sysvipc/NAME, and the one whose id (the second
+ * column) is `id` into `line` (empty if none). */
+static int proc_lines(const char *name, int id, char *header, char *line)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/sysvipc/%s", name);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		printf("%s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	int n = 0;
+	line[0] = 0;
+	while (fgets(buf, sizeof buf, f)) {
+		int key, found;
+		if (n == 0)
+			strcpy(header, buf);
+		else if (sscanf(buf, "%d %d", &key, &found) == 2 && found == id)
+			strcpy(line, buf);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* /proc/sysvipc/shm, msg and sem, as ipcs(1) and a well-known suite's
+ * "how many ids are in use" read them: the header, a line more for each
+ * object made and a line fewer when it goes, and the object's figures
+ * (not its id, pids, owner or times, which differ from run to run). */
+static void proc_files(void)
+{
+	char header[512], line[512];
+	int before[3], i;
+	const char *names[3] = {"shm", "msg", "sem"};
+	for (i = 0; i < 3; i++)
+		before[i] = proc_lines(names[i], -1, header, line);
+
+	int shm = shmget(IPC_PRIVATE, 10000, IPC_CREAT | 0640);
+	char *p = shmat(shm, 0, 0);
+	memset(p, 1, 5000);
+	int msg = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+	struct { long type; char text[7]; } m = {1, "abcdef"};
+	check("msgsnd", msgsnd(msg, &m, sizeof m.text, 0));
+	int sem = semget(IPC_PRIVATE, 3, IPC_CREAT | 0666);
+	int ids[3] = {shm, msg, sem};
+
+	for (i = 0; i < 3; i++) {
+		int n = proc_lines(names[i], ids[i], header, line);
+		printf("%s: %d more; header: %s", names[i], n - before[i], header);
+		long key, id, mode, a, b, c, d, e, f, g, h, t1, t2, t3, rss, swap;
+		if (i == 0 && sscanf(line, "%ld %ld %lo %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld",
+				     &key, &id, &mode, &a, &b, &c, &d, &e, &f, &g, &h, &t1, &t2, &t3,
+				     &rss, &swap) == 16)
+			printf("  key %ld perms %lo size %ld nattch %ld atime set %d dtime %ld rss %ld swap %ld\n",
+			       key, mode, a, d, t1 > 0, t2, rss, swap);
+		else if (i == 1 && sscanf(line, "%ld %ld %lo %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld",
+					  &key, &id, &mode, &a, &b, &c, &d, &e, &f, &g, &h, &t1, &t2,
+					  &t3) == 14)
+			printf("  key %ld perms %lo cbytes %ld qnum %ld lrpid %ld rtime %ld\n", key,
+			       mode, a, b, d, t2);
+		else if (i == 2 && sscanf(line, "%ld %ld %lo %ld %ld %ld %ld %ld %ld %ld", &key, &id,
+					  &mode, &a, &b, &c, &d, &e, &t1, &t2) == 10)
+			printf("  key %ld perms %lo nsems %ld otime %ld\n", key, mode, a, t1);
+		else
+			printf("  no line for the new object: %s", line[0] ? line : "(none)\n");
+	}
+
+	shmdt(p);
+	shmctl(shm, IPC_RMID, 0);
+	msgctl(msg, IPC_RMID, 0);
+	semctl(sem, 0, IPC_RMID);
+	for (i = 0; i < 3; i++)
+		printf("%s after removal: %d more\n", names[i],
+		       proc_lines(names[i], -1, header, line) - before[i]);
+}
+
 int main(void)
 {
 	setvbuf(stdout, 0, _IONBF, 0);
@@ -513,5 +590,7 @@ int main(void)
 	semaphores();
 	printf("-- shared memory\n");
 	shared_memory();
+	printf("-- /proc/sysvipc\n");
+	proc_files();
 	return 0;
 }

@@ -28,6 +28,7 @@
 //! | `/proc/sys/kernel/ostype`, `osrelease` | uname's system name and release |
 //! | `/proc/sys/kernel/printk`, `dmesg_restrict` | the console's log level, who may read the log |
 //! | `/proc/sys/kernel/tainted`, `core_pattern` | 0 (nothing taints this kernel), where a core dump would go |
+//! | `/proc/sysvipc/shm`, `msg`, `sem` | the System V IPC objects (`ipc/`), a line each, as ipcs(1) reads them |
 //!
 //! Inode numbers are made from the pid and the file, so they stay the same
 //! from one lookup to the next.
@@ -60,12 +61,15 @@ pub enum Dir {
     Sys,
     SysFs,
     SysKernel,
+    /// `/proc/sysvipc`: the System V IPC objects, one table per kind.
+    SysVipc,
 }
 
 /// The directories of `/proc/sys`, and the files of each: read-only here
 /// (Linux lets root write most; these show the kernel's fixed values).
 const SYS_DIRS: &[(&str, Dir)] = &[("fs", Dir::SysFs), ("kernel", Dir::SysKernel)];
 const SYS_FS_FILES: &[&str] = &["file-max", "file-nr", "nr_open", "pipe-max-size"];
+const SYSVIPC_FILES: &[&str] = &["msg", "sem", "shm"];
 const SYS_KERNEL_FILES: &[&str] = &[
     "core_pattern",
     "dmesg_restrict",
@@ -93,6 +97,8 @@ const ROOT_FILES: &[&str] = &[
 const PROCESS_FILES: &[&str] = &[
     "cmdline", "comm", "exe", "limits", "maps", "profil", "stat", "status",
 ];
+/// The directories of `/proc` that belong to no process, after its files.
+const ROOT_DIRS: &[(&str, Dir)] = &[("sys", Dir::Sys), ("sysvipc", Dir::SysVipc)];
 /// The files of each `/proc/PID/task/TID`.
 const TASK_FILES: &[&str] = &["comm", "stat", "status"];
 /// The directories of each `/proc/PID`, after its files.
@@ -116,10 +122,14 @@ pub const INO_BASE: u64 = 1 << 40;
 /// Each process has 32 numbers from `INO_BASE` (its directory, its files,
 /// and its `fd` and `task` directories at the top of that room); a
 /// descriptor's link takes one of 65536 per process above `FD_INO`, and a
-/// thread's directory 32 per thread above `TASK_INO`.
+/// thread's directory 32 per thread above `TASK_INO`. The directories that
+/// belong to no process (`/proc/sys` and below, `/proc/sysvipc`) have 64
+/// numbers each above `FIXED_INO`: the directory, then its entries.
 fn ino(dir: Dir, index: Option<usize>) -> u64 {
+    const FIXED_INO: u64 = INO_BASE + (1 << 37);
     const FD_INO: u64 = INO_BASE + (1 << 38);
     const TASK_INO: u64 = INO_BASE + (1 << 39);
+    let fixed = |room: u64| FIXED_INO + (room << 6) + index.map_or(0, |i| i as u64 + 1);
     let entry = index.map_or(0, |i| i as u64 + 1);
     match dir {
         Dir::Root => INO_BASE + entry,
@@ -128,11 +138,10 @@ fn ino(dir: Dir, index: Option<usize>) -> u64 {
         Dir::Fds(pid) => FD_INO + (u64::from(pid) << 16) + entry,
         Dir::Tasks(pid) => INO_BASE + (u64::from(pid) << 5) + 31,
         Dir::Task(_, tid) => TASK_INO + (u64::from(tid) << 5) + entry,
-        // After the root's files, in pid 0's room (16 to 31): /proc/sys,
-        // its two directories (its entries 0 and 1), then their files.
-        Dir::Sys => INO_BASE + 16 + entry,
-        Dir::SysFs => index.map_or(INO_BASE + 17, |i| INO_BASE + 19 + i as u64),
-        Dir::SysKernel => index.map_or(INO_BASE + 18, |i| INO_BASE + 23 + i as u64),
+        Dir::Sys => fixed(0),
+        Dir::SysFs => fixed(1),
+        Dir::SysKernel => fixed(2),
+        Dir::SysVipc => fixed(3),
     }
 }
 
@@ -152,8 +161,8 @@ pub fn lookup(dir: Dir, name: &str) -> Result<NodeRef, Errno> {
             if let Some(index) = ROOT_FILES.iter().position(|&f| f == name) {
                 return root_file(index);
             }
-            if name == "sys" {
-                return Ok(node(ino(Dir::Sys, None), 0o555, Content::ProcDir(Dir::Sys)));
+            if let Some(&(_, sub)) = ROOT_DIRS.iter().find(|(n, _)| *n == name) {
+                return Ok(dir_node(sub, 0o555));
             }
             let pid: Pid = name.parse().map_err(|_| Errno::ENOENT)?;
             if name != pid.to_string() || !TABLE.lock().procs.contains_key(&pid) {
@@ -217,6 +226,18 @@ pub fn lookup(dir: Dir, name: &str) -> Result<NodeRef, Errno> {
             let index = names.iter().position(|&f| f == name).ok_or(Errno::ENOENT)?;
             Ok(file(dir, index, sys_file(name).into_bytes()))
         }
+        Dir::SysVipc => {
+            let index = SYSVIPC_FILES
+                .iter()
+                .position(|&f| f == name)
+                .ok_or(Errno::ENOENT)?;
+            let text = match name {
+                "msg" => crate::ipc::msg::proc_text(),
+                "sem" => crate::ipc::sem::proc_text(),
+                _ => crate::ipc::shm::proc_text(),
+            };
+            Ok(file(dir, index, text.into_bytes()))
+        }
     }
 }
 
@@ -258,11 +279,11 @@ pub fn list(dir: Dir) -> Vec<DirEntry> {
     match dir {
         Dir::Root => {
             let mut entries = files(dir, ROOT_FILES);
-            entries.push(DirEntry {
-                name: "sys".to_string(),
-                ino: ino(Dir::Sys, None),
+            entries.extend(ROOT_DIRS.iter().map(|&(name, sub)| DirEntry {
+                name: name.to_string(),
+                ino: ino(sub, None),
                 kind: abi::types::DT_DIR,
-            });
+            }));
             let pids: Vec<Pid> = TABLE.lock().procs.keys().copied().collect();
             entries.extend(pids.into_iter().map(|pid| DirEntry {
                 name: pid.to_string(),
@@ -312,6 +333,7 @@ pub fn list(dir: Dir) -> Vec<DirEntry> {
             .collect(),
         Dir::SysFs => files(dir, SYS_FS_FILES),
         Dir::SysKernel => files(dir, SYS_KERNEL_FILES),
+        Dir::SysVipc => files(dir, SYSVIPC_FILES),
     }
 }
 

@@ -17,7 +17,7 @@ use abi::ipc::{IPC_NOWAIT, MSG_COPY, MSG_NOERROR, MSGMAX, MSGMNB, MSGMNI, MsgInf
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
-use kcore::ipc::{self as rules, Found, Ids, Pick, READ, WRITE, Which};
+use kcore::ipc::{self as rules, Entry, Found, Ids, Pick, READ, WRITE, Which};
 
 use super::{caller, caller_pid, now, wait};
 use crate::proc::sched::{self, Chan};
@@ -204,22 +204,34 @@ pub fn stat(which: Which) -> Result<(i32, MsqidDs), Errno> {
     let cred = caller();
     let queues = QUEUES.lock();
     let (id, entry) = queues.for_stat(which, &cred)?;
+    Ok((id, record(entry)))
+}
+
+/// `/proc/sysvipc/msg`: every queue, whoever may read it (as on Linux).
+pub fn proc_text() -> alloc::string::String {
+    let rows: Vec<_> = QUEUES
+        .lock()
+        .iter()
+        .map(|(id, entry)| (id, record(entry)))
+        .collect();
+    kcore::procfs::sysvipc_msg(&rows)
+}
+
+/// What IPC_STAT reports of a queue.
+fn record(entry: &Entry<Queue>) -> MsqidDs {
     let q = &entry.obj;
-    Ok((
-        id,
-        MsqidDs {
-            msg_perm: entry.perm,
-            msg_stime: q.stime,
-            msg_rtime: q.rtime,
-            msg_ctime: q.ctime,
-            msg_cbytes: q.bytes as u64,
-            msg_qnum: q.messages.len() as u64,
-            msg_qbytes: q.qbytes as u64,
-            msg_lspid: q.lspid,
-            msg_lrpid: q.lrpid,
-            ..MsqidDs::default()
-        },
-    ))
+    MsqidDs {
+        msg_perm: entry.perm,
+        msg_stime: q.stime,
+        msg_rtime: q.rtime,
+        msg_ctime: q.ctime,
+        msg_cbytes: q.bytes as u64,
+        msg_qnum: q.messages.len() as u64,
+        msg_qbytes: q.qbytes as u64,
+        msg_lspid: q.lspid,
+        msg_lrpid: q.lrpid,
+        ..MsqidDs::default()
+    }
 }
 
 /// msgctl IPC_SET: owner, group, permission bits and byte budget, by the

@@ -20,7 +20,7 @@ use abi::ipc::{SEM_UNDO, SEMMNI, SEMMNS, SEMMSL, SEMOPM, SEMVMX, SemBuf, SemInfo
 use alloc::collections::BTreeMap;
 use alloc::vec;
 use alloc::vec::Vec;
-use kcore::ipc::{self as rules, Blocked, Found, Ids, READ, Sem, SemopError, WRITE, Which};
+use kcore::ipc::{self as rules, Blocked, Entry, Found, Ids, READ, Sem, SemopError, WRITE, Which};
 
 use super::{caller, caller_pid, now, wait};
 use crate::proc::sched::{self, Chan};
@@ -271,16 +271,29 @@ pub fn stat(which: Which) -> Result<(i32, SemidDs), Errno> {
     let cred = caller();
     let sets = SETS.lock();
     let (id, entry) = sets.ids.for_stat(which, &cred)?;
-    Ok((
-        id,
-        SemidDs {
-            sem_perm: entry.perm,
-            sem_otime: entry.obj.otime,
-            sem_ctime: entry.obj.ctime,
-            sem_nsems: entry.obj.sems.len() as u64,
-            ..SemidDs::default()
-        },
-    ))
+    Ok((id, record(entry)))
+}
+
+/// `/proc/sysvipc/sem`: every set, whoever may read it (as on Linux).
+pub fn proc_text() -> alloc::string::String {
+    let rows: Vec<_> = SETS
+        .lock()
+        .ids
+        .iter()
+        .map(|(id, entry)| (id, record(entry)))
+        .collect();
+    kcore::procfs::sysvipc_sem(&rows)
+}
+
+/// What IPC_STAT reports of a set.
+fn record(entry: &Entry<Set>) -> SemidDs {
+    SemidDs {
+        sem_perm: entry.perm,
+        sem_otime: entry.obj.otime,
+        sem_ctime: entry.obj.ctime,
+        sem_nsems: entry.obj.sems.len() as u64,
+        ..SemidDs::default()
+    }
 }
 
 /// semctl IPC_SET: owner, group and permission bits (EPERM unless the

@@ -27,7 +27,7 @@ use abi::ipc::{
 use abi::types::{MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_SHARED, PROT_EXEC, PROT_READ, PROT_WRITE};
 use alloc::format;
 use alloc::sync::Arc;
-use kcore::ipc::{self as rules, Found, Ids, READ, WRITE, Which};
+use kcore::ipc::{self as rules, Entry, Found, Ids, READ, WRITE, Which};
 use kcore::vma::Kind;
 
 use super::{caller, caller_pid, now};
@@ -267,21 +267,39 @@ pub fn stat(which: Which) -> Result<(i32, ShmidDs), Errno> {
     let cred = caller();
     let segments = lock();
     let (id, entry) = segments.ids.for_stat(which, &cred)?;
+    Ok((id, record(entry)))
+}
+
+/// `/proc/sysvipc/shm`: every segment, whoever may read it (as on
+/// Linux), with the bytes of it in memory.
+pub fn proc_text() -> alloc::string::String {
+    let segments = lock();
+    let rows: alloc::vec::Vec<_> = segments
+        .ids
+        .iter()
+        .map(|(id, entry)| {
+            let resident = entry.obj.data().map_or(0, |data| data.resident_pages());
+            (id, record(entry), resident as u64 * PAGE_SIZE)
+        })
+        .collect();
+    drop(segments);
+    kcore::procfs::sysvipc_shm(&rows)
+}
+
+/// What IPC_STAT reports of a segment.
+fn record(entry: &Entry<Segment>) -> ShmidDs {
     let s = &entry.obj;
-    Ok((
-        id,
-        ShmidDs {
-            shm_perm: entry.perm,
-            shm_segsz: s.size,
-            shm_atime: s.atime,
-            shm_dtime: s.dtime,
-            shm_ctime: s.ctime,
-            shm_cpid: s.cpid,
-            shm_lpid: s.lpid,
-            shm_nattch: s.attachments() as u64,
-            ..ShmidDs::default()
-        },
-    ))
+    ShmidDs {
+        shm_perm: entry.perm,
+        shm_segsz: s.size,
+        shm_atime: s.atime,
+        shm_dtime: s.dtime,
+        shm_ctime: s.ctime,
+        shm_cpid: s.cpid,
+        shm_lpid: s.lpid,
+        shm_nattch: s.attachments() as u64,
+        ..ShmidDs::default()
+    }
 }
 
 /// shmctl IPC_SET: owner, group and permission bits (EPERM unless the
