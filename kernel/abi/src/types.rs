@@ -829,11 +829,20 @@ pub struct RobustListHead {
 const _: () = assert!(size_of::<RobustListHead>() == 24);
 
 // prctl(2) options this kernel has.
-/// Set the calling thread's name (16 bytes with the NUL), as `ps` shows it.
+/// The signal a process gets when its parent ends.
 pub const PR_SET_PDEATHSIG: u32 = 1;
 pub const PR_GET_PDEATHSIG: u32 = 2;
+/// Set the calling thread's name (16 bytes with the NUL), as `ps` shows it.
 pub const PR_SET_NAME: u32 = 15;
 pub const PR_GET_NAME: u32 = 16;
+/// Whether the thread may read the time-stamp counter, one of the two
+/// `PR_TSC_*` values (x86 only).
+pub const PR_GET_TSC: u32 = 25;
+pub const PR_SET_TSC: u32 = 26;
+/// `rdtsc` works, as it does for every thread that never asked.
+pub const PR_TSC_ENABLE: u64 = 1;
+/// `rdtsc` in user mode is a SIGSEGV.
+pub const PR_TSC_SIGSEGV: u64 = 2;
 pub const PR_SET_TIMERSLACK: u32 = 29;
 pub const PR_GET_TIMERSLACK: u32 = 30;
 /// A thread's timer slack until it sets one (Linux's 50 µs).

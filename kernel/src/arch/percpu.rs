@@ -95,6 +95,8 @@ pub struct Cpu {
     /// costs hundreds of cycles on hardware and more under emulation).
     user_fs: AtomicU64,
     user_gs: AtomicU64,
+    /// Whether CR4.TSD is set on this CPU: `rdtsc` in user mode faults.
+    user_tsc_off: core::sync::atomic::AtomicBool,
 }
 
 impl Cpu {
@@ -116,6 +118,7 @@ impl Cpu {
             rank_counts: [const { core::sync::atomic::AtomicU8::new(0) }; crate::sync::RANKS],
             user_fs: AtomicU64::new(0),
             user_gs: AtomicU64::new(0),
+            user_tsc_off: core::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -298,6 +301,22 @@ pub fn set_user_bases(fs: u64, gs: u64) {
     }
     if cpu.user_gs.swap(gs, Ordering::Relaxed) != gs {
         KernelGsBase::write(VirtAddr::new_truncate(gs));
+    }
+}
+
+/// Whether user mode may read the time-stamp counter (`rdtsc`, `rdtscp`)
+/// on this CPU: when not, CR4.TSD makes either instruction a general
+/// protection fault in ring 3 (the thread gets SIGSEGV), as prctl's
+/// PR_TSC_SIGSEGV asks. Ring 0 reads it either way. CR4 is written only
+/// when the answer changes, as `set_user_bases` writes its MSRs.
+pub fn set_user_tsc(allowed: bool) {
+    let cpu = this_cpu();
+    if cpu.user_tsc_off.swap(!allowed, Ordering::Relaxed) != !allowed {
+        // SAFETY: TSD only makes rdtsc/rdtscp fault outside ring 0; the
+        // kernel's own readings (the clock) run in ring 0.
+        unsafe {
+            Cr4::update(|f| f.set(Cr4Flags::TIMESTAMP_DISABLE, !allowed));
+        }
     }
 }
 

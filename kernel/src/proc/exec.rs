@@ -73,7 +73,7 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usi
         }
         t.fs_base = 0;
         t.gs_base = 0;
-        sched::set_user_bases(t);
+        sched::load_user_registers(t);
         t.clear_child_tid = 0;
         t.robust_list = 0;
         p.prof.stop(PROF_STOPPED_BY_EXEC);

@@ -203,6 +203,7 @@ fn clone_thread(
         thread.fpu = t.fpu.clone();
         thread.nice = t.nice;
         thread.timer_slack = t.timer_slack;
+        thread.tsc_faults = t.tsc_faults;
         thread.fs_base = if request.set_tls { args.tls } else { t.fs_base };
         thread.gs_base = t.gs_base;
         // Linux: a thread starts without the caller's alternate stack.
@@ -419,6 +420,7 @@ fn copy_current(
         let mut thread = Thread::new(0, 0, kstack);
         thread.nice = t.nice;
         thread.timer_slack = t.timer_slack;
+        thread.tsc_faults = t.tsc_faults;
         thread.sig = t.sig.for_child(true);
         thread.fpu = t.fpu.clone();
         thread.fs_base = t.fs_base;

@@ -205,6 +205,10 @@ pub struct Thread {
     /// When a sleep ends (nanosleep, a futex timeout, poll), if it has a
     /// deadline: nanoseconds since boot on the monotonic clock.
     pub wake_at: Option<u64>,
+    /// Whether `rdtsc` in user mode faults (SIGSEGV) for this thread:
+    /// prctl's PR_SET_TSC, PR_TSC_SIGSEGV. Copied by fork and clone, kept
+    /// across exec, as on Linux.
+    pub tsc_faults: bool,
     /// The user's FS base (thread pointer), set by arch_prctl or clone.
     pub fs_base: u64,
     /// The user's GS base, set by arch_prctl(ARCH_SET_GS).
@@ -278,6 +282,7 @@ impl Thread {
             user_ticks: 0,
             switches: Switches::default(),
             timer_slack: abi::types::DEFAULT_TIMER_SLACK_NS,
+            tsc_faults: false,
             wake_at: None,
             fs_base: 0,
             gs_base: 0,

@@ -186,7 +186,7 @@ fn pick(table: &mut super::Table, last: Tid, cpu: &percpu::Cpu) -> Option<(Tid, 
     cpu.set_running(Some((tid, t.pid)));
     cpu.set_entry_top(t.kstack.entry_top());
     gdt::set_kernel_stack(x86_64::VirtAddr::new(t.kstack.entry_top()));
-    set_user_bases(t);
+    load_user_registers(t);
     Some((tid, t.kstack.id()))
 }
 
@@ -262,10 +262,13 @@ pub fn kick_idle_cpu(last_cpu: u32) {
     }
 }
 
-/// Loads the user's FS and GS bases of thread `t`, about to run (or just
-/// exec'd): they take effect when it returns to user mode.
-pub fn set_user_bases(t: &super::Thread) {
+/// Loads what thread `t`, about to run (or just exec'd, or changing its
+/// own), keeps in this CPU's registers for user mode: its FS and GS bases
+/// and whether it may read the time-stamp counter (prctl's PR_SET_TSC).
+/// They take effect when it returns to user mode.
+pub fn load_user_registers(t: &super::Thread) {
     percpu::set_user_bases(t.fs_base, t.gs_base);
+    percpu::set_user_tsc(!t.tsc_faults);
 }
 
 /// Switches from the current thread to the scheduler. Interrupts must be

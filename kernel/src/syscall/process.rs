@@ -414,7 +414,7 @@ pub fn arch_prctl(code: u32, addr: u64) -> SysResult {
                 } else {
                     t.gs_base = addr;
                 }
-                sched::set_user_bases(t);
+                sched::load_user_registers(t);
             });
             Ok(0)
         }
@@ -436,8 +436,9 @@ pub fn arch_prctl(code: u32, addr: u64) -> SysResult {
 /// prctl(2): PR_SET_NAME and PR_GET_NAME (the process's name, which `ps`
 /// shows; per thread on Linux, per process here), PR_SET_PDEATHSIG and
 /// PR_GET_PDEATHSIG (a signal when the parent ends), PR_SET_TIMERSLACK
-/// and PR_GET_TIMERSLACK (kept per thread; 0 sets the default back);
-/// every other option is EINVAL, as Linux answers an option it does not
+/// and PR_GET_TIMERSLACK (kept per thread; 0 sets the default back),
+/// PR_SET_TSC and PR_GET_TSC (whether the thread's `rdtsc` faults:
+/// `percpu::set_user_tsc`); every other option is EINVAL, as Linux answers an option it does not
 /// know.
 pub fn prctl(option: u32, arg: u64) -> SysResult {
     use abi::types::*;
@@ -465,6 +466,27 @@ pub fn prctl(option: u32, arg: u64) -> SysResult {
             Ok(0)
         }
         PR_GET_TIMERSLACK => Ok(current_thread(|t| t.timer_slack) as usize),
+        PR_SET_TSC => {
+            let faults = match arg {
+                PR_TSC_ENABLE => false,
+                PR_TSC_SIGSEGV => true,
+                _ => return Err(Errno::EINVAL),
+            };
+            current_thread(|t| {
+                t.tsc_faults = faults;
+                sched::load_user_registers(t);
+            });
+            Ok(0)
+        }
+        PR_GET_TSC => {
+            let mode = if current_thread(|t| t.tsc_faults) {
+                PR_TSC_SIGSEGV
+            } else {
+                PR_TSC_ENABLE
+            } as i32;
+            uaccess::write(arg, &mode)?;
+            Ok(0)
+        }
         PR_SET_NAME => {
             let mut name = uaccess::read_cstr(arg, kcore::path::PATH_MAX)?;
             let mut keep = name.len().min(TASK_COMM_LEN - 1);
