@@ -706,9 +706,11 @@ pub fn on_tick_real(table: &mut Table, pid: Pid) {
 
 /// A tick charged to process `pid`, which one of its threads was running
 /// on the CPU that ticked (in user mode if `user_mode`): ITIMER_VIRTUAL
-/// counts user time, ITIMER_PROF all of it. Each CPU's tick charges its
-/// own thread, so a process running on two CPUs spends its timers twice
-/// as fast, as its CPU time grows.
+/// counts user time, ITIMER_PROF all of it, and RLIMIT_CPU is checked
+/// against all of it (`Limits::cpu_time_check`: SIGXCPU at the soft
+/// limit, SIGKILL at the hard one). Each CPU's tick charges its own
+/// thread, so a process running on two CPUs spends its timers twice as
+/// fast, as its CPU time grows.
 pub fn on_tick_cpu(table: &mut Table, pid: Pid, user_mode: bool) {
     let Some(p) = table.procs.get_mut(&pid) else {
         return;
@@ -716,9 +718,14 @@ pub fn on_tick_cpu(table: &mut Table, pid: Pid, user_mode: bool) {
     if p.is_zombie() {
         return;
     }
+    let used = p.user_ticks + p.system_ticks;
+    let over_limit = p.limits.cpu_time_check(used, u64::from(crate::clock::hz()));
     let [virtual_time, cpu_time] = &mut p.sig.cpu_timers;
     let fire_virtual = user_mode && virtual_time.tick();
     let fire_prof = cpu_time.tick();
+    if let Some(signal) = over_limit {
+        send(table, pid, signal, Origin::kernel());
+    }
     if fire_virtual {
         send(table, pid, SIGVTALRM, Origin::kernel());
     }

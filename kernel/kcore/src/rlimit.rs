@@ -6,7 +6,8 @@
 //! a limit where Linux does: `RLIMIT_NOFILE` when a descriptor is made,
 //! `RLIMIT_AS` and `RLIMIT_DATA` when memory is mapped or the break moves,
 //! `RLIMIT_STACK` when exec sizes the stack, `RLIMIT_NPROC` at fork and
-//! clone. The others are kept and reported. The checks live beside the
+//! clone, `RLIMIT_FSIZE` when a file grows, `RLIMIT_CPU` at each clock
+//! tick (`Limits::cpu_time_check`). The others are kept and reported. The checks live beside the
 //! mechanisms (fs/file.rs, proc/vm.rs, proc/exec.rs, proc/lifecycle.rs);
 //! this file holds only what needs no hardware: the values and the rules.
 //!
@@ -105,6 +106,29 @@ impl Limits {
             .is_some_and(|total| total <= self.cur(resource))
     }
 
+    /// RLIMIT_CPU, checked at each tick charged to a process that has
+    /// now used `used_ticks` of CPU time (all its threads, user and
+    /// system) at `hz` ticks a second: the signal it gets, if any. At the
+    /// hard limit, SIGKILL. At the soft limit, SIGXCPU, and the soft limit
+    /// moves a second on, so another comes each second of CPU time after
+    /// (a program that catches it sees the new value in getrlimit). This
+    /// is Linux's `check_process_timers`; the limits are in seconds.
+    pub fn cpu_time_check(&mut self, used_ticks: u64, hz: u64) -> Option<u32> {
+        let Rlimit { cur, max } = self.pairs[RLIMIT_CPU as usize];
+        let reached = |limit: u64| used_ticks >= limit.saturating_mul(hz);
+        if cur == RLIM_INFINITY {
+            return None;
+        }
+        if max != RLIM_INFINITY && reached(max) {
+            return Some(abi::signal::SIGKILL);
+        }
+        if reached(cur) {
+            self.pairs[RLIMIT_CPU as usize].cur = cur + 1;
+            return Some(abi::signal::SIGXCPU);
+        }
+        None
+    }
+
     /// `/proc/PID/limits`, in Linux's columns (fs/proc/base.c).
     pub fn proc_text(&self) -> String {
         const NAMES: [(&str, &str); RLIMIT_NLIMITS as usize] = [
@@ -155,6 +179,35 @@ mod tests {
 
     fn pair(cur: u64, max: u64) -> Rlimit {
         Rlimit { cur, max }
+    }
+
+    #[test]
+    fn cpu_time_gives_sigxcpu_each_second_then_sigkill() {
+        use abi::signal::{SIGKILL, SIGXCPU};
+        let hz = 100;
+        let mut l = defaults(1024);
+        assert_eq!(l.cpu_time_check(u64::MAX, hz), None, "unlimited");
+        l.set(RLIMIT_CPU, pair(1, 3), false).unwrap();
+        let mut got = alloc::vec::Vec::new();
+        for tick in 1..=400 {
+            if let Some(sig) = l.cpu_time_check(tick, hz) {
+                got.push((tick, sig));
+            }
+        }
+        // At 1 s and 2 s, SIGXCPU; at 3 s and every tick after, SIGKILL.
+        assert_eq!(got[..3], [(100, SIGXCPU), (200, SIGXCPU), (300, SIGKILL)]);
+        assert!(got[3..].iter().all(|&(_, sig)| sig == SIGKILL));
+        assert_eq!(l.cur(RLIMIT_CPU), 3, "the soft limit moved on");
+        // A soft limit with no hard one: SIGXCPU for ever, once a second.
+        l.set(RLIMIT_CPU, pair(2, RLIM_INFINITY), true).unwrap();
+        let count = (1..=1000)
+            .filter(|&t| l.cpu_time_check(t, hz).is_some())
+            .count();
+        assert_eq!(count, 9, "at 2, 3, ... 10 s");
+        // A huge limit does not overflow.
+        l.set(RLIMIT_CPU, pair(u64::MAX - 1, u64::MAX - 1), true)
+            .unwrap();
+        assert_eq!(l.cpu_time_check(u64::MAX - 1, hz), None);
     }
 
     #[test]
