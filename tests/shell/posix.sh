@@ -65,6 +65,25 @@ for f in one two three; do echo "  for $f"; done
 for f in; do echo never; done; echo "  empty for: $?"
 if false; then :; fi; echo "  if without a branch taken: $?"
 
+echo "read:"
+echo "one two three four" | { read a b rest; echo "  a=$a b=$b rest=$rest"; }
+echo "   lead and trail   " | { read a; echo "  [$a]"; }
+echo "x y" | { read a b c; echo "  more names than fields: [$a] [$b] [$c]"; }
+echo 'a\ b c' > read.txt
+{ read x y; echo "  backslash: [$x] [$y]"; } < read.txt
+{ read -r x y; echo "  -r: [$x] [$y]"; } < read.txt
+echo 'line one \' > read.txt; echo 'line two' >> read.txt
+{ read x; echo "  joined: [$x]"; } < read.txt
+echo -n 'no newline' > read.txt
+{ read x; echo "  at the end of input: $? [$x]"; } < read.txt
+echo "a:b::c" | { IFS=: read p q r s; echo "  IFS=: [$p] [$q] [$r] [$s]"; }
+echo "a:b c" > read.txt; echo "d:e f" >> read.txt
+{ IFS=: read p q; read r s; echo "  IFS only for that read: [$p] [$q], then [$r] [$s]"; } < read.txt
+echo "first" > read.txt; echo "second" >> read.txt
+{ read x; read y; echo "  line by line: [$x] then [$y]"; } < read.txt
+read z < /dev/null; echo "  empty input: $?"
+rm read.txt
+
 echo "redirections:"
 echo "  to stderr" >&2
 echo "  err to out" 2>&1

@@ -8,7 +8,7 @@
 //! single and double quotes and backslashes. The grammar, and what it
 //! leaves out, is written atop `parse.rs`, which turns text into a tree;
 //! this file runs the tree. Built-ins: `cd`, `exit`, `help`, `test` and
-//! `[`, `:`, `export`, `unset`, `wait`. A command that fails or is killed
+//! `[`, `:`, `export`, `unset`, `wait`, `read`. A command that fails or is killed
 //! gets its status printed, unless the script tests it (in a condition,
 //! or left of `&&` and `||`). `sh -c 'COMMANDS' [NAME ARGS]` runs a line;
 //! `sh FILE [ARGS]` a script, read whole, so a command may span lines.
@@ -268,7 +268,21 @@ impl Shell {
                             return Ok(());
                         }
                     };
+                    // `IFS=: read a b`: assignments before a built-in hold
+                    // while it runs, then the old values come back (POSIX's
+                    // rule for the regular built-ins).
+                    let mut before = Vec::new();
+                    for (var, value) in assigns {
+                        let value = self.string(value);
+                        before.push((var.clone(), self.vars.insert(var.clone(), value)));
+                    }
                     let result = self.builtin(&argv);
+                    for (var, old) in before.into_iter().rev() {
+                        match old {
+                            Some(old) => self.vars.insert(var, old),
+                            None => self.vars.remove(&var),
+                        };
+                    }
                     restore(saved);
                     return result;
                 }
@@ -579,9 +593,53 @@ impl Shell {
                 0
             }
             ["wait", pids @ ..] => self.wait_builtin(pids),
+            ["read", "-r", names @ ..] => self.read_builtin(names, true),
+            ["read", names @ ..] => self.read_builtin(names, false),
             _ => 127,
         };
         Ok(())
+    }
+
+    /// `read [-r] [NAME...]`: one line of standard input, split into
+    /// fields at `$IFS` and given to the names in turn, the last taking
+    /// the rest of the line (`REPLY` when no name is given, as bash and
+    /// busybox do). Without `-r` a backslash keeps the next character from
+    /// splitting, and one before the newline joins the next line. The
+    /// line is read a byte at a time, so what follows it stays for the
+    /// next reader of the same pipe or file. 0 for a whole line, 1 at the
+    /// end of input (the names still get what came before it).
+    fn read_builtin(&mut self, names: &[&str], raw: bool) -> i32 {
+        let names: Vec<&str> = if names.is_empty() {
+            alloc::vec!["REPLY"]
+        } else {
+            names.to_vec()
+        };
+        let mut line = Vec::new();
+        let mut escaped = false;
+        let mut status = 1;
+        let mut byte = [0u8; 1];
+        while let Ok(1) = sys::read(0, &mut byte) {
+            let c = char::from(byte[0]);
+            if escaped {
+                escaped = false;
+                if c != '\n' {
+                    line.push((c, true));
+                }
+            } else if c == '\\' && !raw {
+                escaped = true;
+            } else if c == '\n' {
+                status = 0;
+                break;
+            } else {
+                line.push((c, false));
+            }
+        }
+        let ifs = self.vars.get("IFS").cloned();
+        let ifs = ifs.as_deref().unwrap_or(" \t\n");
+        for (name, value) in names.iter().zip(split_fields(&line, ifs, names.len())) {
+            self.vars.insert(name.to_string(), value);
+        }
+        status
     }
 
     /// `wait [PID...]`: for the given children, or for every child; the
@@ -643,8 +701,50 @@ fn close_all(pipes: &[(i32, i32)]) {
 fn is_builtin(name: &str) -> bool {
     matches!(
         name,
-        "cd" | "exit" | "help" | ":" | "test" | "[" | "export" | "unset" | "wait"
+        "cd" | "exit" | "help" | ":" | "test" | "[" | "export" | "unset" | "wait" | "read"
     )
+}
+
+/// `read`'s split of `line` (each character with whether a backslash
+/// quoted it) into `count` fields at the characters of `ifs`, as POSIX's
+/// field splitting does: white space in `ifs` around a field is dropped and
+/// a run of it is one separator, each other `ifs` character ends a field
+/// (so `a::b` has an empty field between), and the last field is the rest
+/// of the line without the white space at its end. Fields past the line's
+/// are empty.
+fn split_fields(line: &[(char, bool)], ifs: &str, count: usize) -> Vec<String> {
+    let is_sep = |&(c, quoted): &(char, bool)| !quoted && ifs.contains(c);
+    let is_white =
+        |&(c, quoted): &(char, bool)| !quoted && ifs.contains(c) && c.is_ascii_whitespace();
+    let text = |chars: &[(char, bool)]| chars.iter().map(|&(c, _)| c).collect::<String>();
+    let mut rest = line;
+    // Leading white space, then the trailing white space, belong to no field.
+    while rest.first().is_some_and(is_white) {
+        rest = &rest[1..];
+    }
+    while rest.last().is_some_and(is_white) {
+        rest = &rest[..rest.len() - 1];
+    }
+    let mut fields = Vec::new();
+    while fields.len() + 1 < count && !rest.is_empty() {
+        let end = rest.iter().position(is_sep).unwrap_or(rest.len());
+        fields.push(text(&rest[..end]));
+        rest = &rest[end..];
+        // One separator: white space, at most one other IFS character,
+        // and the white space after it.
+        while rest.first().is_some_and(is_white) {
+            rest = &rest[1..];
+        }
+        if rest.first().is_some_and(|c| is_sep(c) && !is_white(c)) {
+            rest = &rest[1..];
+            while rest.first().is_some_and(is_white) {
+                rest = &rest[1..];
+            }
+        }
+    }
+    fields.push(text(rest));
+    fields.resize(count, String::new());
+    fields
 }
 
 /// Where a program name leads: itself if it has a `/`, else the first
@@ -749,7 +849,8 @@ fn test(args: &[&str]) -> i32 {
 }
 
 fn help() {
-    println!("built-ins: cd [DIR], exit [STATUS], help, test/[ EXPR ], :, export, unset, wait");
+    println!("built-ins: cd [DIR], exit [STATUS], help, test/[ EXPR ], :, export, unset, wait,");
+    println!("           read [-r] NAME...");
     println!("syntax: CMD ARGS, a | b, < in, > out, >> out, 2>&1, a ; b, a &, a && b, a || b,");
     println!("        {{ a; b; }}, ( a; b ), if/elif/else/fi, while/until ... do ... done,");
     println!("        for NAME in WORDS; do ... done, $NAME $? $$ $! $1, 'quotes', # comments");
