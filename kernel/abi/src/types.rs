@@ -478,10 +478,43 @@ pub const PROT_WRITE: u32 = 2;
 pub const PROT_EXEC: u32 = 4;
 pub const MAP_SHARED: u32 = 0x01;
 pub const MAP_PRIVATE: u32 = 0x02;
+/// MAP_SHARED that refuses flags it does not know (EOPNOTSUPP) instead of
+/// ignoring them; files only.
+pub const MAP_SHARED_VALIDATE: u32 = 0x03;
+/// The bits of the flags that say the mapping's type (one of the three).
+pub const MAP_TYPE: u32 = 0x0f;
 pub const MAP_FIXED: u32 = 0x10;
 pub const MAP_ANONYMOUS: u32 = 0x20;
+pub const MAP_GROWSDOWN: u32 = 0x0100;
+pub const MAP_DENYWRITE: u32 = 0x0800;
+pub const MAP_EXECUTABLE: u32 = 0x1000;
+pub const MAP_LOCKED: u32 = 0x2000;
+pub const MAP_NORESERVE: u32 = 0x4000;
+pub const MAP_POPULATE: u32 = 0x8000;
+pub const MAP_NONBLOCK: u32 = 0x1_0000;
+pub const MAP_STACK: u32 = 0x2_0000;
+pub const MAP_HUGETLB: u32 = 0x4_0000;
+/// Stores reach the file's medium before a page fault returns (DAX only).
+pub const MAP_SYNC: u32 = 0x8_0000;
 /// MAP_FIXED that fails with EEXIST instead of replacing a mapping.
 pub const MAP_FIXED_NOREPLACE: u32 = 0x10_0000;
+pub const MAP_UNINITIALIZED: u32 = 0x400_0000;
+/// The flags every kernel since Linux 4.15 knows (its `LEGACY_MAP_MASK`):
+/// MAP_SHARED_VALIDATE refuses any other.
+pub const MAP_LEGACY_FLAGS: u32 = MAP_SHARED
+    | MAP_PRIVATE
+    | MAP_FIXED
+    | MAP_ANONYMOUS
+    | MAP_DENYWRITE
+    | MAP_EXECUTABLE
+    | MAP_UNINITIALIZED
+    | MAP_GROWSDOWN
+    | MAP_LOCKED
+    | MAP_NORESERVE
+    | MAP_POPULATE
+    | MAP_NONBLOCK
+    | MAP_STACK
+    | MAP_HUGETLB;
 /// mremap(2): the mapping may move to grow.
 pub const MREMAP_MAYMOVE: u32 = 1;
 /// mremap(2): move to exactly the fifth argument's address (needs MAYMOVE),

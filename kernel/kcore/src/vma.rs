@@ -391,9 +391,152 @@ pub fn advice(value: u32) -> Result<Advice, abi::Errno> {
     }
 }
 
+/// How the descriptor an mmap call maps was opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpenedFor {
+    pub read: bool,
+    pub write: bool,
+}
+
+/// mmap(2)'s checks of its arguments, in the order Linux's `do_mmap` makes
+/// them, so that a call with more than one thing wrong gets Linux's error:
+/// a zero length (EINVAL); a length past the address space, `user_top`
+/// (ENOMEM); a MAP_FIXED address not page-aligned (EINVAL); a file range
+/// past the largest file offset (EOVERFLOW); then the mapping type, which
+/// must be MAP_PRIVATE, MAP_SHARED or, for a file, MAP_SHARED_VALIDATE
+/// (EINVAL), the last refusing flags outside `MAP_LEGACY_FLAGS`
+/// (EOPNOTSUPP: MAP_SYNC needs a DAX device, which nothing here is);
+/// last the descriptor's mode (EACCES unless open for reading, and for
+/// writing too if a shared mapping may store). Two checks come before
+/// these and are the caller's (the offset's alignment, then the
+/// descriptor), and two after (whether the address space has room, and
+/// whether the file has pages to map, ENODEV). Unknown protection bits are
+/// not refused: Linux ignores them. Returns whether the mapping is shared.
+pub fn check_mmap(
+    addr: u64,
+    len: u64,
+    flags: u32,
+    prot: u32,
+    offset: u64,
+    file: Option<OpenedFor>,
+    user_top: u64,
+) -> Result<bool, abi::Errno> {
+    use abi::Errno;
+    use abi::types::*;
+    const PAGE: u64 = 4096;
+    if len == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let pages_len = len
+        .checked_next_multiple_of(PAGE)
+        .filter(|&l| l <= user_top)
+        .ok_or(Errno::ENOMEM)?;
+    if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 && !addr.is_multiple_of(PAGE) {
+        return Err(Errno::EINVAL);
+    }
+    if file.is_some()
+        && offset
+            .checked_add(pages_len)
+            .is_none_or(|end| end > i64::MAX as u64)
+    {
+        return Err(Errno::EOVERFLOW);
+    }
+    let shared = match flags & MAP_TYPE {
+        MAP_SHARED => true,
+        MAP_SHARED_VALIDATE if file.is_some() => {
+            if flags & !MAP_LEGACY_FLAGS != 0 {
+                return Err(Errno::EOPNOTSUPP);
+            }
+            true
+        }
+        MAP_PRIVATE => false,
+        _ => return Err(Errno::EINVAL),
+    };
+    if let Some(opened) = file
+        && (!opened.read || shared && prot & PROT_WRITE != 0 && !opened.write)
+    {
+        return Err(Errno::EACCES);
+    }
+    Ok(shared)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cases of tests/musl/mmapcheck.c that need no address space,
+    /// with the errors Linux 6.18 gave them.
+    #[test]
+    fn mmap_checks_come_in_linuxs_order() {
+        use abi::types::*;
+        const EACCES: abi::Errno = abi::Errno::EACCES;
+        const EINVAL: abi::Errno = abi::Errno::EINVAL;
+        const ENOMEM: abi::Errno = abi::Errno::ENOMEM;
+        const EOVERFLOW: abi::Errno = abi::Errno::EOVERFLOW;
+        const EOPNOTSUPP: abi::Errno = abi::Errno::EOPNOTSUPP;
+        const TOP: u64 = 1 << 47;
+        let write_only = Some(OpenedFor {
+            read: false,
+            write: true,
+        });
+        let read_only = Some(OpenedFor {
+            read: true,
+            write: false,
+        });
+        let (r, w) = (PROT_READ, PROT_WRITE);
+        let check = |addr, len, flags, prot, offset, file| {
+            check_mmap(addr, len, flags, prot, offset, file, TOP)
+        };
+        // A well-known suite's mmap06.
+        assert_eq!(check(0, 1024, MAP_PRIVATE, w, 0, write_only), Err(EACCES));
+        assert_eq!(check(0, 1024, MAP_SHARED, r, 0, write_only), Err(EACCES));
+        assert_eq!(check(0, 0, MAP_SHARED, r | w, 0, write_only), Err(EINVAL));
+        assert_eq!(check(0, 1024, 0, r | w, 0, write_only), Err(EINVAL));
+        // Types.
+        assert_eq!(check(0, 1024, 0xf, r, 0, read_only), Err(EINVAL));
+        assert_eq!(
+            check(0, 1024, MAP_SHARED_VALIDATE, r, 0, read_only),
+            Ok(true)
+        );
+        let unknown = 0x80_0000;
+        for flag in [unknown, MAP_SYNC, MAP_FIXED_NOREPLACE] {
+            let flags = MAP_SHARED_VALIDATE | flag;
+            assert_eq!(check(0, 1024, flags, r, 0, read_only), Err(EOPNOTSUPP));
+            assert_eq!(check(0, 1024, flags, r, 0, write_only), Err(EOPNOTSUPP));
+        }
+        let populate = MAP_SHARED_VALIDATE | MAP_POPULATE;
+        assert_eq!(check(0, 1024, populate, r, 0, read_only), Ok(true));
+        assert_eq!(
+            check(0, 1024, MAP_SHARED | unknown, r, 0, read_only),
+            Ok(true)
+        );
+        assert_eq!(check(0, 4096, MAP_SHARED_VALIDATE, r, 0, None), Err(EINVAL));
+        assert_eq!(check(0, 4096, 0, r, 0, None), Err(EINVAL));
+        assert_eq!(
+            check(0, 4096, MAP_PRIVATE | unknown, r | 0x100, 0, None),
+            Ok(false)
+        );
+        // Which comes first.
+        assert_eq!(
+            check(0x1000_0001, 4096, MAP_PRIVATE | MAP_FIXED, r, 0, write_only),
+            Err(EINVAL)
+        );
+        assert_eq!(
+            check(0, 1 << 62, MAP_PRIVATE, r, 0, write_only),
+            Err(ENOMEM)
+        );
+        let far = 0x7fff_ffff_ffff_f000;
+        assert_eq!(
+            check(0, 0x2000, MAP_PRIVATE, r, far, write_only),
+            Err(EOVERFLOW)
+        );
+        assert_eq!(
+            check(0, 0x1000, MAP_PRIVATE, r, far, read_only),
+            Err(EOVERFLOW)
+        );
+        assert_eq!(check(0, 4096, MAP_SHARED, r | w, 0, read_only), Err(EACCES));
+        assert_eq!(check(0, 4096, MAP_PRIVATE, r | w, 0, read_only), Ok(false));
+    }
 
     #[test]
     fn madvise_advice_is_read_as_linux_reads_it() {

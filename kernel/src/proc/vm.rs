@@ -228,7 +228,10 @@ impl UserMemory {
     /// mmap(2) of anonymous memory (`file` None) or of `file` from byte
     /// `offset` (page-aligned; shared anonymous memory comes here as a file
     /// with no name, made by the caller, as Linux's). Only the area is
-    /// made; its pages come on demand (mm/areas.rs).
+    /// made; its pages come on demand (mm/areas.rs). The caller has made
+    /// `kcore::vma::check_mmap`'s checks: `len` is not zero, `flags` say
+    /// MAP_PRIVATE or MAP_SHARED, `prot` holds only PROT_READ, PROT_WRITE
+    /// and PROT_EXEC.
     pub fn mmap(
         &mut self,
         addr: u64,
@@ -238,12 +241,8 @@ impl UserMemory {
         file: Option<(MappedFile, u64)>,
         limits: &Limits,
     ) -> Result<u64, Errno> {
-        if len == 0 || flags & (MAP_PRIVATE | MAP_SHARED) == 0 {
-            return Err(Errno::EINVAL);
-        }
-        if prot & !(PROT_READ | PROT_WRITE | PROT_EXEC) != 0 {
-            return Err(Errno::EINVAL);
-        }
+        debug_assert!(len != 0 && flags & (MAP_PRIVATE | MAP_SHARED) != 0);
+        debug_assert!(prot & !(PROT_READ | PROT_WRITE | PROT_EXEC) == 0);
         let len = page_up(len)
             .filter(|&len| len <= USER_TOP)
             .ok_or(Errno::ENOMEM)?;

@@ -3,13 +3,17 @@
 //!
 //! mmap's arguments become types here: the descriptor becomes the file
 //! whose pages the area maps (`MappedFile`), after Linux's checks in
-//! Linux's order (offset EINVAL, descriptor EBADF, length EINVAL, rights
-//! EACCES, kind of file ENODEV); proc/vm.rs then places the area.
+//! Linux's order (offset EINVAL, descriptor EBADF, then
+//! `kcore::vma::check_mmap`'s: length, address, file range, mapping type,
+//! rights; then the kind of file, ENODEV); proc/vm.rs then places the
+//! area. Linux looks for room in the address space (ENOMEM, EEXIST) before
+//! the file range and type; here that comes last, so only a call wrong in
+//! both ways can tell.
 
 use abi::Errno;
 use abi::types::{
-    CAP_IPC_LOCK, MAP_ANONYMOUS, MAP_SHARED, MCL_CURRENT, MCL_FUTURE, MCL_ONFAULT, MLOCK_ONFAULT,
-    PROT_WRITE, RLIMIT_MEMLOCK,
+    CAP_IPC_LOCK, MAP_ANONYMOUS, MAP_PRIVATE, MAP_SHARED, MAP_TYPE, MCL_CURRENT, MCL_FUTURE,
+    MCL_ONFAULT, MLOCK_ONFAULT, PROT_EXEC, PROT_READ, PROT_WRITE, RLIMIT_MEMLOCK,
 };
 use alloc::sync::Arc;
 
@@ -19,11 +23,12 @@ use crate::fs::dev::Device;
 use crate::fs::file::{Kind, OpenFile};
 use crate::fs::filedata::FileData;
 use crate::fs::ramfs::{self, Content};
-use crate::mm::PAGE_SIZE;
 use crate::mm::areas::MappedFile;
+use crate::mm::{PAGE_SIZE, USER_TOP};
 use crate::proc::current;
 use crate::proc::vm::UserMemory;
 use kcore::rlimit::Limits;
+use kcore::vma::{OpenedFor, check_mmap};
 
 /// Runs `f` on the caller's memory and resource limits.
 fn with_memory<R>(f: impl FnOnce(&mut UserMemory, &Limits) -> R) -> R {
@@ -47,43 +52,44 @@ pub fn mmap(addr: u64, len: u64, prot: u32, flags: u32, fd: i32, offset: u64) ->
     } else {
         None
     };
-    if len == 0 {
-        return Err(Errno::EINVAL);
-    }
-    if offset.checked_add(len).is_none() {
-        return Err(Errno::EOVERFLOW);
-    }
-    let shared = flags & MAP_SHARED != 0;
+    let opened_for = opened.as_ref().map(|o| OpenedFor {
+        read: o.readable(),
+        write: o.writable(),
+    });
+    let shared = check_mmap(addr, len, flags, prot, offset, opened_for, USER_TOP)?;
     let file = match opened {
-        Some(opened) => mapping_of(&opened, prot, shared)?,
+        Some(opened) => mapping_of(&opened)?,
         None => None,
     };
     // Shared anonymous memory is a file with no name, as on Linux, so that
-    // fork's child shares its pages instead of copying them.
+    // fork's child shares its pages instead of copying them. One made from
+    // /dev/zero opened read-only may never be written (mprotect: EACCES).
     let file = match file {
         None if shared => Some((
             MappedFile {
                 data: FileData::sized(len)?,
                 ino: ramfs::new_ino(),
                 name: Arc::from("/dev/zero (deleted)"),
-                may_write: true,
+                may_write: opened_for.is_none_or(|o| o.write),
             },
             0,
         )),
         None => None,
         Some(file) => Some((file, offset)),
     };
+    let flags = if shared {
+        flags & !MAP_TYPE | MAP_SHARED
+    } else {
+        flags & !MAP_TYPE | MAP_PRIVATE
+    };
+    let prot = prot & (PROT_READ | PROT_WRITE | PROT_EXEC);
     with_memory(|m, l| m.mmap(addr, len, prot, flags, file, l)).map(|a| a as usize)
 }
 
 /// The file an mmap of `opened` maps: a regular file's pages, or None for
-/// `/dev/zero` (anonymous memory, as on Linux). EACCES unless it was opened
-/// for reading, and for writing too if stores are to reach it; ENODEV for
-/// what has no pages to map (pipes, directories, other devices, /proc).
-fn mapping_of(opened: &OpenFile, prot: u32, shared: bool) -> Result<Option<MappedFile>, Errno> {
-    if !opened.readable() || shared && prot & PROT_WRITE != 0 && !opened.writable() {
-        return Err(Errno::EACCES);
-    }
+/// `/dev/zero` (anonymous memory, as on Linux). ENODEV for what has no
+/// pages to map (pipes, directories, other devices, /proc).
+fn mapping_of(opened: &OpenFile) -> Result<Option<MappedFile>, Errno> {
     let Kind::Node(node) = &opened.kind else {
         return Err(Errno::ENODEV);
     };
