@@ -6,6 +6,7 @@
 //!     brk_start ..  brk      the heap, grown by brk(2) right after the image
 //!          ...               room for the heap to grow (BRK_MAX)
 //!     .. MMAP_TOP            mmap areas, placed top-down in the highest gap
+//!                            (below it, in the heap's room, when it is full)
 //!          ...               free, one unmapped guard page
 //!     STACK_TOP - RLIMIT_STACK .. STACK_TOP   the user stack
 //!
@@ -137,7 +138,8 @@ impl UserMemory {
         }
     }
 
-    /// The lowest address an mmap area may take: above the heap's room.
+    /// Where the mmap region starts: above the heap's room, which mmap
+    /// takes only when the region is full (`find_room`).
     fn mmap_low(&self) -> u64 {
         self.brk_start + BRK_MAX
     }
@@ -300,9 +302,18 @@ impl UserMemory {
         {
             return Ok(hint);
         }
+        self.find_room(len).ok_or(Errno::ENOMEM)
+    }
+
+    /// A free range of `len` bytes for a mapping: the highest gap of the
+    /// mmap region, or when that is full, the highest gap below it, in
+    /// the heap's room (or under the program). Linux's top-down search
+    /// goes down to `mmap_min_addr` the same way, so a process that maps
+    /// everything leaves brk no room to grow (musl's malloc-brk-fail).
+    fn find_room(&self, len: u64) -> Option<u64> {
         let low = self.mmap_low();
         self.areas(|a| a.find_gap(len, low, MMAP_TOP))
-            .ok_or(Errno::ENOMEM)
+            .or_else(|| self.areas(|a| a.find_gap(len, MMAP_MIN, low)))
     }
 
     /// munmap(2): unmapping what is not mapped is not an error.
@@ -392,10 +403,7 @@ impl UserMemory {
         if flags & MREMAP_MAYMOVE == 0 {
             return Err(Errno::ENOMEM);
         }
-        let low = self.mmap_low();
-        let start = self
-            .areas(|a| a.find_gap(new_len, low, MMAP_TOP))
-            .ok_or(Errno::ENOMEM)?;
+        let start = self.find_room(new_len).ok_or(Errno::ENOMEM)?;
         self.move_area(old, old_len, start, new_len, area)
     }
 
