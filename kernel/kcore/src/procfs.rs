@@ -179,7 +179,7 @@ pub fn maps_line<F>(range: &Range<F>, describe: impl Fn(&F) -> MappedName) -> St
     let (shared, offset, device, ino, name) = match &range.area.kind {
         Kind::Heap => (false, 0, "00:00", 0, String::from("[heap]")),
         Kind::Stack => (false, 0, "00:00", 0, String::from("[stack]")),
-        Kind::Anonymous => (false, 0, "00:00", 0, String::new()),
+        Kind::Anonymous | Kind::GrowsDown { .. } => (false, 0, "00:00", 0, String::new()),
         Kind::File(map) => {
             let MappedName { ino, name } = describe(&map.file);
             (map.shared, map.offset_of(range.start), "00:01", ino, name)

@@ -42,6 +42,10 @@ pub enum Kind<F> {
     Stack,
     /// An anonymous mmap(2) area.
     Anonymous,
+    /// An anonymous private mmap(2) area made with MAP_GROWSDOWN: a touch
+    /// in the free space below it grows it down (`Areas::grow_down`), as a
+    /// stack, to at most `most` bytes (the RLIMIT_STACK it was made with).
+    GrowsDown { most: u64 },
     /// An mmap(2) of a file (or of shared anonymous memory, which is a
     /// file with no name, as Linux's).
     File(FileMap<F>),
@@ -290,6 +294,39 @@ impl<F: Clone + PartialEq> Areas<F> {
         self.map.insert(start, (end, area));
     }
 
+    /// A touch at `addr`, which no area holds: if the area above it grows
+    /// down (`Kind::GrowsDown`), it takes the pages from `addr`'s up to its
+    /// start and this returns true, as Linux's `expand_downwards`. Not
+    /// below `min_addr`, nor past the area's `most` bytes, nor to within
+    /// `guard_gap` bytes of the area below, unless that one grows down too
+    /// or allows no access (Linux's `stack_guard_gap` rule: a stack never
+    /// grows into a guard that keeps it from the mapping under it).
+    pub fn grow_down(&mut self, addr: u64, guard_gap: u64, min_addr: u64) -> bool {
+        const PAGE: u64 = 4096;
+        let page = addr & !(PAGE - 1);
+        if page < min_addr || self.find(addr).is_some() {
+            return false;
+        }
+        let Some((&start, (end, area))) = self.map.range(page..).next() else {
+            return false;
+        };
+        let Kind::GrowsDown { most } = area.kind else {
+            return false;
+        };
+        if end - page > most {
+            return false;
+        }
+        if let Some((_, (below_end, below))) = self.map.range(..start).next_back() {
+            let guarded = !matches!(below.kind, Kind::GrowsDown { .. }) && below.prot != 0;
+            if guarded && page - below_end < guard_gap {
+                return false;
+            }
+        }
+        let area = area.clone();
+        self.insert(page, start, area);
+        true
+    }
+
     /// Takes `[start, end)` out of the areas, cutting the areas at its
     /// edges in two; returns the pieces taken, in address order.
     pub fn remove(&mut self, start: u64, end: u64) -> Vec<Range<F>> {
@@ -405,8 +442,9 @@ pub struct OpenedFor {
 /// past the largest file offset (EOVERFLOW); then the mapping type, which
 /// must be MAP_PRIVATE, MAP_SHARED or, for a file, MAP_SHARED_VALIDATE
 /// (EINVAL), the last refusing flags outside `MAP_LEGACY_FLAGS`
-/// (EOPNOTSUPP: MAP_SYNC needs a DAX device, which nothing here is);
-/// last the descriptor's mode (EACCES unless open for reading, and for
+/// (EOPNOTSUPP: MAP_SYNC needs a DAX device, which nothing here is), and
+/// shared anonymous memory may not grow down (EINVAL); last the
+/// descriptor's mode (EACCES unless open for reading, and for
 /// writing too if a shared mapping may store). Two checks come before
 /// these and are the caller's (the offset's alignment, then the
 /// descriptor), and two after (whether the address space has room, and
@@ -452,6 +490,9 @@ pub fn check_mmap(
         MAP_PRIVATE => false,
         _ => return Err(Errno::EINVAL),
     };
+    if file.is_none() && shared && flags & MAP_GROWSDOWN != 0 {
+        return Err(Errno::EINVAL);
+    }
     if let Some(opened) = file
         && (!opened.read || shared && prot & PROT_WRITE != 0 && !opened.write)
     {
@@ -463,6 +504,57 @@ pub fn check_mmap(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_grows_down_area_grows_into_free_space_but_not_into_the_guard_gap() {
+        const P: u64 = 4096;
+        let grows = |most| Area {
+            prot: 3,
+            kind: Kind::<u32>::GrowsDown { most },
+        };
+        let anon = Area {
+            prot: 3,
+            kind: Kind::<u32>::Anonymous,
+        };
+        let mut a = Areas::new();
+        a.insert(1000 * P, 1001 * P, anon.clone());
+        a.insert(1300 * P, 1301 * P, grows(20 * P));
+        // Ten pages below: the area takes them all, in one piece.
+        assert!(a.grow_down(1290 * P + 5, 256 * P, 16 * P));
+        assert_eq!(
+            a.find(1290 * P).map(|r| (r.start, r.end)),
+            Some((1290 * P, 1301 * P))
+        );
+        assert_eq!(a.usage().total, 12 * P);
+        // Not past `most` (20 pages), and never for an address held already.
+        assert!(!a.grow_down(1280 * P, 256 * P, 16 * P));
+        assert!(a.grow_down(1281 * P, 256 * P, 16 * P));
+        assert!(!a.grow_down(1290 * P, 256 * P, 16 * P));
+        // The guard gap: 256 pages above the mapping below at the least.
+        let mut b = Areas::new();
+        b.insert(1000 * P, 1001 * P, anon.clone());
+        b.insert(1300 * P, 1301 * P, grows(400 * P));
+        assert!(!b.grow_down(1256 * P, 256 * P, 16 * P));
+        assert!(b.grow_down(1257 * P, 256 * P, 16 * P));
+        // ... unless the mapping below allows no access, or grows down too.
+        let mut c = Areas::new();
+        c.insert(
+            1000 * P,
+            1001 * P,
+            Area {
+                prot: 0,
+                ..anon.clone()
+            },
+        );
+        c.insert(1300 * P, 1301 * P, grows(400 * P));
+        assert!(c.grow_down(1001 * P, 256 * P, 16 * P));
+        // Below `min_addr` and under an ordinary area: no.
+        let mut d = Areas::new();
+        d.insert(20 * P, 21 * P, grows(400 * P));
+        d.insert(500 * P, 501 * P, anon);
+        assert!(!d.grow_down(15 * P, 256 * P, 16 * P));
+        assert!(!d.grow_down(499 * P, 256 * P, 16 * P));
+    }
 
     /// The cases of tests/musl/mmapcheck.c that need no address space,
     /// with the errors Linux 6.18 gave them.
@@ -536,6 +628,8 @@ mod tests {
         );
         assert_eq!(check(0, 4096, MAP_SHARED, r | w, 0, read_only), Err(EACCES));
         assert_eq!(check(0, 4096, MAP_PRIVATE, r | w, 0, read_only), Ok(false));
+        let grows = MAP_SHARED | MAP_ANONYMOUS | MAP_GROWSDOWN;
+        assert_eq!(check(0, 4096, grows, r, 0, None), Err(EINVAL));
     }
 
     #[test]

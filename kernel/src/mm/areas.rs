@@ -136,9 +136,21 @@ impl From<FaultError> for Errno {
 
 /// Gives `space` the page at `addr` (not mapped now) if an area holds it
 /// and allows the access: a zeroed frame, or the file's frame for a file
-/// area (copied at once for a write to a private one).
+/// area (copied at once for a write to a private one). An address just
+/// below a MAP_GROWSDOWN area first grows the area down to it
+/// (`kcore::vma::Areas::grow_down`), as a stack grows.
 pub fn fault_in(space: &Space, addr: u64, write: bool) -> Result<(), FaultError> {
-    let area = find(space.id(), addr).ok_or(FaultError::NotAllowed)?.area;
+    let area = with(space.id(), |areas| {
+        areas.find(addr).or_else(|| {
+            use crate::proc::vm::{MMAP_MIN, STACK_GUARD_GAP};
+            areas
+                .grow_down(addr, STACK_GUARD_GAP, MMAP_MIN)
+                .then(|| areas.find(addr))
+                .flatten()
+        })
+    })
+    .ok_or(FaultError::NotAllowed)?
+    .area;
     if area.prot == PROT_NONE || write && area.prot & PROT_WRITE == 0 {
         return Err(FaultError::NotAllowed);
     }

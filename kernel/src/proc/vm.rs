@@ -42,8 +42,8 @@
 
 use abi::Errno;
 use abi::types::{
-    MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MREMAP_FIXED, MREMAP_MAYMOVE,
-    PROT_EXEC, PROT_READ, PROT_WRITE,
+    MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_GROWSDOWN, MAP_PRIVATE, MAP_SHARED, MREMAP_FIXED,
+    MREMAP_MAYMOVE, PROT_EXEC, PROT_READ, PROT_WRITE, RLIMIT_STACK,
 };
 use kcore::rlimit::Limits;
 use kcore::vma::{FileMap, Kind, Usage};
@@ -67,6 +67,9 @@ pub const BRK_MAX: u64 = 1 << 32;
 /// No mapping below this (Linux's `vm.mmap_min_addr`): a null pointer plus
 /// a small offset always faults.
 pub const MMAP_MIN: u64 = 0x1_0000;
+/// How close a MAP_GROWSDOWN area may grow to the mapping below it
+/// (Linux's `stack_guard_gap`, 256 pages).
+pub const STACK_GUARD_GAP: u64 = 256 * PAGE_SIZE;
 
 pub struct UserMemory {
     pub space: AddressSpace,
@@ -263,6 +266,9 @@ impl UserMemory {
                 Some((file, offset)) => {
                     Kind::File(FileMap::new(file.clone(), start, *offset, shared))
                 }
+                None if flags & MAP_GROWSDOWN != 0 => Kind::GrowsDown {
+                    most: limits.cur(RLIMIT_STACK),
+                },
                 None => Kind::Anonymous,
             },
         };
