@@ -551,7 +551,7 @@ mod tests {
         let range = |start, end, prot, kind| Range::<u32> {
             start,
             end,
-            area: Area { prot, kind },
+            area: Area::new(prot, kind),
         };
         let stack = maps_line(
             &range(

@@ -78,11 +78,17 @@ impl<F> FileMap<F> {
     }
 }
 
-/// The attributes of an area: its `PROT_*` rights and its kind.
+/// The attributes of an area: its `PROT_*` rights, its kind, and
+/// whether fork's child gets it empty.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Area<F> {
     pub prot: u32,
     pub kind: Kind<F>,
+    /// madvise's MADV_WIPEONFORK (private anonymous memory only): the
+    /// child of a fork gets the area with none of its pages, so it reads
+    /// zeros, as a fresh mapping would. Cleared by MADV_KEEPONFORK; exec
+    /// starts a new address space without it.
+    pub wipe_on_fork: bool,
 }
 
 /// One area with its range.
@@ -94,6 +100,15 @@ pub struct Range<F> {
 }
 
 impl<F> Area<F> {
+    /// An area with rights `prot` for `kind`, copied by fork.
+    pub fn new(prot: u32, kind: Kind<F>) -> Area<F> {
+        Area {
+            prot,
+            kind,
+            wipe_on_fork: false,
+        }
+    }
+
     /// Whether `RLIMIT_DATA` counts this area (Linux's `is_data_mapping`:
     /// writable, private, not the stack).
     pub fn is_data(&self) -> bool {
@@ -118,6 +133,7 @@ impl<F> Area<F> {
         Area {
             prot: self.prot,
             kind,
+            wipe_on_fork: self.wipe_on_fork,
         }
     }
 
@@ -362,11 +378,30 @@ impl<F: Clone + PartialEq> Areas<F> {
         for r in &old {
             let area = Area {
                 prot,
-                kind: r.area.kind.clone(),
+                ..r.area.clone()
             };
             self.insert(r.start, r.end, area);
         }
         old
+    }
+
+    /// madvise's MADV_WIPEONFORK (`wipe`) and MADV_KEEPONFORK over the
+    /// areas in `[start, end)`, cutting them at the edges; the parts of the
+    /// range no area holds are the caller's to report. EINVAL, with nothing
+    /// changed, for MADV_WIPEONFORK over a file or shared memory (Linux
+    /// allows it on private anonymous memory only).
+    pub fn set_wipe_on_fork(&mut self, start: u64, end: u64, wipe: bool) -> Result<(), abi::Errno> {
+        if wipe && self.any_in(start, end, |a| matches!(a.kind, Kind::File(_))) {
+            return Err(abi::Errno::EINVAL);
+        }
+        for r in self.remove(start, end) {
+            let area = Area {
+                wipe_on_fork: wipe,
+                ..r.area
+            };
+            self.insert(r.start, r.end, area);
+        }
+        Ok(())
     }
 
     /// The highest `start` with `[start, start + len)` free and inside
@@ -403,22 +438,24 @@ pub enum Advice {
     /// MADV_WILLNEED, MADV_POPULATE_READ, MADV_POPULATE_WRITE: the pages
     /// are filled now.
     Populate,
+    /// MADV_WIPEONFORK (true) and MADV_KEEPONFORK (false): whether fork's
+    /// child gets the range empty (`Area::wipe_on_fork`).
+    WipeOnFork(bool),
 }
 
 /// madvise's `advice`, as Linux's `madvise_behavior_valid` reads it.
 /// EINVAL for what Linux does not know, and for what this kernel does
-/// not do: MADV_REMOVE (punching holes in a file), MADV_WIPEONFORK and
-/// MADV_KEEPONFORK (as a Linux before 4.14 answers), and the
-/// memory-failure injections MADV_HWPOISON and MADV_SOFT_OFFLINE (as a
-/// Linux built without CONFIG_MEMORY_FAILURE does).
+/// not do: MADV_REMOVE (punching holes in a file) and the memory-failure
+/// injections MADV_HWPOISON and MADV_SOFT_OFFLINE (as a Linux built
+/// without CONFIG_MEMORY_FAILURE does).
 pub fn advice(value: u32) -> Result<Advice, abi::Errno> {
     use abi::types::*;
     match value {
         MADV_DONTNEED | MADV_FREE => Ok(Advice::Drop),
         MADV_WILLNEED | MADV_POPULATE_READ | MADV_POPULATE_WRITE => Ok(Advice::Populate),
-        MADV_REMOVE | MADV_WIPEONFORK | MADV_KEEPONFORK | MADV_HWPOISON | MADV_SOFT_OFFLINE => {
-            Err(abi::Errno::EINVAL)
-        }
+        MADV_WIPEONFORK => Ok(Advice::WipeOnFork(true)),
+        MADV_KEEPONFORK => Ok(Advice::WipeOnFork(false)),
+        MADV_REMOVE | MADV_HWPOISON | MADV_SOFT_OFFLINE => Err(abi::Errno::EINVAL),
         // NORMAL, RANDOM, SEQUENTIAL; DONTFORK, DOFORK, MERGEABLE,
         // UNMERGEABLE, HUGEPAGE, NOHUGEPAGE, DONTDUMP, DODUMP; COLD,
         // PAGEOUT; DONTNEED_LOCKED (24, a drop of locked pages, and no
@@ -508,14 +545,8 @@ mod tests {
     #[test]
     fn a_grows_down_area_grows_into_free_space_but_not_into_the_guard_gap() {
         const P: u64 = 4096;
-        let grows = |most| Area {
-            prot: 3,
-            kind: Kind::<u32>::GrowsDown { most },
-        };
-        let anon = Area {
-            prot: 3,
-            kind: Kind::<u32>::Anonymous,
-        };
+        let grows = |most| Area::new(3, Kind::<u32>::GrowsDown { most });
+        let anon = Area::new(3, Kind::<u32>::Anonymous);
         let mut a = Areas::new();
         a.insert(1000 * P, 1001 * P, anon.clone());
         a.insert(1300 * P, 1301 * P, grows(20 * P));
@@ -644,8 +675,40 @@ mod tests {
         for unknown in [5, 6, 7, 26, 99, 102, u32::MAX] {
             assert_eq!(advice(unknown), Err(abi::Errno::EINVAL), "{unknown}");
         }
-        assert_eq!(advice(MADV_WIPEONFORK), Err(abi::Errno::EINVAL));
+        assert_eq!(advice(MADV_WIPEONFORK), Ok(Advice::WipeOnFork(true)));
+        assert_eq!(advice(MADV_KEEPONFORK), Ok(Advice::WipeOnFork(false)));
         assert_eq!(advice(MADV_HWPOISON), Err(abi::Errno::EINVAL));
+    }
+
+    #[test]
+    fn wipe_on_fork_cuts_areas_and_refuses_files() {
+        let mut a = Areas::new();
+        a.insert(0x10 * P, 0x20 * P, anon(RW));
+        a.insert(0x30 * P, 0x40 * P, file(RW, 1, 0x30 * P, 0, false));
+        a.set_wipe_on_fork(0x14 * P, 0x18 * P, true).unwrap();
+        let wiped: Vec<_> = a
+            .iter()
+            .map(|r| (r.start / P, r.end / P, r.area.wipe_on_fork))
+            .collect();
+        assert_eq!(
+            wiped,
+            [
+                (0x10, 0x14, false),
+                (0x14, 0x18, true),
+                (0x18, 0x20, false),
+                (0x30, 0x40, false)
+            ]
+        );
+        // A range that reaches a file changes nothing.
+        assert_eq!(
+            a.set_wipe_on_fork(0x10 * P, 0x40 * P, true),
+            Err(abi::Errno::EINVAL)
+        );
+        assert_eq!(a.len(), 4);
+        // Keeping is allowed anywhere, and merges the pieces back.
+        a.set_wipe_on_fork(0x10 * P, 0x40 * P, false).unwrap();
+        assert_eq!(a.len(), 2);
+        assert_eq!(a.usage().total, 0x20 * P);
     }
 
     const RW: u32 = 3;
@@ -657,17 +720,11 @@ mod tests {
     type Areas = super::Areas<u32>;
 
     fn anon(prot: u32) -> Area {
-        Area {
-            prot,
-            kind: Kind::Anonymous,
-        }
+        Area::new(prot, Kind::Anonymous)
     }
 
     fn file(prot: u32, file: u32, start: u64, offset: u64, shared: bool) -> Area {
-        Area {
-            prot,
-            kind: Kind::File(FileMap::new(file, start, offset, shared)),
-        }
+        Area::new(prot, Kind::File(FileMap::new(file, start, offset, shared)))
     }
 
     fn ranges(a: &Areas) -> Vec<(u64, u64, u32)> {
@@ -682,14 +739,7 @@ mod tests {
         a.insert(5 * P, 10 * P, anon(RW));
         assert_eq!(ranges(&a), [(5 * P, 30 * P, RW)]);
         a.insert(30 * P, 31 * P, anon(NONE));
-        a.insert(
-            31 * P,
-            32 * P,
-            Area {
-                prot: RW,
-                kind: Kind::Stack,
-            },
-        );
+        a.insert(31 * P, 32 * P, Area::new(RW, Kind::Stack));
         assert_eq!(a.len(), 3);
     }
 
@@ -801,10 +851,7 @@ mod tests {
 
     #[test]
     fn usage_follows_every_insert_remove_and_protect() {
-        let stack = Area {
-            prot: RW,
-            kind: Kind::Stack,
-        };
+        let stack = Area::new(RW, Kind::Stack);
         let mut a = Areas::new();
         a.insert(0, 10 * P, anon(RW));
         a.insert(10 * P, 12 * P, anon(NONE));

@@ -387,7 +387,9 @@ fn copy_current(
     let copied = if lend {
         None
     } else {
-        Some(Space::current().fork_cow().ok_or(Errno::ENOMEM)?)
+        let space = Space::current().fork_cow().ok_or(Errno::ENOMEM)?;
+        super::vm::wipe_marked(&space);
+        Some(space)
     };
     current_both(|t, p| {
         let mem = match copied {

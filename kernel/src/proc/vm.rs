@@ -53,7 +53,7 @@ use x86_64::structures::paging::PageTableFlags as Flags;
 use crate::fs::filedata::ExecHold;
 use crate::mm::areas::{self, Area, Areas, MappedFile};
 use crate::mm::frames::{self, KERNEL_RESERVE, alloc_user_frame};
-use crate::mm::paging::{AddressSpace, prot_flags};
+use crate::mm::paging::{AddressSpace, Space, prot_flags};
 use crate::mm::{PAGE_SIZE, USER_TOP, page_down, page_up};
 
 pub const STACK_TOP: u64 = 0x0000_7fff_ffff_f000;
@@ -123,7 +123,7 @@ impl UserMemory {
     pub fn record(&mut self, start: u64, end: u64, prot: u32, kind: Kind<MappedFile>) {
         self.areas(|a| {
             a.remove(start, end);
-            a.insert(start, end, Area { prot, kind });
+            a.insert(start, end, Area::new(prot, kind));
         });
     }
 
@@ -179,16 +179,7 @@ impl UserMemory {
     /// range (`Space::unmap_batch`): until every CPU has flushed, another
     /// thread of the process may still reach them through its TLB.
     pub fn unmap_range(&self, start: u64, end: u64) {
-        let mut at = start;
-        let mut unmapped = alloc::vec::Vec::new();
-        while let Some(page) = self.space.next_mapped(at, end) {
-            unmapped.extend(self.space.unmap_batch(VirtAddr::new(page)));
-            at = page + PAGE_SIZE;
-        }
-        self.space.flush_others();
-        for frame in unmapped {
-            frames::release(frame);
-        }
+        unmap_pages(&self.space, start, end);
     }
 
     /// brk(2): moves the break to `new` if it can (within the memory left
@@ -201,10 +192,7 @@ impl UserMemory {
         let up = |a: u64| page_up(a).unwrap_or(a);
         let (old_end, new_end) = (up(self.brk), up(new));
         if new_end > old_end {
-            let heap = Area {
-                prot: PROT_READ | PROT_WRITE,
-                kind: Kind::Heap,
-            };
+            let heap = Area::new(PROT_READ | PROT_WRITE, Kind::Heap);
             // The heap may not grow over a mapping placed above it.
             if self.areas(|a| a.overlaps(old_end, new_end))
                 || self
@@ -260,9 +248,8 @@ impl UserMemory {
             return Err(Errno::ENOMEM);
         }
         let shared = flags & MAP_SHARED != 0;
-        let area_at = |start: u64| Area {
-            prot,
-            kind: match &file {
+        let area_at = |start: u64| {
+            let kind = match &file {
                 Some((file, offset)) => {
                     Kind::File(FileMap::new(file.clone(), start, *offset, shared))
                 }
@@ -270,7 +257,8 @@ impl UserMemory {
                     most: limits.cur(RLIMIT_STACK),
                 },
                 None => Kind::Anonymous,
-            },
+            };
+            Area::new(prot, kind)
         };
         // What the limits count does not depend on where the area goes.
         let area = area_at(0);
@@ -517,6 +505,7 @@ impl UserMemory {
             Advice::Hint => {}
             Advice::Drop => self.unmap_range(addr, end),
             Advice::Populate => self.populate(addr, end)?,
+            Advice::WipeOnFork(wipe) => self.areas(|a| a.set_wipe_on_fork(addr, end, wipe))?,
         }
         if self.areas(|a| a.covers(addr, end)) {
             Ok(())
@@ -599,8 +588,8 @@ impl UserMemory {
     }
 
     /// A forked child's memory: `space`, the copy-on-write copy that
-    /// `Space::fork_cow` made of this memory's space, with this memory's
-    /// break and program.
+    /// `Space::fork_cow` made of this memory's space (and `wipe_marked`
+    /// emptied where asked), with this memory's break and program.
     pub fn forked(&self, space: AddressSpace) -> UserMemory {
         UserMemory {
             space,
@@ -608,5 +597,40 @@ impl UserMemory {
             brk: self.brk,
             program: self.program.clone(),
         }
+    }
+}
+
+/// Takes the pages of `[start, end)` out of `space`, giving their frames
+/// back once no CPU can reach them.
+fn unmap_pages(space: &Space, start: u64, end: u64) {
+    let mut at = start;
+    let mut unmapped = alloc::vec::Vec::new();
+    while let Some(page) = space.next_mapped(at, end) {
+        unmapped.extend(space.unmap_batch(VirtAddr::new(page)));
+        at = page + PAGE_SIZE;
+    }
+    space.flush_others();
+    for frame in unmapped {
+        frames::release(frame);
+    }
+}
+
+/// MADV_WIPEONFORK, for fork: the areas so marked keep no pages in
+/// `space`, the child's copy from `Space::fork_cow`, so the child reads
+/// zeros there. fork_cow shared those pages like the rest (and made the
+/// parent's read-only, so the parent's next store to each takes a
+/// copy-on-write fault that finds the frame its own again). The child's
+/// areas, copied from the parent's, keep the mark, as Linux's do. Called
+/// before the child can run, without the process table's lock, so a large
+/// area's walk keeps no interrupts off.
+pub fn wipe_marked(space: &AddressSpace) {
+    let marked: alloc::vec::Vec<(u64, u64)> = areas::with(space.id(), |a| {
+        a.iter()
+            .filter(|r| r.area.wipe_on_fork)
+            .map(|r| (r.start, r.end))
+            .collect()
+    });
+    for (start, end) in marked {
+        unmap_pages(space, start, end);
     }
 }
