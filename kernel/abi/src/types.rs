@@ -833,8 +833,12 @@ pub const FUTEX_CMP_REQUEUE: u32 = 4;
 pub const FUTEX_WAKE_OP: u32 = 5;
 pub const FUTEX_LOCK_PI: u32 = 6;
 pub const FUTEX_UNLOCK_PI: u32 = 7;
+pub const FUTEX_TRYLOCK_PI: u32 = 8;
 pub const FUTEX_WAIT_BITSET: u32 = 9;
 pub const FUTEX_WAKE_BITSET: u32 = 10;
+/// FUTEX_LOCK_PI with its timeout on CLOCK_MONOTONIC (unless
+/// FUTEX_CLOCK_REALTIME), where FUTEX_LOCK_PI's is always CLOCK_REALTIME.
+pub const FUTEX_LOCK_PI2: u32 = 13;
 pub const FUTEX_PRIVATE_FLAG: u32 = 128;
 pub const FUTEX_CLOCK_REALTIME: u32 = 256;
 /// The operation without its flags.

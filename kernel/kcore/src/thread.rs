@@ -110,15 +110,23 @@ pub enum FutexOp {
     /// Wake up to `val` waiters, move up to `val2` more to the word at
     /// `addr2`; with `compare`, only if the word still holds it (EAGAIN).
     Requeue { compare: Option<u32> },
+    /// Take the priority-inheritance lock whose word is at `addr`, waiting
+    /// for its owner unless `try_only` (FUTEX_TRYLOCK_PI). The timeout, if
+    /// any, is a deadline on CLOCK_REALTIME if `realtime`, else on
+    /// CLOCK_MONOTONIC.
+    LockPi { try_only: bool, realtime: bool },
+    /// Give the priority-inheritance lock to its first waiter, or free it.
+    UnlockPi,
 }
 
 /// Decodes futex(2)'s `op` (with `val3`, the bitset of the _BITSET forms).
-/// ENOSYS for the operations this kernel does not have (requeue, wake-op,
-/// priority inheritance): glibc and musl fall back to plain wakes.
+/// ENOSYS for the operations this kernel does not have (wake-op and the
+/// requeues onto priority-inheritance locks): glibc and musl fall back to
+/// plain wakes.
 pub fn decode_futex(op: u32, val3: u32) -> Result<FutexOp, Errno> {
     let realtime = op & FUTEX_CLOCK_REALTIME != 0;
     let cmd = op & FUTEX_CMD_MASK;
-    if realtime && cmd != FUTEX_WAIT_BITSET && cmd != FUTEX_WAIT {
+    if realtime && cmd != FUTEX_WAIT_BITSET && cmd != FUTEX_WAIT && cmd != FUTEX_LOCK_PI2 {
         return Err(Errno::ENOSYS); // Linux: only the waits take a clock
     }
     let checked = |bitset: u32| {
@@ -149,8 +157,36 @@ pub fn decode_futex(op: u32, val3: u32) -> Result<FutexOp, Errno> {
         FUTEX_CMP_REQUEUE => Ok(FutexOp::Requeue {
             compare: Some(val3),
         }),
+        FUTEX_LOCK_PI => Ok(FutexOp::LockPi {
+            try_only: false,
+            realtime: true,
+        }),
+        FUTEX_LOCK_PI2 => Ok(FutexOp::LockPi {
+            try_only: false,
+            realtime,
+        }),
+        FUTEX_TRYLOCK_PI => Ok(FutexOp::LockPi {
+            try_only: true,
+            realtime: true,
+        }),
+        FUTEX_UNLOCK_PI => Ok(FutexOp::UnlockPi),
         _ => Err(Errno::ENOSYS),
     }
+}
+
+/// The word of a priority-inheritance futex once thread `me` takes it,
+/// from `word`, which names no owner or one that has exited: `me` as the
+/// owner, FUTEX_OWNER_DIED if the last owner died holding it (the mark a
+/// robust list's release left, or a dead owner's tid still there), and
+/// FUTEX_WAITERS if others wait, so that `me`'s unlock comes to the kernel.
+pub fn pi_taken(word: u32, me: u32, others_wait: bool) -> u32 {
+    let died = if word & FUTEX_TID_MASK != 0 {
+        FUTEX_OWNER_DIED
+    } else {
+        word & FUTEX_OWNER_DIED
+    };
+    let waiters = if others_wait { FUTEX_WAITERS } else { 0 };
+    me | died | waiters
 }
 
 /// The futex word of a robust mutex after its owner `tid` died holding it:
@@ -268,7 +304,42 @@ mod tests {
             decode_futex(FUTEX_CMP_REQUEUE, 5),
             Ok(FutexOp::Requeue { compare: Some(5) })
         );
-        assert_eq!(decode_futex(FUTEX_LOCK_PI, 0), Err(Errno::ENOSYS));
+        assert_eq!(
+            decode_futex(FUTEX_LOCK_PI | FUTEX_PRIVATE_FLAG, 0),
+            Ok(FutexOp::LockPi {
+                try_only: false,
+                realtime: true
+            })
+        );
+        assert_eq!(
+            decode_futex(FUTEX_LOCK_PI | FUTEX_CLOCK_REALTIME, 0),
+            Err(Errno::ENOSYS)
+        );
+        assert_eq!(
+            decode_futex(FUTEX_LOCK_PI2, 0),
+            Ok(FutexOp::LockPi {
+                try_only: false,
+                realtime: false
+            })
+        );
+        assert_eq!(decode_futex(FUTEX_UNLOCK_PI, 0), Ok(FutexOp::UnlockPi));
+        assert_eq!(decode_futex(FUTEX_WAKE_OP, 0), Err(Errno::ENOSYS));
+    }
+
+    #[test]
+    fn a_pi_lock_taken_says_who_and_what_happened() {
+        assert_eq!(pi_taken(0, 7, false), 7);
+        assert_eq!(pi_taken(0, 7, true), 7 | FUTEX_WAITERS);
+        // A robust list's release left the mark, and no owner.
+        assert_eq!(
+            pi_taken(FUTEX_OWNER_DIED | FUTEX_WAITERS, 7, false),
+            7 | FUTEX_OWNER_DIED
+        );
+        // The owner exited without a robust list: its tid is still there.
+        assert_eq!(
+            pi_taken(42 | FUTEX_WAITERS, 7, true),
+            7 | FUTEX_OWNER_DIED | FUTEX_WAITERS
+        );
     }
 
     #[test]

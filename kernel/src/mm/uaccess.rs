@@ -17,9 +17,9 @@
 //! user-accessible, and a `PROT_NONE` one is not present at all
 //! (mm/paging.rs, `NO_ACCESS`), so no copy can read what the user could not;
 //! CR0.WP makes a read-only page fault for the kernel's writes as well.
-//! With SMAP on (arch/protect.rs) the copy's two instructions and profil's
-//! `lock cmpxchg` are the only places the kernel may touch a user page:
-//! `stac` before, `clac` after.
+//! With SMAP on (arch/protect.rs) the copy's two instructions, profil's
+//! `lock cmpxchg` and the futex word's are the only places the kernel may
+//! touch a user page: `stac` before, `clac` after.
 //!
 //! Where nothing may move before the whole range is known good (`read`
 //! from a pipe must not consume data it then cannot deliver; profil checks
@@ -105,6 +105,27 @@ uaccess_add_u16_fault:
     movl $1, %ecx
     jmp 4b
 
+    .global uaccess_cmpxchg_u32
+    .global uaccess_cmpxchg_u32_insn
+    .global uaccess_cmpxchg_u32_fault
+uaccess_cmpxchg_u32:
+    cmpb $0, SMAP_ENABLED(%rip)
+    je 1f
+    stac
+1:
+    movl %esi, %eax
+uaccess_cmpxchg_u32_insn:
+    lock cmpxchgl %edx, (%rdi)
+2:
+    cmpb $0, SMAP_ENABLED(%rip)
+    je 3f
+    clac
+3:
+    ret
+uaccess_cmpxchg_u32_fault:
+    movabsq $0x100000000, %rax
+    jmp 2b
+
     .global probe_read
     .global probe_read_insn
     .global probe_write
@@ -158,6 +179,13 @@ unsafe extern "C" {
     fn uaccess_add_u16_load();
     fn uaccess_add_u16_store();
     fn uaccess_add_u16_fault();
+    /// Compares the 32-bit word at `addr` with `expected` and stores `new`
+    /// there if they are equal, in one atomic step; returns the value it
+    /// found (zero-extended), or 1 << 32 if the access faulted (then
+    /// nothing was stored).
+    fn uaccess_cmpxchg_u32(addr: u64, expected: u32, new: u32) -> u64;
+    fn uaccess_cmpxchg_u32_insn();
+    fn uaccess_cmpxchg_u32_fault();
     /// Reads a byte at `addr`; returns 1 if that faulted, else 0.
     fn probe_read(addr: u64) -> u64;
     fn probe_read_insn();
@@ -181,6 +209,8 @@ pub fn fixup_for(rip: u64) -> Option<u64> {
         Some(at(uaccess_copy_done))
     } else if rip == at(uaccess_add_u16_load) || rip == at(uaccess_add_u16_store) {
         Some(at(uaccess_add_u16_fault))
+    } else if rip == at(uaccess_cmpxchg_u32_insn) {
+        Some(at(uaccess_cmpxchg_u32_fault))
     } else if rip == at(probe_read_insn) || rip == at(probe_write_insn) {
         Some(at(probe_fault))
     } else if rip == at(probe_load_insn) {
@@ -371,6 +401,25 @@ pub fn try_add_to_u16_saturating(addr: u64, n: u64) -> bool {
     // SAFETY: both bytes of the counter lie below USER_TOP, so a fault can
     // only be a user page's, caught by the fixup (nothing is written then).
     unsafe { uaccess_add_u16(addr, n.min(u64::from(u16::MAX))) == 0 }
+}
+
+/// The futex word protocol's one step (priority-inheritance locks, whose
+/// other side is user space's own atomics): if the aligned 32-bit word at
+/// `addr` holds `expected`, stores `new` there, atomically. Returns the
+/// value found (equal to `expected`: stored), or None if the word is not a
+/// page the kernel can write now (not there yet, copy-on-write, or not
+/// user memory): nothing was stored, and the caller, which may hold a
+/// lock, makes the page ready with `check_range` after letting it go and
+/// tries again. Like `try_add_to_u16_saturating`, it never sleeps.
+pub fn try_cmpxchg_u32(addr: u64, expected: u32, new: u32) -> Option<u32> {
+    if !addr.is_multiple_of(4) || addr.checked_add(4).is_none_or(|end| end > USER_TOP) {
+        return None;
+    }
+    // SAFETY: the word lies below USER_TOP and is aligned, so the access is
+    // one user page's, and a fault is caught by the fixup (nothing is
+    // stored then).
+    let found = unsafe { uaccess_cmpxchg_u32(addr, expected, new) };
+    u32::try_from(found).ok()
 }
 
 /// Plain-data types that may be copied to and from user memory byte for byte.

@@ -29,13 +29,20 @@
 //! Robust lists are here too: a thread that dies holding a robust mutex
 //! marks it FUTEX_OWNER_DIED and wakes one waiter, so the next locker gets
 //! EOWNERDEAD instead of waiting forever.
+//!
+//! So are priority-inheritance locks (`lock_pi`, `unlock_pi`), whose word
+//! the kernel reads and writes itself: it names the owner, and an unlock
+//! hands the lock straight to the first waiter. Their waiters record the
+//! owner they wait for, so that the owner's exit (`owner_gone`) wakes
+//! them to take the lock over.
 
 use abi::Errno;
-use abi::types::{FUTEX_BITSET_MATCH_ANY, FUTEX_WAITERS, RobustListHead};
-use kcore::thread::{ROBUST_LIST_LIMIT, owner_died};
+use abi::types::{FUTEX_BITSET_MATCH_ANY, FUTEX_TID_MASK, FUTEX_WAITERS, RobustListHead};
+use core::sync::atomic::{AtomicU64, Ordering};
+use kcore::thread::{ROBUST_LIST_LIMIT, owner_died, pi_taken};
 
 use super::sched::{self, Chan};
-use super::{State, TABLE, Tid, current_thread};
+use super::{State, TABLE, Table, Tid, current_thread};
 use crate::mm::paging::{SHARED, Space};
 use crate::mm::uaccess;
 
@@ -44,7 +51,30 @@ use crate::mm::uaccess;
 pub struct Waiter {
     key: Key,
     bitset: u32,
+    /// A priority-inheritance lock's waiter: the owner it waits for. Its
+    /// record goes only when an unlock gives it the lock (`unlock_pi`).
+    pi_owner: Option<Tid>,
+    /// Set when a PI waiter must look at the word again without having
+    /// been given the lock: its owner exited (`owner_gone`).
+    retry: bool,
+    /// When it began to wait: an unlock gives the lock to the first.
+    since: u64,
 }
+
+impl Waiter {
+    fn new(key: Key, bitset: u32) -> Waiter {
+        Waiter {
+            key,
+            bitset,
+            pi_owner: None,
+            retry: false,
+            since: WAITS.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+}
+
+/// Numbers the waits, so PI locks go to their waiters in arrival order.
+static WAITS: AtomicU64 = AtomicU64::new(0);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Key {
@@ -92,7 +122,7 @@ fn key(addr: u64) -> Result<Key, Errno> {
 /// SA_RESTART, as on Linux) and ends one with a deadline in EINTR.
 pub fn wait(addr: u64, expected: u32, bitset: u32, deadline: Option<u64>) -> Result<usize, Errno> {
     let key = key(addr)?;
-    current_thread(|t| t.futex = Some(Waiter { key, bitset }));
+    current_thread(|t| t.futex = Some(Waiter::new(key, bitset)));
     let now = uaccess::read::<u32>(addr);
     if now != Ok(expected) {
         // Off the queue again, unless a wake already took this waiter: it
@@ -125,7 +155,11 @@ pub fn wait(addr: u64, expected: u32, bitset: u32, deadline: Option<u64>) -> Res
 pub fn wake(addr: u64, count: usize, bitset: u32) -> Result<usize, Errno> {
     let key = key(addr)?;
     let mut woken = 0;
-    for t in TABLE.lock().threads.values_mut() {
+    let mut table = TABLE.lock();
+    if has_pi_waiters(&table, key) {
+        return Err(Errno::EINVAL); // Linux: a PI lock's word is not woken
+    }
+    for t in table.threads.values_mut() {
         if woken == count {
             break;
         }
@@ -166,7 +200,11 @@ pub fn requeue(
         return Err(Errno::EAGAIN);
     }
     let (mut woken, mut moved) = (0, 0);
-    for t in TABLE.lock().threads.values_mut() {
+    let mut table = TABLE.lock();
+    if has_pi_waiters(&table, from) || has_pi_waiters(&table, to) {
+        return Err(Errno::EINVAL);
+    }
+    for t in table.threads.values_mut() {
         let Some(waiter) = t.futex.as_mut().filter(|w| w.key == from) else {
             continue;
         };
@@ -184,6 +222,186 @@ pub fn requeue(
         }
     }
     Ok((woken, moved))
+}
+
+/// Whether a priority-inheritance lock's waiter waits on `key`.
+fn has_pi_waiters(table: &Table, key: Key) -> bool {
+    table.threads.values().any(|t| {
+        t.futex
+            .is_some_and(|w| w.key == key && w.pi_owner.is_some())
+    })
+}
+
+/// What one look at a PI lock's word, under the table's lock, decided.
+enum Look {
+    /// The caller owns the lock now.
+    Taken,
+    /// The caller is recorded as a waiter: sleep.
+    Wait,
+    /// The word's page could not be written without a fault, or the word
+    /// changed under the compare: look again after `check_range`.
+    Again,
+    Failed(Errno),
+}
+
+/// FUTEX_LOCK_PI, FUTEX_LOCK_PI2 and FUTEX_TRYLOCK_PI: takes the lock
+/// whose word is at `addr` for the calling thread, or waits for it.
+///
+/// The word is user space's: 0 when free, else the owner's tid, with
+/// FUTEX_WAITERS when the owner must unlock through the kernel and
+/// FUTEX_OWNER_DIED when the last owner died holding it. User space takes
+/// and frees an uncontended lock with its own atomics; it calls here when
+/// the word names another owner. Every look at the word and every change
+/// to it is made with the table locked (`uaccess::try_cmpxchg_u32`, which
+/// never sleeps; the page is made ready first, with the lock let go), so a
+/// waiter's record and FUTEX_WAITERS appear together for `unlock_pi`, and
+/// an owner's exit (`owner_gone`) finds every waiter that saw it alive.
+///
+/// EDEADLK if the caller owns it; ESRCH if the word names a thread that
+/// does not exist; EAGAIN (EWOULDBLOCK) for a trylock that would wait;
+/// ETIMEDOUT at `deadline` (monotonic nanoseconds); EFAULT if the word is
+/// not writable memory. A signal restarts the call (Linux's
+/// ERESTARTNOINTR). "Priority inheritance" itself, the owner running at
+/// its highest waiter's priority, has nothing to do here: every thread
+/// runs under the one policy, where nice only weights time slices.
+pub fn lock_pi(addr: u64, deadline: Option<u64>, try_only: bool) -> Result<usize, Errno> {
+    let key = key(addr)?;
+    let mut retried = false;
+    loop {
+        uaccess::check_range(addr, 4, true)?;
+        let look = {
+            let mut table = TABLE.lock();
+            look_pi(&mut table, addr, key, try_only, retried)
+        };
+        match look {
+            Look::Taken => return Ok(0),
+            Look::Failed(e) => return Err(e),
+            Look::Again => continue,
+            Look::Wait => {}
+        }
+        let woken = sched::wait_event_until(Chan::Futex, deadline, || {
+            current_thread(|t| t.futex.is_none_or(|w| w.retry)).then_some(())
+        });
+        // Off the queue: no record left means an unlock gave this thread
+        // the lock (even if the deadline or a signal came too).
+        match current_thread(|t| t.futex.take()) {
+            None => return Ok(0),
+            Some(w) if w.retry => retried = true,
+            Some(_) => {
+                return Err(match woken {
+                    Err(crate::signal::ERESTARTSYS) => crate::signal::ERESTARTNOINTR,
+                    Err(e) => e,
+                    Ok(()) => continue,
+                });
+            }
+        }
+    }
+}
+
+/// One look at the PI word at `addr` for the current thread (`lock_pi`).
+/// Caller holds the table. `retried`: the caller was woken because the
+/// owner it waited for exited, so a dead owner's lock is to be taken.
+fn look_pi(table: &mut Table, addr: u64, key: Key, try_only: bool, retried: bool) -> Look {
+    let Some(me) = table.current_both().map(|(t, _)| t.tid) else {
+        return Look::Failed(Errno::ESRCH);
+    };
+    // A compare with 0 that stores 0 reads the word, atomically.
+    let Some(word) = uaccess::try_cmpxchg_u32(addr, 0, 0) else {
+        return Look::Again;
+    };
+    let owner = word & FUTEX_TID_MASK;
+    if owner == me {
+        return Look::Failed(Errno::EDEADLK);
+    }
+    let alive = |t: &Table, tid: Tid| t.threads.get(&tid).is_some_and(|t| t.state != State::Dead);
+    if owner == 0 || retried && !alive(table, owner) {
+        // Linux's fix-up after a dead owner always sets FUTEX_WAITERS.
+        let others = owner != 0 || has_pi_waiters(table, key);
+        let taken = pi_taken(word, me, others);
+        return match uaccess::try_cmpxchg_u32(addr, word, taken) {
+            Some(found) if found == word => Look::Taken,
+            _ => Look::Again,
+        };
+    }
+    // As Linux, the word is marked before the owner is looked for, so a
+    // trylock or a word naming nobody leaves FUTEX_WAITERS set.
+    if word & FUTEX_WAITERS == 0
+        && uaccess::try_cmpxchg_u32(addr, word, word | FUTEX_WAITERS) != Some(word)
+    {
+        return Look::Again;
+    }
+    if !alive(table, owner) {
+        return Look::Failed(Errno::ESRCH);
+    }
+    if try_only {
+        return Look::Failed(Errno::EAGAIN);
+    }
+    let t = table.threads.get_mut(&me).expect("the caller is a thread");
+    t.futex = Some(Waiter {
+        pi_owner: Some(owner),
+        ..Waiter::new(key, FUTEX_BITSET_MATCH_ANY)
+    });
+    Look::Wait
+}
+
+/// FUTEX_UNLOCK_PI: the calling thread, which owns the lock at `addr`
+/// (EPERM otherwise), gives it to the waiter that came first, writing that
+/// thread's tid and FUTEX_WAITERS into the word and waking it, or frees it
+/// (the word becomes 0) if nobody waits. Under the table's lock, as
+/// `lock_pi`'s looks are.
+pub fn unlock_pi(addr: u64) -> Result<usize, Errno> {
+    let key = key(addr)?;
+    loop {
+        uaccess::check_range(addr, 4, true)?;
+        let mut table = TABLE.lock();
+        let me = table
+            .current_both()
+            .map(|(t, _)| t.tid)
+            .ok_or(Errno::ESRCH)?;
+        let Some(word) = uaccess::try_cmpxchg_u32(addr, 0, 0) else {
+            continue;
+        };
+        if word & FUTEX_TID_MASK != me {
+            return Err(Errno::EPERM);
+        }
+        let first = table
+            .threads
+            .values()
+            .filter_map(|t| {
+                t.futex
+                    .filter(|w| w.key == key && w.pi_owner.is_some())
+                    .map(|w| (w.since, t.tid))
+            })
+            .min()
+            .map(|(_, tid)| tid);
+        let new = first.map_or(0, |tid| tid | FUTEX_WAITERS);
+        if uaccess::try_cmpxchg_u32(addr, word, new) != Some(word) {
+            continue;
+        }
+        if let Some(tid) = first {
+            let t = table.threads.get_mut(&tid).expect("found above");
+            t.futex = None;
+            if t.state == State::Sleeping(Chan::Futex) {
+                t.make_runnable();
+            }
+        }
+        return Ok(0);
+    }
+}
+
+/// Thread `tid` is gone (the caller holds the table, in the same hold that
+/// marked it Dead): every PI waiter that waits for it looks at its word
+/// again, and takes the lock, which its owner can no longer give, with
+/// FUTEX_OWNER_DIED (Linux's `exit_pi_state_list`).
+pub fn owner_gone(table: &mut Table, tid: Tid) {
+    for t in table.threads.values_mut() {
+        if let Some(w) = t.futex.as_mut().filter(|w| w.pi_owner == Some(tid)) {
+            w.retry = true;
+            if t.state == State::Sleeping(Chan::Futex) {
+                t.make_runnable();
+            }
+        }
+    }
 }
 
 /// At the exit of thread `tid`: every robust mutex on its list (at `head`)

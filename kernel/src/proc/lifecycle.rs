@@ -462,7 +462,15 @@ pub fn exit_thread(status: i32) -> ! {
         end_process(status);
     }
     interrupts::disable();
-    current_thread(|t| t.state = State::Dead);
+    {
+        let mut table = TABLE.lock();
+        if let Some((t, _)) = table.current_both() {
+            t.state = State::Dead;
+        }
+        // In the same hold: a PI lock's waiter either saw this thread
+        // alive and is told now, or sees it dead.
+        futex::owner_gone(&mut table, tid);
+    }
     sched::wakeup(Chan::ThreadExit(pid));
     sched::switch_to_scheduler();
     unreachable!("a dead thread was scheduled");

@@ -190,6 +190,22 @@ pub fn futex(addr: u64, op: u32, val: u32, timeout: u64, addr2: u64, val3: u32) 
                 woken
             })
         }
+        // The timeout, if any, is a deadline (CLOCK_REALTIME for LOCK_PI).
+        FutexOp::LockPi { try_only, realtime } => {
+            let deadline = if timeout == 0 || try_only {
+                None
+            } else {
+                let nanos = nanos_of(&uaccess::read(timeout)?)?;
+                let now = if realtime {
+                    crate::clock::realtime_nanos()
+                } else {
+                    crate::clock::nanos_since_boot()
+                };
+                Some(deadline_in(nanos.saturating_sub(u128::from(now))))
+            };
+            futex::lock_pi(addr, deadline, try_only)
+        }
+        FutexOp::UnlockPi => futex::unlock_pi(addr),
     }
 }
 

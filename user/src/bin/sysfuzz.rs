@@ -189,6 +189,8 @@ const CALLS: &[(usize, u64)] = &[
     (CLOSE_RANGE, 1),
     (SIGALTSTACK, 3),
     (ARCH_PRCTL, 2),
+    (PRCTL, 2),
+    (FUTEX, 3),
     (GETTID, 1),
     (TKILL, 1),
     (TIME, 2),
@@ -632,6 +634,55 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
             }
         }
         ALARM => a[0] = rng.below(3),
+        // Every operation, on words the worker owns most of the time (a
+        // priority-inheritance lock there is the worker's to take); a
+        // wait that blocks for good ends when the parent kills the worker.
+        FUTEX => {
+            use abi::types::*;
+            if rng.below(4) != 0 {
+                a[0] = memory.arena + 4 * rng.below(ARENA_LEN / 4);
+            }
+            if rng.below(4) != 0 {
+                let op = rng.pick(&[
+                    FUTEX_WAIT,
+                    FUTEX_WAKE,
+                    FUTEX_REQUEUE,
+                    FUTEX_CMP_REQUEUE,
+                    FUTEX_WAKE_OP,
+                    FUTEX_LOCK_PI,
+                    FUTEX_UNLOCK_PI,
+                    FUTEX_TRYLOCK_PI,
+                    FUTEX_WAIT_BITSET,
+                    FUTEX_WAKE_BITSET,
+                    FUTEX_LOCK_PI2,
+                ]);
+                let flags = rng.pick(&[0, FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME]);
+                a[1] = u64::from(op | flags);
+            }
+            a[2] = rng.pick(&[0, 1, 2, me, u64::from(u32::MAX)]);
+            if rng.below(3) != 0 {
+                a[3] = 0; // no timeout, or a requeue count of 0
+            }
+        }
+        // The options there are, with any argument.
+        PRCTL => {
+            use abi::types::*;
+            if rng.below(4) != 0 {
+                a[0] = u64::from(rng.pick(&[
+                    PR_SET_PDEATHSIG,
+                    PR_GET_PDEATHSIG,
+                    PR_SET_NAME,
+                    PR_GET_NAME,
+                    PR_SET_TIMERSLACK,
+                    PR_GET_TIMERSLACK,
+                    PR_SET_TSC,
+                    PR_GET_TSC,
+                ]));
+            }
+            if a[0] == u64::from(PR_SET_TSC) || a[0] == u64::from(PR_SET_PDEATHSIG) {
+                a[1] = rng.below(4);
+            }
+        }
         NANOSLEEP | CLOCK_NANOSLEEP | PAUSE | RT_SIGSUSPEND | RT_SIGTIMEDWAIT | WAIT4 => {
             // Blocking calls: rarely, so workers mostly keep calling.
             if rng.below(4) != 0 {
