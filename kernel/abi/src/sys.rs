@@ -204,6 +204,7 @@ pub const CLONE3: usize = 435;
 pub const CLOSE_RANGE: usize = 436;
 pub const FACCESSAT2: usize = 439;
 pub const EPOLL_PWAIT2: usize = 441;
+pub const FUTEX_WAITV: usize = 449;
 
 /// `profil(samples, size, offset, scale)`: the signature call of this kernel.
 pub const PROFIL: usize = 1000;

@@ -836,6 +836,23 @@ pub const FUTEX_UNLOCK_PI: u32 = 7;
 pub const FUTEX_TRYLOCK_PI: u32 = 8;
 pub const FUTEX_WAIT_BITSET: u32 = 9;
 pub const FUTEX_WAKE_BITSET: u32 = 10;
+/// futex_waitv(2)'s entry flag: the word is 32 bits (the one size there is).
+pub const FUTEX2_SIZE_U32: u32 = 2;
+/// The most words one futex_waitv(2) call may wait on.
+pub const FUTEX_WAITV_MAX: usize = 128;
+
+/// One word of futex_waitv(2): sleep while the word at `uaddr` holds `val`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FutexWaitv {
+    pub val: u64,
+    pub uaddr: u64,
+    /// FUTEX2_SIZE_U32, with FUTEX_PRIVATE_FLAG or not.
+    pub flags: u32,
+    pub reserved: u32,
+}
+const _: () = assert!(size_of::<FutexWaitv>() == 24);
+
 /// FUTEX_LOCK_PI with its timeout on CLOCK_MONOTONIC (unless
 /// FUTEX_CLOCK_REALTIME), where FUTEX_LOCK_PI's is always CLOCK_REALTIME.
 pub const FUTEX_LOCK_PI2: u32 = 13;

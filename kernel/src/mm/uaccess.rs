@@ -455,6 +455,7 @@ unsafe impl Pod for abi::signal::SigInfo {}
 unsafe impl Pod for abi::signal::ItimerVal {}
 unsafe impl Pod for abi::types::SysInfo {}
 unsafe impl Pod for abi::types::RobustListHead {}
+unsafe impl Pod for abi::types::FutexWaitv {}
 unsafe impl Pod for abi::types::PollFd {}
 unsafe impl Pod for abi::types::Rlimit {}
 unsafe impl Pod for abi::types::Tms {}

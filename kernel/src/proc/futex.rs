@@ -73,6 +73,14 @@ impl Waiter {
     }
 }
 
+/// A futex_waitv(2) caller: woken by a wake of any of its words.
+#[derive(Clone, Debug)]
+pub struct ManyWaiter {
+    keys: alloc::vec::Vec<Key>,
+    /// Which word a wake came by: set once, by the first wake.
+    woken: Option<usize>,
+}
+
 /// Numbers the waits, so PI locks go to their waiters in arrival order.
 static WAITS: AtomicU64 = AtomicU64::new(0);
 
@@ -167,11 +175,17 @@ pub fn wake(addr: u64, count: usize, bitset: u32) -> Result<usize, Errno> {
             .is_some_and(|w| w.key == key && w.bitset & bitset != 0)
         {
             t.futex = None;
-            if t.state == State::Sleeping(Chan::Futex) {
-                t.make_runnable();
-            }
-            woken += 1;
+        } else if let Some(many) = t.futex_waitv.as_mut().filter(|m| m.woken.is_none())
+            && let Some(index) = many.keys.iter().position(|&k| k == key)
+        {
+            many.woken = Some(index);
+        } else {
+            continue;
         }
+        if t.state == State::Sleeping(Chan::Futex) {
+            t.make_runnable();
+        }
+        woken += 1;
     }
     Ok(woken)
 }
@@ -222,6 +236,43 @@ pub fn requeue(
         }
     }
     Ok((woken, moved))
+}
+
+/// futex_waitv(2): sleeps while each word holds its value, until a wake
+/// of any of them (returns its index), `deadline` (ETIMEDOUT) or a signal
+/// (restarted after an SA_RESTART handler: the deadline is absolute).
+/// EAGAIN at once if a word holds something else. As `wait`, the caller is
+/// recorded on every word before it reads them, so no wake falls between.
+/// The words come checked (`syscall/process.rs`): aligned, 32 bits.
+/// A requeue does not move these waiters (Linux's would).
+pub fn wait_many(words: &[(u64, u64)], deadline: Option<u64>) -> Result<usize, Errno> {
+    let keys = words
+        .iter()
+        .map(|&(addr, _)| key(addr))
+        .collect::<Result<alloc::vec::Vec<Key>, Errno>>()?;
+    current_thread(|t| t.futex_waitv = Some(ManyWaiter { keys, woken: None }));
+    let off_queue = || current_thread(|t| t.futex_waitv.take().and_then(|m| m.woken));
+    for &(addr, expected) in words {
+        // A value past 32 bits never matches (Linux 6.1's comparison).
+        let now = uaccess::read::<u32>(addr);
+        if now.map(u64::from) != Ok(expected) {
+            // As in `wait`: a wake that already counted this waiter is
+            // not lost.
+            return match (off_queue(), now) {
+                (Some(index), _) => Ok(index),
+                (None, Err(e)) => Err(e),
+                (None, Ok(_)) => Err(Errno::EAGAIN),
+            };
+        }
+    }
+    let slept = sched::wait_event_until(Chan::Futex, deadline, || {
+        current_thread(|t| t.futex_waitv.as_ref().and_then(|m| m.woken))
+    });
+    match (off_queue(), slept) {
+        (Some(index), _) => Ok(index),
+        (None, Err(e)) => Err(e),
+        (None, Ok(index)) => Ok(index),
+    }
 }
 
 /// Whether a priority-inheritance lock's waiter waits on `key`.

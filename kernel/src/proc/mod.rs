@@ -226,6 +226,9 @@ pub struct Thread {
     pub robust_list: u64,
     /// The futex this thread sleeps on, until a wake clears it.
     pub futex: Option<futex::Waiter>,
+    /// The futexes a futex_waitv(2) call sleeps on, until a wake of one
+    /// of them says which.
+    pub futex_waitv: Option<futex::ManyWaiter>,
     /// Its context is live on a CPU: from the moment a scheduler picks it
     /// until that scheduler is back on its own stack. Its state may say
     /// Runnable or Sleeping before then (it is on its way out, or a wakeup
@@ -292,6 +295,7 @@ impl Thread {
             clear_child_tid: 0,
             robust_list: 0,
             futex: None,
+            futex_waitv: None,
             on_cpu: false,
             cpu: 0,
         }

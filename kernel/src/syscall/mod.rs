@@ -222,6 +222,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::SET_TID_ADDRESS => process::set_tid_address(a[0]),
         sys::FUTEX => process::futex(a[0], a[1] as u32, a[2] as u32, a[3], a[4], a[5] as u32),
         sys::SET_ROBUST_LIST => process::set_robust_list(a[0], a[1]),
+        sys::FUTEX_WAITV => process::futex_waitv(a[0], a[1] as u32, a[2] as u32, a[3], a[4] as i32),
         sys::GET_ROBUST_LIST => process::get_robust_list(a[0] as i32, a[1], a[2]),
         // Not here, and said so without a log line: glibc and musl fall
         // back to clone when clone3 is ENOSYS, and glibc runs without rseq.

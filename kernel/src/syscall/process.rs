@@ -209,6 +209,42 @@ pub fn futex(addr: u64, op: u32, val: u32, timeout: u64, addr2: u64, val3: u32) 
     }
 }
 
+/// futex_waitv(2): Linux's checks in its order (flags, count, then the
+/// timeout and its clock, then each entry), then `futex::wait_many`. The
+/// timeout is a deadline on `clock`, CLOCK_MONOTONIC or CLOCK_REALTIME.
+pub fn futex_waitv(waiters: u64, count: u32, flags: u32, timeout: u64, clock: i32) -> SysResult {
+    use abi::types::{
+        CLOCK_MONOTONIC, CLOCK_REALTIME, FUTEX_PRIVATE_FLAG, FUTEX_WAITV_MAX, FUTEX2_SIZE_U32,
+        FutexWaitv,
+    };
+    if flags != 0 || count == 0 || count as usize > FUTEX_WAITV_MAX || waiters == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let deadline = if timeout == 0 {
+        None
+    } else {
+        let now = match clock as u32 {
+            CLOCK_REALTIME => crate::clock::realtime_nanos(),
+            CLOCK_MONOTONIC => crate::clock::nanos_since_boot(),
+            _ => return Err(Errno::EINVAL),
+        };
+        let nanos = nanos_of(&uaccess::read(timeout)?)?;
+        Some(deadline_in(nanos.saturating_sub(u128::from(now))))
+    };
+    let mut words = alloc::vec::Vec::with_capacity(count as usize);
+    for i in 0..u64::from(count) {
+        let entry: FutexWaitv = uaccess::read(waiters.wrapping_add(i * 24))?;
+        if entry.flags & !(FUTEX2_SIZE_U32 | FUTEX_PRIVATE_FLAG) != 0
+            || entry.flags & FUTEX2_SIZE_U32 == 0
+            || entry.reserved != 0
+        {
+            return Err(Errno::EINVAL);
+        }
+        words.push((entry.uaddr, entry.val));
+    }
+    futex::wait_many(&words, deadline)
+}
+
 pub fn set_robust_list(head: u64, len: u64) -> SysResult {
     futex::set_robust_list(head, len)
 }

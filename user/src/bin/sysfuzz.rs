@@ -191,6 +191,7 @@ const CALLS: &[(usize, u64)] = &[
     (ARCH_PRCTL, 2),
     (PRCTL, 2),
     (FUTEX, 3),
+    (FUTEX_WAITV, 2),
     (GETTID, 1),
     (TKILL, 1),
     (TIME, 2),
@@ -663,6 +664,22 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
             if rng.below(3) != 0 {
                 a[3] = 0; // no timeout, or a requeue count of 0
             }
+        }
+        // A few entries, mostly without a timeout (a wait on words that
+        // hold their values ends when the parent kills the worker), on
+        // either clock or another.
+        FUTEX_WAITV => {
+            if rng.below(2) == 0 {
+                a[0] = memory.arena + 24 * rng.below(ARENA_LEN / 24);
+            }
+            a[1] = rng.pick(&[0, 1, 2, 128, 129, u64::MAX]);
+            if rng.below(4) != 0 {
+                a[2] = 0;
+            }
+            if rng.below(2) == 0 {
+                a[3] = 0;
+            }
+            a[4] = rng.pick(&[0, 1, 7, u64::MAX]);
         }
         // The options there are, with any argument.
         PRCTL => {
