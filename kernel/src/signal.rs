@@ -738,7 +738,7 @@ pub fn on_tick_cpu(table: &mut Table, pid: Pid, user_mode: bool) {
 enum Step {
     Nothing,
     Next,
-    Terminate(u32),
+    Terminate(u32, Origin),
     Stop(u32),
     Handle(u32, SigAction, Origin),
 }
@@ -758,7 +758,7 @@ fn next_step(t: &mut Thread, p: &mut Process) -> Step {
     match action.handler {
         SIG_IGN => Step::Next,
         SIG_DFL => match rules::default_action(signal) {
-            DefaultAction::Terminate | DefaultAction::Core => Step::Terminate(signal),
+            DefaultAction::Terminate | DefaultAction::Core => Step::Terminate(signal, origin),
             DefaultAction::Stop => Step::Stop(signal),
             DefaultAction::Ignore | DefaultAction::Continue => Step::Next,
         },
@@ -790,9 +790,7 @@ pub fn deliver(tf: &mut TrapFrame) {
                 return;
             }
             Step::Next => {}
-            Step::Terminate(signal) => {
-                lifecycle::exit_group(abi::types::wait_status_signaled(signal));
-            }
+            Step::Terminate(signal, origin) => die_of(tf, signal, &origin),
             Step::Stop(signal) => stop(signal),
             Step::Handle(signal, action, origin) => {
                 settle_interrupted_call(tf, Some(action.flags));
@@ -801,6 +799,22 @@ pub fn deliver(tf: &mut TrapFrame) {
             }
         }
     }
+}
+
+/// The default action of `signal` kills the process: for the signals
+/// whose action is "core", the other threads are told to exit and the
+/// core file is written first (proc/coredump.rs), and the wait status says
+/// whether it was (WCOREFLAG).
+fn die_of(tf: &TrapFrame, signal: u32, origin: &Origin) -> ! {
+    use abi::types::{WCOREFLAG, wait_status_signaled};
+    let status = wait_status_signaled(signal);
+    if rules::default_action(signal) == DefaultAction::Core
+        && lifecycle::start_group_exit(status)
+        && crate::proc::coredump::write(tf, &origin.info(signal))
+    {
+        current(|p| p.group_exit = Some(status | WCOREFLAG));
+    }
+    lifecycle::exit_group(status)
 }
 
 /// Whether the trap frame holds a system call's ERESTARTSYS or

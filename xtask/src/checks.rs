@@ -480,6 +480,60 @@ pub(crate) fn check_exports(
 }
 
 /// The whole console, shown under a failure.
+/// The core file the suite exported, read by GDB on the host beside the
+/// musl program `elf` that wrote it: `bt` must show the `shows` texts in
+/// order (the signal, then each frame).
+pub(crate) fn check_core_in_gdb(
+    suite: &str,
+    opts: &Options,
+    outcome: &Outcome,
+    (elf, shows): (&str, &[&str]),
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let name = |what: &str| format!("{suite}/{what}");
+    let exported = qemu::unpack_exports(opts)?;
+    let Some(core) = exported.first() else {
+        show_console(outcome);
+        tally.record(
+            &name("core_file_written"),
+            false,
+            &outcome.ending.describe(),
+        );
+        return Ok(());
+    };
+    let program = build::musl_programs()?
+        .into_iter()
+        .find(|(n, _)| n == elf)
+        .map(|(_, path)| path)
+        .ok_or_else(|| format!("no musl program '{elf}' in tests/musl"))?;
+    let gdb = crate::setup::ensure("gdb", "gdb")?;
+    let out = Command::new(gdb)
+        .args(["-batch", "-nx", "-ex", "bt"])
+        .arg(&program)
+        .arg(core)
+        .output()
+        .map_err(|e| format!("running gdb: {e}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut rest = text.as_str();
+    let missing = shows.iter().find(|want| match rest.find(**want) {
+        Some(at) => {
+            rest = &rest[at + want.len()..];
+            false
+        }
+        None => true,
+    });
+    tally.record(
+        &name("gdb_reads_the_stack_from_the_core"),
+        missing.is_none(),
+        &format!("gdb's bt did not show {missing:?} (in order):\n{text}"),
+    );
+    Ok(())
+}
+
 pub(crate) fn show_console(outcome: &Outcome) {
     println!("   --- console ---");
     for line in &outcome.lines {

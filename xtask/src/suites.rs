@@ -42,6 +42,15 @@ pub enum Expect {
         /// one file per process; the checks above read the first).
         summed: &'static [&'static str],
     },
+    /// A program that dies of a signal and leaves a core file: the file at
+    /// `core` is exported, and GDB, run on the host on it beside the musl
+    /// program `elf` (`target/musl/ELF`), must print these texts, in
+    /// order, for `bt`.
+    CoreInGdb {
+        elf: &'static str,
+        core: &'static str,
+        shows: &'static [&'static str],
+    },
     /// The static musl programs of `tests/musl/`, run by `/bin/musltests`:
     /// each one's stdout and exit status must be what the same binary gives
     /// on the host's Linux. With them, the project's /bin/sh runs
@@ -532,6 +541,34 @@ pub fn suites() -> Vec<Suite> {
                 summed: &[],
             },
             ..usertests("gprof-arc-table-full", Tick::Pit)
+        },
+        Suite {
+            // The kernel's core file, as GDB reads it: the signal, and the
+            // stack of the thread that died, frame by frame.
+            name: "core-file-in-gdb",
+            hz: 1000,
+            tick: Tick::Pit,
+            uefi: false,
+            conf: "",
+            cpus: None,
+            program: &["/bin/musl-coredump", "crash", "/"],
+            exports: &[],
+            typing: &[],
+            glibc_profiled: &[],
+            musl_profiled: &[],
+            expect: Expect::CoreInGdb {
+                elf: "coredump",
+                core: "/core",
+                shows: &[
+                    "Program terminated with signal SIGSEGV, Segmentation fault.",
+                    "#0  0x",
+                    " in crash () at ",
+                    "#1  0x",
+                    " in die_segv () at ",
+                    "#2  0x",
+                    " in main (",
+                ],
+            },
         },
         Suite {
             name: "shell",

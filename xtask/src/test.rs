@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use crate::build::{self, Boot};
 use crate::checks::{
-    SameAsLinux, Tally, check_crash, check_exports, check_gprof, check_output, check_same_as_linux,
-    check_selftests, check_user_suite,
+    SameAsLinux, Tally, check_core_in_gdb, check_crash, check_exports, check_gprof, check_output,
+    check_same_as_linux, check_selftests, check_user_suite,
 };
 use crate::options::Options;
 use crate::prof;
@@ -421,6 +421,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         .iter()
         .map(|(path, _)| path.to_string())
         .collect();
+    if let Expect::CoreInGdb { core, .. } = suite.expect {
+        boot_opts.export.push(core.to_string());
+    }
     if let Expect::Gprof { .. } = suite.expect {
         boot_opts.export.push(prof::GMON.to_string());
         boot_opts.export.push(prof::GMON_DIR.to_string());
@@ -451,6 +454,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             check_output(suite.name, &outcome, (lines, status, quiet), tally)
         }
         Expect::Musl | Expect::Glibc => check_same_as_linux(suite.name, &outcome, &cases, tally)?,
+        Expect::CoreInGdb { elf, shows, .. } => {
+            check_core_in_gdb(suite.name, &boot_opts, &outcome, (elf, shows), tally)?
+        }
         Expect::Gprof {
             elf,
             top,

@@ -594,6 +594,10 @@ pub const fn wait_status_exited(code: u8) -> i32 {
 }
 
 /// Wait status of a process killed by `signal`.
+/// The bit of a wait status that says a core file was written
+/// (`WCOREDUMP`).
+pub const WCOREFLAG: i32 = 0x80;
+
 pub const fn wait_status_signaled(signal: u32) -> i32 {
     (signal & 0x7f) as i32
 }

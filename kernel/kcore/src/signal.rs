@@ -9,8 +9,8 @@ use abi::signal::*;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DefaultAction {
     Terminate,
-    /// Terminate "with a core dump"; this kernel writes none, but the wait
-    /// status carries the core flag (0x80) as on Linux.
+    /// Terminate with a core dump (kernel/src/proc/coredump.rs), if
+    /// RLIMIT_CORE allows one; the wait status then carries WCOREFLAG.
     Core,
     Ignore,
     Stop,

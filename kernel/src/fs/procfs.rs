@@ -27,7 +27,7 @@
 //! | `/proc/sys/kernel/pid_max`, `threads-max` | the limits on ids and threads |
 //! | `/proc/sys/kernel/ostype`, `osrelease` | uname's system name and release |
 //! | `/proc/sys/kernel/printk`, `dmesg_restrict` | the console's log level, who may read the log |
-//! | `/proc/sys/kernel/tainted`, `core_pattern` | 0 (nothing taints this kernel), where a core dump would go |
+//! | `/proc/sys/kernel/tainted`, `core_pattern` | 0 (nothing taints this kernel), where a core dump goes |
 //! | `/proc/sysvipc/shm`, `msg`, `sem` | the System V IPC objects (`ipc/`), a line each, as ipcs(1) reads them |
 //!
 //! Inode numbers are made from the pid and the file, so they stay the same
@@ -266,8 +266,8 @@ fn sys_file(name: &str) -> String {
         // syslog(2)'s READ_ALL is anyone's (syscall/info.rs).
         "dmesg_restrict" => String::from("0\n"),
         "tainted" => String::from("0\n"),
-        // Linux's default; no core dump is written here (no file is made
-        // when a process dies of a signal whose default dumps core).
+        // Linux's default, the one pattern there is: `core` in the dying
+        // process's working directory (proc/coredump.rs).
         "core_pattern" => String::from("core\n"),
         other => unreachable!("no /proc/sys file {other}"),
     }

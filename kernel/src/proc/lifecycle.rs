@@ -480,17 +480,25 @@ pub fn exit_thread(status: i32) -> ! {
 /// the process gets SIGKILL, then the caller exits. The first status given
 /// is the process's.
 pub fn exit_group(status: i32) -> ! {
-    {
-        let mut table = TABLE.lock();
-        let (t, p) = table.current_both().expect("a thread is exiting");
-        let (me, pid) = (t.tid, p.pid);
-        // Whoever set it first has already told the others.
-        if p.group_exit.is_none() {
-            p.group_exit = Some(status);
-            signal::kill_other_threads(&mut table, pid, me);
-        }
-    }
+    start_group_exit(status);
     exit_thread(status)
+}
+
+/// The first half of `exit_group`: unless another thread began the
+/// group's exit already (then this returns false), `status` becomes the
+/// process's and every other thread gets SIGKILL. A core dump comes
+/// between the two halves, so the memory it copies stops changing.
+pub fn start_group_exit(status: i32) -> bool {
+    let mut table = TABLE.lock();
+    let (t, p) = table.current_both().expect("a thread is exiting");
+    let (me, pid) = (t.tid, p.pid);
+    // Whoever set it first has already told the others.
+    if p.group_exit.is_some() {
+        return false;
+    }
+    p.group_exit = Some(status);
+    signal::kill_other_threads(&mut table, pid, me);
+    true
 }
 
 /// Ends the current process, whose last thread is exiting.

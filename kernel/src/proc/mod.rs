@@ -27,6 +27,7 @@
 //! and robust lists), `fault.rs` (user faults). Signals are in
 //! `../signal.rs`.
 
+pub mod coredump;
 pub mod exec;
 pub mod fault;
 pub mod futex;
