@@ -355,6 +355,7 @@ pub const CAP_SYS_ADMIN: u32 = 21;
 pub const CAP_SYS_NICE: u32 = 23;
 pub const CAP_SYS_RESOURCE: u32 = 24;
 pub const CAP_MKNOD: u32 = 27;
+pub const CAP_LEASE: u32 = 28;
 pub const CAP_MAC_OVERRIDE: u32 = 32;
 pub const CAP_LAST_CAP: u32 = 40;
 /// capget/capset's header versions: 32-bit sets (one data struct), and
@@ -422,8 +423,14 @@ const _: () = assert!(size_of::<FOwnerEx>() == 8);
 /// si_code of a signal-driven I/O signal (F_SETSIG): what became possible.
 pub const POLL_IN: i32 = 1;
 pub const POLL_OUT: i32 = 2;
+/// A lease is being broken (fs/lease.rs).
+pub const POLL_MSG: i32 = 3;
 pub const POLL_ERR: i32 = 4;
 pub const POLL_HUP: i32 = 6;
+/// Leases (fcntl(2)): set one (F_RDLCK, F_WRLCK) or give it up (F_UNLCK),
+/// and ask which the descriptor holds.
+pub const F_SETLEASE: u32 = 1024;
+pub const F_GETLEASE: u32 = 1025;
 /// A pipe's capacity: set (rounded up to a power of two pages), get.
 pub const F_SETPIPE_SZ: u32 = 1031;
 pub const F_GETPIPE_SZ: u32 = 1032;
@@ -926,6 +933,8 @@ pub const POLLNVAL: i16 = 0x020;
 pub const POLLRDNORM: i16 = 0x040;
 pub const POLLWRNORM: i16 = 0x100;
 pub const POLLWRBAND: i16 = 0x200;
+/// A message (a lease being broken, in a signal's si_band).
+pub const POLLMSG: i16 = 0x400;
 /// The peer shut its writing side down (or went): a read will see the end.
 pub const POLLRDHUP: i16 = 0x2000;
 

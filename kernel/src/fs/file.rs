@@ -78,7 +78,7 @@ impl OpenFile {
     pub fn new(kind: Kind, flags: u32, path: Option<&str>) -> Arc<OpenFile> {
         static NEXT_ID: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
         OPEN_COUNT.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
-        Arc::new(OpenFile {
+        let file = Arc::new(OpenFile {
             kind,
             id: NEXT_ID.fetch_add(1, core::sync::atomic::Ordering::Relaxed),
             flags: IrqLock::new(
@@ -88,7 +88,9 @@ impl OpenFile {
             offset: IrqLock::new(Rank::OpenFile, 0),
             path: path.map(alloc::string::String::from),
             owner: IrqLock::new(Rank::OpenFile, Default::default()),
-        })
+        });
+        super::lease::opened(&file);
+        file
     }
 
     /// The changes of the object it reads or writes (a pipe's, an open
@@ -574,6 +576,7 @@ impl Drop for OpenFile {
             Kind::Node(node) => {
                 let ino = node.lock().ino;
                 super::lock::description_closed(self.id, ino);
+                super::lease::closed(self);
                 if let Some(fifo) = self.fifo() {
                     if self.readable() {
                         fifo.close_reader();

@@ -7,6 +7,7 @@ pub mod epoll;
 pub mod export;
 pub mod file;
 pub mod filedata;
+pub mod lease;
 pub mod lock;
 pub mod pipe;
 pub mod procfs;

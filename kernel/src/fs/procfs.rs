@@ -24,6 +24,7 @@
 //! | `/proc/cpuinfo`, `mounts`, `version` | the CPU (from CPUID), what is mounted, the kernel |
 //! | `/proc/sys/fs/file-nr` | open file descriptions in the system (`fs::file::open_count`), 0 free, no maximum |
 //! | `/proc/sys/fs/file-max`, `nr_open`, `pipe-max-size` | the limits on open files, descriptors and a pipe's size |
+//! | `/proc/sys/fs/lease-break-time` | the seconds a lease's holder has to give it up (fs/lease.rs) |
 //! | `/proc/sys/kernel/pid_max`, `threads-max` | the limits on ids and threads |
 //! | `/proc/sys/kernel/ostype`, `osrelease` | uname's system name and release |
 //! | `/proc/sys/kernel/printk`, `dmesg_restrict` | the console's log level, who may read the log |
@@ -68,7 +69,13 @@ pub enum Dir {
 /// The directories of `/proc/sys`, and the files of each: read-only here
 /// (Linux lets root write most; these show the kernel's fixed values).
 const SYS_DIRS: &[(&str, Dir)] = &[("fs", Dir::SysFs), ("kernel", Dir::SysKernel)];
-const SYS_FS_FILES: &[&str] = &["file-max", "file-nr", "nr_open", "pipe-max-size"];
+const SYS_FS_FILES: &[&str] = &[
+    "file-max",
+    "file-nr",
+    "lease-break-time",
+    "nr_open",
+    "pipe-max-size",
+];
 const SYSVIPC_FILES: &[&str] = &["msg", "sem", "shm"];
 const SYS_KERNEL_FILES: &[&str] = &[
     "core_pattern",
@@ -250,6 +257,7 @@ fn sys_file(name: &str) -> String {
         "file-nr" => format!("{}\t0\t{}\n", super::file::open_count(), i64::MAX),
         "file-max" => format!("{}\n", i64::MAX),
         "nr_open" => format!("{}\n", kcore::rlimit::NR_OPEN),
+        "lease-break-time" => format!("{}\n", super::lease::BREAK_SECS),
         "pipe-max-size" => format!("{}\n", super::pipe::MAX_CAPACITY),
         "pid_max" => format!("{}\n", crate::proc::PID_MAX),
         "threads-max" => format!("{}\n", crate::proc::MAX_THREADS),

@@ -156,6 +156,23 @@ pub fn changed(ready: &Readiness, band: i16) {
     }
 }
 
+/// Tells the owner of `file` (reached through descriptor `fd`) that its
+/// lease is being broken (fs/lease.rs): SIGIO, or F_SETSIG's signal with
+/// si_code POLL_MSG, as Linux's `lease_break_callback`.
+pub fn lease_broken(file: &OpenFile, fd: i32) {
+    let owner = *file.owner.lock();
+    if owner.id == 0 {
+        return;
+    }
+    let (signal, origin) = if owner.signal == 0 {
+        (SIGIO, Origin::kernel())
+    } else {
+        let band = POLLIN | POLLRDNORM | abi::types::POLLMSG;
+        (owner.signal, Origin::poll(abi::types::POLL_MSG, band, fd))
+    };
+    deliver(owner, signal, origin);
+}
+
 /// Sends `owner` its signal for a file descriptor `fd` on which `event`
 /// happened.
 fn send(owner: FileOwner, event: i16, fd: i32) {
@@ -174,6 +191,11 @@ fn send(owner: FileOwner, event: i16, fd: i32) {
         };
         (owner.signal, Origin::poll(code, band, fd))
     };
+    deliver(owner, signal, origin);
+}
+
+/// Sends `signal` to the thread, process or group `owner` names.
+fn deliver(owner: FileOwner, signal: u32, origin: Origin) {
     match owner.kind {
         F_OWNER_PGRP => {
             signal::send_to_group(owner.id, signal, origin);

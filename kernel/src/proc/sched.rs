@@ -74,6 +74,9 @@ pub enum Chan {
     Poll,
     /// A record lock of the file with this inode number to go (fs/lock.rs).
     FileLock(u64),
+    /// The leases an open of the file with this inode number broke to go
+    /// (fs/lease.rs).
+    Lease(u64),
     /// A message or room in the System V queue with this id (ipc/msg.rs).
     MsgQueue(i32),
     /// A change of a value in the System V semaphore set with this id

@@ -244,6 +244,11 @@ pub fn truncate(path: u64, len: i64) -> SysResult {
             }
         }
     }
+    // A truncate breaks leases as an open for writing does.
+    if matches!(node.lock().content, Content::File(_)) {
+        let ino = node.lock().ino;
+        crate::fs::lease::break_for(ino, true, false)?;
+    }
     file::truncate_node(&node, len).map(|()| 0)
 }
 
@@ -453,6 +458,12 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     }
     if busy {
         return Err(Errno::ETXTBSY);
+    }
+    // Leases other processes hold are broken first (fs/lease.rs).
+    if is_file {
+        let ino = node.lock().ino;
+        let for_writing = flags & O_ACCMODE != O_RDONLY || flags & O_TRUNC != 0;
+        crate::fs::lease::break_for(ino, for_writing, flags & O_NONBLOCK != 0)?;
     }
     // O_TRUNC empties regular files only; on a device it does nothing
     // (`> /dev/null`, `> /dev/tty`), as on Linux.
@@ -848,6 +859,8 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
             Ok(0)
         }
         F_GETSIG => Ok(fd_file(fd)?.owner.lock().signal as usize),
+        F_SETLEASE => crate::fs::lease::set(&fd_file(fd)?, fd, arg).map(|()| 0),
+        F_GETLEASE => Ok(crate::fs::lease::get(&*fd_file(fd)?) as usize),
         F_SETSIG => {
             let file = fd_file(fd)?;
             let signal = u32::try_from(arg)

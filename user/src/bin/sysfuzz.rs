@@ -421,6 +421,8 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
                     F_SETLK,
                     F_GETPIPE_SZ,
                     F_SETPIPE_SZ,
+                    F_SETLEASE,
+                    F_GETLEASE,
                 ]));
             }
             match a[1] as u32 {
