@@ -466,6 +466,7 @@ fn read_at(node: &mut Node, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
             buf[..n].copy_from_slice(&text[from..from + n]);
             Ok(n)
         }
+        Content::ProcPagemap(pid) => super::procfs::pagemap_read(*pid, at, buf),
         Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
         // open never hands out a link itself (it follows it).
         Content::Symlink(_) => Err(Errno::EINVAL),
@@ -493,7 +494,7 @@ fn write_at(node: &mut Node, at: u64, buf: &[u8]) -> Result<u64, Errno> {
         Content::Device(d) => d.write(buf).map(|n| at + n as u64),
         // /proc's files take no writes (Linux's answer to root, who may
         // open them for writing).
-        Content::ProcFile(_) => Err(Errno::EIO),
+        Content::ProcFile(_) | Content::ProcPagemap(_) => Err(Errno::EIO),
         Content::Symlink(_) => Err(Errno::EINVAL),
         Content::Socket(_) | Content::Special { .. } => Err(Errno::ENXIO),
         Content::Fifo(_) => Err(Errno::ESPIPE),
@@ -526,7 +527,7 @@ pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
         | Content::Fifo(_)
         | Content::Special { .. } => Err(Errno::EINVAL),
         // Nothing to cut (Linux lets root truncate them, to no effect).
-        Content::ProcFile(_) => Ok(()),
+        Content::ProcFile(_) | Content::ProcPagemap(_) => Ok(()),
     }
 }
 

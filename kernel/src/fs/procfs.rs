@@ -15,6 +15,7 @@
 //! | `/proc/PID/stat`, `status` | the process as `ps` and `top` read it |
 //! | `/proc/PID/cmdline`, `comm` | its argv (NUL-separated), its name |
 //! | `/proc/PID/maps` | its areas (`kcore::vma`), one line each |
+//! | `/proc/PID/pagemap` | eight bytes per page of its address space: present, shared, mapped once, the frame (`pagemap_read`) |
 //! | `/proc/PID/exe` | a symbolic link to the program's path |
 //! | `/proc/PID/limits` | its resource limits (getrlimit(2)) |
 //! | `/proc/PID/profil` | its profil(2) state: regions, scale, ticks counted and dropped (not in Linux) |
@@ -102,7 +103,7 @@ const ROOT_FILES: &[&str] = &[
     "version",
 ];
 const PROCESS_FILES: &[&str] = &[
-    "cmdline", "comm", "exe", "limits", "maps", "profil", "stat", "status",
+    "cmdline", "comm", "exe", "limits", "maps", "pagemap", "profil", "stat", "status",
 ];
 /// The directories of `/proc` that belong to no process, after its files.
 const ROOT_DIRS: &[(&str, Dir)] = &[("sys", Dir::Sys), ("sysvipc", Dir::SysVipc)];
@@ -499,6 +500,14 @@ fn process_file(pid: Pid, index: usize) -> Result<NodeRef, Errno> {
         "limits" => p.limits.proc_text().into_bytes(),
         "maps" => maps(p).into_bytes(),
         "profil" => profil(p).into_bytes(),
+        // Made read by read (`pagemap_read`), which asks who reads.
+        "pagemap" => {
+            return Ok(node(
+                ino(dir, Some(index)),
+                0o444,
+                Content::ProcPagemap(pid),
+            ));
+        }
         // A zombie's program is gone: Linux's readlink says ENOENT.
         "exe" if p.is_zombie() => return Err(Errno::ENOENT),
         "exe" => return Ok(link(dir, index, p.exe.clone())),
@@ -565,6 +574,70 @@ fn maps(p: &Process) -> String {
             })
         })
         .collect()
+}
+
+/// `/proc/PID/pagemap` (Linux's `pagemap_read`): eight bytes for each
+/// page of the user address space, the page at `index * 4096` read at
+/// byte `index * 8`: bit 63 set if a frame is there, bit 61 if it is a
+/// shared page (a `MAP_SHARED` mapping of a file or of shared memory),
+/// bit 56 if this process alone maps an anonymous page, and bits 0-54 the
+/// frame number, for root only (others read 0 there, as since Linux 4.2).
+/// Reads must start and end on entries (EINVAL); past the address space is
+/// the end of the file. Only root and the process's own user may read it
+/// (EACCES; Linux asks the ptrace rules). Left at 0: soft-dirty (bit 55) and swapped (62;
+/// nothing is); a private file page not yet copied is not told from an
+/// anonymous one.
+pub fn pagemap_read(pid: Pid, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+    const ENTRY: usize = 8;
+    if !at.is_multiple_of(ENTRY as u64) || !buf.len().is_multiple_of(ENTRY) {
+        return Err(Errno::EINVAL);
+    }
+    let pages = mm::USER_TOP / mm::PAGE_SIZE;
+    let first = at / ENTRY as u64;
+    if first >= pages {
+        return Ok(0);
+    }
+    let count = ((pages - first) as usize).min(buf.len() / ENTRY);
+    let cred = crate::proc::cred();
+    let show_frame = cred.capable(abi::types::CAP_SYS_ADMIN);
+    let table = TABLE.lock();
+    let Some(p) = table.procs.get(&pid) else {
+        return Ok(0); // gone
+    };
+    if !cred.is_root() && cred.euid != p.cred.euid {
+        return Err(Errno::EACCES);
+    }
+    let Some(mem) = p.mem.as_ref() else {
+        return Ok(0); // a zombie: no memory left
+    };
+    for (i, entry) in buf
+        .as_chunks_mut::<ENTRY>()
+        .0
+        .iter_mut()
+        .take(count)
+        .enumerate()
+    {
+        let addr = (first + i as u64) * mm::PAGE_SIZE;
+        let word = mem
+            .space
+            .translate(x86_64::VirtAddr::new(addr))
+            .map_or(0, |(phys, flags)| {
+                let frame = x86_64::structures::paging::PhysFrame::containing_address(phys);
+                let shared = flags.contains(mm::paging::SHARED);
+                let mut word = 1u64 << 63;
+                if shared {
+                    word |= 1 << 61;
+                } else if mm::frames::users(frame) == 1 {
+                    word |= 1 << 56;
+                }
+                if show_frame {
+                    word |= (phys.as_u64() >> 12) & ((1 << 55) - 1);
+                }
+                word
+            });
+        entry.copy_from_slice(&word.to_le_bytes());
+    }
+    Ok(count * ENTRY)
 }
 
 /// `/proc/PID/profil`: what profil(2) is doing for this process, in words.

@@ -58,6 +58,9 @@ pub enum Content {
     ProcDir(super::procfs::Dir),
     /// A file of `/proc`: its text, made when its name was looked up.
     ProcFile(Vec<u8>),
+    /// `/proc/PID/pagemap` of this process: too large to make whole, so
+    /// each read makes the entries it asks for (fs/procfs.rs).
+    ProcPagemap(u32),
     /// A symbolic link: the path it points to, followed by path walks (only
     /// `/proc` makes them so far).
     Symlink(String),
@@ -191,7 +194,7 @@ impl Node {
 
     pub fn mode(&self) -> u32 {
         let kind = match self.content {
-            Content::File(_) | Content::ProcFile(_) => S_IFREG,
+            Content::File(_) | Content::ProcFile(_) | Content::ProcPagemap(_) => S_IFREG,
             Content::Dir(_) | Content::ProcDir(_) => S_IFDIR,
             Content::Device(_) => S_IFCHR,
             Content::Symlink(_) => S_IFLNK,
@@ -242,6 +245,7 @@ impl Node {
             Content::Device(_)
             | Content::ProcDir(_)
             | Content::ProcFile(_)
+            | Content::ProcPagemap(_)
             | Content::Socket(_)
             | Content::Fifo(_)
             | Content::Special { .. } => 0,

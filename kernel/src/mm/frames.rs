@@ -40,11 +40,16 @@ fn find_trampoline(regions: &MemoryRegions) -> Option<u64> {
         .max()
 }
 
+/// The usable frames, region by region: [first, end) frame numbers. Frame
+/// 0 is never among them: physical address 0 is where a zeroed pointer
+/// leads, and a frame number 0 reads as "none" (pagemap, a startup IPI);
+/// Linux keeps the first page out of its allocator too.
 fn usable(regions: &MemoryRegions) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
     regions
         .iter()
         .filter(|r| r.kind == MemoryRegionKind::Usable)
-        .map(|r| (r.start.div_ceil(PAGE_SIZE), r.end / PAGE_SIZE))
+        .map(|r| (r.start.div_ceil(PAGE_SIZE).max(1), r.end / PAGE_SIZE))
+        .filter(|(start, end)| start < end)
 }
 
 pub fn init(regions: &'static MemoryRegions) {
