@@ -48,12 +48,13 @@ static const char *flags(uint32_t word)
 	return s;
 }
 
-/* Waits until thread `t` sleeps in the kernel (its /proc state is S). */
+/* Waits until thread `t` sleeps in the kernel (its /proc state is S), up
+ * to a minute: a busy host may be slow to run it that far. */
 static void until_asleep(pid_t t)
 {
 	char path[64], state = 0;
 	snprintf(path, sizeof path, "/proc/self/task/%d/stat", t);
-	for (int i = 0; i < 5000 && state != 'S'; i++) {
+	for (int i = 0; i < 60000 && state != 'S'; i++) {
 		FILE *f = fopen(path, "r");
 		if (f) {
 			if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
