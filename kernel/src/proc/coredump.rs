@@ -34,7 +34,6 @@ use abi::signal::SigInfo;
 use abi::types::RLIMIT_CORE;
 use alloc::vec::Vec;
 use kcore::coredump::{Area, ProcessInfo, ThreadStatus, UserRegs};
-use x86_64::VirtAddr;
 
 use crate::arch::trap::TrapFrame;
 use crate::fs::ramfs::{self, Content};
@@ -107,13 +106,14 @@ fn fill(data: &crate::fs::filedata::FileData, layout: &kcore::coredump::Layout, 
     let space = Space::current();
     let mut page = alloc::vec![0u8; PAGE_SIZE as usize];
     for area in layout.areas.iter().filter(|a| a.len > 0) {
-        for offset in (0..area.len).step_by(PAGE_SIZE as usize) {
-            let addr = area.start + offset;
-            // A page not there was never touched: a hole, not a fault.
-            if space.translate(VirtAddr::new(addr)).is_none() {
-                continue;
-            }
-            let at = area.file_offset + offset;
+        // Only the pages that are there: one never touched is a hole, not
+        // a fault, and `next_mapped` skips empty tables whole, so a huge
+        // untouched area costs nothing.
+        let end = area.start + area.len;
+        let mut from = area.start;
+        while let Some(addr) = space.next_mapped(from, end) {
+            from = addr + PAGE_SIZE;
+            let at = area.file_offset + (addr - area.start);
             if !fits(at, PAGE_SIZE) {
                 return;
             }
