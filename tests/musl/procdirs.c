@@ -1,6 +1,7 @@
 /* /proc/PID/fd and /proc/PID/task as programs use them: Python's
  * subprocess closes descriptors by listing /proc/self/fd, and ps -T and
- * debuggers list a process's threads in /proc/PID/task. Only what is the
+ * debuggers list a process's threads in /proc/PID/task (and a thread's
+ * stat says its own state). Only what is the
  * same on every kernel and every run is printed (the host's runner may
  * leave other descriptors open, so they are not counted). */
 #define _GNU_SOURCE
@@ -50,6 +51,28 @@ static void *thread(void *arg) {
     while (!stop)
         usleep(1000);
     return NULL;
+}
+
+static volatile pid_t reader_tid;
+
+static void *blocked_reader(void *fd) {
+    reader_tid = (pid_t)syscall(SYS_gettid);
+    char c;
+    read(*(int *)fd, &c, 1);
+    return NULL;
+}
+
+/* The state letter in /proc/self/task/TID/stat. */
+static char task_state(pid_t tid) {
+    char path[64], state = '?';
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+            state = '?';
+        fclose(f);
+    }
+    return state;
 }
 
 int main(void) {
@@ -128,6 +151,23 @@ int main(void) {
         fclose(f);
     }
     printf("task: a thread's stat starts with its tid: %s\n", yes(first == tids[1]));
+    /* Each thread's stat has its own state: one blocked in read sleeps
+     * (S) while the thread reading the file runs (R). */
+    int block[2];
+    pipe(block);
+    pthread_t reader;
+    pthread_create(&reader, NULL, blocked_reader, &block[0]);
+    while (!reader_tid)
+        usleep(1000);
+    char state = '?';
+    for (int i = 0; i < 10000 && state != 'S'; i++) {
+        state = task_state(reader_tid);
+        usleep(1000);
+    }
+    printf("task: a thread blocked in read: %c\n", state);
+    printf("task: the thread reading its own: %c\n", task_state((pid_t)syscall(SYS_gettid)));
+    write(block[1], "x", 1);
+    pthread_join(reader, NULL);
     stop = 1;
     for (int i = 0; i < 3; i++)
         pthread_join(t[i], NULL);

@@ -69,6 +69,7 @@ pub fn state_name(state: char) -> &'static str {
         'S' => "sleeping",
         'T' => "stopped",
         'Z' => "zombie",
+        'X' => "dead",
         _ => "unknown",
     }
 }

@@ -408,15 +408,23 @@ fn thread_ids(pid: Pid) -> Result<Vec<Tid>, Errno> {
 
 /// `/proc/PID/task/TID/FILE`: the process's files as the thread sees
 /// them, with its own tid where Linux puts it (stat's first field,
-/// status's Pid line).
+/// status's Pid line) and its own state (R, S or T: a program waits for
+/// one of its threads to sleep by reading it).
 fn task_file(pid: Pid, tid: Tid, index: usize) -> Result<NodeRef, Errno> {
+    use crate::proc::State;
     let table = TABLE.lock();
     let p = table.procs.get(&pid).ok_or(Errno::ENOENT)?;
-    if !table.threads.get(&tid).is_some_and(|t| t.pid == pid) {
-        return Err(Errno::ENOENT);
-    }
+    let thread = table.threads.get(&tid).filter(|t| t.pid == pid);
+    let state = thread.ok_or(Errno::ENOENT)?.state;
     let mut info = info(&table, p);
     info.pid = tid;
+    info.state = match state {
+        _ if p.stopped => 'T',
+        State::Sleeping(_) => 'S',
+        State::Stopped => 'T',
+        State::Dead => 'X',
+        State::New | State::Runnable | State::Running => 'R',
+    };
     let text = match TASK_FILES[index] {
         "comm" => format!("{}\n", p.name),
         "stat" => text::stat(&info),
