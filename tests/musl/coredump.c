@@ -79,6 +79,14 @@ static int run(rlim_t limit, void (*die)(void), pid_t *pid)
 {
 	*pid = fork();
 	if (*pid == 0) {
+		/* The signals' default actions, whatever was inherited (a shell
+		 * running the tests in the background ignores SIGQUIT). */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, 0);
+		for (int s = 1; s < 32; s++)
+			if (s != SIGKILL && s != SIGSTOP)
+				signal(s, SIG_DFL);
 		struct rlimit r = {limit, RLIM_INFINITY};
 		setrlimit(RLIMIT_CORE, &r);
 		chdir(DIR);

@@ -91,18 +91,36 @@ static uint32_t word;
 static volatile pid_t waiter_tid;
 static volatile int held, go;
 
-/* Takes the lock (waiting for it), says what it found, and frees it. */
-static void *waiter(void *name)
+/* What a waiter saw, printed by the main thread once it has joined it:
+ * a thread printing as it wakes would race the thread that woke it. */
+struct waiter {
+	const char *name;
+	pthread_t thread;
+	char saw[256];
+};
+
+/* Takes the lock (waiting for it), notes what it found, and frees it. */
+static void *waiter(void *arg)
 {
+	struct waiter *w = arg;
 	waiter_tid = tid();
 	long r = futex(&word, FUTEX_LOCK_PI, 0);
 	int mine = (word & FUTEX_TID_MASK) == (uint32_t)tid();
-	printf("%s: LOCK_PI %s, owner is me: %d, %s\n", (char *)name, err(r), mine, flags(word));
+	int n = snprintf(w->saw, sizeof w->saw, "%s: LOCK_PI %s, owner is me: %d, %s\n", w->name,
+			 err(r), mine, flags(word));
 	if (r == 0) {
+		/* What the word holds after is another waiter's to change. */
 		const char *u = err(futex(&word, FUTEX_UNLOCK_PI, 0));
-		printf("%s: UNLOCK_PI %s, then %s\n", (char *)name, u, flags(word));
+		snprintf(w->saw + n, sizeof w->saw - n, "%s: UNLOCK_PI %s\n", w->name, u);
 	}
 	return 0;
+}
+
+/* Joins waiter `w` and prints what it saw. */
+static void join(struct waiter *w)
+{
+	pthread_join(w->thread, 0);
+	fputs(w->saw, stdout);
 }
 
 /* Takes the lock, and when told to, exits holding it. */
@@ -133,10 +151,11 @@ static void *not_the_owner(void *arg)
 	return 0;
 }
 
-static void start_waiter(pthread_t *t, char *name)
+static void start_waiter(struct waiter *w, const char *name)
 {
+	w->name = name;
 	waiter_tid = 0;
-	pthread_create(t, 0, waiter, name);
+	pthread_create(&w->thread, 0, waiter, w);
 	while (!waiter_tid)
 		usleep(1000);
 	until_asleep(waiter_tid);
@@ -180,28 +199,32 @@ int main(void)
 
 	/* A waiter: the word gets FUTEX_WAITERS, a plain wake is refused, and
 	 * the unlock gives the waiter the lock. */
-	start_waiter(&t[0], "waiter");
+	struct waiter w[2];
+	start_waiter(&w[0], "waiter");
 	printf("with a waiter: %s\n", flags(word));
 	printf("FUTEX_WAKE on it: %s\n", err(syscall(SYS_futex, &word, FUTEX_WAKE, 1, 0, 0, 0)));
 	printf("UNLOCK_PI: %s\n", err(futex(&word, FUTEX_UNLOCK_PI, 0)));
-	pthread_join(t[0], 0);
+	join(&w[0]);
+	printf("after: %s\n", flags(word));
 
 	/* Two waiters: the first to come gets it first. */
 	futex(&word, FUTEX_LOCK_PI, 0);
-	start_waiter(&t[0], "first");
-	start_waiter(&t[1], "second");
+	start_waiter(&w[0], "first");
+	start_waiter(&w[1], "second");
 	printf("UNLOCK_PI with two waiting: %s\n", err(futex(&word, FUTEX_UNLOCK_PI, 0)));
-	pthread_join(t[0], 0);
-	pthread_join(t[1], 0);
+	join(&w[0]);
+	join(&w[1]);
+	printf("after both: %s\n", flags(word));
 
 	/* An owner that exits holding it: the waiter gets it, marked. */
 	pthread_create(&t[1], 0, holder, 0);
 	while (!held)
 		usleep(1000);
-	start_waiter(&t[0], "waiter for an exiting owner");
+	start_waiter(&w[0], "waiter for an exiting owner");
 	go = 1;
 	pthread_join(t[1], 0);
-	pthread_join(t[0], 0);
+	join(&w[0]);
+	printf("after: %s\n", flags(word));
 
 	/* Left by an owner that exited with nobody waiting. */
 	word = 0;
