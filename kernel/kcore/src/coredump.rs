@@ -23,15 +23,10 @@
 
 use alloc::vec::Vec;
 
-use crate::elf::{PF_R, PF_W, PF_X};
+use crate::elf::{EHDR_SIZE, EM_X86_64, PAGE_SIZE as PAGE, PF_R, PF_W, PF_X, PHDR_SIZE, PT_LOAD};
 
 const ET_CORE: u16 = 4;
-const EM_X86_64: u16 = 62;
-const PT_LOAD: u32 = 1;
 const PT_NOTE: u32 = 4;
-const EHDR_SIZE: usize = 64;
-const PHDR_SIZE: usize = 56;
-const PAGE: u64 = 4096;
 pub const NT_PRSTATUS: u32 = 1;
 pub const NT_FPREGSET: u32 = 2;
 pub const NT_PRPSINFO: u32 = 3;

@@ -16,15 +16,15 @@ use abi::Errno;
 pub const PF_X: u32 = 1;
 pub const PF_W: u32 = 2;
 pub const PF_R: u32 = 4;
-const PT_LOAD: u32 = 1;
+pub(crate) const PT_LOAD: u32 = 1;
 const PT_INTERP: u32 = 3;
 const PT_PHDR: u32 = 6;
 const ET_EXEC: u16 = 2;
 const ET_DYN: u16 = 3;
-const EM_X86_64: u16 = 62;
-const PHDR_SIZE: usize = 56;
-const EHDR_SIZE: usize = 64;
-const PAGE_SIZE: u64 = 4096;
+pub(crate) const EM_X86_64: u16 = 62;
+pub(crate) const PHDR_SIZE: usize = 56;
+pub(crate) const EHDR_SIZE: usize = 64;
+pub(crate) const PAGE_SIZE: u64 = 4096;
 /// Where a position-independent (`ET_DYN`) program is loaded, as Linux does
 /// for static PIE: its addresses start at 0, which must stay unmapped.
 pub const DYN_BASE: u64 = 0x0000_5555_5555_4000;

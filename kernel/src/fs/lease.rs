@@ -132,8 +132,15 @@ pub fn closed(file: &OpenFile) {
             table.opens.remove(&ino);
         }
     }
+    give_up(table, file.id, ino);
+}
+
+/// Drops the lease of open file description `id`, on the file `ino`, if
+/// it holds one, and lets the table go; an opener waiting for it looks
+/// again.
+fn give_up(mut table: crate::sync::IrqGuard<'_, Table>, id: u64, ino: u64) {
     let before = table.leases.len();
-    table.leases.retain(|l| l.id != file.id);
+    table.leases.retain(|l| l.id != id);
     let gone = table.leases.len() != before;
     drop(table);
     if gone {
@@ -185,13 +192,7 @@ pub fn set(file: &Arc<OpenFile>, fd: i32, arg: u64) -> Result<(), Errno> {
     let mut table = LEASES.lock();
     time_out(&mut table);
     let Some(kind) = kind else {
-        let before = table.leases.len();
-        table.leases.retain(|l| l.id != file.id);
-        let gone = table.leases.len() != before;
-        drop(table);
-        if gone {
-            sched::wakeup(Chan::Lease(ino));
-        }
+        give_up(table, file.id, ino);
         return Ok(());
     };
     let (read_only, writable) = table.opens.get(&ino).copied().unwrap_or_default();
