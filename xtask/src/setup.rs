@@ -56,6 +56,12 @@ pub fn ensure(path_or_program: &str, package: &str) -> Result<PathBuf, String> {
     find().ok_or(manual)
 }
 
+/// e2fsprogs (mke2fs, e2fsck, debugfs): kcore's ext2 tests make images
+/// with it and judge what the kernel's ext2 wrote.
+pub fn e2fsprogs() -> Result<PathBuf, String> {
+    ensure("/sbin/mke2fs", "e2fsprogs")
+}
+
 pub fn qemu() -> Result<PathBuf, String> {
     ensure("qemu-system-x86_64", "qemu-system-x86")
 }

@@ -252,6 +252,7 @@ fn bench_smoke(opts: &Options, tally: &mut Tally) -> Result<(), String> {
 /// Runs `cargo test` on the host crates and adds up its result lines.
 fn host_tests(tally: &mut Tally) -> Result<(), String> {
     println!("== host unit tests");
+    crate::setup::e2fsprogs()?;
     let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(build::root())
         .args(["test", "--quiet"])

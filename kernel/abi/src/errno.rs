@@ -80,6 +80,7 @@ errnos! {
     ENOTCONN = 107, "Socket not connected";
     ETIMEDOUT = 110, "Connection timed out";
     ECONNREFUSED = 111, "Connection refused";
+    EUCLEAN = 117, "Structure needs cleaning";
     EOWNERDEAD = 130, "Owner died";
 }
 

@@ -108,6 +108,24 @@ pub const S_ISGID: u32 = 0o2000;
 pub const S_ISVTX: u32 = 0o1000;
 pub const S_IXGRP: u32 = 0o010;
 
+/// A device number as user space sees it in `st_rdev` and passes to
+/// mknod: glibc's and musl's `makedev` encoding, 12 bits of major and 20
+/// of minor spread so that small numbers read as `major << 8 | minor`.
+pub const fn makedev(major: u32, minor: u32) -> u64 {
+    let (major, minor) = (major as u64, minor as u64);
+    ((major & 0xfff) << 8) | ((major & !0xfff) << 32) | (minor & 0xff) | ((minor & !0xff) << 12)
+}
+
+/// The major half of a [`makedev`] number.
+pub const fn dev_major(dev: u64) -> u32 {
+    (((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)) as u32
+}
+
+/// The minor half of a [`makedev`] number.
+pub const fn dev_minor(dev: u64) -> u32 {
+    ((dev & 0xff) | ((dev >> 12) & !0xff)) as u32
+}
+
 /// Header of one `getdents64` record (`struct linux_dirent64`); the
 /// NUL-terminated name follows, and records are 8-byte aligned.
 #[repr(C)]
@@ -124,6 +142,9 @@ pub const DT_DIR: u8 = 4;
 pub const DT_REG: u8 = 8;
 pub const DT_FIFO: u8 = 1;
 pub const DT_LNK: u8 = 10;
+pub const DT_UNKNOWN: u8 = 0;
+pub const DT_BLK: u8 = 6;
+pub const DT_SOCK: u8 = 12;
 
 /// `struct timespec`.
 #[repr(C)]

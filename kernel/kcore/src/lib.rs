@@ -18,6 +18,7 @@ pub mod coredump;
 pub mod cpio;
 pub mod cred;
 pub mod elf;
+pub mod ext2;
 pub mod flock;
 pub mod frames;
 pub mod gmon;

@@ -1,0 +1,1159 @@
+//! A mounted ext2 file system: finding, reading, allocating and writing.
+//!
+//! [`Fs`] keeps the superblock and the group descriptors in memory and
+//! reads everything else from its device when it needs it, so it holds no
+//! cache of its own: in the kernel the device is the buffer cache, and
+//! repeated reads of a bitmap or an indirect block cost a copy, not a disk
+//! request.
+//!
+//! Every change is written through before the operation returns, in an
+//! order that keeps a crash's damage to what e2fsck repairs without losing
+//! data that was there before: a new block or inode is marked in its
+//! bitmap before anything points at it, and a freed one is unmarked only
+//! after nothing does. (With the ext3 journal the kernel makes each
+//! operation atomic instead; the order then no longer matters.)
+//!
+//! The caller serialises operations: `&mut self` is the file system's
+//! lock. Inodes are passed by number and read afresh, so two operations
+//! never work on two stale copies of one inode.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::blockmap::{self, Route};
+use super::dir;
+use super::layout::{
+    self, GroupDesc, Inode, ROOT_INO, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE, Superblock, Time, flags,
+    incompat, le32, put32,
+};
+use super::{BlockDevice, Error, Result};
+use abi::Errno;
+use abi::types::{S_IFDIR, S_IFLNK, S_IFMT};
+
+/// The longest symbolic link target kept in the inode's block pointers
+/// ("fast"): 60 bytes, less the NUL Linux keeps after it.
+const FAST_SYMLINK_MAX: usize = 59;
+/// Linux's ext2 link limit (`EXT2_LINK_MAX`): EMLINK past it.
+pub const LINK_MAX: u16 = 32000;
+
+/// What a new inode starts with.
+#[derive(Clone, Copy, Debug)]
+pub struct NewInode {
+    /// Type and permission bits.
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub now: Time,
+}
+
+/// A mounted ext2 file system over device `D`.
+pub struct Fs<D: BlockDevice> {
+    pub dev: D,
+    sb: Superblock,
+    /// The superblock's 1024 bytes as read, so a write keeps the fields
+    /// [`Superblock`] does not decode.
+    sb_raw: Vec<u8>,
+    groups: Vec<GroupDesc>,
+    /// The descriptor table's blocks as read, for the same reason.
+    gdt_raw: Vec<u8>,
+    block_size: usize,
+    read_only: bool,
+}
+
+impl<D: BlockDevice> Fs<D> {
+    /// Reads the superblock and group descriptors and checks they describe
+    /// a file system we can use: an unknown incompatible feature refuses
+    /// the mount (EINVAL, as Linux), an unknown read-only one makes it
+    /// read-only. `read_only`: the caller asked for a read-only mount.
+    pub fn mount(mut dev: D, read_only: bool) -> Result<Fs<D>> {
+        let mut sb_raw = vec![0; SUPERBLOCK_SIZE];
+        dev.read(SUPERBLOCK_OFFSET / SUPERBLOCK_SIZE as u64, &mut sb_raw)?;
+        let sb = Superblock::decode(&sb_raw)?;
+        if sb.unknown_incompat() != 0 {
+            return Err(Error::Sys(Errno::EINVAL));
+        }
+        if sb.feature_incompat & incompat::RECOVER != 0 {
+            // The journal holds updates not yet written home: the journal
+            // layer replays it before the file system is mounted.
+            return Err(Error::Corrupt("the journal needs recovery"));
+        }
+        let block_size = sb.block_size();
+        let count = sb.group_count() as usize;
+        let gdt_blocks = (count * GroupDesc::SIZE).div_ceil(block_size);
+        let mut gdt_raw = vec![0; gdt_blocks * block_size];
+        for (i, chunk) in gdt_raw.chunks_mut(block_size).enumerate() {
+            dev.read(u64::from(sb.first_data_block) + 1 + i as u64, chunk)?;
+        }
+        let groups: Vec<GroupDesc> = (0..count)
+            .map(|g| GroupDesc::decode(&gdt_raw[g * GroupDesc::SIZE..]))
+            .collect();
+        let read_only = read_only || sb.unknown_ro_compat() != 0;
+        let fs = Fs {
+            dev,
+            sb,
+            sb_raw,
+            groups,
+            gdt_raw,
+            block_size,
+            read_only,
+        };
+        fs.check_groups()?;
+        Ok(fs)
+    }
+
+    /// Each group's bitmaps and inode table lie inside the file system.
+    fn check_groups(&self) -> Result<()> {
+        let table_blocks = self.inode_table_blocks();
+        for gd in &self.groups {
+            let last_table = u64::from(gd.inode_table) + table_blocks - 1;
+            if !self.in_range(gd.block_bitmap)
+                || !self.in_range(gd.inode_bitmap)
+                || !self.in_range(gd.inode_table)
+                || last_table >= u64::from(self.sb.blocks_count)
+            {
+                return Err(Error::Corrupt(
+                    "group descriptor points outside the file system",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn superblock(&self) -> &Superblock {
+        &self.sb
+    }
+
+    pub fn block_size(&self) -> usize {
+        self.block_size
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    fn inode_table_blocks(&self) -> u64 {
+        (u64::from(self.sb.inodes_per_group) * u64::from(self.sb.inode_size))
+            .div_ceil(self.block_size as u64)
+    }
+
+    fn in_range(&self, block: u32) -> bool {
+        block >= self.sb.first_data_block && block < self.sb.blocks_count
+    }
+
+    /// Block numbers in an indirect block.
+    fn per_block(&self) -> u64 {
+        self.block_size as u64 / 4
+    }
+
+    fn read_block(&mut self, block: u32, buf: &mut [u8]) -> Result<()> {
+        if !self.in_range(block) {
+            return Err(Error::Corrupt("block number outside the file system"));
+        }
+        self.dev.read(u64::from(block), buf)
+    }
+
+    /// Writes a block of metadata: a bitmap, an inode table block, an
+    /// indirect block, a directory block.
+    fn write_meta(&mut self, block: u32, buf: &[u8]) -> Result<()> {
+        debug_assert!(self.in_range(block));
+        self.dev.write(u64::from(block), buf)
+    }
+
+    /// Writes a block of a regular file's data.
+    fn write_data(&mut self, block: u32, buf: &[u8]) -> Result<()> {
+        debug_assert!(self.in_range(block));
+        self.dev.write(u64::from(block), buf)
+    }
+
+    fn writable(&self) -> Result<()> {
+        if self.read_only {
+            Err(Error::Sys(Errno::EROFS))
+        } else {
+            Ok(())
+        }
+    }
+
+    // ---- inodes ----
+
+    /// Where inode `ino` lives: its inode-table block and byte offset.
+    fn inode_place(&self, ino: u32) -> Result<(u32, usize)> {
+        if ino == 0 || ino > self.sb.inodes_count {
+            return Err(Error::Corrupt("inode number out of range"));
+        }
+        let index = (ino - 1) as usize;
+        let ipg = self.sb.inodes_per_group as usize;
+        let gd = &self.groups[index / ipg];
+        let byte = (index % ipg) * usize::from(self.sb.inode_size);
+        Ok((
+            gd.inode_table + (byte / self.block_size) as u32,
+            byte % self.block_size,
+        ))
+    }
+
+    /// Reads inode `ino`, refusing one whose contents cannot be used.
+    pub fn inode(&mut self, ino: u32) -> Result<Inode> {
+        let (block, at) = self.inode_place(ino)?;
+        let mut buf = vec![0; self.block_size];
+        self.read_block(block, &mut buf)?;
+        let inode = Inode::decode(&buf[at..at + usize::from(self.sb.inode_size)])?;
+        if inode.flags & (flags::EXTENTS | flags::INLINE_DATA) != 0 {
+            return Err(Error::Corrupt("inode uses extents or inline data (ext4)"));
+        }
+        Ok(inode)
+    }
+
+    /// Writes inode `ino` back.
+    pub fn write_inode(&mut self, ino: u32, inode: &Inode) -> Result<()> {
+        self.writable()?;
+        let (block, at) = self.inode_place(ino)?;
+        let mut buf = vec![0; self.block_size];
+        self.read_block(block, &mut buf)?;
+        inode.encode(&mut buf[at..at + usize::from(self.sb.inode_size)]);
+        self.write_meta(block, &buf)
+    }
+
+    // ---- the block map ----
+
+    /// The disk block holding logical block `n` of `inode`; 0 for a hole.
+    pub fn bmap(&mut self, inode: &Inode, n: u64) -> Result<u32> {
+        let route = blockmap::route(n, self.per_block())?;
+        let mut block = inode.block[route.slot];
+        let mut buf = vec![0; self.block_size];
+        for &i in route.indexes() {
+            if block == 0 {
+                return Ok(0);
+            }
+            self.read_block(block, &mut buf)?;
+            block = le32(&buf, 4 * i);
+        }
+        if block != 0 && !self.in_range(block) {
+            return Err(Error::Corrupt("block pointer outside the file system"));
+        }
+        Ok(block)
+    }
+
+    /// Like [`Fs::bmap`], but allocating the block, and every indirect
+    /// block on the way, where there is none. Returns the block and
+    /// whether it is new (its old contents are not the file's).
+    fn bmap_alloc(&mut self, ino: u32, inode: &mut Inode, n: u64) -> Result<(u32, bool)> {
+        let route: Route = blockmap::route(n, self.per_block())?;
+        let goal = self.group_of_inode(ino);
+        let mut fresh = false;
+        let mut block = inode.block[route.slot];
+        if block == 0 {
+            block = self.alloc_block(goal)?;
+            inode.block[route.slot] = block;
+            inode.blocks += (self.block_size / 512) as u32;
+            fresh = true;
+            if route.depth > 0 {
+                self.zero_block(block)?;
+            }
+        }
+        let mut buf = vec![0; self.block_size];
+        for (level, &i) in route.indexes().iter().enumerate() {
+            self.read_block(block, &mut buf)?;
+            let mut next = le32(&buf, 4 * i);
+            fresh = false;
+            if next == 0 {
+                next = self.alloc_block(goal)?;
+                inode.blocks += (self.block_size / 512) as u32;
+                fresh = true;
+                if level + 1 < route.depth {
+                    self.zero_block(next)?;
+                }
+                put32(&mut buf, 4 * i, next);
+                self.write_meta(block, &buf)?;
+            }
+            block = next;
+        }
+        Ok((block, fresh))
+    }
+
+    fn zero_block(&mut self, block: u32) -> Result<()> {
+        let zeros = vec![0; self.block_size];
+        self.write_meta(block, &zeros)
+    }
+
+    // ---- allocation ----
+
+    fn group_of_inode(&self, ino: u32) -> usize {
+        ((ino.max(1) - 1) / self.sb.inodes_per_group) as usize
+    }
+
+    /// Blocks in group `g` (the last group may be short).
+    fn blocks_in_group(&self, g: usize) -> u32 {
+        let first = self.sb.first_data_block + g as u32 * self.sb.blocks_per_group;
+        (self.sb.blocks_count - first).min(self.sb.blocks_per_group)
+    }
+
+    /// Writes group `g`'s descriptor and the superblock's counters.
+    fn write_counters(&mut self, g: usize) -> Result<()> {
+        let at = g * GroupDesc::SIZE;
+        self.groups[g].encode(&mut self.gdt_raw[at..at + GroupDesc::SIZE]);
+        let block_index = at / self.block_size;
+        let start = block_index * self.block_size;
+        let chunk = self.gdt_raw[start..start + self.block_size].to_vec();
+        self.write_meta(self.sb.first_data_block + 1 + block_index as u32, &chunk)?;
+        self.write_superblock()
+    }
+
+    fn write_superblock(&mut self) -> Result<()> {
+        self.sb.encode(&mut self.sb_raw);
+        let raw = self.sb_raw.clone();
+        self.dev
+            .write(SUPERBLOCK_OFFSET / SUPERBLOCK_SIZE as u64, &raw)
+    }
+
+    /// Finds a clear bit among the first `limit` of `bitmap`, from `from` on.
+    fn find_clear(bitmap: &[u8], from: usize, limit: usize) -> Option<usize> {
+        (from..limit).find(|&i| bitmap[i / 8] & (1 << (i % 8)) == 0)
+    }
+
+    /// Allocates a block, trying group `goal` first: marks it in its
+    /// bitmap and counts it. ENOSPC when every group is full.
+    pub fn alloc_block(&mut self, goal: usize) -> Result<u32> {
+        self.writable()?;
+        if self.sb.free_blocks_count == 0 {
+            return Err(Error::Sys(Errno::ENOSPC));
+        }
+        let count = self.groups.len();
+        let mut bitmap = vec![0; self.block_size];
+        for g in (0..count).map(|k| (goal + k) % count) {
+            if self.groups[g].free_blocks_count == 0 {
+                continue;
+            }
+            let bitmap_block = self.groups[g].block_bitmap;
+            self.read_block(bitmap_block, &mut bitmap)?;
+            let Some(bit) = Self::find_clear(&bitmap, 0, self.blocks_in_group(g) as usize) else {
+                // The descriptor said there was room and the bitmap says
+                // not: trust neither and try the other groups.
+                continue;
+            };
+            bitmap[bit / 8] |= 1 << (bit % 8);
+            self.write_meta(bitmap_block, &bitmap)?;
+            self.groups[g].free_blocks_count -= 1;
+            self.sb.free_blocks_count -= 1;
+            self.write_counters(g)?;
+            return Ok(self.sb.first_data_block + g as u32 * self.sb.blocks_per_group + bit as u32);
+        }
+        Err(Error::Sys(Errno::ENOSPC))
+    }
+
+    /// Frees block `block`: clears its bit and counts it free.
+    pub fn free_block(&mut self, block: u32) -> Result<()> {
+        if !self.in_range(block) {
+            return Err(Error::Corrupt("freeing a block outside the file system"));
+        }
+        let rel = block - self.sb.first_data_block;
+        let g = (rel / self.sb.blocks_per_group) as usize;
+        let bit = (rel % self.sb.blocks_per_group) as usize;
+        let mut bitmap = vec![0; self.block_size];
+        let bitmap_block = self.groups[g].block_bitmap;
+        self.read_block(bitmap_block, &mut bitmap)?;
+        if bitmap[bit / 8] & (1 << (bit % 8)) == 0 {
+            return Err(Error::Corrupt("freeing a block that is already free"));
+        }
+        bitmap[bit / 8] &= !(1 << (bit % 8));
+        self.write_meta(bitmap_block, &bitmap)?;
+        self.groups[g].free_blocks_count += 1;
+        self.sb.free_blocks_count += 1;
+        self.write_counters(g)
+    }
+
+    /// Allocates an inode: a directory goes to the group with the most
+    /// free inodes among those with free blocks (spreading directories, as
+    /// ext2's simpler policy did before Orlov), anything else near its
+    /// parent directory's inode.
+    fn alloc_inode(&mut self, parent: u32, is_dir: bool) -> Result<u32> {
+        self.writable()?;
+        if self.sb.free_inodes_count == 0 {
+            return Err(Error::Sys(Errno::ENOSPC));
+        }
+        let count = self.groups.len();
+        let start = if is_dir {
+            (0..count)
+                .max_by_key(|&g| {
+                    let gd = &self.groups[g];
+                    (
+                        gd.free_blocks_count > 0,
+                        gd.free_inodes_count,
+                        core::cmp::Reverse(g),
+                    )
+                })
+                .unwrap_or(0)
+        } else {
+            self.group_of_inode(parent)
+        };
+        let ipg = self.sb.inodes_per_group as usize;
+        let mut bitmap = vec![0; self.block_size];
+        for g in (0..count).map(|k| (start + k) % count) {
+            if self.groups[g].free_inodes_count == 0 {
+                continue;
+            }
+            let bitmap_block = self.groups[g].inode_bitmap;
+            self.read_block(bitmap_block, &mut bitmap)?;
+            // The reserved inodes (1 to first_ino - 1) are never handed out.
+            let from = if g == 0 {
+                self.sb.first_ino as usize - 1
+            } else {
+                0
+            };
+            let Some(bit) = Self::find_clear(&bitmap, from, ipg) else {
+                continue;
+            };
+            bitmap[bit / 8] |= 1 << (bit % 8);
+            self.write_meta(bitmap_block, &bitmap)?;
+            self.groups[g].free_inodes_count -= 1;
+            if is_dir {
+                self.groups[g].used_dirs_count += 1;
+            }
+            self.sb.free_inodes_count -= 1;
+            self.write_counters(g)?;
+            return Ok((g * ipg + bit + 1) as u32);
+        }
+        Err(Error::Sys(Errno::ENOSPC))
+    }
+
+    fn free_inode(&mut self, ino: u32, was_dir: bool) -> Result<()> {
+        let g = self.group_of_inode(ino);
+        let bit = ((ino - 1) % self.sb.inodes_per_group) as usize;
+        let mut bitmap = vec![0; self.block_size];
+        let bitmap_block = self.groups[g].inode_bitmap;
+        self.read_block(bitmap_block, &mut bitmap)?;
+        if bitmap[bit / 8] & (1 << (bit % 8)) == 0 {
+            return Err(Error::Corrupt("freeing an inode that is already free"));
+        }
+        bitmap[bit / 8] &= !(1 << (bit % 8));
+        self.write_meta(bitmap_block, &bitmap)?;
+        self.groups[g].free_inodes_count += 1;
+        if was_dir {
+            self.groups[g].used_dirs_count = self.groups[g].used_dirs_count.saturating_sub(1);
+        }
+        self.sb.free_inodes_count += 1;
+        self.write_counters(g)
+    }
+
+    // ---- file data ----
+
+    /// Reads up to `buf.len()` bytes of `inode`'s data from `offset`;
+    /// holes read as zeros. Returns the count (0 at or past the end).
+    pub fn read(&mut self, inode: &Inode, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        if offset >= inode.size {
+            return Ok(0);
+        }
+        let len = buf.len().min((inode.size - offset) as usize);
+        let bs = self.block_size as u64;
+        let mut block = vec![0; self.block_size];
+        let mut done = 0;
+        while done < len {
+            let at = offset + done as u64;
+            let within = (at % bs) as usize;
+            let n = (self.block_size - within).min(len - done);
+            match self.bmap(inode, at / bs)? {
+                0 => buf[done..done + n].fill(0),
+                b => {
+                    self.read_block(b, &mut block)?;
+                    buf[done..done + n].copy_from_slice(&block[within..within + n]);
+                }
+            }
+            done += n;
+        }
+        Ok(len)
+    }
+
+    /// Writes `data` into file `ino` at `offset`, allocating blocks as it
+    /// goes, and grows the size past the end of what was written. Returns
+    /// the bytes written: fewer than asked when the disk fills after the
+    /// first block (ENOSPC only when nothing could be written). The caller
+    /// sets the times.
+    pub fn write(&mut self, ino: u32, offset: u64, data: &[u8]) -> Result<usize> {
+        self.writable()?;
+        let mut inode = self.inode(ino)?;
+        let max = blockmap::max_file_size(self.block_size as u64);
+        if offset >= max && !data.is_empty() {
+            return Err(Error::Sys(Errno::EFBIG));
+        }
+        let len = data.len().min((max - offset) as usize);
+        let mut done = 0;
+        let failure = self
+            .write_blocks(ino, &mut inode, offset, &data[..len], &mut done)
+            .err();
+        // The inode is written even after a failure: blocks allocated on
+        // the way are already its own.
+        self.write_inode(ino, &inode)?;
+        match failure {
+            Some(e) if done == 0 => Err(e),
+            _ => Ok(done),
+        }
+    }
+
+    /// [`Fs::write`]'s loop: block by block, counting in `done` what
+    /// landed, so a failure part way still reports it.
+    fn write_blocks(
+        &mut self,
+        ino: u32,
+        inode: &mut Inode,
+        offset: u64,
+        data: &[u8],
+        done: &mut usize,
+    ) -> Result<()> {
+        let bs = self.block_size as u64;
+        let mut block = vec![0; self.block_size];
+        while *done < data.len() {
+            let at = offset + *done as u64;
+            let within = (at % bs) as usize;
+            let n = (self.block_size - within).min(data.len() - *done);
+            let (b, fresh) = self.bmap_alloc(ino, inode, at / bs)?;
+            if n < self.block_size {
+                if fresh {
+                    block.fill(0);
+                } else {
+                    self.read_block(b, &mut block)?;
+                }
+            }
+            block[within..within + n].copy_from_slice(&data[*done..*done + n]);
+            self.write_data(b, &block)?;
+            *done += n;
+            inode.size = inode.size.max(offset + *done as u64);
+        }
+        Ok(())
+    }
+
+    /// Sets file `ino`'s size: blocks past the new end are freed (and any
+    /// indirect block left empty), the tail of the last block is zeroed so
+    /// a later extension reads zeros, and a larger size leaves a hole.
+    pub fn truncate(&mut self, ino: u32, size: u64) -> Result<()> {
+        self.writable()?;
+        let mut inode = self.inode(ino)?;
+        if size > blockmap::max_file_size(self.block_size as u64) {
+            return Err(Error::Sys(Errno::EFBIG));
+        }
+        let bs = self.block_size as u64;
+        if size < inode.size && !size.is_multiple_of(bs) {
+            let last = self.bmap(&inode, size / bs)?;
+            if last != 0 {
+                let mut block = vec![0; self.block_size];
+                self.read_block(last, &mut block)?;
+                block[(size % bs) as usize..].fill(0);
+                self.write_data(last, &block)?;
+            }
+        }
+        let keep = size.div_ceil(bs);
+        if !(inode.is_symlink() && self.is_fast_symlink(&inode)) {
+            self.free_from(&mut inode, keep)?;
+        }
+        inode.size = size;
+        self.write_inode(ino, &inode)
+    }
+
+    /// Frees every block of `inode` from logical block `keep` on.
+    fn free_from(&mut self, inode: &mut Inode, keep: u64) -> Result<()> {
+        let per = self.per_block();
+        let mut first = 0u64;
+        for slot in 0..layout::N_BLOCKS {
+            let level = slot.saturating_sub(layout::N_DIRECT - 1);
+            let span = blockmap::span(level, per);
+            let ptr = inode.block[slot];
+            if ptr != 0 && first + span > keep {
+                let from = keep.saturating_sub(first);
+                if self.free_tree(inode, ptr, level, from)? {
+                    inode.block[slot] = 0;
+                }
+            }
+            first += span;
+        }
+        Ok(())
+    }
+
+    /// Frees the blocks under pointer `ptr` at `level` (0: a data block)
+    /// from the subtree's logical block `from` on. Returns whether `ptr`
+    /// itself was freed (everything under it went).
+    fn free_tree(&mut self, inode: &mut Inode, ptr: u32, level: usize, from: u64) -> Result<bool> {
+        let sectors = (self.block_size / 512) as u32;
+        if level == 0 {
+            self.free_block(ptr)?;
+            inode.blocks = inode.blocks.saturating_sub(sectors);
+            return Ok(true);
+        }
+        let per = self.per_block();
+        let span = blockmap::span(level - 1, per);
+        let mut buf = vec![0; self.block_size];
+        self.read_block(ptr, &mut buf)?;
+        let mut changed = false;
+        for i in (from / span) as usize..per as usize {
+            let child = le32(&buf, 4 * i);
+            if child == 0 {
+                continue;
+            }
+            let child_from = from.saturating_sub(i as u64 * span);
+            if self.free_tree(inode, child, level - 1, child_from)? {
+                put32(&mut buf, 4 * i, 0);
+                changed = true;
+            }
+        }
+        if (0..per as usize).all(|i| le32(&buf, 4 * i) == 0) {
+            self.free_block(ptr)?;
+            inode.blocks = inode.blocks.saturating_sub(sectors);
+            return Ok(true);
+        }
+        if changed {
+            self.write_meta(ptr, &buf)?;
+        }
+        Ok(false)
+    }
+
+    // ---- symbolic links and devices ----
+
+    /// A fast symbolic link keeps its target in the block pointers; Linux
+    /// tells one by its holding no blocks beyond an extended-attribute
+    /// block (`ext2_inode_is_fast_symlink`).
+    pub fn is_fast_symlink(&self, inode: &Inode) -> bool {
+        let acl_sectors = if inode.file_acl != 0 {
+            (self.block_size / 512) as u32
+        } else {
+            0
+        };
+        inode.is_symlink() && inode.blocks == acl_sectors
+    }
+
+    /// A symbolic link's target.
+    pub fn read_link(&mut self, inode: &Inode) -> Result<Vec<u8>> {
+        if !inode.is_symlink() {
+            return Err(Error::Sys(Errno::EINVAL));
+        }
+        let len = inode.size as usize;
+        if self.is_fast_symlink(inode) {
+            if len > FAST_SYMLINK_MAX + 1 {
+                return Err(Error::Corrupt("fast symbolic link longer than its room"));
+            }
+            let mut raw = [0u8; 60];
+            for (i, p) in inode.block.iter().enumerate() {
+                raw[4 * i..4 * i + 4].copy_from_slice(&p.to_le_bytes());
+            }
+            return Ok(raw[..len].to_vec());
+        }
+        if len >= self.block_size {
+            return Err(Error::Corrupt("symbolic link longer than a block"));
+        }
+        let mut target = vec![0; len];
+        self.read(inode, 0, &mut target)?;
+        Ok(target)
+    }
+
+    // ---- directories ----
+
+    fn dir_blocks(&self, dir: &Inode) -> Result<u64> {
+        if !dir.is_dir() {
+            return Err(Error::Sys(Errno::ENOTDIR));
+        }
+        if !dir.size.is_multiple_of(self.block_size as u64) {
+            return Err(Error::Corrupt(
+                "directory size not a whole number of blocks",
+            ));
+        }
+        Ok(dir.size / self.block_size as u64)
+    }
+
+    /// Reads directory block `n` of `dir`; a hole is corruption.
+    fn dir_block(&mut self, dir: &Inode, n: u64, buf: &mut [u8]) -> Result<u32> {
+        match self.bmap(dir, n)? {
+            0 => Err(Error::Corrupt("hole in a directory")),
+            b => {
+                self.read_block(b, buf)?;
+                Ok(b)
+            }
+        }
+    }
+
+    /// Calls `each(name, ino, file_type, next)` for every entry of
+    /// directory `dir`, "." and ".." included, in on-disk order; `each`
+    /// returns false to stop. Positions are byte offsets in the directory
+    /// file: `next` is where the entry after this one starts, and `from`
+    /// (0 for the start) resumes a listing there, as getdents' offset.
+    pub fn read_dir(
+        &mut self,
+        dir: &Inode,
+        from: u64,
+        mut each: impl FnMut(&[u8], u32, u8, u64) -> bool,
+    ) -> Result<()> {
+        let filetype = self.sb.has_filetype();
+        let bs = self.block_size as u64;
+        let mut buf = vec![0; self.block_size];
+        for n in from / bs..self.dir_blocks(dir)? {
+            self.dir_block(dir, n, &mut buf)?;
+            for entry in dir::entries(&buf, filetype) {
+                let e = entry?;
+                let pos = n * bs + e.offset as u64;
+                if pos < from || e.ino == 0 {
+                    continue;
+                }
+                if e.ino > self.sb.inodes_count {
+                    return Err(Error::Corrupt(
+                        "directory entry names an inode out of range",
+                    ));
+                }
+                let next = pos + e.rec_len as u64;
+                if !each(e.name, e.ino, e.file_type, next) {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Finds `name` in directory `dir`: its block index, the entry's
+    /// offset there, its inode and file type.
+    fn find(&mut self, dir: &Inode, name: &[u8]) -> Result<Option<(u64, usize, u32, u8)>> {
+        let filetype = self.sb.has_filetype();
+        let mut buf = vec![0; self.block_size];
+        for n in 0..self.dir_blocks(dir)? {
+            self.dir_block(dir, n, &mut buf)?;
+            for entry in dir::entries(&buf, filetype) {
+                let e = entry?;
+                if e.ino != 0 && e.name == name {
+                    if e.ino > self.sb.inodes_count {
+                        return Err(Error::Corrupt(
+                            "directory entry names an inode out of range",
+                        ));
+                    }
+                    return Ok(Some((n, e.offset, e.ino, e.file_type)));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The inode `name` names in directory `dir_ino`; ENOENT for none.
+    pub fn lookup(&mut self, dir_ino: u32, name: &[u8]) -> Result<u32> {
+        let dir = self.inode(dir_ino)?;
+        match self.find(&dir, name)? {
+            Some((_, _, ino, _)) => Ok(ino),
+            None => Err(Error::Sys(Errno::ENOENT)),
+        }
+    }
+
+    /// Adds the entry `name` -> `ino` to directory `dir_ino`, growing it by
+    /// a block when no block has room. The caller checked the name is new.
+    fn add_entry(&mut self, dir_ino: u32, name: &[u8], ino: u32, mode: u32) -> Result<()> {
+        if name.is_empty() || name.len() > dir::NAME_MAX {
+            return Err(Error::Sys(if name.is_empty() {
+                Errno::ENOENT
+            } else {
+                Errno::ENAMETOOLONG
+            }));
+        }
+        let filetype = self.sb.has_filetype();
+        let ftype = if filetype { dir::file_type_of(mode) } else { 0 };
+        let mut d = self.inode(dir_ino)?;
+        let mut buf = vec![0; self.block_size];
+        for n in 0..self.dir_blocks(&d)? {
+            let b = self.dir_block(&d, n, &mut buf)?;
+            if dir::insert(&mut buf, name, ino, ftype, filetype)? {
+                self.write_meta(b, &buf)?;
+                return self.dir_changed(dir_ino, &mut d);
+            }
+        }
+        let n = d.size / self.block_size as u64;
+        let (b, _) = self.bmap_alloc(dir_ino, &mut d, n)?;
+        dir::init_empty(&mut buf);
+        dir::insert(&mut buf, name, ino, ftype, filetype)?;
+        self.write_meta(b, &buf)?;
+        d.size += self.block_size as u64;
+        self.dir_changed(dir_ino, &mut d)
+    }
+
+    /// A directory's entries changed: an htree index no longer matches
+    /// them, so the index flag goes (the directory stays a valid linear
+    /// one, and e2fsck -D can index it again).
+    fn dir_changed(&mut self, dir_ino: u32, d: &mut Inode) -> Result<()> {
+        d.flags &= !flags::INDEX;
+        self.write_inode(dir_ino, d)
+    }
+
+    /// Removes `name` from directory `dir_ino`; returns the inode it named.
+    fn remove_entry(&mut self, dir_ino: u32, name: &[u8]) -> Result<u32> {
+        let mut d = self.inode(dir_ino)?;
+        let Some((n, offset, ino, _)) = self.find(&d, name)? else {
+            return Err(Error::Sys(Errno::ENOENT));
+        };
+        let mut buf = vec![0; self.block_size];
+        let b = self.dir_block(&d, n, &mut buf)?;
+        dir::remove(&mut buf, offset, self.sb.has_filetype())?;
+        self.write_meta(b, &buf)?;
+        self.dir_changed(dir_ino, &mut d)?;
+        Ok(ino)
+    }
+
+    /// Points the existing entry `name` of `dir_ino` at `ino`.
+    fn retarget_entry(&mut self, dir_ino: u32, name: &[u8], ino: u32, mode: u32) -> Result<()> {
+        let mut d = self.inode(dir_ino)?;
+        let Some((n, offset, _, _)) = self.find(&d, name)? else {
+            return Err(Error::Sys(Errno::ENOENT));
+        };
+        let mut buf = vec![0; self.block_size];
+        let b = self.dir_block(&d, n, &mut buf)?;
+        let filetype = self.sb.has_filetype();
+        dir::retarget(&mut buf, offset, ino, dir::file_type_of(mode), filetype);
+        self.write_meta(b, &buf)?;
+        self.dir_changed(dir_ino, &mut d)
+    }
+
+    /// Whether directory `dir` holds nothing but "." and "..".
+    pub fn dir_is_empty(&mut self, dir: &Inode) -> Result<bool> {
+        let mut empty = true;
+        self.read_dir(dir, 0, |name, _, _, _| {
+            empty = name == b"." || name == b"..";
+            empty
+        })?;
+        Ok(empty)
+    }
+
+    // ---- making and removing names ----
+
+    /// Makes a new inode (not yet named anywhere) with one link.
+    fn new_inode(&mut self, parent: u32, new: NewInode) -> Result<(u32, Inode)> {
+        let is_dir = new.mode & S_IFMT == S_IFDIR;
+        let ino = self.alloc_inode(parent, is_dir)?;
+        let mut inode = Inode::empty();
+        inode.mode = new.mode as u16;
+        inode.uid = new.uid;
+        inode.gid = new.gid;
+        inode.atime = new.now;
+        inode.ctime = new.now;
+        inode.mtime = new.now;
+        inode.crtime = new.now;
+        inode.links_count = 1;
+        if self.sb.inode_size > 128 {
+            inode.extra_isize = layout::NEW_EXTRA_ISIZE;
+        }
+        // A slot freed earlier keeps its old bytes; start from zeros.
+        let (block, at) = self.inode_place(ino)?;
+        let mut buf = vec![0; self.block_size];
+        self.read_block(block, &mut buf)?;
+        let size = usize::from(self.sb.inode_size);
+        inode.generation = le32(&buf, at + 100).wrapping_add(1);
+        buf[at..at + size].fill(0);
+        inode.encode(&mut buf[at..at + size]);
+        self.write_meta(block, &buf)?;
+        Ok((ino, inode))
+    }
+
+    /// Checks `name` can be made in `parent`: a directory, the name not
+    /// there yet (EEXIST), of a length ext2 allows.
+    fn check_new_name(&mut self, parent: u32, name: &[u8]) -> Result<Inode> {
+        self.writable()?;
+        if name.len() > dir::NAME_MAX {
+            return Err(Error::Sys(Errno::ENAMETOOLONG));
+        }
+        let dir = self.inode(parent)?;
+        if !dir.is_dir() {
+            return Err(Error::Sys(Errno::ENOTDIR));
+        }
+        if self.find(&dir, name)?.is_some() {
+            return Err(Error::Sys(Errno::EEXIST));
+        }
+        Ok(dir)
+    }
+
+    /// Creates a file of any type but a directory or symbolic link (a
+    /// regular file, FIFO, socket or device node with `rdev`) named `name`
+    /// in `parent`. Returns its inode number.
+    pub fn create(&mut self, parent: u32, name: &[u8], new: NewInode, rdev: u64) -> Result<u32> {
+        self.check_new_name(parent, name)?;
+        let (ino, mut inode) = self.new_inode(parent, new)?;
+        let kind = new.mode & S_IFMT;
+        if kind == abi::types::S_IFCHR || kind == abi::types::S_IFBLK {
+            inode.set_rdev(rdev);
+            self.write_inode(ino, &inode)?;
+        }
+        self.name_new_inode(parent, name, ino, inode)
+    }
+
+    /// Enters a just-made inode under `name`, or frees it again if the
+    /// directory cannot take the name (a full disk).
+    fn name_new_inode(&mut self, parent: u32, name: &[u8], ino: u32, inode: Inode) -> Result<u32> {
+        if let Err(e) = self.add_entry(parent, name, ino, u32::from(inode.mode)) {
+            self.release(ino)?;
+            return Err(e);
+        }
+        Ok(ino)
+    }
+
+    /// Makes directory `name` in `parent`, with "." and "..".
+    pub fn mkdir(&mut self, parent: u32, name: &[u8], new: NewInode) -> Result<u32> {
+        let mut p = self.check_new_name(parent, name)?;
+        if p.links_count >= LINK_MAX {
+            return Err(Error::Sys(Errno::EMLINK));
+        }
+        let new = NewInode {
+            mode: (new.mode & !S_IFMT) | S_IFDIR,
+            ..new
+        };
+        let (ino, mut inode) = self.new_inode(parent, new)?;
+        let mut buf = vec![0; self.block_size];
+        dir::init_first(&mut buf, ino, parent, self.sb.has_filetype());
+        let block = match self.bmap_alloc(ino, &mut inode, 0) {
+            Ok((b, _)) => b,
+            Err(e) => {
+                self.write_inode(ino, &inode)?;
+                self.release(ino)?;
+                return Err(e);
+            }
+        };
+        self.write_meta(block, &buf)?;
+        inode.size = self.block_size as u64;
+        inode.links_count = 2;
+        self.write_inode(ino, &inode)?;
+        p.links_count += 1;
+        self.write_inode(parent, &p)?;
+        if let Err(e) = self.add_entry(parent, name, ino, u32::from(inode.mode)) {
+            let mut p = self.inode(parent)?;
+            p.links_count -= 1;
+            self.write_inode(parent, &p)?;
+            self.release(ino)?;
+            return Err(e);
+        }
+        Ok(ino)
+    }
+
+    /// Makes symbolic link `name` in `parent` pointing at `target`: in
+    /// the inode when it fits, else in a block of its own.
+    pub fn symlink(
+        &mut self,
+        parent: u32,
+        name: &[u8],
+        target: &[u8],
+        new: NewInode,
+    ) -> Result<u32> {
+        if target.is_empty() {
+            return Err(Error::Sys(Errno::ENOENT));
+        }
+        if target.len() >= self.block_size {
+            return Err(Error::Sys(Errno::ENAMETOOLONG));
+        }
+        self.check_new_name(parent, name)?;
+        let new = NewInode {
+            mode: S_IFLNK | 0o777,
+            ..new
+        };
+        let (ino, mut inode) = self.new_inode(parent, new)?;
+        if target.len() <= FAST_SYMLINK_MAX {
+            let mut raw = [0u8; 60];
+            raw[..target.len()].copy_from_slice(target);
+            for (i, p) in inode.block.iter_mut().enumerate() {
+                *p = le32(&raw, 4 * i);
+            }
+            inode.size = target.len() as u64;
+            self.write_inode(ino, &inode)?;
+        } else if let Err(e) = self.write(ino, 0, target) {
+            self.release(ino)?;
+            return Err(e);
+        } else {
+            inode = self.inode(ino)?;
+        }
+        self.name_new_inode(parent, name, ino, inode)
+    }
+
+    /// Adds the name `name` in `parent` for the existing inode `ino` (not
+    /// a directory: the caller refuses those with EPERM).
+    pub fn link(&mut self, parent: u32, name: &[u8], ino: u32, now: Time) -> Result<()> {
+        self.check_new_name(parent, name)?;
+        let mut inode = self.inode(ino)?;
+        if inode.links_count >= LINK_MAX {
+            return Err(Error::Sys(Errno::EMLINK));
+        }
+        self.add_entry(parent, name, ino, u32::from(inode.mode))?;
+        inode.links_count += 1;
+        inode.ctime = now;
+        self.write_inode(ino, &inode)
+    }
+
+    /// Removes the name `name` (not a directory's) from `parent` and
+    /// drops a link. Returns the inode and whether it has no links left:
+    /// then the caller calls [`Fs::release`] once no file has it open.
+    pub fn unlink(&mut self, parent: u32, name: &[u8], now: Time) -> Result<(u32, bool)> {
+        self.writable()?;
+        let dir = self.inode(parent)?;
+        let Some((_, _, ino, _)) = self.find(&dir, name)? else {
+            return Err(Error::Sys(Errno::ENOENT));
+        };
+        let mut inode = self.inode(ino)?;
+        if inode.is_dir() {
+            return Err(Error::Sys(Errno::EISDIR));
+        }
+        self.remove_entry(parent, name)?;
+        inode.links_count = inode.links_count.saturating_sub(1);
+        inode.ctime = now;
+        self.write_inode(ino, &inode)?;
+        Ok((ino, inode.links_count == 0))
+    }
+
+    /// Removes the empty directory `name` from `parent` (ENOTEMPTY if it
+    /// is not empty). Returns its inode, which the caller releases once
+    /// no file has it open.
+    pub fn rmdir(&mut self, parent: u32, name: &[u8], now: Time) -> Result<u32> {
+        self.writable()?;
+        if name == b"." {
+            return Err(Error::Sys(Errno::EINVAL));
+        }
+        if name == b".." {
+            return Err(Error::Sys(Errno::ENOTEMPTY));
+        }
+        let ino = self.lookup(parent, name)?;
+        let mut inode = self.inode(ino)?;
+        if !inode.is_dir() {
+            return Err(Error::Sys(Errno::ENOTDIR));
+        }
+        if !self.dir_is_empty(&inode)? {
+            return Err(Error::Sys(Errno::ENOTEMPTY));
+        }
+        self.remove_entry(parent, name)?;
+        inode.links_count = 0;
+        inode.ctime = now;
+        self.write_inode(ino, &inode)?;
+        let mut p = self.inode(parent)?;
+        p.links_count = p.links_count.saturating_sub(1);
+        p.ctime = now;
+        p.mtime = now;
+        self.write_inode(parent, &p)?;
+        Ok(ino)
+    }
+
+    /// Moves `old_name` in `old_parent` to `new_name` in `new_parent`,
+    /// replacing what is there (a file by a file, an empty directory by a
+    /// directory). Returns the inode it replaced with no links left, for
+    /// the caller to release. The caller has checked a directory is not
+    /// moved under itself.
+    pub fn rename(
+        &mut self,
+        old_parent: u32,
+        old_name: &[u8],
+        new_parent: u32,
+        new_name: &[u8],
+        now: Time,
+    ) -> Result<Option<u32>> {
+        self.writable()?;
+        if new_name.len() > dir::NAME_MAX {
+            return Err(Error::Sys(Errno::ENAMETOOLONG));
+        }
+        let ino = self.lookup(old_parent, old_name)?;
+        let mut moving = self.inode(ino)?;
+        let is_dir = moving.is_dir();
+        let target = self.inode(new_parent)?;
+        let existing = self.find(&target, new_name)?.map(|(_, _, t, _)| t);
+        if existing == Some(ino) {
+            return Ok(None);
+        }
+        let mut replaced = None;
+        if let Some(victim_ino) = existing {
+            let mut victim = self.inode(victim_ino)?;
+            match (is_dir, victim.is_dir()) {
+                (true, false) => return Err(Error::Sys(Errno::ENOTDIR)),
+                (false, true) => return Err(Error::Sys(Errno::EISDIR)),
+                (true, true) if !self.dir_is_empty(&victim)? => {
+                    return Err(Error::Sys(Errno::ENOTEMPTY));
+                }
+                _ => {}
+            }
+            self.retarget_entry(new_parent, new_name, ino, u32::from(moving.mode))?;
+            victim.links_count = if victim.is_dir() {
+                0
+            } else {
+                victim.links_count.saturating_sub(1)
+            };
+            victim.ctime = now;
+            self.write_inode(victim_ino, &victim)?;
+            if victim.is_dir() {
+                // Its ".." no longer counts against the new parent.
+                let mut p = self.inode(new_parent)?;
+                p.links_count = p.links_count.saturating_sub(1);
+                self.write_inode(new_parent, &p)?;
+            }
+            if victim.links_count == 0 {
+                replaced = Some(victim_ino);
+            }
+        } else {
+            if is_dir && old_parent != new_parent && target.links_count >= LINK_MAX {
+                return Err(Error::Sys(Errno::EMLINK));
+            }
+            self.add_entry(new_parent, new_name, ino, u32::from(moving.mode))?;
+        }
+        self.remove_entry(old_parent, old_name)?;
+        if is_dir && old_parent != new_parent {
+            // The moved directory's ".." now counts against its new parent.
+            let mut p = self.inode(new_parent)?;
+            p.links_count += 1;
+            self.write_inode(new_parent, &p)?;
+            self.retarget_entry(ino, b"..", new_parent, S_IFDIR)?;
+            let mut p = self.inode(old_parent)?;
+            p.links_count = p.links_count.saturating_sub(1);
+            self.write_inode(old_parent, &p)?;
+            moving = self.inode(ino)?;
+        }
+        moving.ctime = now;
+        self.write_inode(ino, &moving)?;
+        for dir_ino in [old_parent, new_parent] {
+            let mut d = self.inode(dir_ino)?;
+            d.mtime = now;
+            d.ctime = now;
+            self.write_inode(dir_ino, &d)?;
+        }
+        Ok(replaced)
+    }
+
+    /// Frees inode `ino`, which has no links left and is open nowhere:
+    /// its blocks, then the inode itself (dtime set, as e2fsck expects of
+    /// a deleted inode).
+    pub fn release(&mut self, ino: u32) -> Result<()> {
+        self.writable()?;
+        let mut inode = self.inode(ino)?;
+        let was_dir = inode.is_dir();
+        let has_blocks = !(inode.is_symlink() && self.is_fast_symlink(&inode))
+            && inode.file_type() != abi::types::S_IFCHR
+            && inode.file_type() != abi::types::S_IFBLK;
+        if has_blocks {
+            self.free_from(&mut inode, 0)?;
+        }
+        if inode.file_acl != 0 {
+            self.drop_xattr_block(inode.file_acl)?;
+            inode.file_acl = 0;
+        }
+        inode.size = 0;
+        inode.links_count = 0;
+        inode.block = [0; layout::N_BLOCKS];
+        inode.dtime = inode.ctime.secs.max(1) as u32;
+        self.write_inode(ino, &inode)?;
+        self.free_inode(ino, was_dir)
+    }
+
+    /// Drops one reference to an extended-attribute block (shared between
+    /// inodes with the same attributes: a count at byte 4), freeing it
+    /// with the last.
+    fn drop_xattr_block(&mut self, block: u32) -> Result<()> {
+        const XATTR_MAGIC: u32 = 0xea02_0000;
+        let mut buf = vec![0; self.block_size];
+        self.read_block(block, &mut buf)?;
+        if le32(&buf, 0) != XATTR_MAGIC {
+            return Err(Error::Corrupt(
+                "extended attribute block without its magic number",
+            ));
+        }
+        match le32(&buf, 4) {
+            0 | 1 => self.free_block(block),
+            refs => {
+                put32(&mut buf, 4, refs - 1);
+                self.write_meta(block, &buf)
+            }
+        }
+    }
+
+    /// The root directory's inode number.
+    pub fn root(&self) -> u32 {
+        ROOT_INO
+    }
+
+    /// Free blocks and inodes, for statfs.
+    pub fn free_counts(&self) -> (u32, u32) {
+        (self.sb.free_blocks_count, self.sb.free_inodes_count)
+    }
+}

@@ -1,0 +1,61 @@
+//! ext2, the second extended file system, as Linux and e2fsprogs lay it
+//! out: read and written here without hardware, over any [`BlockDevice`],
+//! so `cargo test` checks it against images Debian's `mke2fs` made and
+//! `e2fsck` judges what it wrote.
+//!
+//! The disk is cut into block groups. Each group has a bitmap of its
+//! blocks, a bitmap of its inodes and a table of inodes; the superblock
+//! (block 1 with 1 KiB blocks, else inside block 0) and the table of group
+//! descriptors after it say where those are. An inode holds a file's
+//! type, owner, mode, times and the 15 block pointers that lead to its
+//! data (`blockmap`); a directory is a file of name-to-inode entries
+//! (`dir`). `layout` decodes and encodes each record; `fs` does the work:
+//! mount, find, read, allocate, write, link, unlink, truncate.
+//!
+//! The kernel gives [`fs::Fs`] its buffer cache as the device; the host
+//! tests give it a file.
+
+pub mod blockmap;
+pub mod dir;
+pub mod fs;
+pub mod layout;
+#[cfg(test)]
+mod tests;
+
+use abi::Errno;
+
+/// Why an operation failed: an error a system call returns as it is, or
+/// corruption found on the disk, with what was wrong (the kernel logs it
+/// and returns EUCLEAN, as Linux's ext2 does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    Sys(Errno),
+    Corrupt(&'static str),
+}
+
+impl Error {
+    /// The errno a system call returns for this error.
+    pub fn errno(self) -> Errno {
+        match self {
+            Error::Sys(e) => e,
+            Error::Corrupt(_) => Errno::EUCLEAN,
+        }
+    }
+}
+
+impl From<Errno> for Error {
+    fn from(e: Errno) -> Error {
+        Error::Sys(e)
+    }
+}
+
+pub type Result<T> = core::result::Result<T, Error>;
+
+/// Where the blocks come from. Block `n` of a read of `buf.len()` bytes
+/// is the bytes at `n * buf.len()`: the file system reads its superblock
+/// with a 1 KiB buffer (block 1) before it knows its block size, and uses
+/// whole file system blocks after that.
+pub trait BlockDevice {
+    fn read(&mut self, block: u64, buf: &mut [u8]) -> Result<()>;
+    fn write(&mut self, block: u64, buf: &[u8]) -> Result<()>;
+}

@@ -1,0 +1,808 @@
+//! ext2 against Linux's own tools: images Debian's `mke2fs -d` made are
+//! read here and must match the tree they were made from; images written
+//! here must pass `e2fsck -fn` and read back, through `debugfs`, as what
+//! was written. e2fsprogs must be installed (`cargo xtask test` installs
+//! it on a Debian machine; by hand: `apt-get install e2fsprogs`).
+
+use super::fs::{Fs, NewInode};
+use super::layout::Time;
+use super::{BlockDevice, Error, Result};
+use abi::Errno;
+use std::collections::BTreeMap;
+use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A disk image file as the device.
+struct ImageFile(std::fs::File);
+
+impl BlockDevice for ImageFile {
+    fn read(&mut self, block: u64, buf: &mut [u8]) -> Result<()> {
+        self.0
+            .read_exact_at(buf, block * buf.len() as u64)
+            .map_err(|_| Error::Sys(Errno::EIO))
+    }
+
+    fn write(&mut self, block: u64, buf: &[u8]) -> Result<()> {
+        self.0
+            .write_all_at(buf, block * buf.len() as u64)
+            .map_err(|_| Error::Sys(Errno::EIO))
+    }
+}
+
+/// An e2fsprogs program, wherever Debian put it.
+fn tool(name: &str) -> PathBuf {
+    for dir in ["/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
+        let path = Path::new(dir).join(name);
+        if path.exists() {
+            return path;
+        }
+    }
+    panic!("{name} not found: these tests need e2fsprogs (apt-get install e2fsprogs)");
+}
+
+fn run(program: &str, args: &[&str]) -> std::process::Output {
+    Command::new(tool(program))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
+}
+
+fn run_ok(program: &str, args: &[&str]) {
+    let out = run(program, args);
+    assert!(
+        out.status.success(),
+        "{program} {args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A scratch directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("kcore-ext2-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Bytes that differ from block to block, so a block read from the wrong
+/// place shows.
+fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn mount(image: &Path) -> Fs<ImageFile> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(image)
+        .unwrap();
+    Fs::mount(ImageFile(file), false).unwrap_or_else(|e| panic!("mount {}: {e:?}", image.display()))
+}
+
+/// What one name holds, as both sides can describe it.
+#[derive(Debug, PartialEq, Eq)]
+enum Thing {
+    File {
+        mode: u32,
+        uid: u32,
+        gid: u32,
+        nlink: u32,
+        mtime: i64,
+        data: Vec<u8>,
+    },
+    Dir {
+        mode: u32,
+        uid: u32,
+        gid: u32,
+        nlink: u32,
+    },
+    Link(Vec<u8>),
+    Other {
+        mode: u32,
+        rdev: u64,
+    },
+}
+
+/// Everything under `ino`, by path, as this file system reads it.
+fn walk_image(fs: &mut Fs<ImageFile>, ino: u32, prefix: &str, out: &mut BTreeMap<String, Thing>) {
+    let dir = fs.inode(ino).unwrap();
+    let mut names = Vec::new();
+    fs.read_dir(&dir, 0, |name, child, _, _| {
+        if name != b"." && name != b".." {
+            names.push((String::from_utf8_lossy(name).into_owned(), child));
+        }
+        true
+    })
+    .unwrap();
+    for (name, child) in names {
+        let path = format!("{prefix}/{name}");
+        let inode = fs.inode(child).unwrap();
+        let mode = u32::from(inode.mode) & 0o7777;
+        let thing = if inode.is_dir() {
+            walk_image(fs, child, &path, out);
+            Thing::Dir {
+                mode,
+                uid: inode.uid,
+                gid: inode.gid,
+                nlink: u32::from(inode.links_count),
+            }
+        } else if inode.is_symlink() {
+            Thing::Link(fs.read_link(&inode).unwrap())
+        } else if inode.is_regular() {
+            let mut data = vec![0; inode.size as usize];
+            assert_eq!(fs.read(&inode, 0, &mut data).unwrap(), data.len());
+            Thing::File {
+                mode,
+                uid: inode.uid,
+                gid: inode.gid,
+                nlink: u32::from(inode.links_count),
+                mtime: inode.mtime.secs,
+                data,
+            }
+        } else {
+            Thing::Other {
+                mode: u32::from(inode.mode),
+                rdev: inode.rdev(),
+            }
+        };
+        out.insert(path, thing);
+    }
+}
+
+/// The same description of a host directory tree. Sparse files larger
+/// than `big` are compared by their non-zero bytes' positions instead of
+/// whole, to keep memory small.
+fn walk_host(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Thing>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().into_string().unwrap();
+        let path = format!("{prefix}/{name}");
+        let meta = entry.path().symlink_metadata().unwrap();
+        let mode = meta.mode() & 0o7777;
+        let thing = if meta.is_dir() {
+            walk_host(&entry.path(), &path, out);
+            Thing::Dir {
+                mode,
+                uid: meta.uid(),
+                gid: meta.gid(),
+                nlink: meta.nlink() as u32,
+            }
+        } else if meta.file_type().is_symlink() {
+            Thing::Link(
+                std::fs::read_link(entry.path())
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes(),
+            )
+        } else if meta.is_file() {
+            Thing::File {
+                mode,
+                uid: meta.uid(),
+                gid: meta.gid(),
+                nlink: meta.nlink() as u32,
+                mtime: meta.mtime(),
+                data: std::fs::read(entry.path()).unwrap(),
+            }
+        } else {
+            Thing::Other {
+                mode: meta.mode(),
+                rdev: meta.rdev(),
+            }
+        };
+        out.insert(path, thing);
+    }
+}
+
+/// A tree with a file of every size class (direct, single, double
+/// indirect, and sparse ones reaching the triple-indirect block), names of
+/// every length, symbolic links fast and slow, hard links, a FIFO, a big
+/// directory and odd modes.
+fn make_tree(root: &Path, block_size: usize) {
+    let per = block_size / 4;
+    let sizes = [
+        0,
+        1,
+        block_size - 1,
+        block_size,
+        12 * block_size,
+        12 * block_size + 1,
+        (12 + per) * block_size,
+        (12 + per) * block_size + 7,
+    ];
+    for (i, size) in sizes.iter().enumerate() {
+        std::fs::write(root.join(format!("size-{size}")), pattern(*size, i as u64)).unwrap();
+    }
+    // Holes between data, and with 1 KiB blocks a piece past the
+    // double-indirect block's reach (64 MiB on); with 4 KiB blocks that
+    // is 4 GiB on, more than these tests should read back.
+    let far = if block_size == 1024 {
+        ((12 + per + per * per) * block_size) as u64 + 12_345
+    } else {
+        ((12 + per + 7 * per + 3) * block_size) as u64
+    };
+    let sparse = std::fs::File::create(root.join("sparse")).unwrap();
+    for (k, at) in [0, 3 * block_size as u64 + 5, 7_000 * block_size as u64, far]
+        .iter()
+        .enumerate()
+    {
+        sparse
+            .write_all_at(&pattern(block_size + 3, 100 + k as u64), *at)
+            .unwrap();
+    }
+    drop(sparse);
+    std::fs::create_dir(root.join("names")).unwrap();
+    for len in 1..=255 {
+        let name: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+        std::fs::write(root.join("names").join(name), len.to_string()).unwrap();
+    }
+    std::fs::create_dir_all(root.join("deep/a/b/c/d")).unwrap();
+    std::fs::write(root.join("deep/a/b/c/d/leaf"), b"leaf\n").unwrap();
+    std::os::unix::fs::symlink("size-1", root.join("fast-link")).unwrap();
+    std::os::unix::fs::symlink("x".repeat(59), root.join("fast-link-59")).unwrap();
+    std::os::unix::fs::symlink("y".repeat(60), root.join("slow-link-60")).unwrap();
+    std::os::unix::fs::symlink("z/".repeat(250), root.join("slow-link-500")).unwrap();
+    std::fs::hard_link(root.join("size-1"), root.join("hard-1")).unwrap();
+    let modes = root.join("modes");
+    std::fs::create_dir(&modes).unwrap();
+    for mode in [0o4755, 0o2711, 0o1777, 0o600, 0o000] {
+        let p = modes.join(format!("m{mode:o}"));
+        std::fs::write(&p, b"m").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let fifo = root.join("fifo");
+    let status = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(status.success());
+}
+
+#[test]
+fn reads_what_mke2fs_wrote() {
+    for (kind, block_size) in [("ext2", 1024), ("ext2", 4096), ("ext3", 1024)] {
+        let scratch = Scratch::new(&format!("read-{kind}-{block_size}"));
+        let src = scratch.0.join("src");
+        std::fs::create_dir(&src).unwrap();
+        make_tree(&src, block_size);
+        let image = scratch.0.join("disk.img");
+        let image_s = image.to_str().unwrap();
+        let bs = block_size.to_string();
+        run_ok(
+            "mke2fs",
+            &[
+                "-q",
+                "-F",
+                "-t",
+                kind,
+                "-b",
+                &bs,
+                "-d",
+                src.to_str().unwrap(),
+                image_s,
+                "24M",
+            ],
+        );
+        // A device node, made by debugfs since mknod on the host needs root.
+        run_ok("debugfs", &["-w", "-R", "mknod tty9 c 4 9", image_s]);
+        run_ok("debugfs", &["-w", "-R", "mknod bigdev b 259 300", image_s]);
+
+        let mut fs = mount(&image);
+        let mut seen = BTreeMap::new();
+        let root = fs.root();
+        walk_image(&mut fs, root, "", &mut seen);
+        assert_eq!(
+            seen.remove("/tty9"),
+            Some(Thing::Other {
+                mode: 0o20000,
+                rdev: abi::types::makedev(4, 9)
+            }),
+            "{kind} {block_size}"
+        );
+        assert_eq!(
+            seen.remove("/bigdev"),
+            Some(Thing::Other {
+                mode: 0o60000,
+                rdev: abi::types::makedev(259, 300)
+            })
+        );
+        assert!(seen.remove("/lost+found").is_some());
+        let mut want = BTreeMap::new();
+        walk_host(&src, "", &mut want);
+        assert_eq!(
+            seen.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "{kind} {block_size}"
+        );
+        for (path, thing) in &want {
+            assert!(
+                seen.get(path) == Some(thing),
+                "{kind} {block_size}: {path} differs"
+            );
+        }
+    }
+}
+
+/// A file system written here, described as the model the test keeps.
+struct Written {
+    fs: Fs<ImageFile>,
+    model: BTreeMap<String, Thing>,
+}
+
+const NOW: Time = Time {
+    secs: 1_700_000_000,
+    nanos: 123_456_789,
+};
+
+fn new_file(mode: u32) -> NewInode {
+    NewInode {
+        mode,
+        uid: 1000,
+        gid: 100,
+        now: NOW,
+    }
+}
+
+impl Written {
+    /// The inode of directory `path` ("" for the root).
+    fn dir(&mut self, path: &str) -> u32 {
+        let mut ino = self.fs.root();
+        for part in path.split('/').filter(|p| !p.is_empty()) {
+            ino = self.fs.lookup(ino, part.as_bytes()).unwrap();
+        }
+        ino
+    }
+
+    fn split(path: &str) -> (&str, &str) {
+        path.rsplit_once('/').unwrap()
+    }
+
+    fn write_file(&mut self, path: &str, chunks: &[(u64, Vec<u8>)]) {
+        let (parent, name) = Self::split(path);
+        let dir = self.dir(parent);
+        let ino = self
+            .fs
+            .create(dir, name.as_bytes(), new_file(0o100644), 0)
+            .unwrap();
+        let mut data = Vec::new();
+        for (at, bytes) in chunks {
+            assert_eq!(self.fs.write(ino, *at, bytes).unwrap(), bytes.len());
+            let end = *at as usize + bytes.len();
+            if data.len() < end {
+                data.resize(end, 0);
+            }
+            data[*at as usize..end].copy_from_slice(bytes);
+        }
+        self.model.insert(
+            path.into(),
+            Thing::File {
+                mode: 0o644,
+                uid: 1000,
+                gid: 100,
+                nlink: 1,
+                mtime: NOW.secs,
+                data,
+            },
+        );
+    }
+}
+
+/// Files as debugfs's `rdump` extracts them from an image (the root's
+/// entries land in `into` itself).
+fn dump_image(image: &Path, into: &Path) -> BTreeMap<String, Thing> {
+    std::fs::create_dir_all(into).unwrap();
+    run_ok(
+        "debugfs",
+        &[
+            "-R",
+            &format!("rdump / {}", into.display()),
+            image.to_str().unwrap(),
+        ],
+    );
+    let mut found = BTreeMap::new();
+    walk_host(into, "", &mut found);
+    found
+}
+
+#[test]
+fn e2fsck_finds_what_we_wrote_clean_and_debugfs_reads_it_back() {
+    for (kind, block_size) in [("ext2", 1024), ("ext2", 4096), ("ext3", 1024)] {
+        let scratch = Scratch::new(&format!("write-{kind}-{block_size}"));
+        let image = scratch.0.join("disk.img");
+        let image_s = image.to_str().unwrap();
+        run_ok(
+            "mke2fs",
+            &[
+                "-q",
+                "-F",
+                "-t",
+                kind,
+                "-b",
+                &block_size.to_string(),
+                image_s,
+                "48M",
+            ],
+        );
+        let mut w = Written {
+            fs: mount(&image),
+            model: BTreeMap::new(),
+        };
+        let bs = block_size as u64;
+        let per = bs / 4;
+        let root = w.fs.root();
+
+        // Every size class, written in pieces that straddle blocks.
+        for (i, size) in [
+            0,
+            1,
+            bs - 1,
+            bs,
+            12 * bs + 1,
+            (12 + per) * bs + 9,
+            300 * bs + 5,
+        ]
+        .iter()
+        .enumerate()
+        {
+            let data = pattern(*size as usize, i as u64);
+            let chunks: Vec<(u64, Vec<u8>)> = data
+                .chunks(777)
+                .enumerate()
+                .map(|(k, c)| (k as u64 * 777, c.to_vec()))
+                .collect();
+            w.write_file(&format!("/size-{size}"), &chunks);
+        }
+        // Sparse: holes between data, which with 1 KiB blocks reaches the
+        // triple-indirect range (with 4 KiB blocks that starts at 4 GiB:
+        // the double-indirect range must do).
+        let far = if block_size == 1024 {
+            (12 + per + per * per) * bs
+        } else {
+            (12 + per + 5 * per) * bs
+        };
+        w.write_file(
+            "/sparse",
+            &[
+                (5, b"head".to_vec()),
+                (far + 3 * bs + 1, pattern(2 * block_size, 9)),
+            ],
+        );
+        // Directories deep and wide: more entries than one block holds.
+        w.fs.mkdir(root, b"dir", new_file(0o40755)).unwrap();
+        let d = w.dir("/dir");
+        w.fs.mkdir(d, b"sub", new_file(0o40700)).unwrap();
+        for i in 0..200 {
+            w.write_file(
+                &format!("/dir/sub/entry-with-a-longish-name-{i:04}"),
+                &[(0, vec![i as u8; i])],
+            );
+        }
+        let name255 = "n".repeat(255);
+        w.write_file(&format!("/dir/{name255}"), &[(0, b"255".to_vec())]);
+        assert_eq!(
+            w.fs.create(d, "n".repeat(256).as_bytes(), new_file(0o100644), 0),
+            Err(Error::Sys(Errno::ENAMETOOLONG))
+        );
+        assert_eq!(
+            w.fs.create(d, b"sub", new_file(0o100644), 0),
+            Err(Error::Sys(Errno::EEXIST))
+        );
+        // Symbolic links, fast and slow; a hard link; special files.
+        for (name, target) in [
+            ("fast", "size-1".to_string()),
+            ("edge59", "e".repeat(59)),
+            ("slow", "s/".repeat(300)),
+        ] {
+            w.fs.symlink(root, name.as_bytes(), target.as_bytes(), new_file(0))
+                .unwrap();
+            w.model
+                .insert(format!("/{name}"), Thing::Link(target.into_bytes()));
+        }
+        let one = w.fs.lookup(root, b"size-1").unwrap();
+        w.fs.link(d, b"hard", one, NOW).unwrap();
+        if let Some(Thing::File { nlink, .. }) = w.model.get_mut("/size-1") {
+            *nlink = 2;
+        }
+        let copy = match &w.model["/size-1"] {
+            Thing::File { data, .. } => Thing::File {
+                mode: 0o644,
+                uid: 1000,
+                gid: 100,
+                nlink: 2,
+                mtime: NOW.secs,
+                data: data.clone(),
+            },
+            _ => unreachable!(),
+        };
+        w.model.insert("/dir/hard".into(), copy);
+        w.fs.create(root, b"fifo", new_file(0o10644), 0).unwrap();
+        w.fs.create(root, b"tty", new_file(0o20620), abi::types::makedev(4, 1))
+            .unwrap();
+
+        // Unlink, rmdir, rename over a file and over an empty directory,
+        // truncate down (freeing indirect blocks) and up (a hole).
+        let (gone, last) =
+            w.fs.unlink(root, format!("size-{}", 12 * bs + 1).as_bytes(), NOW)
+                .unwrap();
+        assert!(last);
+        w.fs.release(gone).unwrap();
+        w.model.remove(&format!("/size-{}", 12 * bs + 1));
+        assert_eq!(
+            w.fs.rmdir(root, b"dir", NOW),
+            Err(Error::Sys(Errno::ENOTEMPTY))
+        );
+        w.fs.mkdir(root, b"empty", new_file(0o40755)).unwrap();
+        w.fs.mkdir(d, b"victim", new_file(0o40755)).unwrap();
+        let sub = w.dir("/dir/sub");
+        let replaced = w.fs.rename(d, b"sub", root, b"empty", NOW).unwrap();
+        w.fs.release(replaced.expect("the empty directory had no links left"))
+            .unwrap();
+        let moved: Vec<String> = w
+            .model
+            .keys()
+            .filter(|k| k.starts_with("/dir/sub/"))
+            .cloned()
+            .collect();
+        for k in moved {
+            let thing = w.model.remove(&k).unwrap();
+            w.model.insert(k.replacen("/dir/sub/", "/empty/", 1), thing);
+        }
+        assert_eq!(
+            w.fs.lookup(sub, b"..").unwrap(),
+            root,
+            "the moved directory's .. follows it"
+        );
+        let victim = w.fs.rmdir(d, b"victim", NOW).unwrap();
+        w.fs.release(victim).unwrap();
+        let over = w.fs.rename(root, b"size-0", root, b"size-1", NOW).unwrap();
+        assert_eq!(over, None, "size-1 still has its hard link");
+        let renamed = w.model.remove("/size-0").unwrap();
+        w.model.insert("/size-1".into(), renamed);
+        if let Some(Thing::File { nlink, .. }) = w.model.get_mut("/dir/hard") {
+            *nlink = 1;
+        }
+        let big = format!("/size-{}", 300 * bs + 5);
+        let big_ino = w.fs.lookup(root, &big.as_bytes()[1..]).unwrap();
+        w.fs.truncate(big_ino, 13 * bs + 10).unwrap();
+        w.fs.truncate(big_ino, 20 * bs).unwrap();
+        if let Some(Thing::File { data, .. }) = w.model.get_mut(&big) {
+            data.truncate((13 * bs + 10) as usize);
+            data.resize((20 * bs) as usize, 0);
+        }
+
+        let out = run("e2fsck", &["-fn", image_s]);
+        assert!(
+            out.status.success(),
+            "{kind} {block_size}: e2fsck -fn found problems:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let dumped = dump_image(&image, &scratch.0.join("dump"));
+        // rdump restores neither owners nor (without root) special files'
+        // details: compare what it restores, the special files by debugfs.
+        let mut found = BTreeMap::new();
+        for (path, thing) in dumped {
+            let thing = match thing {
+                Thing::File {
+                    mode, mtime, data, ..
+                } => Thing::File {
+                    mode,
+                    uid: 1000,
+                    gid: 100,
+                    nlink: 0,
+                    mtime,
+                    data,
+                },
+                other => other,
+            };
+            found.insert(path, thing);
+        }
+        let mut want = BTreeMap::new();
+        for (path, thing) in &w.model {
+            let thing = match thing {
+                Thing::File { mode, data, .. } => Thing::File {
+                    mode: *mode,
+                    uid: 1000,
+                    gid: 100,
+                    nlink: 0,
+                    mtime: NOW.secs,
+                    data: data.clone(),
+                },
+                Thing::Link(t) => Thing::Link(t.clone()),
+                _ => continue,
+            };
+            want.insert(path.clone(), thing);
+        }
+        found.retain(|p, t| {
+            want.contains_key(p) || !matches!(t, Thing::Dir { .. } | Thing::Other { .. })
+        });
+        found.remove("/lost+found");
+        assert_eq!(
+            found.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "{kind} {block_size}"
+        );
+        for (path, thing) in &want {
+            assert!(
+                found.get(path) == Some(thing),
+                "{kind} {block_size}: {path} differs after debugfs rdump"
+            );
+        }
+        let stat = run("debugfs", &["-R", "stat /tty", image_s]);
+        let text = String::from_utf8_lossy(&stat.stdout);
+        assert!(
+            text.contains("Type: character special")
+                && text.contains("Device major/minor number: 04:01"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_full_disk_is_enospc_and_keeps_what_was_there() {
+    let scratch = Scratch::new("full");
+    let image = scratch.0.join("disk.img");
+    let image_s = image.to_str().unwrap();
+    run_ok(
+        "mke2fs",
+        &[
+            "-q", "-F", "-t", "ext2", "-b", "1024", "-m", "0", image_s, "2M",
+        ],
+    );
+    let mut fs = mount(&image);
+    let root = fs.root();
+    let keep = pattern(50_000, 7);
+    let kept = fs.create(root, b"keep", new_file(0o100644), 0).unwrap();
+    assert_eq!(fs.write(kept, 0, &keep).unwrap(), keep.len());
+    let filler = fs.create(root, b"filler", new_file(0o100644), 0).unwrap();
+    let chunk = pattern(64 * 1024, 8);
+    let mut at = 0;
+    let error = loop {
+        match fs.write(filler, at, &chunk) {
+            Ok(n) => at += n as u64,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(error, Error::Sys(Errno::ENOSPC));
+    assert_eq!(fs.free_counts().0, 0);
+    assert!(at > 1_500_000, "the disk took only {at} bytes");
+    assert_eq!(
+        fs.mkdir(root, b"nodir", new_file(0o40755)),
+        Err(Error::Sys(Errno::ENOSPC))
+    );
+    let inode = fs.inode(kept).unwrap();
+    let mut back = vec![0; keep.len()];
+    fs.read(&inode, 0, &mut back).unwrap();
+    assert!(back == keep);
+    drop(fs);
+    let out = run("e2fsck", &["-fn", image_s]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn damaged_images_give_errors_never_panics() {
+    let scratch = Scratch::new("damaged");
+    let src = scratch.0.join("src");
+    std::fs::create_dir(&src).unwrap();
+    make_tree(&src, 1024);
+    let clean = scratch.0.join("clean.img");
+    run_ok(
+        "mke2fs",
+        &[
+            "-q",
+            "-F",
+            "-t",
+            "ext2",
+            "-b",
+            "1024",
+            "-d",
+            src.to_str().unwrap(),
+            clean.to_str().unwrap(),
+            "4M",
+        ],
+    );
+    let original = std::fs::read(&clean).unwrap();
+    // The metadata lives in the first blocks (superblock, descriptors,
+    // bitmaps, inode table) and in the directory and indirect blocks
+    // mke2fs put near them: flip bytes there.
+    let span = 600 * 1024;
+    let mut rng = 0x1234_5678_9abc_def1u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let image = scratch.0.join("damaged.img");
+    let mut outcomes = BTreeMap::new();
+    for _ in 0..200 {
+        let mut bytes = original.clone();
+        for _ in 0..1 + next() % 8 {
+            let at = 1024 + (next() % span) as usize;
+            bytes[at] ^= 1 << (next() % 8);
+        }
+        std::fs::write(&image, &bytes).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&image)
+            .unwrap();
+        let outcome = match Fs::mount(ImageFile(file), false) {
+            Err(e) => format!("mount: {:?}", e.errno()),
+            Ok(mut fs) => {
+                let mut errors = 0;
+                let root = fs.root();
+                walk_checked(&mut fs, root, 0, &mut errors);
+                // Writes over damage must fail cleanly too.
+                let _ = fs
+                    .create(root, b"new-file", new_file(0o100644), 0)
+                    .and_then(|ino| fs.write(ino, 0, &[1; 5000]));
+                let _ = fs.unlink(root, b"size-1", NOW);
+                format!("walked, {} errors", if errors > 0 { "some" } else { "no" })
+            }
+        };
+        *outcomes.entry(outcome).or_insert(0) += 1;
+    }
+    assert!(
+        outcomes
+            .keys()
+            .any(|k| k.contains("some errors") || k.starts_with("mount")),
+        "{outcomes:?}"
+    );
+}
+
+/// Reads everything under `ino`, counting errors; gives up below a depth
+/// a damaged image's directory loop could otherwise reach.
+fn walk_checked(fs: &mut Fs<ImageFile>, ino: u32, depth: usize, errors: &mut usize) {
+    if depth > 12 {
+        return;
+    }
+    let Ok(dir) = fs.inode(ino) else {
+        *errors += 1;
+        return;
+    };
+    let mut children = Vec::new();
+    if fs
+        .read_dir(&dir, 0, |name, child, _, _| {
+            if name != b"." && name != b".." {
+                children.push(child);
+            }
+            true
+        })
+        .is_err()
+    {
+        *errors += 1;
+    }
+    for child in children {
+        match fs.inode(child) {
+            Err(_) => *errors += 1,
+            Ok(inode) if inode.is_dir() => walk_checked(fs, child, depth + 1, errors),
+            Ok(inode) if inode.is_symlink() => {
+                *errors += usize::from(fs.read_link(&inode).is_err())
+            }
+            Ok(inode) => {
+                let mut buf = vec![0; inode.size.min(1 << 20) as usize];
+                *errors += usize::from(fs.read(&inode, 0, &mut buf).is_err());
+            }
+        }
+    }
+}
