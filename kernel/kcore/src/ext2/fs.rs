@@ -6,22 +6,30 @@
 //! repeated reads of a bitmap or an indirect block cost a copy, not a disk
 //! request.
 //!
-//! Every change is written through before the operation returns, in an
-//! order that keeps a crash's damage to what e2fsck repairs without losing
-//! data that was there before: a new block or inode is marked in its
-//! bitmap before anything points at it, and a freed one is unmarked only
-//! after nothing does. (With the ext3 journal the kernel makes each
-//! operation atomic instead; the order then no longer matters.)
+//! On ext2 every change is written through before the operation returns,
+//! in an order that keeps a crash's damage to what e2fsck repairs without
+//! losing data that was there before: a new block or inode is marked in
+//! its bitmap before anything points at it, and a freed one is unmarked
+//! only after nothing does.
+//!
+//! On ext3 (a file system with a journal) metadata changes wait in the
+//! open transaction (`pending`) until [`Fs::commit`], which logs them and
+//! only then lets them go home: a crash loses the transaction that did not
+//! commit, whole, and nothing else. File data is not logged; it is written
+//! in place before the commit that makes it part of a file (ordered
+//! mode), so a file never shows blocks that were never written.
 //!
 //! The caller serialises operations: `&mut self` is the file system's
 //! lock. Inodes are passed by number and read afresh, so two operations
 //! never work on two stale copies of one inode.
 
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec;
 use alloc::vec::Vec;
 
 use super::blockmap::{self, Route};
 use super::dir;
+use super::journal::{Journal, Recovery};
 use super::layout::{
     self, GroupDesc, Inode, ROOT_INO, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE, Superblock, Time, flags,
     incompat, le32, put32,
@@ -58,6 +66,21 @@ pub struct Fs<D: BlockDevice> {
     gdt_raw: Vec<u8>,
     block_size: usize,
     read_only: bool,
+    /// ext3's journal, when the file system has one and is mounted
+    /// read-write.
+    journal: Option<Journal>,
+    /// Metadata blocks changed since the last commit, by block number:
+    /// reads see these, the disk does not yet.
+    pending: BTreeMap<u32, Vec<u8>>,
+    /// Blocks freed since the last commit that the log holds copies of.
+    revokes: Vec<u32>,
+    /// Blocks freed since the last commit. Until it commits they still
+    /// belong to their old file as far as a crash is concerned, so they
+    /// are not handed out again: file data written into one would land in
+    /// the old file after a crash (JBD's "committed data" rule).
+    freed: BTreeSet<u32>,
+    /// What recovery did at mount, if the journal needed it.
+    recovery: Option<Recovery>,
 }
 
 impl<D: BlockDevice> Fs<D> {
@@ -65,17 +88,50 @@ impl<D: BlockDevice> Fs<D> {
     /// a file system we can use: an unknown incompatible feature refuses
     /// the mount (EINVAL, as Linux), an unknown read-only one makes it
     /// read-only. `read_only`: the caller asked for a read-only mount.
-    pub fn mount(mut dev: D, read_only: bool) -> Result<Fs<D>> {
+    ///
+    /// With a journal, a log left by a crash is replayed first (on a
+    /// read-only mount too, as Linux does), and a read-write mount then
+    /// logs its changes. Without one, a read-write mount marks the file
+    /// system not clean until [`Fs::unmount`], so e2fsck checks it after a
+    /// crash.
+    pub fn mount(dev: D, read_only: bool) -> Result<Fs<D>> {
+        let mut fs = Fs::read_geometry(dev, read_only)?;
+        let has_journal = fs.sb.feature_compat & layout::compat::HAS_JOURNAL != 0;
+        if has_journal {
+            let mut journal = fs.open_journal()?;
+            if journal.needs_recovery() || fs.sb.feature_incompat & incompat::RECOVER != 0 {
+                let blocks = u64::from(fs.sb.blocks_count);
+                let report = journal.recover(&mut fs.dev, blocks)?;
+                // Replay may have rewritten the superblock and the
+                // descriptors: read them again.
+                fs = Fs::read_geometry(fs.dev, read_only)?;
+                fs.sb.feature_incompat &= !incompat::RECOVER;
+                fs.recovery = Some(report);
+                fs.write_superblock_now()?;
+            }
+            if !fs.read_only {
+                fs.journal = Some(journal);
+                fs.sb.feature_incompat |= incompat::RECOVER;
+            }
+        } else if fs.sb.feature_incompat & incompat::RECOVER != 0 {
+            return Err(Error::Corrupt("needs journal recovery but has no journal"));
+        } else if !fs.read_only {
+            fs.sb.state &= !layout::STATE_VALID;
+        }
+        if !fs.read_only {
+            fs.sb.mnt_count = fs.sb.mnt_count.wrapping_add(1);
+            fs.write_superblock_now()?;
+        }
+        Ok(fs)
+    }
+
+    /// Reads and checks the superblock and group descriptors.
+    fn read_geometry(mut dev: D, read_only: bool) -> Result<Fs<D>> {
         let mut sb_raw = vec![0; SUPERBLOCK_SIZE];
         dev.read(SUPERBLOCK_OFFSET / SUPERBLOCK_SIZE as u64, &mut sb_raw)?;
         let sb = Superblock::decode(&sb_raw)?;
         if sb.unknown_incompat() != 0 {
             return Err(Error::Sys(Errno::EINVAL));
-        }
-        if sb.feature_incompat & incompat::RECOVER != 0 {
-            // The journal holds updates not yet written home: the journal
-            // layer replays it before the file system is mounted.
-            return Err(Error::Corrupt("the journal needs recovery"));
         }
         let block_size = sb.block_size();
         let count = sb.group_count() as usize;
@@ -96,9 +152,73 @@ impl<D: BlockDevice> Fs<D> {
             gdt_raw,
             block_size,
             read_only,
+            journal: None,
+            pending: BTreeMap::new(),
+            revokes: Vec::new(),
+            freed: BTreeSet::new(),
+            recovery: None,
         };
         fs.check_groups()?;
         Ok(fs)
+    }
+
+    /// Opens the journal: its inode's block map, then its superblock.
+    fn open_journal(&mut self) -> Result<Journal> {
+        let ino = self.sb.journal_inum;
+        if ino == 0 {
+            return Err(Error::Sys(Errno::EINVAL));
+        }
+        let inode = self.inode(ino)?;
+        let blocks = inode.size / self.block_size as u64;
+        // JBD2 makes journals of 1024 blocks at least (JBD2_MIN_JOURNAL_BLOCKS).
+        if !inode.is_regular() || !(1024..=1 << 22).contains(&blocks) {
+            return Err(Error::Corrupt("journal inode is not a journal"));
+        }
+        let mut map = Vec::with_capacity(blocks as usize);
+        for n in 0..blocks {
+            match self.bmap(&inode, n)? {
+                0 => return Err(Error::Corrupt("hole in the journal")),
+                b => map.push(b),
+            }
+        }
+        Journal::open(&mut self.dev, map, self.block_size)
+    }
+
+    /// What journal recovery did when this file system was mounted.
+    pub fn recovery(&self) -> Option<Recovery> {
+        self.recovery
+    }
+
+    /// Commits the open transaction (with a journal) or flushes the
+    /// device (without): after this, every change made so far survives a
+    /// crash. fsync and sync end here.
+    pub fn commit(&mut self) -> Result<()> {
+        match &mut self.journal {
+            Some(journal) => {
+                let pending = core::mem::take(&mut self.pending);
+                let revokes = core::mem::take(&mut self.revokes);
+                self.freed.clear();
+                journal.commit(&mut self.dev, &pending, &revokes)
+            }
+            None => self.dev.flush(),
+        }
+    }
+
+    /// Commits and, with a journal, checkpoints it and marks it empty;
+    /// then records a clean unmount. Gives the device back.
+    pub fn unmount(mut self) -> Result<D> {
+        if !self.read_only {
+            self.commit()?;
+            if let Some(journal) = &mut self.journal {
+                journal.checkpoint(&mut self.dev)?;
+            }
+            self.sb.feature_incompat &= !incompat::RECOVER;
+            if self.journal.is_none() {
+                self.sb.state |= layout::STATE_VALID;
+            }
+            self.write_superblock_now()?;
+        }
+        Ok(self.dev)
     }
 
     /// Each group's bitmaps and inode table lie inside the file system.
@@ -146,17 +266,37 @@ impl<D: BlockDevice> Fs<D> {
     }
 
     fn read_block(&mut self, block: u32, buf: &mut [u8]) -> Result<()> {
-        if !self.in_range(block) {
+        // Block 0 is outside the file system's blocks with 1 KiB blocks
+        // (the boot sector), but with larger ones holds the superblock.
+        if !self.in_range(block) && block != 0 {
             return Err(Error::Corrupt("block number outside the file system"));
+        }
+        if let Some(changed) = self.pending.get(&block) {
+            buf.copy_from_slice(changed);
+            return Ok(());
         }
         self.dev.read(u64::from(block), buf)
     }
 
     /// Writes a block of metadata: a bitmap, an inode table block, an
-    /// indirect block, a directory block.
+    /// indirect block, a directory block, the superblock's block. With a
+    /// journal it joins the open transaction.
     fn write_meta(&mut self, block: u32, buf: &[u8]) -> Result<()> {
-        debug_assert!(self.in_range(block));
-        self.dev.write(u64::from(block), buf)
+        if self.journal.is_some() {
+            self.pending.insert(block, buf.to_vec());
+            Ok(())
+        } else {
+            self.dev.write(u64::from(block), buf)
+        }
+    }
+
+    /// Whether the open transaction has grown enough to commit in the
+    /// middle of a long operation (at a point where what it changed is
+    /// consistent), leaving room for one more block's changes.
+    fn transaction_full(&self) -> bool {
+        self.journal.as_ref().is_some_and(|j| {
+            self.pending.len() + self.revokes.len() / 64 + 16 >= j.max_transaction()
+        })
     }
 
     /// Writes a block of a regular file's data.
@@ -171,6 +311,17 @@ impl<D: BlockDevice> Fs<D> {
         } else {
             Ok(())
         }
+    }
+
+    /// Starts an operation that changes the file system: EROFS on a
+    /// read-only mount; and, the previous operation being whole, the
+    /// moment to commit a transaction that has grown large.
+    fn begin(&mut self) -> Result<()> {
+        self.writable()?;
+        if self.transaction_full() {
+            self.commit()?;
+        }
+        Ok(())
     }
 
     // ---- inodes ----
@@ -297,16 +448,50 @@ impl<D: BlockDevice> Fs<D> {
         self.write_superblock()
     }
 
-    fn write_superblock(&mut self) -> Result<()> {
-        self.sb.encode(&mut self.sb_raw);
-        let raw = self.sb_raw.clone();
-        self.dev
-            .write(SUPERBLOCK_OFFSET / SUPERBLOCK_SIZE as u64, &raw)
+    /// The block holding the superblock, and the superblock's offset in it.
+    fn superblock_place(&self) -> (u32, usize) {
+        let at = SUPERBLOCK_OFFSET as usize;
+        ((at / self.block_size) as u32, at % self.block_size)
     }
 
-    /// Finds a clear bit among the first `limit` of `bitmap`, from `from` on.
-    fn find_clear(bitmap: &[u8], from: usize, limit: usize) -> Option<usize> {
-        (from..limit).find(|&i| bitmap[i / 8] & (1 << (i % 8)) == 0)
+    /// The superblock's block with the in-memory superblock encoded in.
+    fn superblock_block(&mut self) -> Result<(u32, Vec<u8>)> {
+        self.sb.encode(&mut self.sb_raw);
+        let (block, at) = self.superblock_place();
+        let mut buf = vec![0; self.block_size];
+        self.read_block(block, &mut buf)?;
+        buf[at..at + SUPERBLOCK_SIZE].copy_from_slice(&self.sb_raw);
+        Ok((block, buf))
+    }
+
+    /// Writes the superblock as metadata (with a journal: in the open
+    /// transaction).
+    fn write_superblock(&mut self) -> Result<()> {
+        let (block, buf) = self.superblock_block()?;
+        self.write_meta(block, &buf)
+    }
+
+    /// Writes the superblock in place and flushes, outside any
+    /// transaction: the mount and unmount marks (needs_recovery, the
+    /// clean state) must be on the disk before what they guard.
+    fn write_superblock_now(&mut self) -> Result<()> {
+        let (block, buf) = self.superblock_block()?;
+        if self.pending.contains_key(&block) {
+            self.pending.insert(block, buf.clone());
+        }
+        self.dev.write(u64::from(block), &buf)?;
+        self.dev.flush()
+    }
+
+    /// Finds a clear bit among the first `limit` of `bitmap`, from `from`
+    /// on, that `usable` accepts.
+    fn find_clear(
+        bitmap: &[u8],
+        from: usize,
+        limit: usize,
+        usable: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        (from..limit).find(|&i| bitmap[i / 8] & (1 << (i % 8)) == 0 && usable(i))
     }
 
     /// Allocates a block, trying group `goal` first: marks it in its
@@ -324,7 +509,11 @@ impl<D: BlockDevice> Fs<D> {
             }
             let bitmap_block = self.groups[g].block_bitmap;
             self.read_block(bitmap_block, &mut bitmap)?;
-            let Some(bit) = Self::find_clear(&bitmap, 0, self.blocks_in_group(g) as usize) else {
+            let base = self.sb.first_data_block + g as u32 * self.sb.blocks_per_group;
+            let freed = &self.freed;
+            let usable = |bit: usize| !freed.contains(&(base + bit as u32));
+            let limit = self.blocks_in_group(g) as usize;
+            let Some(bit) = Self::find_clear(&bitmap, 0, limit, usable) else {
                 // The descriptor said there was room and the bitmap says
                 // not: trust neither and try the other groups.
                 continue;
@@ -355,6 +544,15 @@ impl<D: BlockDevice> Fs<D> {
         }
         bitmap[bit / 8] &= !(1 << (bit % 8));
         self.write_meta(bitmap_block, &bitmap)?;
+        // What the open transaction held for it is moot now, and a copy in
+        // the log must not be replayed over what the block holds next.
+        self.pending.remove(&block);
+        if let Some(journal) = &self.journal {
+            if journal.was_logged(block) {
+                self.revokes.push(block);
+            }
+            self.freed.insert(block);
+        }
         self.groups[g].free_blocks_count += 1;
         self.sb.free_blocks_count += 1;
         self.write_counters(g)
@@ -398,7 +596,7 @@ impl<D: BlockDevice> Fs<D> {
             } else {
                 0
             };
-            let Some(bit) = Self::find_clear(&bitmap, from, ipg) else {
+            let Some(bit) = Self::find_clear(&bitmap, from, ipg, |_| true) else {
                 continue;
             };
             bitmap[bit / 8] |= 1 << (bit % 8);
@@ -467,8 +665,16 @@ impl<D: BlockDevice> Fs<D> {
     /// first block (ENOSPC only when nothing could be written). The caller
     /// sets the times.
     pub fn write(&mut self, ino: u32, offset: u64, data: &[u8]) -> Result<usize> {
-        self.writable()?;
+        self.begin()?;
+        self.write_within(ino, offset, data)
+    }
+
+    /// [`Fs::write`] as a step of a larger operation.
+    fn write_within(&mut self, ino: u32, offset: u64, data: &[u8]) -> Result<usize> {
         let mut inode = self.inode(ino)?;
+        if offset > inode.size {
+            self.zero_tail(&inode)?;
+        }
         let max = blockmap::max_file_size(self.block_size as u64);
         if offset >= max && !data.is_empty() {
             return Err(Error::Sys(Errno::EFBIG));
@@ -515,28 +721,31 @@ impl<D: BlockDevice> Fs<D> {
             self.write_data(b, &block)?;
             *done += n;
             inode.size = inode.size.max(offset + *done as u64);
+            if self.transaction_full() {
+                self.write_inode(ino, inode)?;
+                self.commit()?;
+            }
         }
         Ok(())
     }
 
     /// Sets file `ino`'s size: blocks past the new end are freed (and any
-    /// indirect block left empty), the tail of the last block is zeroed so
-    /// a later extension reads zeros, and a larger size leaves a hole.
+    /// indirect block left empty), and a larger size leaves a hole.
+    ///
+    /// Shrinking leaves the bytes past the new end in the last block as
+    /// they were: they are not the file's, and zeroing them in place would
+    /// change what the file holds on disk before the new size commits (a
+    /// crash would then show the old size with zeros in it). Growing the
+    /// file later zeroes them first ([`Fs::zero_tail`]).
     pub fn truncate(&mut self, ino: u32, size: u64) -> Result<()> {
-        self.writable()?;
+        self.begin()?;
         let mut inode = self.inode(ino)?;
         if size > blockmap::max_file_size(self.block_size as u64) {
             return Err(Error::Sys(Errno::EFBIG));
         }
         let bs = self.block_size as u64;
-        if size < inode.size && !size.is_multiple_of(bs) {
-            let last = self.bmap(&inode, size / bs)?;
-            if last != 0 {
-                let mut block = vec![0; self.block_size];
-                self.read_block(last, &mut block)?;
-                block[(size % bs) as usize..].fill(0);
-                self.write_data(last, &block)?;
-            }
+        if size > inode.size {
+            self.zero_tail(&inode)?;
         }
         let keep = size.div_ceil(bs);
         if !(inode.is_symlink() && self.is_fast_symlink(&inode)) {
@@ -544,6 +753,26 @@ impl<D: BlockDevice> Fs<D> {
         }
         inode.size = size;
         self.write_inode(ino, &inode)
+    }
+
+    /// Zeroes the bytes of `inode`'s last block past its end, which a
+    /// shrinking truncate left, before the file grows over them.
+    fn zero_tail(&mut self, inode: &Inode) -> Result<()> {
+        let bs = self.block_size as u64;
+        let within = (inode.size % bs) as usize;
+        if within == 0 {
+            return Ok(());
+        }
+        let last = self.bmap(inode, inode.size / bs)?;
+        if last != 0 {
+            let mut block = vec![0; self.block_size];
+            self.read_block(last, &mut block)?;
+            if block[within..].iter().any(|&b| b != 0) {
+                block[within..].fill(0);
+                self.write_data(last, &block)?;
+            }
+        }
+        Ok(())
     }
 
     /// Frees every block of `inode` from logical block `keep` on.
@@ -841,7 +1070,7 @@ impl<D: BlockDevice> Fs<D> {
     /// Checks `name` can be made in `parent`: a directory, the name not
     /// there yet (EEXIST), of a length ext2 allows.
     fn check_new_name(&mut self, parent: u32, name: &[u8]) -> Result<Inode> {
-        self.writable()?;
+        self.begin()?;
         if name.len() > dir::NAME_MAX {
             return Err(Error::Sys(Errno::ENAMETOOLONG));
         }
@@ -873,7 +1102,7 @@ impl<D: BlockDevice> Fs<D> {
     /// directory cannot take the name (a full disk).
     fn name_new_inode(&mut self, parent: u32, name: &[u8], ino: u32, inode: Inode) -> Result<u32> {
         if let Err(e) = self.add_entry(parent, name, ino, u32::from(inode.mode)) {
-            self.release(ino)?;
+            self.release_within(ino)?;
             return Err(e);
         }
         Ok(ino)
@@ -896,7 +1125,7 @@ impl<D: BlockDevice> Fs<D> {
             Ok((b, _)) => b,
             Err(e) => {
                 self.write_inode(ino, &inode)?;
-                self.release(ino)?;
+                self.release_within(ino)?;
                 return Err(e);
             }
         };
@@ -910,7 +1139,7 @@ impl<D: BlockDevice> Fs<D> {
             let mut p = self.inode(parent)?;
             p.links_count -= 1;
             self.write_inode(parent, &p)?;
-            self.release(ino)?;
+            self.release_within(ino)?;
             return Err(e);
         }
         Ok(ino)
@@ -945,8 +1174,8 @@ impl<D: BlockDevice> Fs<D> {
             }
             inode.size = target.len() as u64;
             self.write_inode(ino, &inode)?;
-        } else if let Err(e) = self.write(ino, 0, target) {
-            self.release(ino)?;
+        } else if let Err(e) = self.write_within(ino, 0, target) {
+            self.release_within(ino)?;
             return Err(e);
         } else {
             inode = self.inode(ino)?;
@@ -972,7 +1201,7 @@ impl<D: BlockDevice> Fs<D> {
     /// drops a link. Returns the inode and whether it has no links left:
     /// then the caller calls [`Fs::release`] once no file has it open.
     pub fn unlink(&mut self, parent: u32, name: &[u8], now: Time) -> Result<(u32, bool)> {
-        self.writable()?;
+        self.begin()?;
         let dir = self.inode(parent)?;
         let Some((_, _, ino, _)) = self.find(&dir, name)? else {
             return Err(Error::Sys(Errno::ENOENT));
@@ -992,7 +1221,7 @@ impl<D: BlockDevice> Fs<D> {
     /// is not empty). Returns its inode, which the caller releases once
     /// no file has it open.
     pub fn rmdir(&mut self, parent: u32, name: &[u8], now: Time) -> Result<u32> {
-        self.writable()?;
+        self.begin()?;
         if name == b"." {
             return Err(Error::Sys(Errno::EINVAL));
         }
@@ -1032,7 +1261,7 @@ impl<D: BlockDevice> Fs<D> {
         new_name: &[u8],
         now: Time,
     ) -> Result<Option<u32>> {
-        self.writable()?;
+        self.begin()?;
         if new_name.len() > dir::NAME_MAX {
             return Err(Error::Sys(Errno::ENAMETOOLONG));
         }
@@ -1105,7 +1334,13 @@ impl<D: BlockDevice> Fs<D> {
     /// its blocks, then the inode itself (dtime set, as e2fsck expects of
     /// a deleted inode).
     pub fn release(&mut self, ino: u32) -> Result<()> {
-        self.writable()?;
+        self.begin()?;
+        self.release_within(ino)
+    }
+
+    /// [`Fs::release`] as a step of a larger operation (undoing a
+    /// creation that failed part way).
+    fn release_within(&mut self, ino: u32) -> Result<()> {
         let mut inode = self.inode(ino)?;
         let was_dir = inode.is_dir();
         let has_blocks = !(inode.is_symlink() && self.is_fast_symlink(&inode))

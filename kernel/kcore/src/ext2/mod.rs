@@ -10,7 +10,9 @@
 //! type, owner, mode, times and the 15 block pointers that lead to its
 //! data (`blockmap`); a directory is a file of name-to-inode entries
 //! (`dir`). `layout` decodes and encodes each record; `fs` does the work:
-//! mount, find, read, allocate, write, link, unlink, truncate.
+//! mount, find, read, allocate, write, link, unlink, truncate. On ext3,
+//! `journal` makes groups of changes atomic: recovery after a crash
+//! replays what committed and drops what did not.
 //!
 //! The kernel gives [`fs::Fs`] its buffer cache as the device; the host
 //! tests give it a file.
@@ -18,6 +20,7 @@
 pub mod blockmap;
 pub mod dir;
 pub mod fs;
+pub mod journal;
 pub mod layout;
 #[cfg(test)]
 mod tests;
@@ -55,7 +58,12 @@ pub type Result<T> = core::result::Result<T, Error>;
 /// is the bytes at `n * buf.len()`: the file system reads its superblock
 /// with a 1 KiB buffer (block 1) before it knows its block size, and uses
 /// whole file system blocks after that.
+///
+/// A write may sit in a cache until [`BlockDevice::flush`], which returns
+/// only when every write before it is durable (the disk's flush command):
+/// the journal's ordering rests on it.
 pub trait BlockDevice {
     fn read(&mut self, block: u64, buf: &mut [u8]) -> Result<()>;
     fn write(&mut self, block: u64, buf: &[u8]) -> Result<()>;
+    fn flush(&mut self) -> Result<()>;
 }

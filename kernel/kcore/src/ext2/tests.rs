@@ -28,6 +28,11 @@ impl BlockDevice for ImageFile {
             .write_all_at(buf, block * buf.len() as u64)
             .map_err(|_| Error::Sys(Errno::EIO))
     }
+
+    /// Nothing to wait for: a crash here is the test's own (`CrashDisk`).
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// An e2fsprogs program, wherever Debian put it.
@@ -586,6 +591,8 @@ fn e2fsck_finds_what_we_wrote_clean_and_debugfs_reads_it_back() {
             data.resize((20 * bs) as usize, 0);
         }
 
+        let Written { fs, model } = w;
+        fs.unmount().unwrap();
         let out = run("e2fsck", &["-fn", image_s]);
         assert!(
             out.status.success(),
@@ -613,7 +620,7 @@ fn e2fsck_finds_what_we_wrote_clean_and_debugfs_reads_it_back() {
             found.insert(path, thing);
         }
         let mut want = BTreeMap::new();
-        for (path, thing) in &w.model {
+        for (path, thing) in &model {
             let thing = match thing {
                 Thing::File { mode, data, .. } => Thing::File {
                     mode: *mode,
@@ -689,7 +696,7 @@ fn a_full_disk_is_enospc_and_keeps_what_was_there() {
     let mut back = vec![0; keep.len()];
     fs.read(&inode, 0, &mut back).unwrap();
     assert!(back == keep);
-    drop(fs);
+    fs.unmount().unwrap();
     let out = run("e2fsck", &["-fn", image_s]);
     assert!(
         out.status.success(),
@@ -700,31 +707,56 @@ fn a_full_disk_is_enospc_and_keeps_what_was_there() {
 
 #[test]
 fn damaged_images_give_errors_never_panics() {
-    let scratch = Scratch::new("damaged");
+    damage("ext2", 200);
+    damage("ext3", 200);
+}
+
+/// Flips bits in `count` copies of an image made from a tree (for ext3,
+/// with transactions left in its journal) and uses each: mount, read
+/// everything, write. Anything but a panic or a hang is a pass.
+fn damage(kind: &str, count: usize) {
+    let scratch = Scratch::new(&format!("damaged-{kind}"));
     let src = scratch.0.join("src");
     std::fs::create_dir(&src).unwrap();
     make_tree(&src, 1024);
     let clean = scratch.0.join("clean.img");
+    let clean_s = clean.to_str().unwrap();
+    let src_s = src.to_str().unwrap();
     run_ok(
         "mke2fs",
         &[
-            "-q",
-            "-F",
-            "-t",
-            "ext2",
-            "-b",
-            "1024",
-            "-d",
-            src.to_str().unwrap(),
-            clean.to_str().unwrap(),
-            "4M",
+            "-q", "-F", "-t", kind, "-b", "1024", "-d", src_s, clean_s, "4M",
         ],
     );
-    let original = std::fs::read(&clean).unwrap();
     // The metadata lives in the first blocks (superblock, descriptors,
     // bitmaps, inode table) and in the directory and indirect blocks
-    // mke2fs put near them: flip bytes there.
-    let span = 600 * 1024;
+    // mke2fs put near them; and in the journal's first blocks.
+    let mut targets = vec![(1024u64, 600 * 1024u64)];
+    if kind == "ext3" {
+        let mut fs = mount(&clean);
+        let root = fs.root();
+        for i in 0..20 {
+            let ino = fs
+                .create(
+                    root,
+                    format!("logged-{i}").as_bytes(),
+                    new_file(0o100644),
+                    0,
+                )
+                .unwrap();
+            fs.write(ino, 0, &pattern(3000, i)).unwrap();
+            fs.commit().unwrap();
+        }
+        // No unmount: the log stays for the next mount to replay.
+        drop(fs);
+        let out = run("debugfs", &["-R", "bmap <8> 0", clean_s]);
+        let first: u64 = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .expect("journal's first block");
+        targets.push((first * 1024, 80 * 1024));
+    }
+    let original = std::fs::read(&clean).unwrap();
     let mut rng = 0x1234_5678_9abc_def1u64;
     let mut next = || {
         rng ^= rng << 13;
@@ -734,10 +766,11 @@ fn damaged_images_give_errors_never_panics() {
     };
     let image = scratch.0.join("damaged.img");
     let mut outcomes = BTreeMap::new();
-    for _ in 0..200 {
+    for _ in 0..count {
         let mut bytes = original.clone();
         for _ in 0..1 + next() % 8 {
-            let at = 1024 + (next() % span) as usize;
+            let (start, span) = targets[(next() % targets.len() as u64) as usize];
+            let at = (start + next() % span) as usize;
             bytes[at] ^= 1 << (next() % 8);
         }
         std::fs::write(&image, &bytes).unwrap();
@@ -757,6 +790,7 @@ fn damaged_images_give_errors_never_panics() {
                     .create(root, b"new-file", new_file(0o100644), 0)
                     .and_then(|ino| fs.write(ino, 0, &[1; 5000]));
                 let _ = fs.unlink(root, b"size-1", NOW);
+                let _ = fs.unmount();
                 format!("walked, {} errors", if errors > 0 { "some" } else { "no" })
             }
         };
@@ -766,7 +800,7 @@ fn damaged_images_give_errors_never_panics() {
         outcomes
             .keys()
             .any(|k| k.contains("some errors") || k.starts_with("mount")),
-        "{outcomes:?}"
+        "{kind}: {outcomes:?}"
     );
 }
 
@@ -804,5 +838,424 @@ fn walk_checked(fs: &mut Fs<ImageFile>, ino: u32, depth: usize, errors: &mut usi
                 *errors += usize::from(fs.read(&inode, 0, &mut buf).is_err());
             }
         }
+    }
+}
+
+#[test]
+fn replays_a_journal_debugfs_wrote_as_e2fsck_does() {
+    let scratch = Scratch::new("replay");
+    let image = scratch.0.join("disk.img");
+    let image_s = image.to_str().unwrap();
+    run_ok(
+        "mke2fs",
+        &["-q", "-F", "-t", "ext3", "-b", "1024", image_s, "16M"],
+    );
+    let blocks = pattern(3 * 1024, 42);
+    let data = scratch.0.join("blocks");
+    std::fs::write(&data, &blocks).unwrap();
+    // Transaction 1 logs three blocks; transaction 2 revokes the middle one.
+    let script = format!(
+        "jo\njw -b 5000,5001,5002 {}\njc\njo\njw -r 5001\njc\n",
+        data.display()
+    );
+    let out = Command::new(tool("debugfs"))
+        .args(["-w", "-f", "-", image_s])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(script.as_bytes())?;
+            child.wait()
+        })
+        .unwrap();
+    assert!(out.success());
+    let theirs = scratch.0.join("theirs.img");
+    std::fs::copy(&image, &theirs).unwrap();
+
+    let fs = mount(&image);
+    let report = fs.recovery().expect("the journal needed recovery");
+    assert_eq!(
+        (report.transactions, report.blocks, report.revoked),
+        (2, 2, 1)
+    );
+    let dev = fs.unmount().unwrap();
+    let mut block = vec![0; 1024];
+    for (n, want) in [
+        (5000, &blocks[..1024]),
+        (5001, &[0u8; 1024][..]),
+        (5002, &blocks[2048..]),
+    ] {
+        let mut d = ImageFile(dev.0.try_clone().unwrap());
+        d.read(n, &mut block).unwrap();
+        assert!(block == want, "block {n} after replay");
+    }
+    let out = run("e2fsck", &["-fn", image_s]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // e2fsck replays the same log to the same blocks.
+    let out = run("e2fsck", &["-fy", theirs.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let (ours, theirs) = (
+        std::fs::read(&image).unwrap(),
+        std::fs::read(&theirs).unwrap(),
+    );
+    let differ: Vec<usize> = (0..ours.len() / 1024)
+        .filter(|&b| ours[b * 1024..(b + 1) * 1024] != theirs[b * 1024..(b + 1) * 1024])
+        .collect();
+    // Only the superblock (mount count, times, e2fsck's check stamp) and
+    // the journal's superblock (its next sequence number) may differ.
+    assert!(
+        differ.len() <= 2 && differ.contains(&1) || differ.len() <= 1,
+        "blocks differ: {differ:?}"
+    );
+}
+
+/// A disk with a volatile write cache, as a real one has: writes since
+/// the last flush may reach the platter in any order, or not at all, when
+/// the power goes. It records every write and flush, so a test can cut
+/// the power after any of them afterwards.
+struct CrashDisk {
+    image: Vec<u8>,
+    events: std::rc::Rc<std::cell::RefCell<Vec<Event>>>,
+}
+
+#[derive(Clone)]
+enum Event {
+    Write(u64, Vec<u8>),
+    Flush,
+}
+
+impl BlockDevice for CrashDisk {
+    fn read(&mut self, block: u64, buf: &mut [u8]) -> Result<()> {
+        let at = (block * buf.len() as u64) as usize;
+        buf.copy_from_slice(&self.image[at..at + buf.len()]);
+        Ok(())
+    }
+
+    fn write(&mut self, block: u64, buf: &[u8]) -> Result<()> {
+        let at = block * buf.len() as u64;
+        self.image[at as usize..at as usize + buf.len()].copy_from_slice(buf);
+        self.events
+            .borrow_mut()
+            .push(Event::Write(at, buf.to_vec()));
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.events.borrow_mut().push(Event::Flush);
+        Ok(())
+    }
+}
+
+/// The disk as the power cut after `cut` events left it: every write
+/// before the last flush, and of the writes after it, those `keep` picks.
+fn after_power_cut(
+    start: &[u8],
+    events: &[Event],
+    cut: usize,
+    mut keep: impl FnMut() -> bool,
+) -> Vec<u8> {
+    let mut disk = start.to_vec();
+    let last_flush = events[..cut]
+        .iter()
+        .rposition(|e| matches!(e, Event::Flush))
+        .map_or(0, |i| i + 1);
+    for (i, event) in events[..cut].iter().enumerate() {
+        if let Event::Write(at, data) = event
+            && (i < last_flush || keep())
+        {
+            disk[*at as usize..*at as usize + data.len()].copy_from_slice(data);
+        }
+    }
+    disk
+}
+
+/// Everything under the root, by path: a file's bytes or a directory.
+fn contents<D: BlockDevice>(fs: &mut Fs<D>) -> BTreeMap<String, Option<Vec<u8>>> {
+    fn walk<D: BlockDevice>(
+        fs: &mut Fs<D>,
+        ino: u32,
+        prefix: &str,
+        out: &mut BTreeMap<String, Option<Vec<u8>>>,
+    ) {
+        let dir = fs.inode(ino).unwrap();
+        let mut names = Vec::new();
+        fs.read_dir(&dir, 0, |name, child, _, _| {
+            if name != b"." && name != b".." && name != b"lost+found" {
+                names.push((String::from_utf8(name.to_vec()).unwrap(), child));
+            }
+            true
+        })
+        .unwrap();
+        for (name, child) in names {
+            let path = format!("{prefix}/{name}");
+            let inode = fs.inode(child).unwrap();
+            if inode.is_dir() {
+                out.insert(path.clone(), None);
+                walk(fs, child, &path, out);
+            } else {
+                let mut data = vec![0; inode.size as usize];
+                fs.read(&inode, 0, &mut data).unwrap();
+                out.insert(path, Some(data));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    let root = fs.root();
+    walk(fs, root, "", &mut out);
+    out
+}
+
+/// What differs between two listings, in a line.
+fn differences(
+    want: &BTreeMap<String, Option<Vec<u8>>>,
+    got: &BTreeMap<String, Option<Vec<u8>>>,
+) -> String {
+    let mut out = Vec::new();
+    for (path, thing) in want {
+        match got.get(path) {
+            None => out.push(format!("{path} missing")),
+            Some(g) if g != thing => out.push(format!(
+                "{path} differs ({} bytes, want {})",
+                g.as_ref().map_or(0, |d| d.len()),
+                thing.as_ref().map_or(0, |d| d.len())
+            )),
+            _ => {}
+        }
+    }
+    out.extend(
+        got.keys()
+            .filter(|p| !want.contains_key(*p))
+            .map(|p| format!("{p} extra")),
+    );
+    out.join(", ")
+}
+
+#[test]
+fn a_power_cut_at_any_write_loses_nothing_a_commit_promised() {
+    power_cuts(0x5eed, 1024, 16);
+    power_cuts(0xbeef, 4096, 16);
+}
+
+/// Runs a seeded workload on a fresh ext3 image of `block_size` blocks,
+/// then cuts the power at `cuts` random moments of it.
+fn power_cuts(seed: u64, block_size: usize, cuts: usize) {
+    let scratch = Scratch::new(&format!("crash-{seed}"));
+    let image = scratch.0.join("disk.img");
+    let bs = block_size.to_string();
+    let image_s = image.to_str().unwrap();
+    run_ok(
+        "mke2fs",
+        &["-q", "-F", "-t", "ext3", "-b", &bs, image_s, "16M"],
+    );
+    let start = std::fs::read(&image).unwrap();
+    let events = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let disk = CrashDisk {
+        image: start.clone(),
+        events: events.clone(),
+    };
+    let mut fs = Fs::mount(disk, false).unwrap();
+
+    // A workload of creates, appends, renames over, unlinks, mkdirs,
+    // rmdirs and truncates, with a commit (fsync) every few steps. After
+    // each commit the model is what a crash must keep.
+    let mut rng = seed;
+    let mut next = move |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    let mut model: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
+    let mut promised = vec![(events.borrow().len(), model.clone())];
+    let root = fs.root();
+    for step in 0..160 {
+        let files: Vec<String> = model
+            .iter()
+            .filter(|(_, v)| v.is_some())
+            .map(|(k, _)| k.clone())
+            .collect();
+        let dirs: Vec<String> = model
+            .iter()
+            .filter(|(_, v)| v.is_none())
+            .map(|(k, _)| k.clone())
+            .collect();
+        let dir_of = |fs: &mut Fs<CrashDisk>, path: &str| -> u32 {
+            let mut ino = root;
+            for part in path.split('/').filter(|p| !p.is_empty()) {
+                ino = fs.lookup(ino, part.as_bytes()).unwrap();
+            }
+            ino
+        };
+        let parent = if dirs.is_empty() || next(3) == 0 {
+            String::new()
+        } else {
+            dirs[next(dirs.len() as u64) as usize].clone()
+        };
+        match next(8) {
+            0 | 1 => {
+                let path = format!("{parent}/f{step}");
+                let p = dir_of(&mut fs, &parent);
+                let ino = fs
+                    .create(p, format!("f{step}").as_bytes(), new_file(0o100644), 0)
+                    .unwrap();
+                let data = pattern(next(30_000) as usize, step);
+                fs.write(ino, 0, &data).unwrap();
+                model.insert(path, Some(data));
+            }
+            2 if !files.is_empty() => {
+                let path = &files[next(files.len() as u64) as usize];
+                let (dir, name) = path.rsplit_once('/').unwrap();
+                let p = dir_of(&mut fs, dir);
+                let ino = fs.lookup(p, name.as_bytes()).unwrap();
+                let extra = pattern(next(5000) as usize, step + 1000);
+                let Some(Some(data)) = model.get_mut(path) else {
+                    unreachable!()
+                };
+                fs.write(ino, data.len() as u64, &extra).unwrap();
+                data.extend_from_slice(&extra);
+            }
+            3 if files.len() >= 2 => {
+                let from = files[next(files.len() as u64) as usize].clone();
+                let to = files[next(files.len() as u64) as usize].clone();
+                let (fd, fname) = from.rsplit_once('/').unwrap();
+                let (td, tname) = to.rsplit_once('/').unwrap();
+                let (fp, tp) = (dir_of(&mut fs, fd), dir_of(&mut fs, td));
+                if let Some(gone) = fs
+                    .rename(fp, fname.as_bytes(), tp, tname.as_bytes(), NOW)
+                    .unwrap()
+                {
+                    fs.release(gone).unwrap();
+                }
+                let data = model.remove(&from).unwrap();
+                model.insert(to, data);
+            }
+            4 if !files.is_empty() => {
+                let path = files[next(files.len() as u64) as usize].clone();
+                let (dir, name) = path.rsplit_once('/').unwrap();
+                let p = dir_of(&mut fs, dir);
+                let (ino, last) = fs.unlink(p, name.as_bytes(), NOW).unwrap();
+                assert!(last);
+                fs.release(ino).unwrap();
+                model.remove(&path);
+            }
+            5 => {
+                let p = dir_of(&mut fs, &parent);
+                fs.mkdir(p, format!("d{step}").as_bytes(), new_file(0o40755))
+                    .unwrap();
+                model.insert(format!("{parent}/d{step}"), None);
+            }
+            6 if !files.is_empty() => {
+                let path = &files[next(files.len() as u64) as usize];
+                let (dir, name) = path.rsplit_once('/').unwrap();
+                let p = dir_of(&mut fs, dir);
+                let ino = fs.lookup(p, name.as_bytes()).unwrap();
+                let Some(Some(data)) = model.get_mut(path) else {
+                    unreachable!()
+                };
+                let size = next(data.len() as u64 + 1) as usize;
+                fs.truncate(ino, size as u64).unwrap();
+                data.truncate(size);
+                // A later append rewrites the last block in place: on
+                // any file system without data journaling that is a
+                // torn overwrite of what the last commit holds (the old,
+                // longer file). Commit the truncate first so the check
+                // stays exact.
+                fs.commit().unwrap();
+                promised.push((events.borrow().len(), model.clone()));
+            }
+            7 => {
+                let empty: Vec<&String> = dirs
+                    .iter()
+                    .filter(|d| !model.keys().any(|k| k.starts_with(&format!("{d}/"))))
+                    .collect();
+                if let Some(d) = empty.first() {
+                    let (dir, name) = d.rsplit_once('/').unwrap();
+                    let p = dir_of(&mut fs, dir);
+                    let ino = fs.rmdir(p, name.as_bytes(), NOW).unwrap();
+                    fs.release(ino).unwrap();
+                    model.remove(&d.to_string());
+                }
+            }
+            _ => {}
+        }
+        if next(4) == 0 {
+            fs.commit().unwrap();
+            promised.push((events.borrow().len(), model.clone()));
+        }
+    }
+    assert_eq!(
+        contents(&mut fs),
+        model,
+        "the workload reads back before any crash"
+    );
+    let events = events.borrow().clone();
+    let commits = promised.len();
+    assert!(commits > 20, "only {commits} commits");
+
+    let mut cut_rng = seed ^ 0xc0ffee;
+    let mut coin = move || {
+        cut_rng ^= cut_rng << 13;
+        cut_rng ^= cut_rng >> 7;
+        cut_rng ^= cut_rng << 17;
+        cut_rng
+    };
+    for round in 0..cuts {
+        let cut = (coin() % events.len() as u64) as usize + 1;
+        let disk = after_power_cut(&start, &events, cut, || coin() % 2 == 0);
+        // The state after the last commit that finished before the cut,
+        // or the one after (its commit block may have reached the disk).
+        let done = promised.iter().rposition(|(at, _)| *at <= cut).unwrap();
+        let allowed: Vec<&BTreeMap<String, Option<Vec<u8>>>> = promised
+            [done..(done + 2).min(commits)]
+            .iter()
+            .map(|(_, m)| m)
+            .collect();
+
+        // Linux's e2fsck replays the journal and finds nothing else.
+        let crashed = scratch.0.join(format!("cut-{round}.img"));
+        std::fs::write(&crashed, &disk).unwrap();
+        let out = run("e2fsck", &["-fy", crashed.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "cut after event {cut} of {}: e2fsck found more than a journal to replay:\n{}",
+            events.len(),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let file = std::fs::File::open(&crashed).unwrap();
+        let mut theirs = Fs::mount(ImageFile(file), true).unwrap();
+        let found = contents(&mut theirs);
+        assert!(
+            allowed.contains(&&found),
+            "cut after event {cut}: after e2fsck the files are not what commit {done} promised: {}",
+            differences(allowed[0], &found)
+        );
+
+        // This file system's own recovery gives the same, and leaves a
+        // file system e2fsck finds clean.
+        std::fs::write(&crashed, &disk).unwrap();
+        let mut ours = mount(&crashed);
+        assert!(
+            allowed.contains(&&contents(&mut ours)),
+            "cut after event {cut}: after our recovery the files are not what commit {done} promised"
+        );
+        ours.unmount().unwrap();
+        let out = run("e2fsck", &["-fn", crashed.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "cut after event {cut}: after our recovery:\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        std::fs::remove_file(&crashed).unwrap();
     }
 }
