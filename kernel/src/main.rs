@@ -30,6 +30,8 @@ mod ipc;
 mod log;
 mod mm;
 #[deny(unsafe_code)]
+mod pci;
+#[deny(unsafe_code)]
 mod proc;
 #[deny(unsafe_code)]
 mod profil;
@@ -118,6 +120,9 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     fs::export::init(opts.export);
 
     arch::pic::init();
+    // Before the other CPUs start: only the boot CPU may use the PCI
+    // configuration ports (arch/pci.rs).
+    pci::init();
     clock::init(opts.hz, opts.tick, boot_info.rsdp_addr.into_option());
     proc::sched::set_slice_ms(opts.slice_ms);
     if opts.profhz != 0

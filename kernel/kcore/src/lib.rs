@@ -27,6 +27,7 @@ pub mod ipc;
 pub mod kmsg;
 pub mod nice;
 pub mod path;
+pub mod pci;
 pub mod procfs;
 pub mod profil;
 pub mod random;

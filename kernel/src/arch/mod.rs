@@ -7,6 +7,7 @@ pub mod entropy;
 pub mod fpu;
 pub mod gdt;
 pub mod hpet;
+pub mod pci;
 pub mod percpu;
 pub mod pic;
 pub mod pit;

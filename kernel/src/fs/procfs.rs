@@ -31,6 +31,7 @@
 //! | `/proc/sys/kernel/printk`, `dmesg_restrict` | the console's log level, who may read the log |
 //! | `/proc/sys/kernel/tainted`, `core_pattern` | 0 (nothing taints this kernel), where a core dump goes |
 //! | `/proc/sysvipc/shm`, `msg`, `sem` | the System V IPC objects (`ipc/`), a line each, as ipcs(1) reads them |
+//! | `/proc/bus/pci/devices` | the PCI functions found at boot (`pci.rs`): address, ids, IRQ, BARs and their sizes, driver |
 //!
 //! Inode numbers are made from the pid and the file, so they stay the same
 //! from one lookup to the next.
@@ -65,6 +66,9 @@ pub enum Dir {
     SysKernel,
     /// `/proc/sysvipc`: the System V IPC objects, one table per kind.
     SysVipc,
+    /// `/proc/bus`, holding `pci`, which holds `devices`.
+    Bus,
+    BusPci,
 }
 
 /// The directories of `/proc/sys`, and the files of each: read-only here
@@ -106,7 +110,13 @@ const PROCESS_FILES: &[&str] = &[
     "cmdline", "comm", "exe", "limits", "maps", "pagemap", "profil", "stat", "status",
 ];
 /// The directories of `/proc` that belong to no process, after its files.
-const ROOT_DIRS: &[(&str, Dir)] = &[("sys", Dir::Sys), ("sysvipc", Dir::SysVipc)];
+const ROOT_DIRS: &[(&str, Dir)] = &[
+    ("bus", Dir::Bus),
+    ("sys", Dir::Sys),
+    ("sysvipc", Dir::SysVipc),
+];
+/// `/proc/bus/pci`'s one file: the functions `pci::init` found.
+const BUS_PCI_FILES: &[&str] = &["devices"];
 /// The files of each `/proc/PID/task/TID`.
 const TASK_FILES: &[&str] = &["comm", "stat", "status"];
 /// The directories of each `/proc/PID`, after its files.
@@ -131,7 +141,7 @@ pub const INO_BASE: u64 = 1 << 40;
 /// and its `fd` and `task` directories at the top of that room); a
 /// descriptor's link takes one of 65536 per process above `FD_INO`, and a
 /// thread's directory 32 per thread above `TASK_INO`. The directories that
-/// belong to no process (`/proc/sys` and below, `/proc/sysvipc`) have 64
+/// belong to no process (`/proc/sys`, `/proc/sysvipc`, `/proc/bus` and below) have 64
 /// numbers each above `FIXED_INO`: the directory, then its entries.
 fn ino(dir: Dir, index: Option<usize>) -> u64 {
     const FIXED_INO: u64 = INO_BASE + (1 << 37);
@@ -150,6 +160,8 @@ fn ino(dir: Dir, index: Option<usize>) -> u64 {
         Dir::SysFs => fixed(1),
         Dir::SysKernel => fixed(2),
         Dir::SysVipc => fixed(3),
+        Dir::Bus => fixed(4),
+        Dir::BusPci => fixed(5),
     }
 }
 
@@ -245,6 +257,17 @@ pub fn lookup(dir: Dir, name: &str) -> Result<NodeRef, Errno> {
                 _ => crate::ipc::shm::proc_text(),
             };
             Ok(file(dir, index, text.into_bytes()))
+        }
+        Dir::Bus => match name {
+            "pci" => Ok(dir_node(Dir::BusPci, 0o555)),
+            _ => Err(Errno::ENOENT),
+        },
+        Dir::BusPci => {
+            let index = BUS_PCI_FILES
+                .iter()
+                .position(|&f| f == name)
+                .ok_or(Errno::ENOENT)?;
+            Ok(file(dir, index, crate::pci::proc_devices().into_bytes()))
         }
     }
 }
@@ -343,6 +366,12 @@ pub fn list(dir: Dir) -> Vec<DirEntry> {
         Dir::SysFs => files(dir, SYS_FS_FILES),
         Dir::SysKernel => files(dir, SYS_KERNEL_FILES),
         Dir::SysVipc => files(dir, SYSVIPC_FILES),
+        Dir::Bus => alloc::vec![DirEntry {
+            name: "pci".to_string(),
+            ino: ino(Dir::BusPci, None),
+            kind: abi::types::DT_DIR,
+        }],
+        Dir::BusPci => files(dir, BUS_PCI_FILES),
     }
 }
 

@@ -358,6 +358,46 @@ pub(super) fn identity_and_time() -> Outcome {
     Ok(())
 }
 
+/// /proc/bus/pci/devices lists the PCI functions of QEMU's PC in Linux's
+/// columns: bus and devfn, vendor and device, IRQ, seven starts, seven
+/// sizes, driver. The i440FX host bridge (8086:1237) is always at 00:00.0
+/// and has no BARs; the PIIX IDE controller's BAR 4 is 16 I/O ports.
+pub(super) fn proc_bus_pci_lists_the_machine() -> Outcome {
+    let text = sys::read_file("/proc/bus/pci/devices").map_err(|e| e.message())?;
+    let text = String::from_utf8_lossy(&text);
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    ensure!(rows.len() >= 3, "{} functions:\n{text}", rows.len());
+    for row in &rows {
+        ensure!(row.len() == 18, "{} columns in {row:?}", row.len());
+        ensure!(
+            row[1].len() == 8 && u32::from_str_radix(row[1], 16).is_ok(),
+            "ids {:?}",
+            row[1]
+        );
+    }
+    ensure!(
+        rows[0][0] == "0000" && rows[0][1] == "80861237",
+        "the first function is not the host bridge: {:?}",
+        rows[0]
+    );
+    ensure!(
+        rows[0][3..17].iter().all(|c| c.trim() == "0"),
+        "the host bridge has BARs: {:?}",
+        rows[0]
+    );
+    let ide = rows
+        .iter()
+        .find(|r| r[1] == "80867010")
+        .ok_or("no PIIX3 IDE controller (8086:7010)")?;
+    ensure!(
+        ide[7].trim().ends_with('1') && ide[14].trim() == "10",
+        "the IDE controller's BAR 4 is not 16 I/O ports: {ide:?}"
+    );
+    let listing = user::probe::dir_names("/proc/bus/pci")?;
+    ensure!(listing == ["devices"], "/proc/bus/pci holds {listing:?}");
+    Ok(())
+}
+
 /// The /proc/sys files programs read to learn the kernel's limits say
 /// what the kernel does: pids stay below pid_max, threads-max threads can
 /// be had but not one more (checked through fork_until_eagain's limit
