@@ -384,7 +384,7 @@ fn kernel_no_execute() -> TestResult {
 /// A tick in system time is charged to the pc at which the process entered
 /// the kernel, even after the call rewrote its trap frame (rt_sigreturn
 /// restores another pc, execve sets the new entry point): proc::on_tick
-/// reads `Process::user_pc_at_entry`, which reads the entry record that
+/// reads `Thread::user_pc_at_entry`, which reads the entry record that
 /// every entry from user mode writes above its frame. A real rt_sigreturn
 /// spends microseconds after its rewrite, too few for a user test to catch
 /// a tick there reliably, so this walks the mechanism on a kernel stack of
