@@ -37,6 +37,7 @@ pub mod spread;
 pub mod symbols;
 pub mod thread;
 pub mod time;
+pub mod virtio;
 pub mod vma;
 pub mod wait;
 pub mod wx;
