@@ -14,6 +14,7 @@ extern crate alloc;
 
 pub mod acpi;
 pub mod bootopts;
+pub mod bytes;
 pub mod coredump;
 pub mod cpio;
 pub mod cred;

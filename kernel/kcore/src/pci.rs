@@ -17,6 +17,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
 
+use crate::bytes::{le16, le32};
+
 /// Header offsets.
 pub const VENDOR_ID: usize = 0x00;
 pub const DEVICE_ID: usize = 0x02;
@@ -45,14 +47,6 @@ pub const CAP_VENDOR: u8 = 0x09;
 
 /// A vendor id that reads as all ones means no function answers there.
 pub const NO_DEVICE: u16 = 0xffff;
-
-fn le16(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-fn le32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
 
 /// Where a function is: bus, device (0-31), function (0-7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -103,9 +103,7 @@ pub struct Layout {
 /// of each type wins, as the specification asks. None if the common,
 /// notify or ISR structure is missing, or one names a BAR past 5.
 pub fn layout(config: &[u8; 256], capabilities: &[(u8, u8)]) -> Option<Layout> {
-    let le32 = |at: usize| {
-        u32::from_le_bytes([config[at], config[at + 1], config[at + 2], config[at + 3]])
-    };
+    let le32 = |at: usize| crate::bytes::le32(config, at);
     let mut found: [Option<Region>; 5] = [None; 5];
     let mut multiplier = 0;
     for &(at, id) in capabilities {

@@ -31,6 +31,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{BlockDevice, Error, Result};
+use crate::bytes::{be32, put_be32};
 
 /// The first four bytes of every journal block: superblock, descriptor,
 /// commit and revoke blocks alike.
@@ -63,14 +64,6 @@ const FLAG_LAST_TAG: u32 = 8;
 
 /// Every journal block starts with magic, type and sequence.
 const HEADER: usize = 12;
-
-fn be32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn put_be32(b: &mut [u8], at: usize, v: u32) {
-    b[at..at + 4].copy_from_slice(&v.to_be_bytes());
-}
 
 fn header(b: &mut [u8], kind: u32, sequence: u32) {
     put_be32(b, 0, MAGIC);

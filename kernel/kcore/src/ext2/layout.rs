@@ -13,6 +13,7 @@
 //! the OS-dependent words) survive a write unchanged.
 
 use super::{Error, Result};
+pub(super) use crate::bytes::{le16, le32, put16, put32};
 
 /// `s_magic`: the two bytes that say "this is ext2, ext3 or ext4".
 pub const MAGIC: u16 = 0xef53;
@@ -89,22 +90,6 @@ pub mod flags {
     /// Extents instead of block pointers (ext4): we cannot read those.
     pub const EXTENTS: u32 = 0x80000;
     pub const INLINE_DATA: u32 = 0x1000_0000;
-}
-
-pub(super) fn le16(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-pub(super) fn le32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-pub(super) fn put16(b: &mut [u8], at: usize, v: u16) {
-    b[at..at + 2].copy_from_slice(&v.to_le_bytes());
-}
-
-pub(super) fn put32(b: &mut [u8], at: usize, v: u32) {
-    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
 
 /// The superblock: the file system's geometry, counters and features.
