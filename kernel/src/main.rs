@@ -43,6 +43,8 @@ mod signal;
 mod sync;
 #[deny(unsafe_code)]
 mod syscall;
+#[deny(unsafe_code)]
+mod virtio_blk;
 
 use bootloader_api::config::{BootloaderConfig, Mapping};
 use bootloader_api::{BootInfo, entry_point};
@@ -123,6 +125,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     // Before the other CPUs start: only the boot CPU may use the PCI
     // configuration ports (arch/pci.rs).
     pci::init();
+    virtio_blk::init();
     clock::init(opts.hz, opts.tick, boot_info.rsdp_addr.into_option());
     proc::sched::set_slice_ms(opts.slice_ms);
     if opts.profhz != 0

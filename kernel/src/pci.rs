@@ -17,8 +17,8 @@ use crate::info;
 
 static FOUND: Once<Vec<Function>> = Once::new();
 
-/// The 256 configuration bytes of `at`.
-fn config(at: Address) -> [u8; 256] {
+/// The 256 configuration bytes of `at` (on the boot CPU, at boot).
+pub fn config(at: Address) -> [u8; 256] {
     let mut bytes = [0u8; 256];
     for (i, chunk) in bytes.chunks_mut(4).enumerate() {
         chunk.copy_from_slice(&read32(at, (i * 4) as u8).to_le_bytes());

@@ -27,7 +27,8 @@
 //!    (`fs::epoll`, never held while a watched file is asked), the console's input, the export list, the
 //!    random generator (`random.rs`), the record locks (`fs::lock`), the
 //!    System V tables (`ipc::msg`, `ipc::sem`, `ipc::shm`, one at a time;
-//!    shm's reads the areas inside);
+//!    shm's reads the areas inside), the disk's request slots
+//!    (`virtio_blk.rs`, taken by its interrupt too, never held to sleep);
 //! 4. profil's cost rings (taken inside the table by the timer path);
 //! 5. memory: a file's pages (`fs::filedata`, reached by the page-fault
 //!    path), the areas of the address spaces (`mm::areas`), kernel-stack
@@ -365,6 +366,8 @@ pub enum Rank {
     /// The abstract socket names, an epoll instance's list, the console's
     /// input, the random generator, the record locks, a System V table.
     Service,
+    /// The disk's request slots and rings (`virtio_blk.rs`).
+    Disk,
     /// profil's cost rings.
     ProfilCosts,
     /// A file's pages.
@@ -399,6 +402,7 @@ impl Rank {
         Rank::PollQueue,
         Rank::Channel,
         Rank::Service,
+        Rank::Disk,
         Rank::ProfilCosts,
         Rank::FileData,
         Rank::Areas,

@@ -479,6 +479,43 @@ pub(crate) fn check_exports(
     Ok(())
 }
 
+/// A fresh image for a disk suite in target/, holding
+/// `kcore::virtio::disk_suite::host_byte` at every offset.
+pub(crate) fn fresh_disk_image(suite: &str) -> Result<std::path::PathBuf, String> {
+    use kcore::virtio::disk_suite::{SIZE, host_byte};
+    let path = crate::build::root().join(format!("target/disk-{suite}.img"));
+    let bytes: Vec<u8> = (0..SIZE).map(host_byte).collect();
+    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// After a disk suite: the image holds the guest's bytes over its region
+/// and the host's everywhere else, byte for byte.
+pub(crate) fn check_disk_image(
+    suite: &str,
+    path: &std::path::Path,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    use kcore::virtio::disk_suite::{SIZE, final_byte};
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let wrong = (0..SIZE).find(|&at| bytes.get(at as usize) != Some(&final_byte(at)));
+    let why = match wrong {
+        Some(at) => format!(
+            "{}: byte {at:#x} is {:?}, want {:#04x}",
+            path.display(),
+            bytes.get(at as usize),
+            final_byte(at)
+        ),
+        None => String::new(),
+    };
+    tally.record(
+        &format!("{suite}/the_image_holds_what_the_guest_wrote"),
+        wrong.is_none(),
+        &why,
+    );
+    Ok(())
+}
+
 /// The whole console, shown under a failure.
 /// The core file the suite exported, read by GDB on the host beside the
 /// musl program `elf` that wrote it: `bt` must show the `shows` texts in

@@ -47,6 +47,8 @@ options:
                      900 for the musl and glibc suites)
   --add HOST[:GUEST] put a host file into the ramdisk (default guest path /bin/NAME)
   --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
+  --disk FILE        give the machine FILE as a virtio disk, /dev/vda (a raw image; written
+                     in place)
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
   --cflags FLAGS     (prof) compile the C sources with these instead of -O2 -g
   --all              (prof) sum the profiles of every process the program made (gprof -s)
@@ -92,6 +94,8 @@ pub struct Options {
     pub boot: Vec<String>,
     /// `--verbose`: the bootloader's own log lines too.
     pub verbose: bool,
+    /// `--disk FILE`: a raw image QEMU gives as a virtio disk.
+    pub disk: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -145,6 +149,7 @@ impl Default for Options {
             all: false,
             boot: Vec::new(),
             verbose: false,
+            disk: None,
         }
     }
 }
@@ -340,6 +345,18 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
                     return Err(format!("--add needs HOST[:/GUEST/PATH], not '{v}'"));
                 }
                 opts.add.push((host, guest));
+            }
+            "--disk" => {
+                let v = value("--disk")?;
+                let path = std::path::PathBuf::from(&v);
+                if !path.is_file() || v.contains(',') {
+                    return Err(format!(
+                        "--disk needs an existing image file whose path has no commas (QEMU's option syntax), not '{v}'"
+                    ));
+                }
+                if opts.disk.replace(path).is_some() {
+                    return Err("--disk is given once: the kernel drives one disk".into());
+                }
             }
             "--export" => {
                 let v = value("--export")?;

@@ -125,6 +125,13 @@ pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command
         let _ = std::fs::remove_file(&stream);
         cmd.arg("-serial").arg(format!("file:{}", stream.display()));
     }
+    if let Some(disk) = &opts.disk {
+        // A modern-only virtio device (no legacy I/O BAR), as the kernel's
+        // driver speaks virtio 1.x alone.
+        cmd.arg("-drive")
+            .arg(format!("if=none,id=vda,format=raw,file={}", disk.display()));
+        cmd.args(["-device", "virtio-blk-pci,drive=vda,disable-legacy=on"]);
+    }
     cmd.args(["-accel", accel_name(opts.accel)]);
     if opts.uefi {
         cmd.arg("-bios").arg(setup::ovmf()?);

@@ -83,6 +83,9 @@ pub struct Suite {
     /// C sources built as `cargo xtask prof FILE.c` builds them (musl and
     /// the project's libgmon.a, `build::musl_profiled`), added likewise.
     pub musl_profiled: &'static [(&'static str, &'static str)],
+    /// Whether the machine gets a virtio disk: a fresh image of
+    /// `kcore::virtio::disk_suite`'s pattern, checked after power-off.
+    pub disk: bool,
     pub expect: Expect,
 }
 
@@ -153,6 +156,7 @@ pub fn suites() -> Vec<Suite> {
         typing: &[],
         glibc_profiled: &[],
         musl_profiled: &[],
+        disk: false,
         expect: Expect::SelfTests,
     };
     let crash = |name, conf, texts| Suite {
@@ -167,6 +171,7 @@ pub fn suites() -> Vec<Suite> {
         typing: &[],
         glibc_profiled: &[],
         musl_profiled: &[],
+        disk: false,
         expect: Expect::Crash(texts),
     };
     let usertests = |name, tick| Suite {
@@ -181,6 +186,7 @@ pub fn suites() -> Vec<Suite> {
         typing: &[],
         glibc_profiled: &[],
         musl_profiled: &[],
+        disk: false,
         expect: Expect::UserSuite("usertest:"),
     };
     vec![
@@ -287,6 +293,24 @@ pub fn suites() -> Vec<Suite> {
             program: &["/bin/sigtests"],
             expect: Expect::UserSuite("sigtest:"),
             ..usertests("sigtests-pit", Tick::Pit)
+        },
+        // The virtio disk (virtio_blk.rs) as /dev/vda: the host's pattern
+        // read back, the guest's written from several processes, and the
+        // image checked byte for byte after power-off; on one CPU and on
+        // four, where the requests' completions interrupt the boot CPU
+        // while the sleepers run elsewhere.
+        Suite {
+            program: &["/bin/disktest"],
+            disk: true,
+            expect: Expect::UserSuite("disktest:"),
+            ..usertests("disk", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/disktest"],
+            disk: true,
+            cpus: Some(4),
+            expect: Expect::UserSuite("disktest:"),
+            ..usertests("disk-4cpus", Tick::Pit)
         },
         Suite {
             program: &["/bin/sigtests"],
@@ -556,6 +580,7 @@ pub fn suites() -> Vec<Suite> {
             typing: &[],
             glibc_profiled: &[],
             musl_profiled: &[],
+            disk: false,
             expect: Expect::CoreInGdb {
                 elf: "coredump",
                 core: "/core",
@@ -582,6 +607,7 @@ pub fn suites() -> Vec<Suite> {
             typing: &[],
             glibc_profiled: &[],
             musl_profiled: &[],
+            disk: false,
             expect: Expect::Output(
                 &[
                     "hello world",
@@ -627,6 +653,7 @@ pub fn suites() -> Vec<Suite> {
             ],
             glibc_profiled: &[],
             musl_profiled: &[],
+            disk: false,
             // Typing runs ahead of the prompts, so a prompt may begin a line.
             expect: Expect::Output(
                 &[
@@ -655,6 +682,7 @@ pub fn suites() -> Vec<Suite> {
             typing: &[("ready", "\x10")],
             glibc_profiled: &[],
             musl_profiled: &[],
+            disk: false,
             expect: Expect::Output(
                 &[
                     "*ready",
@@ -680,6 +708,7 @@ pub fn suites() -> Vec<Suite> {
             typing: &FORKRACE_TYPING,
             glibc_profiled: &[],
             musl_profiled: &[],
+            disk: false,
             expect: Expect::Output(&["forkrace: go 20", "forkrace: ok"], 0),
         },
         Suite {

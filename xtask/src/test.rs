@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use crate::build::{self, Boot};
 use crate::checks::{
-    SameAsLinux, Tally, check_core_in_gdb, check_crash, check_exports, check_gprof, check_output,
-    check_same_as_linux, check_selftests, check_user_suite,
+    self, SameAsLinux, Tally, check_core_in_gdb, check_crash, check_exports, check_gprof,
+    check_output, check_same_as_linux, check_selftests, check_user_suite,
 };
 use crate::options::Options;
 use crate::prof;
@@ -429,6 +429,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         boot_opts.export.push(prof::GMON.to_string());
         boot_opts.export.push(prof::GMON_DIR.to_string());
     }
+    if suite.disk {
+        boot_opts.disk = Some(checks::fresh_disk_image(suite.name)?);
+    }
     let image = build::image(&boot_opts, &Boot::test(&boot_opts, suite.name, suite.conf))?;
     println!(
         "== {} (hz={}, tick={}, {})",
@@ -476,6 +479,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         )?,
     }
     check_exports(suite, &boot_opts, tally)?;
+    if let Some(disk) = &boot_opts.disk {
+        checks::check_disk_image(suite.name, disk, tally)?;
+    }
     tally.log = None;
     Ok(())
 }

@@ -174,6 +174,11 @@ pub const TCSETSF: u32 = 0x5404;
 pub const TIOCGPGRP: u32 = 0x540f;
 /// Bytes waiting to be read (an int), on a pipe or a socket.
 pub const FIONREAD: u32 = 0x541b;
+/// Block devices: the size in bytes (u64), the logical sector size (i32),
+/// and flushing its buffers (`<linux/fs.h>`).
+pub const BLKGETSIZE64: u32 = 0x8008_1272;
+pub const BLKSSZGET: u32 = 0x1268;
+pub const BLKFLSBUF: u32 = 0x1261;
 pub const TIOCSPGRP: u32 = 0x5410;
 pub const TIOCGWINSZ: u32 = 0x5413;
 

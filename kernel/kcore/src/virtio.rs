@@ -292,6 +292,35 @@ pub fn blk_header(kind: u32, sector: u64) -> [u8; 16] {
     h
 }
 
+/// The disk suite's contract between the host and the guest: xtask makes
+/// an image of `SIZE` bytes holding `host_byte` at every offset, the
+/// guest's `/bin/disktest` checks it reads that and writes `guest_byte`
+/// over `GUEST_REGION` (through requests of every shape, from several
+/// processes), and after power-off xtask checks the image holds exactly
+/// that. A byte depends on its offset and its 4 KiB block, so a request
+/// served from the wrong place shows.
+pub mod disk_suite {
+    pub const SIZE: u64 = 32 << 20;
+    pub const GUEST_REGION: core::ops::Range<u64> = (8 << 20)..(12 << 20) + 777;
+
+    pub fn host_byte(offset: u64) -> u8 {
+        (offset.wrapping_mul(7) ^ (offset >> 12).wrapping_mul(31)) as u8
+    }
+
+    pub fn guest_byte(offset: u64) -> u8 {
+        (offset.wrapping_mul(13) ^ (offset >> 12).wrapping_mul(101) ^ 0x5a) as u8
+    }
+
+    /// What the image must hold at `offset` after the guest ran.
+    pub fn final_byte(offset: u64) -> u8 {
+        if GUEST_REGION.contains(&offset) {
+            guest_byte(offset)
+        } else {
+            host_byte(offset)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,6 +42,8 @@ pub const PIC_BASE: u64 = 32;
 pub const IRQ_PIT: u64 = PIC_BASE;
 pub const IRQ_COM1: u64 = PIC_BASE + 4;
 pub const APIC_TIMER: u64 = 48;
+/// The virtio disk's completion interrupt (MSI-X, `virtio_blk.rs`).
+pub const DISK_VECTOR: u64 = 49;
 pub const APIC_SPURIOUS: u64 = 255;
 
 /// The registers of the interrupted code, as the stubs leave them.
@@ -288,6 +290,10 @@ extern "C" fn trap_dispatch(tf: &mut TrapFrame) {
         // thread returning to user mode looks at its work-due word.
         v if v == u64::from(super::smp::WAKE_VECTOR) => super::apic::end_of_interrupt(),
         IRQ_COM1 => crate::fs::console::on_interrupt(),
+        DISK_VECTOR => {
+            crate::virtio_blk::on_interrupt();
+            super::apic::end_of_interrupt();
+        }
         APIC_SPURIOUS => {}
         v if v == PIC_BASE + 7 || v == PIC_BASE + 15 => super::pic::spurious(v),
         PAGE_FAULT if !tf.is_from_user() => match crate::mm::uaccess::fixup_for(tf.rip) {

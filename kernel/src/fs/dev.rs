@@ -1,4 +1,5 @@
-//! The character devices of `/dev`, made at boot before the ramdisk is read.
+//! The devices of `/dev`: the character devices, made at boot before the
+//! ramdisk is read, and the disk, made when its driver finds it.
 //!
 //! | name | does | Linux's numbers |
 //! |---|---|---|
@@ -10,6 +11,7 @@
 //! | `random`, `urandom` | the kernel's generator (`random.rs`); writes are mixed into it | 1, 8 and 1, 9 |
 //! | `klog` | the kernel's log as it was printed, read as a file | 1, 250 |
 //! | `kmsg` | the kernel's log one record a read, as Linux's (`level,seq,usec,-;text`); a write logs its text (`<N>` first: at level N) | 1, 11 |
+//! | `vda` | the virtio disk, a block device, when there is one (`virtio_blk.rs`): reads and writes at any offset, fsync flushes its write cache, BLKGETSIZE64 and BLKSSZGET | 254, 0 |
 //!
 //! `random` and `urandom` are the same, as on Linux since 5.6: the generator
 //! is seeded before the first process runs, so neither ever blocks.
@@ -36,6 +38,9 @@ pub enum Device {
     /// The kernel's log as Linux's /dev/kmsg gives it: one record a read,
     /// from the open file's position (kcore::kmsg).
     Kmsg,
+    /// The virtio disk (`virtio_blk.rs`), a block device: `/dev/vda`,
+    /// made by `add_disk` when there is one.
+    Disk,
 }
 
 /// Every device, its name in `/dev` and its permission bits.
@@ -72,16 +77,25 @@ impl Device {
             // rather than record by record, so it takes a minor of its own.
             Device::Klog => (1, 250),
             Device::Kmsg => (1, 11),
+            // Linux's virtio-blk major is dynamic; 254 is what it gets on a
+            // PC with no other dynamic block driver.
+            Device::Disk => (254, 0),
         };
         (major << 8) | minor
     }
 
-    /// Reads into `buf`. A terminal read may sleep, so the caller holds no
-    /// lock. A device with a position (`/dev/kmsg`, `/dev/klog`) reads
-    /// from `*at` and moves it; the others leave it alone. `nonblock`: the
-    /// file's O_NONBLOCK.
+    /// Whether it is a block device (S_IFBLK) rather than a character one.
+    pub fn is_block(self) -> bool {
+        self == Device::Disk
+    }
+
+    /// Reads into `buf`. A terminal or a disk read may sleep, so the
+    /// caller holds no lock. A device with a position (`/dev/kmsg`,
+    /// `/dev/klog`, the disk) reads from `*at` and moves it; the others
+    /// leave it alone. `nonblock`: the file's O_NONBLOCK.
     pub fn read(self, buf: &mut [u8], at: &mut u64, nonblock: bool) -> Result<usize, Errno> {
         match self {
+            Device::Disk => disk_io(buf, at, false),
             Device::Kmsg => read_kmsg(buf, at, nonblock),
             Device::Klog => {
                 let (n, next) = crate::log::read_ring(*at, buf);
@@ -101,8 +115,13 @@ impl Device {
         }
     }
 
-    pub fn write(self, buf: &[u8]) -> Result<usize, Errno> {
+    /// Writes `buf`; as `read`, the disk writes at `*at` and moves it.
+    pub fn write(self, buf: &[u8], at: &mut u64) -> Result<usize, Errno> {
         match self {
+            Device::Disk => {
+                let mut copy = buf.to_vec();
+                disk_io(&mut copy, at, true)
+            }
             Device::Klog => Err(Errno::EINVAL),
             Device::Kmsg => {
                 crate::log::log_written(&alloc::string::String::from_utf8_lossy(buf));
@@ -128,6 +147,53 @@ impl Device {
             POLLIN | POLLOUT
         }
     }
+}
+
+/// Reads or writes (`write`) `buf` at byte `*at` of the disk, in pieces
+/// of at most one request (`virtio_blk::MAX_TRANSFER`, aligned to it); a
+/// piece that covers part of one is read first and, for a write, written
+/// back whole. Stops at the disk's end: a read there finds end of file, a
+/// write ENOSPC (as Linux's block devices).
+fn disk_io(buf: &mut [u8], at: &mut u64, write: bool) -> Result<usize, Errno> {
+    use crate::virtio_blk::{MAX_TRANSFER, Op, size_bytes, transfer};
+    let size = size_bytes();
+    if *at >= size {
+        return if write && !buf.is_empty() {
+            Err(Errno::ENOSPC)
+        } else {
+            Ok(0)
+        };
+    }
+    let len = buf.len().min((size - *at) as usize);
+    let piece_len = MAX_TRANSFER as u64;
+    let mut piece = alloc::vec![0u8; MAX_TRANSFER];
+    let mut done = 0;
+    while done < len {
+        let pos = *at + done as u64;
+        let start = pos - pos % piece_len;
+        let within = (pos - start) as usize;
+        let piece_size = (size - start).min(piece_len) as usize;
+        let n = (piece_size - within).min(len - done);
+        let sector = start / 512;
+        let piece = &mut piece[..piece_size];
+        if !write || n < piece_size {
+            transfer(Op::Read, sector, piece)?;
+        }
+        if write {
+            piece[within..within + n].copy_from_slice(&buf[done..done + n]);
+            transfer(Op::Write, sector, piece)?;
+        } else {
+            buf[done..done + n].copy_from_slice(&piece[within..within + n]);
+        }
+        done += n;
+    }
+    *at += len as u64;
+    Ok(len)
+}
+
+/// Makes `/dev/vda` for the disk `virtio_blk::init` found.
+pub fn add_disk() {
+    super::ramfs::add_device("vda", Device::Disk, 0o660);
 }
 
 /// One read of /dev/kmsg: the first record at or after `*at` (a byte

@@ -212,7 +212,14 @@ impl OpenFile {
             Kind::Node(node) => {
                 let device = node.lock().device();
                 if let Some(device) = device {
-                    return device.write(buf);
+                    // As read: a disk sleeps and moves the offset.
+                    let before = self.offset();
+                    let mut at = before;
+                    let n = device.write(buf, &mut at)?;
+                    if at != before {
+                        self.set_offset(at);
+                    }
+                    return Ok(n);
                 }
                 let limit = file_size_limit();
                 let mut node = node.lock();
@@ -304,13 +311,28 @@ impl OpenFile {
         }
     }
 
+    /// The block device this file is open on, if it is one.
+    pub fn block_device(&self) -> Option<super::dev::Device> {
+        match &self.kind {
+            Kind::Node(node) => node.lock().device().filter(|d| d.is_block()),
+            _ => None,
+        }
+    }
+
     /// pread(2): a file read at `at`, leaving the offset alone.
     pub fn pread(&self, buf: &mut [u8], at: u64) -> Result<usize, Errno> {
         if !self.readable() {
             return Err(Errno::EBADF);
         }
         match &self.kind {
-            Kind::Node(node) => read_at(&mut node.lock(), at, buf),
+            Kind::Node(node) => {
+                // A disk sleeps: served without the node's lock.
+                let device = node.lock().device();
+                match device {
+                    Some(d) if d.is_block() => d.read(buf, &mut at.clone(), false),
+                    _ => read_at(&mut node.lock(), at, buf),
+                }
+            }
             _ => Err(Errno::ESPIPE),
         }
     }
@@ -326,6 +348,10 @@ impl OpenFile {
         let append = *self.flags.lock() & O_APPEND != 0;
         match &self.kind {
             Kind::Node(node) => {
+                let device = node.lock().device();
+                if let Some(d) = device.filter(|d| d.is_block()) {
+                    return d.write(buf, &mut at.clone());
+                }
                 let limit = file_size_limit();
                 let mut node = node.lock();
                 let at = if append { node.size() } else { at };
@@ -344,8 +370,15 @@ impl OpenFile {
             return Err(Errno::ESPIPE);
         }
         let node = node.lock();
+        // A block device seeks as a file as long as the disk (stat says
+        // its size is 0, as Linux's does).
+        let end = match node.device() {
+            Some(d) if d.is_block() => crate::virtio_blk::size_bytes(),
+            _ => node.size(),
+        };
         match node.device() {
             Some(d) if d.is_terminal() => return Err(Errno::ESPIPE),
+            Some(d) if d.is_block() => {}
             // Linux's null_lseek: the other devices have no positions, and
             // every seek lands at 0.
             Some(_) => {
@@ -358,7 +391,7 @@ impl OpenFile {
         let base = match whence {
             SEEK_SET => 0,
             SEEK_CUR => *current as i64,
-            SEEK_END => node.size() as i64,
+            SEEK_END => end as i64,
             _ => return Err(Errno::EINVAL),
         };
         let new = base
@@ -474,6 +507,9 @@ fn read_at(node: &mut Node, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
         Content::Socket(_) | Content::Special { .. } => Err(Errno::ENXIO),
         Content::Device(d) if d.is_terminal() => Err(Errno::ESPIPE),
         Content::Fifo(_) => Err(Errno::ESPIPE),
+        // The disk sleeps, so its callers serve it without the node's
+        // lock (`read`, `pread`); one that did not would panic asleep.
+        Content::Device(d) if d.is_block() => Err(Errno::EINVAL),
         Content::Device(d) => d.read(buf, &mut at.clone(), false),
     }
 }
@@ -491,7 +527,9 @@ fn write_at(node: &mut Node, at: u64, buf: &[u8]) -> Result<u64, Errno> {
         }
         Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
         Content::Device(d) if d.is_terminal() => Err(Errno::ESPIPE),
-        Content::Device(d) => d.write(buf).map(|n| at + n as u64),
+        // As in `read_at`: served without the node's lock.
+        Content::Device(d) if d.is_block() => Err(Errno::EINVAL),
+        Content::Device(d) => d.write(buf, &mut at.clone()).map(|n| at + n as u64),
         // /proc's files take no writes (Linux's answer to root, who may
         // open them for writing).
         Content::ProcFile(_) | Content::ProcPagemap(_) => Err(Errno::EIO),

@@ -196,6 +196,7 @@ impl Node {
         let kind = match self.content {
             Content::File(_) | Content::ProcFile(_) | Content::ProcPagemap(_) => S_IFREG,
             Content::Dir(_) | Content::ProcDir(_) => S_IFDIR,
+            Content::Device(d) if d.is_block() => S_IFBLK,
             Content::Device(_) => S_IFCHR,
             Content::Symlink(_) => S_IFLNK,
             Content::Socket(_) => S_IFSOCK,
@@ -845,6 +846,15 @@ pub fn make_standard_dirs() {
         e.insert("proc".to_string(), super::procfs::root_node())
     })
     .expect("the root is a directory");
+}
+
+/// Adds device `device` to `/dev` as `name`, after boot's standard
+/// devices (a driver that found its hardware).
+pub fn add_device(name: &str, device: super::dev::Device, perm: u32) {
+    with_entries(&lookup("/dev").expect("made at boot"), |e| {
+        e.insert(name.to_string(), new_node(perm, Content::Device(device)));
+    })
+    .expect("/dev is a directory");
 }
 
 /// Fills the tree from a newc cpio archive; returns the number of files.

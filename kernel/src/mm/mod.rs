@@ -12,6 +12,7 @@
 //! The lower half, 0 .. 0x0000_8000_0000_0000, belongs to the user process.
 
 pub mod areas;
+pub mod dma;
 pub mod frames;
 pub mod heap;
 pub mod kstack;
@@ -52,6 +53,14 @@ static PHYS_END: Once<u64> = Once::new();
 pub fn phys_to_virt(phys: impl Into<PhysAddrLike>) -> VirtAddr {
     let offset = *PHYS_OFFSET.get().expect("mm::init not called");
     VirtAddr::new(phys.into().0 + offset)
+}
+
+/// The end of what the physical-memory window maps: the bootloader maps
+/// every region of its memory map, and always the first 4 GiB, where the
+/// local APIC and the PCI BARs below 4 GiB are (bootloader 0.11's
+/// `max_phys_addr`).
+pub fn physical_end() -> u64 {
+    PHYS_END.get().copied().unwrap_or(0).max(1 << 32)
 }
 
 /// Copies physical memory from `phys` into `out`, for what the firmware

@@ -82,6 +82,10 @@ pub enum Chan {
     /// A change of a value in the System V semaphore set with this id
     /// (ipc/sem.rs).
     SemSet(i32),
+    /// The disk request in this slot to complete (virtio_blk.rs).
+    Disk(usize),
+    /// A disk request slot to come free.
+    DiskSlot,
 }
 
 /// The time slice in milliseconds (the boot option `slice_ms`).

@@ -218,10 +218,15 @@ pub fn sendfile(out_fd: i32, in_fd: i32, offset: u64, count: u64) -> SysResult {
     }
 }
 
-/// fsync, fdatasync: the ramfs is memory, so there is nothing to flush;
-/// only the descriptor is checked.
+/// fsync, fdatasync: the ramfs is memory, so there is nothing to flush
+/// for its files; the disk's write cache is flushed (the device's FLUSH
+/// command) for /dev/vda, so what was written survives a power cut.
 pub fn fsync(fd: i32) -> SysResult {
-    fd_file(fd).map(|_| 0)
+    let file = fd_file(fd)?;
+    if file.block_device().is_some() {
+        crate::virtio_blk::transfer(crate::virtio_blk::Op::Flush, 0, &mut [])?;
+    }
+    Ok(0)
 }
 
 /// truncate(2) by path.
@@ -953,6 +958,20 @@ fn record_lock(fd: i32, cmd: u32, arg: u64) -> SysResult {
     crate::fs::lock::set(ino, owner, kind, start, end, wait).map(|()| 0)
 }
 
+/// The block device requests programs such as mke2fs and blockdev ask
+/// of /dev/vda.
+fn block_ioctl(request: u32, arg: u64) -> SysResult {
+    match request {
+        BLKGETSIZE64 => uaccess::write(arg, &crate::virtio_blk::size_bytes()).map(|()| 0),
+        BLKSSZGET => uaccess::write(arg, &512i32).map(|()| 0),
+        BLKFLSBUF => {
+            crate::virtio_blk::transfer(crate::virtio_blk::Op::Flush, 0, &mut [])?;
+            Ok(0)
+        }
+        _ => Err(Errno::ENOTTY),
+    }
+}
+
 pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
     let file = fd_file(fd)?;
     let waiting = match &file.kind {
@@ -965,6 +984,9 @@ pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
             FIONREAD => uaccess::write(arg, &(bytes as i32)).map(|()| 0),
             _ => Err(Errno::ENOTTY),
         };
+    }
+    if file.block_device().is_some() {
+        return block_ioctl(request, arg);
     }
     let is_terminal = matches!(&file.kind,
         Kind::Node(n) if n.lock().device().is_some_and(|d| d.is_terminal()));

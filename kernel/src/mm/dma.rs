@@ -1,0 +1,176 @@
+//! Memory a device reads and writes on its own: frames for DMA, and a
+//! device's registers in a PCI BAR.
+//!
+//! Both are memory the compiler does not own. A device changes a DMA
+//! frame (a virtqueue's used ring, a status byte) while the kernel holds
+//! no reference to it, and a register read can change the device (reading
+//! virtio's interrupt status clears it). So every access here is volatile:
+//! done once, in program order, never cached in a register or merged with
+//! another. Ordering against the device (publish a descriptor before the
+//! index that offers it) is the caller's, with `fence`s.
+//!
+//! "Valid" here means: inside the one frame or the one register window
+//! the value was made for. Each accessor (`Window`) checks its offset
+//! against that and panics on a stray one, which is a driver bug, before
+//! touching memory; so the unsafe code relies only on the window being
+//! mapped, which `DmaFrame::new` and `Registers::map` establish, and on
+//! `span` saying what they made (the two implementations here).
+
+use core::sync::atomic::{Ordering, fence};
+use x86_64::structures::paging::PhysFrame;
+
+use super::{PAGE_SIZE, frames, phys_to_virt};
+
+/// What both kinds of window give: volatile reads and writes of 8 to 64
+/// bits at an offset, checked against the window (`span`: the kernel's
+/// address of byte 0, and the length).
+///
+/// # Safety
+///
+/// An implementation promises that `span` names memory mapped for the
+/// kernel, all of it, for as long as the value lives, and that nothing
+/// but device accesses through these methods touch it.
+pub unsafe trait Window {
+    fn span(&self) -> (u64, usize);
+
+    /// The address of `size` bytes at `at`, which must lie inside the
+    /// window and be aligned to `size`.
+    fn checked(&self, at: usize, size: usize) -> *mut u8 {
+        let (base, len) = self.span();
+        assert!(
+            at.is_multiple_of(size) && at + size <= len,
+            "{size}-byte access at {at:#x} of a {len:#x}-byte window"
+        );
+        (base + at as u64) as *mut u8
+    }
+
+    fn read_u8(&self, at: usize) -> u8 {
+        // SAFETY: `checked` keeps the access inside the mapped window.
+        unsafe { core::ptr::read_volatile(self.checked(at, 1)) }
+    }
+
+    fn read_u16(&self, at: usize) -> u16 {
+        // SAFETY: as in `read_u8`; `checked` also aligns it.
+        unsafe { core::ptr::read_volatile(self.checked(at, 2).cast::<u16>()) }
+    }
+
+    fn read_u32(&self, at: usize) -> u32 {
+        // SAFETY: as in `read_u16`.
+        unsafe { core::ptr::read_volatile(self.checked(at, 4).cast::<u32>()) }
+    }
+
+    fn write_u8(&self, at: usize, value: u8) {
+        // SAFETY: as in `read_u8`.
+        unsafe { core::ptr::write_volatile(self.checked(at, 1), value) }
+    }
+
+    fn write_u16(&self, at: usize, value: u16) {
+        // SAFETY: as in `read_u16`.
+        unsafe { core::ptr::write_volatile(self.checked(at, 2).cast::<u16>(), value) }
+    }
+
+    fn write_u32(&self, at: usize, value: u32) {
+        // SAFETY: as in `read_u16`.
+        unsafe { core::ptr::write_volatile(self.checked(at, 4).cast::<u32>(), value) }
+    }
+
+    /// A 64-bit value as two 32-bit writes, low half first: virtio's
+    /// common configuration allows that for its 64-bit fields, and some
+    /// devices take nothing wider.
+    fn write_u64(&self, at: usize, value: u64) {
+        self.write_u32(at, value as u32);
+        self.write_u32(at + 4, (value >> 32) as u32);
+    }
+}
+
+/// One zeroed frame given to a device, freed when dropped (the caller
+/// makes sure the device no longer uses it by then: reset it first).
+pub struct DmaFrame {
+    frame: PhysFrame,
+    base: u64,
+    len: usize,
+}
+
+impl DmaFrame {
+    /// None when memory is exhausted.
+    pub fn new() -> Option<DmaFrame> {
+        let frame = frames::alloc()?;
+        let base = phys_to_virt(frame.start_address()).as_u64();
+        Some(DmaFrame {
+            frame,
+            base,
+            len: PAGE_SIZE as usize,
+        })
+    }
+
+    /// The address the device uses.
+    pub fn phys(&self) -> u64 {
+        self.frame.start_address().as_u64()
+    }
+
+    /// Copies `out.len()` bytes from `at` out of the frame (after the
+    /// device wrote them: the caller saw its completion first).
+    pub fn read_bytes(&self, at: usize, out: &mut [u8]) {
+        assert!(at + out.len() <= self.len, "read past a DMA frame");
+        fence(Ordering::Acquire);
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = self.read_u8(at + i);
+        }
+    }
+
+    /// Copies `bytes` into the frame at `at` (before offering it to the
+    /// device, which the caller orders with a fence).
+    pub fn write_bytes(&self, at: usize, bytes: &[u8]) {
+        assert!(at + bytes.len() <= self.len, "write past a DMA frame");
+        for (i, &b) in bytes.iter().enumerate() {
+            self.write_u8(at + i, b);
+        }
+    }
+}
+
+// SAFETY: the frame is the value's own (allocated in `new`, freed in
+// `drop`) and the physical window maps it.
+unsafe impl Window for DmaFrame {
+    fn span(&self) -> (u64, usize) {
+        (self.base, self.len)
+    }
+}
+
+impl Drop for DmaFrame {
+    fn drop(&mut self) {
+        frames::release(self.frame);
+    }
+}
+
+/// A device's registers: `len` bytes of a BAR at physical `phys`, seen
+/// through the kernel's window on physical memory.
+pub struct Registers {
+    base: u64,
+    len: usize,
+}
+
+impl Registers {
+    /// The window on `len` bytes at `phys`. None if they lie past the end
+    /// of the bootloader's physical-memory mapping (a 64-bit BAR the
+    /// firmware placed above it): this kernel maps no other device memory
+    /// yet. The mapping is cacheable; QEMU's devices do not mind, a real
+    /// machine's would need the page attributes changed (PAT, PCD).
+    pub fn map(phys: u64, len: usize) -> Option<Registers> {
+        let end = phys.checked_add(len as u64)?;
+        if end > super::physical_end() {
+            return None;
+        }
+        Some(Registers {
+            base: phys_to_virt(phys).as_u64(),
+            len,
+        })
+    }
+}
+
+// SAFETY: `map` made the span from a BAR range inside the physical
+// window, which is never unmapped.
+unsafe impl Window for Registers {
+    fn span(&self) -> (u64, usize) {
+        (self.base, self.len)
+    }
+}
