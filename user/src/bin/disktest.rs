@@ -50,6 +50,14 @@ fn pread(fd: i32, buf: &mut [u8], at: u64) -> Result<usize, Errno> {
     )
 }
 
+/// An ioctl that fills in `out`.
+fn ioctl<T>(fd: i32, request: u32, out: &mut T) -> Result<usize, Errno> {
+    call(
+        nr::IOCTL,
+        &[fd as usize, request as usize, out as *mut T as usize],
+    )
+}
+
 /// pread until `buf` is full or the disk ends: a read returns at most
 /// 64 KiB here (the kernel's copy buffer, syscall/fs.rs), as a careful
 /// program expects of any read.
@@ -95,29 +103,13 @@ fn the_disk_is_a_block_device_of_its_size() -> Outcome {
     ensure!(st.st_rdev == makedev(254, 0), "rdev {:#x}", st.st_rdev);
     let fd = open_disk()?;
     let mut size = 0u64;
-    call(
-        nr::IOCTL,
-        &[
-            fd as usize,
-            BLKGETSIZE64 as usize,
-            &mut size as *mut u64 as usize,
-        ],
-    )
-    .map_err(|e| format!("BLKGETSIZE64: {}", e.message()))?;
+    ioctl(fd, BLKGETSIZE64, &mut size).map_err(|e| format!("BLKGETSIZE64: {}", e.message()))?;
     ensure!(
         size == SIZE,
         "BLKGETSIZE64 says {size}, the image has {SIZE}"
     );
     let mut sector = 0i32;
-    call(
-        nr::IOCTL,
-        &[
-            fd as usize,
-            BLKSSZGET as usize,
-            &mut sector as *mut i32 as usize,
-        ],
-    )
-    .map_err(|e| format!("BLKSSZGET: {}", e.message()))?;
+    ioctl(fd, BLKSSZGET, &mut sector).map_err(|e| format!("BLKSSZGET: {}", e.message()))?;
     ensure!(sector == 512, "BLKSSZGET says {sector}");
     let end = sys::lseek(fd, 0, SEEK_END).map_err(|e| e.message())?;
     ensure!(end == SIZE, "SEEK_END at {end}");

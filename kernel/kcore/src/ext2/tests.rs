@@ -218,6 +218,18 @@ fn walk_host(dir: &Path, prefix: &str, out: &mut BTreeMap<String, Thing>) {
     }
 }
 
+/// `got` names the same paths as `want`, each holding the same thing.
+fn assert_same_tree(got: &BTreeMap<String, Thing>, want: &BTreeMap<String, Thing>, context: &str) {
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "{context}"
+    );
+    for (path, thing) in want {
+        assert!(got.get(path) == Some(thing), "{context}: {path} differs");
+    }
+}
+
 /// A tree with a file of every size class (direct, single, double
 /// indirect, and sparse ones reaching the triple-indirect block), names of
 /// every length, symbolic links fast and slow, hard links, a FIFO, a big
@@ -330,17 +342,7 @@ fn reads_what_mke2fs_wrote() {
         assert!(seen.remove("/lost+found").is_some());
         let mut want = BTreeMap::new();
         walk_host(&src, "", &mut want);
-        assert_eq!(
-            seen.keys().collect::<Vec<_>>(),
-            want.keys().collect::<Vec<_>>(),
-            "{kind} {block_size}"
-        );
-        for (path, thing) in &want {
-            assert!(
-                seen.get(path) == Some(thing),
-                "{kind} {block_size}: {path} differs"
-            );
-        }
+        assert_same_tree(&seen, &want, &format!("{kind} {block_size}"));
     }
 }
 
@@ -639,17 +641,11 @@ fn e2fsck_finds_what_we_wrote_clean_and_debugfs_reads_it_back() {
             want.contains_key(p) || !matches!(t, Thing::Dir { .. } | Thing::Other { .. })
         });
         found.remove("/lost+found");
-        assert_eq!(
-            found.keys().collect::<Vec<_>>(),
-            want.keys().collect::<Vec<_>>(),
-            "{kind} {block_size}"
+        assert_same_tree(
+            &found,
+            &want,
+            &format!("{kind} {block_size}, after debugfs rdump"),
         );
-        for (path, thing) in &want {
-            assert!(
-                found.get(path) == Some(thing),
-                "{kind} {block_size}: {path} differs after debugfs rdump"
-            );
-        }
         let stat = run("debugfs", &["-R", "stat /tty", image_s]);
         let text = String::from_utf8_lossy(&stat.stdout);
         assert!(
