@@ -95,7 +95,7 @@ impl Device {
     /// leave it alone. `nonblock`: the file's O_NONBLOCK.
     pub fn read(self, buf: &mut [u8], at: &mut u64, nonblock: bool) -> Result<usize, Errno> {
         match self {
-            Device::Disk => disk_io(buf, at, false),
+            Device::Disk => disk_io(DiskIo::Read(buf), at),
             Device::Kmsg => read_kmsg(buf, at, nonblock),
             Device::Klog => {
                 let (n, next) = crate::log::read_ring(*at, buf);
@@ -118,10 +118,7 @@ impl Device {
     /// Writes `buf`; as `read`, the disk writes at `*at` and moves it.
     pub fn write(self, buf: &[u8], at: &mut u64) -> Result<usize, Errno> {
         match self {
-            Device::Disk => {
-                let mut copy = buf.to_vec();
-                disk_io(&mut copy, at, true)
-            }
+            Device::Disk => disk_io(DiskIo::Write(buf), at),
             Device::Klog => Err(Errno::EINVAL),
             Device::Kmsg => {
                 crate::log::log_written(&alloc::string::String::from_utf8_lossy(buf));
@@ -149,22 +146,31 @@ impl Device {
     }
 }
 
-/// Reads or writes (`write`) `buf` at byte `*at` of the disk, in pieces
-/// of at most one request (`virtio_blk::MAX_TRANSFER`, aligned to it); a
-/// piece that covers part of one is read first and, for a write, written
-/// back whole. Stops at the disk's end: a read there finds end of file, a
-/// write ENOSPC (as Linux's block devices).
-fn disk_io(buf: &mut [u8], at: &mut u64, write: bool) -> Result<usize, Errno> {
+/// What `disk_io` moves: into the caller's buffer, or out of it.
+enum DiskIo<'a> {
+    Read(&'a mut [u8]),
+    Write(&'a [u8]),
+}
+
+/// Reads or writes at byte `*at` of the disk, in pieces of at most one
+/// request (`virtio_blk::MAX_TRANSFER`, aligned to it); a piece that
+/// covers part of one is read first and, for a write, written back whole.
+/// Stops at the disk's end: a read there finds end of file, a write
+/// ENOSPC (as Linux's block devices).
+fn disk_io(mut io: DiskIo, at: &mut u64) -> Result<usize, Errno> {
     use crate::virtio_blk::{MAX_TRANSFER, Op, size_bytes, transfer};
     let size = size_bytes();
+    let asked = match &io {
+        DiskIo::Read(buf) => buf.len(),
+        DiskIo::Write(buf) => buf.len(),
+    };
     if *at >= size {
-        return if write && !buf.is_empty() {
-            Err(Errno::ENOSPC)
-        } else {
-            Ok(0)
+        return match io {
+            DiskIo::Write(_) if asked > 0 => Err(Errno::ENOSPC),
+            _ => Ok(0),
         };
     }
-    let len = buf.len().min((size - *at) as usize);
+    let len = asked.min((size - *at) as usize);
     let piece_len = MAX_TRANSFER as u64;
     let mut piece = alloc::vec![0u8; MAX_TRANSFER];
     let mut done = 0;
@@ -176,14 +182,19 @@ fn disk_io(buf: &mut [u8], at: &mut u64, write: bool) -> Result<usize, Errno> {
         let n = (piece_size - within).min(len - done);
         let sector = start / 512;
         let piece = &mut piece[..piece_size];
-        if !write || n < piece_size {
-            transfer(Op::Read, sector, piece)?;
-        }
-        if write {
-            piece[within..within + n].copy_from_slice(&buf[done..done + n]);
-            transfer(Op::Write, sector, piece)?;
-        } else {
-            buf[done..done + n].copy_from_slice(&piece[within..within + n]);
+        let whole = n == piece_size;
+        match &mut io {
+            DiskIo::Read(buf) => {
+                transfer(Op::Read, sector, piece)?;
+                buf[done..done + n].copy_from_slice(&piece[within..within + n]);
+            }
+            DiskIo::Write(buf) => {
+                if !whole {
+                    transfer(Op::Read, sector, piece)?;
+                }
+                piece[within..within + n].copy_from_slice(&buf[done..done + n]);
+                transfer(Op::Write, sector, piece)?;
+            }
         }
         done += n;
     }

@@ -536,14 +536,11 @@ impl<D: BlockDevice> Fs<D> {
         let rel = block - self.sb.first_data_block;
         let g = (rel / self.sb.blocks_per_group) as usize;
         let bit = (rel % self.sb.blocks_per_group) as usize;
-        let mut bitmap = vec![0; self.block_size];
-        let bitmap_block = self.groups[g].block_bitmap;
-        self.read_block(bitmap_block, &mut bitmap)?;
-        if bitmap[bit / 8] & (1 << (bit % 8)) == 0 {
-            return Err(Error::Corrupt("freeing a block that is already free"));
-        }
-        bitmap[bit / 8] &= !(1 << (bit % 8));
-        self.write_meta(bitmap_block, &bitmap)?;
+        self.clear_bit(
+            self.groups[g].block_bitmap,
+            bit,
+            "freeing a block that is already free",
+        )?;
         // What the open transaction held for it is moot now, and a copy in
         // the log must not be replayed over what the block holds next.
         self.pending.remove(&block);
@@ -612,17 +609,26 @@ impl<D: BlockDevice> Fs<D> {
         Err(Error::Sys(Errno::ENOSPC))
     }
 
+    /// Clears bit `bit` of the bitmap in block `bitmap_block`; a bit
+    /// already clear is corruption (`why`): something was freed twice.
+    fn clear_bit(&mut self, bitmap_block: u32, bit: usize, why: &'static str) -> Result<()> {
+        let mut bitmap = vec![0; self.block_size];
+        self.read_block(bitmap_block, &mut bitmap)?;
+        if bitmap[bit / 8] & (1 << (bit % 8)) == 0 {
+            return Err(Error::Corrupt(why));
+        }
+        bitmap[bit / 8] &= !(1 << (bit % 8));
+        self.write_meta(bitmap_block, &bitmap)
+    }
+
     fn free_inode(&mut self, ino: u32, was_dir: bool) -> Result<()> {
         let g = self.group_of_inode(ino);
         let bit = ((ino - 1) % self.sb.inodes_per_group) as usize;
-        let mut bitmap = vec![0; self.block_size];
-        let bitmap_block = self.groups[g].inode_bitmap;
-        self.read_block(bitmap_block, &mut bitmap)?;
-        if bitmap[bit / 8] & (1 << (bit % 8)) == 0 {
-            return Err(Error::Corrupt("freeing an inode that is already free"));
-        }
-        bitmap[bit / 8] &= !(1 << (bit % 8));
-        self.write_meta(bitmap_block, &bitmap)?;
+        self.clear_bit(
+            self.groups[g].inode_bitmap,
+            bit,
+            "freeing an inode that is already free",
+        )?;
         self.groups[g].free_inodes_count += 1;
         if was_dir {
             self.groups[g].used_dirs_count = self.groups[g].used_dirs_count.saturating_sub(1);

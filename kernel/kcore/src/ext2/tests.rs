@@ -63,6 +63,28 @@ fn run_ok(program: &str, args: &[&str]) {
     );
 }
 
+/// Makes a `kind` (ext2, ext3) file system of `size` (mke2fs's units, as
+/// "16M") with `block_size` blocks in `image`, holding the tree `from` if
+/// given; `extra` are more mke2fs options.
+fn mkfs(
+    kind: &str,
+    block_size: usize,
+    image: &Path,
+    size: &str,
+    from: Option<&Path>,
+    extra: &[&str],
+) {
+    let bs = block_size.to_string();
+    let mut args = vec!["-q", "-F", "-t", kind, "-b", &bs];
+    args.extend_from_slice(extra);
+    let from = from.map(|p| p.to_str().unwrap().to_string());
+    if let Some(from) = &from {
+        args.extend_from_slice(&["-d", from]);
+    }
+    args.extend_from_slice(&[image.to_str().unwrap(), size]);
+    run_ok("mke2fs", &args);
+}
+
 /// A scratch directory, removed when dropped.
 struct Scratch(PathBuf);
 
@@ -300,22 +322,7 @@ fn reads_what_mke2fs_wrote() {
         make_tree(&src, block_size);
         let image = scratch.0.join("disk.img");
         let image_s = image.to_str().unwrap();
-        let bs = block_size.to_string();
-        run_ok(
-            "mke2fs",
-            &[
-                "-q",
-                "-F",
-                "-t",
-                kind,
-                "-b",
-                &bs,
-                "-d",
-                src.to_str().unwrap(),
-                image_s,
-                "24M",
-            ],
-        );
+        mkfs(kind, block_size, &image, "24M", Some(&src), &[]);
         // A device node, made by debugfs since mknod on the host needs root.
         run_ok("debugfs", &["-w", "-R", "mknod tty9 c 4 9", image_s]);
         run_ok("debugfs", &["-w", "-R", "mknod bigdev b 259 300", image_s]);
@@ -433,19 +440,7 @@ fn e2fsck_finds_what_we_wrote_clean_and_debugfs_reads_it_back() {
         let scratch = Scratch::new(&format!("write-{kind}-{block_size}"));
         let image = scratch.0.join("disk.img");
         let image_s = image.to_str().unwrap();
-        run_ok(
-            "mke2fs",
-            &[
-                "-q",
-                "-F",
-                "-t",
-                kind,
-                "-b",
-                &block_size.to_string(),
-                image_s,
-                "48M",
-            ],
-        );
+        mkfs(kind, block_size, &image, "48M", None, &[]);
         let mut w = Written {
             fs: mount(&image),
             model: BTreeMap::new(),
@@ -661,12 +656,7 @@ fn a_full_disk_is_enospc_and_keeps_what_was_there() {
     let scratch = Scratch::new("full");
     let image = scratch.0.join("disk.img");
     let image_s = image.to_str().unwrap();
-    run_ok(
-        "mke2fs",
-        &[
-            "-q", "-F", "-t", "ext2", "-b", "1024", "-m", "0", image_s, "2M",
-        ],
-    );
+    mkfs("ext2", 1024, &image, "2M", None, &["-m", "0"]);
     let mut fs = mount(&image);
     let root = fs.root();
     let keep = pattern(50_000, 7);
@@ -717,13 +707,7 @@ fn damage(kind: &str, count: usize) {
     make_tree(&src, 1024);
     let clean = scratch.0.join("clean.img");
     let clean_s = clean.to_str().unwrap();
-    let src_s = src.to_str().unwrap();
-    run_ok(
-        "mke2fs",
-        &[
-            "-q", "-F", "-t", kind, "-b", "1024", "-d", src_s, clean_s, "4M",
-        ],
-    );
+    mkfs(kind, 1024, &clean, "4M", Some(&src), &[]);
     // The metadata lives in the first blocks (superblock, descriptors,
     // bitmaps, inode table) and in the directory and indirect blocks
     // mke2fs put near them; and in the journal's first blocks.
@@ -842,10 +826,7 @@ fn replays_a_journal_debugfs_wrote_as_e2fsck_does() {
     let scratch = Scratch::new("replay");
     let image = scratch.0.join("disk.img");
     let image_s = image.to_str().unwrap();
-    run_ok(
-        "mke2fs",
-        &["-q", "-F", "-t", "ext3", "-b", "1024", image_s, "16M"],
-    );
+    mkfs("ext3", 1024, &image, "16M", None, &[]);
     let blocks = pattern(3 * 1024, 42);
     let data = scratch.0.join("blocks");
     std::fs::write(&data, &blocks).unwrap();
@@ -1048,12 +1029,7 @@ fn a_power_cut_at_any_write_loses_nothing_a_commit_promised() {
 fn power_cuts(seed: u64, block_size: usize, cuts: usize) {
     let scratch = Scratch::new(&format!("crash-{seed}"));
     let image = scratch.0.join("disk.img");
-    let bs = block_size.to_string();
-    let image_s = image.to_str().unwrap();
-    run_ok(
-        "mke2fs",
-        &["-q", "-F", "-t", "ext3", "-b", &bs, image_s, "16M"],
-    );
+    mkfs("ext3", block_size, &image, "16M", None, &[]);
     let start = std::fs::read(&image).unwrap();
     let events = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let disk = CrashDisk {
