@@ -15,6 +15,11 @@
 //!
 //! ## Lock order
 //!
+//! Sleep locks (`SleepLock`, below) come first, and are never taken
+//! holding a spinlock: mount(2)'s and umount2(2)'s `fs::mount::MOUNTING`,
+//! then a mounted disk's file system (`fs::ext2::Volume`), which its
+//! operations hold across their disk reads and writes.
+//!
 //! A lock may be taken while holding only locks listed above it:
 //!
 //! 1. a ramfs node (`fs::ramfs::NodeRef`), then an open file's flags and
@@ -27,7 +32,9 @@
 //!    (`fs::epoll`, never held while a watched file is asked), the console's input, the export list, the
 //!    random generator (`random.rs`), the record locks (`fs::lock`), the
 //!    System V tables (`ipc::msg`, `ipc::sem`, `ipc::shm`, one at a time;
-//!    shm's reads the areas inside), the disk's request slots
+//!    shm's reads the areas inside), the mount table and a disk volume's
+//!    node table, orphans and pinned nodes (`fs::mount`, `fs::ext2`, one
+//!    at a time), a sleep lock's flag, the disk's request slots
 //!    (`virtio_blk.rs`, taken by its interrupt too, never held to sleep);
 //! 4. profil's cost rings (taken inside the table by the timer path);
 //! 5. memory: a file's pages (`fs::filedata`, reached by the page-fault
@@ -364,7 +371,8 @@ pub enum Rank {
     /// A pipe's buffer, a socket's state.
     Channel,
     /// The abstract socket names, an epoll instance's list, the console's
-    /// input, the random generator, the record locks, a System V table.
+    /// input, the random generator, the record locks, a System V table,
+    /// the mount table, a disk volume's tables, a sleep lock's flag.
     Service,
     /// The disk's request slots and rings (`virtio_blk.rs`).
     Disk,
@@ -541,4 +549,93 @@ fn note_rank(cpu: &Cpu, rank: Rank, taken: bool) {
     let held = cpu.ranks_held().load(Ordering::Relaxed);
     let held = if n == 0 { held & !bit } else { held | bit };
     cpu.ranks_held().store(held, Ordering::Relaxed);
+}
+
+/// A lock a thread may hold while it sleeps: the file system holds one per
+/// mounted disk across the disk reads and writes an operation needs, as
+/// xv6's `sleeplock` guards a buffer across its disk I/O. A thread that
+/// finds it taken sleeps until it is let go, instead of spinning: the
+/// holder may be asleep itself, waiting for the disk.
+///
+/// The rule, checked: it may not be taken while an `IrqLock` is held (that
+/// would be a sleep holding a spinlock: panics, naming the caller).
+/// `IrqLock`s may be taken inside it. Sleep locks have their own order
+/// (at the top of this file): mount's lock, then one disk's; no operation
+/// holds two disks' (one that spans two disks is EXDEV before either is
+/// taken).
+pub struct SleepLock<T> {
+    /// Whether some thread holds it; an `IrqLock` held only for a moment
+    /// to test and set.
+    busy: IrqLock<bool>,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: `busy` gives one thread at a time access to `value` (through a
+// guard), so sharing the lock shares `T` only as a `&mut` handed from one
+// holder to the next, possibly on another CPU: `T: Send` is what that
+// needs.
+unsafe impl<T: Send> Sync for SleepLock<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Send for SleepLock<T> {}
+
+pub struct SleepGuard<'a, T> {
+    lock: &'a SleepLock<T>,
+}
+
+impl<T> SleepLock<T> {
+    pub const fn new(value: T) -> Self {
+        SleepLock {
+            busy: IrqLock::new(Rank::Service, false),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    /// What sleepers on this lock wait for: its address.
+    fn chan(&self) -> crate::proc::sched::Chan {
+        crate::proc::sched::Chan::SleepLock(self as *const Self as usize)
+    }
+
+    /// Takes the lock, sleeping (uninterruptibly, as Linux's file system
+    /// locks) while another thread holds it. Panics if the caller holds a
+    /// spinlock.
+    #[track_caller]
+    pub fn lock(&self) -> SleepGuard<'_, T> {
+        let held = held().load(Ordering::Relaxed);
+        if held != 0 {
+            panic!(
+                "a sleep lock taken at {} while holding {held} spinlock(s)",
+                Location::caller()
+            );
+        }
+        crate::proc::sched::wait_uninterruptible(self.chan(), || {
+            let mut busy = self.busy.lock();
+            let free = !*busy;
+            *busy = true;
+            free
+        });
+        SleepGuard { lock: self }
+    }
+}
+
+impl<T> Deref for SleepGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard exists only while `busy` says its lock is held,
+        // and only one guard exists then (`lock`).
+        unsafe { &*self.lock.value.get() }
+    }
+}
+
+impl<T> DerefMut for SleepGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`; `&mut self` keeps this the only reference.
+        unsafe { &mut *self.lock.value.get() }
+    }
+}
+
+impl<T> Drop for SleepGuard<'_, T> {
+    fn drop(&mut self) {
+        *self.lock.busy.lock() = false;
+        crate::proc::sched::wakeup(self.lock.chan());
+    }
 }

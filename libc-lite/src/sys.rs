@@ -441,3 +441,31 @@ pub fn mmap_fixed(addr: usize, len: usize, prot: u32) -> Result<*mut u8> {
     )
     .map(|a| a as *mut u8)
 }
+
+/// mount(2); `data` is the file system's option string, if any.
+pub fn mount(source: &str, target: &str, kind: &str, flags: u64, data: Option<&str>) -> Result<()> {
+    with_cstr(source, |s| {
+        with_cstr(target, |t| {
+            with_cstr(kind, |k| {
+                with_cstr(data.unwrap_or(""), |d| {
+                    let d = if data.is_some() { d as usize } else { 0 };
+                    call!(MOUNT, s, t, k, flags, d)
+                })
+            })
+        })
+    })????
+    .map(|_| ())
+}
+
+/// umount2(2).
+pub fn umount2(target: &str, flags: u32) -> Result<()> {
+    with_cstr(target, |t| call!(UMOUNT2, t, flags))?.map(|_| ())
+}
+
+pub fn fsync(fd: i32) -> Result<()> {
+    call!(FSYNC, fd).map(|_| ())
+}
+
+pub fn sync() {
+    let _ = call!(SYNC);
+}

@@ -11,7 +11,7 @@ use crate::build;
 use crate::options::Options;
 use crate::prof;
 use crate::qemu::{self, Ending, Outcome};
-use crate::suites::Suite;
+use crate::suites::{Disk, Suite};
 
 #[derive(Default)]
 pub(crate) struct Tally {
@@ -479,19 +479,87 @@ pub(crate) fn check_exports(
     Ok(())
 }
 
-/// A fresh image for a disk suite in target/, holding
-/// `kcore::virtio::disk_suite::host_byte` at every offset.
-pub(crate) fn fresh_disk_image(suite: &str) -> Result<std::path::PathBuf, String> {
-    use kcore::virtio::disk_suite::{SIZE, host_byte};
+/// A fresh image for a disk suite in target/ (None for a suite with no
+/// disk): `kcore::virtio::disk_suite::host_byte` at every offset, or an
+/// ext3 file system holding `kcore::ext2::suite`'s host files.
+pub(crate) fn fresh_disk_image(
+    suite: &str,
+    disk: Disk,
+) -> Result<Option<std::path::PathBuf>, String> {
     let path = crate::build::root().join(format!("target/disk-{suite}.img"));
-    let bytes: Vec<u8> = (0..SIZE).map(host_byte).collect();
-    std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(path)
+    match disk {
+        Disk::None => return Ok(None),
+        Disk::Pattern => {
+            use kcore::virtio::disk_suite::{SIZE, host_byte};
+            let bytes: Vec<u8> = (0..SIZE).map(host_byte).collect();
+            std::fs::write(&path, bytes)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        Disk::Ext3 => make_ext3_image(suite, &path)?,
+    }
+    Ok(Some(path))
 }
 
-/// After a disk suite: the image holds the guest's bytes over its region
-/// and the host's everywhere else, byte for byte.
+/// `mke2fs -t ext3 -b 1024 -d SEED` over a new image, SEED holding the
+/// host's files of `kcore::ext2::suite`.
+fn make_ext3_image(suite: &str, path: &std::path::Path) -> Result<(), String> {
+    use kcore::ext2::suite::{BLOCK_SIZE, HOST_FILES, HOST_LINK, IMAGE_BYTES, byte};
+    let mke2fs = crate::setup::e2fsprogs()?;
+    let seed = crate::build::root().join(format!("target/disk-{suite}-seed"));
+    let _ = std::fs::remove_dir_all(&seed);
+    std::fs::create_dir_all(&seed).map_err(|e| format!("cannot create {}: {e}", seed.display()))?;
+    for &(name, size) in HOST_FILES {
+        let bytes: Vec<u8> = (0..size).map(|at| byte(size, at)).collect();
+        std::fs::write(seed.join(name), bytes).map_err(|e| format!("cannot write {name}: {e}"))?;
+    }
+    let (link, target) = HOST_LINK;
+    std::os::unix::fs::symlink(target, seed.join(link))
+        .map_err(|e| format!("cannot make the link {link}: {e}"))?;
+    let _ = std::fs::remove_file(path);
+    let out = std::process::Command::new(mke2fs)
+        .args([
+            "-q",
+            "-F",
+            "-t",
+            "ext3",
+            "-b",
+            &BLOCK_SIZE.to_string(),
+            "-E",
+        ])
+        .arg("root_owner=0:0")
+        .arg("-d")
+        .arg(&seed)
+        .arg(path)
+        .arg(format!("{}k", IMAGE_BYTES / 1024))
+        .output()
+        .map_err(|e| format!("cannot run mke2fs: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "mke2fs failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
+/// After a disk suite: a pattern image holds the guest's bytes over its
+/// region and the host's everywhere else, byte for byte; an ext3 image
+/// is one e2fsck finds clean, whose guest-written files debugfs reads
+/// back as the guest wrote them.
 pub(crate) fn check_disk_image(
+    suite: &str,
+    disk: Disk,
+    path: &std::path::Path,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    match disk {
+        Disk::None => Ok(()),
+        Disk::Pattern => check_pattern_image(suite, path, tally),
+        Disk::Ext3 => check_ext3_image(suite, path, tally),
+    }
+}
+
+fn check_pattern_image(
     suite: &str,
     path: &std::path::Path,
     tally: &mut Tally,
@@ -512,6 +580,71 @@ pub(crate) fn check_disk_image(
         &format!("{suite}/the_image_holds_what_the_guest_wrote"),
         wrong.is_none(),
         &why,
+    );
+    Ok(())
+}
+
+fn check_ext3_image(suite: &str, path: &std::path::Path, tally: &mut Tally) -> Result<(), String> {
+    let sbin = |tool: &str| {
+        ["/sbin", "/usr/sbin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(tool))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| std::path::PathBuf::from(tool))
+    };
+    // Linux's checker, read-only: a clean image exits 0, with nothing to
+    // replay (the guest unmounted it).
+    let fsck = std::process::Command::new(sbin("e2fsck"))
+        .arg("-fn")
+        .arg(path)
+        .output()
+        .map_err(|e| format!("cannot run e2fsck: {e}"))?;
+    tally.record(
+        &format!("{suite}/e2fsck_finds_the_image_clean"),
+        fsck.status.success(),
+        &format!(
+            "e2fsck -fn exited {:?}:\n{}",
+            fsck.status.code(),
+            String::from_utf8_lossy(&fsck.stdout)
+        ),
+    );
+    // The guest's files, as debugfs (Linux's reading of the format, not
+    // this kernel's) finds them.
+    let dump = crate::build::root().join(format!("target/disk-{suite}-dump"));
+    let _ = std::fs::remove_dir_all(&dump);
+    std::fs::create_dir_all(&dump).map_err(|e| format!("cannot create {}: {e}", dump.display()))?;
+    let out = std::process::Command::new(sbin("debugfs"))
+        .arg("-R")
+        .arg(format!("rdump /out {}", dump.display()))
+        .arg(path)
+        .output()
+        .map_err(|e| format!("cannot run debugfs: {e}"))?;
+    let mut wrong = Vec::new();
+    if !out.status.success() {
+        wrong.push(format!(
+            "debugfs failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    for (name, size, fill) in kcore::ext2::suite::guest_files() {
+        let file = dump.join("out").join(&name);
+        match std::fs::read(&file) {
+            Err(e) => wrong.push(format!("{name}: {e}")),
+            Ok(got) if got.len() as u64 != size => {
+                wrong.push(format!("{name}: {} bytes, want {size}", got.len()))
+            }
+            Ok(got) => {
+                if let Some(at) = (0..size).find(|&at| got[at as usize] != fill.byte(at)) {
+                    wrong.push(format!("{name}: byte {at} differs"));
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dump);
+    tally.record(
+        &format!("{suite}/debugfs_reads_what_the_guest_wrote"),
+        wrong.is_empty(),
+        &wrong.join("; "),
     );
     Ok(())
 }

@@ -83,10 +83,23 @@ pub struct Suite {
     /// C sources built as `cargo xtask prof FILE.c` builds them (musl and
     /// the project's libgmon.a, `build::musl_profiled`), added likewise.
     pub musl_profiled: &'static [(&'static str, &'static str)],
-    /// Whether the machine gets a virtio disk: a fresh image of
-    /// `kcore::virtio::disk_suite`'s pattern, checked after power-off.
-    pub disk: bool,
+    /// The virtio disk the machine gets, made fresh for each boot and
+    /// checked after power-off.
+    pub disk: Disk,
     pub expect: Expect,
+}
+
+/// A suite's disk (checks.rs makes and judges each).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Disk {
+    None,
+    /// Raw bytes: `kcore::virtio::disk_suite`'s pattern, compared byte
+    /// for byte after power-off.
+    Pattern,
+    /// An ext3 file system `mke2fs -d` made from `kcore::ext2::suite`'s
+    /// files; after power-off `e2fsck -fn` must find it clean and the
+    /// guest's files must read back with `debugfs`.
+    Ext3,
 }
 
 impl Suite {
@@ -156,7 +169,7 @@ pub fn suites() -> Vec<Suite> {
         typing: &[],
         glibc_profiled: &[],
         musl_profiled: &[],
-        disk: false,
+        disk: Disk::None,
         expect: Expect::SelfTests,
     };
     let crash = |name, conf, texts| Suite {
@@ -171,7 +184,7 @@ pub fn suites() -> Vec<Suite> {
         typing: &[],
         glibc_profiled: &[],
         musl_profiled: &[],
-        disk: false,
+        disk: Disk::None,
         expect: Expect::Crash(texts),
     };
     let usertests = |name, tick| Suite {
@@ -186,7 +199,7 @@ pub fn suites() -> Vec<Suite> {
         typing: &[],
         glibc_profiled: &[],
         musl_profiled: &[],
-        disk: false,
+        disk: Disk::None,
         expect: Expect::UserSuite("usertest:"),
     };
     vec![
@@ -301,16 +314,32 @@ pub fn suites() -> Vec<Suite> {
         // while the sleepers run elsewhere.
         Suite {
             program: &["/bin/disktest"],
-            disk: true,
+            disk: Disk::Pattern,
             expect: Expect::UserSuite("disktest:"),
             ..usertests("disk", Tick::Pit)
         },
         Suite {
             program: &["/bin/disktest"],
-            disk: true,
+            disk: Disk::Pattern,
             cpus: Some(4),
             expect: Expect::UserSuite("disktest:"),
             ..usertests("disk-4cpus", Tick::Pit)
+        },
+        // ext3 on the virtio disk (fs/ext2.rs, fs/mount.rs): mounted,
+        // read, written and unmounted by /bin/fstest; then judged on the
+        // host by e2fsck and debugfs.
+        Suite {
+            program: &["/bin/fstest"],
+            disk: Disk::Ext3,
+            expect: Expect::UserSuite("fstest:"),
+            ..usertests("ext3", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/fstest"],
+            disk: Disk::Ext3,
+            cpus: Some(4),
+            expect: Expect::UserSuite("fstest:"),
+            ..usertests("ext3-4cpus", Tick::Pit)
         },
         Suite {
             program: &["/bin/sigtests"],
@@ -580,7 +609,7 @@ pub fn suites() -> Vec<Suite> {
             typing: &[],
             glibc_profiled: &[],
             musl_profiled: &[],
-            disk: false,
+            disk: Disk::None,
             expect: Expect::CoreInGdb {
                 elf: "coredump",
                 core: "/core",
@@ -607,7 +636,7 @@ pub fn suites() -> Vec<Suite> {
             typing: &[],
             glibc_profiled: &[],
             musl_profiled: &[],
-            disk: false,
+            disk: Disk::None,
             expect: Expect::Output(
                 &[
                     "hello world",
@@ -653,7 +682,7 @@ pub fn suites() -> Vec<Suite> {
             ],
             glibc_profiled: &[],
             musl_profiled: &[],
-            disk: false,
+            disk: Disk::None,
             // Typing runs ahead of the prompts, so a prompt may begin a line.
             expect: Expect::Output(
                 &[
@@ -682,7 +711,7 @@ pub fn suites() -> Vec<Suite> {
             typing: &[("ready", "\x10")],
             glibc_profiled: &[],
             musl_profiled: &[],
-            disk: false,
+            disk: Disk::None,
             expect: Expect::Output(
                 &[
                     "*ready",
@@ -708,7 +737,7 @@ pub fn suites() -> Vec<Suite> {
             typing: &FORKRACE_TYPING,
             glibc_profiled: &[],
             musl_profiled: &[],
-            disk: false,
+            disk: Disk::None,
             expect: Expect::Output(&["forkrace: go 20", "forkrace: ok"], 0),
         },
         Suite {

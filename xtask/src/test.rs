@@ -429,8 +429,8 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         boot_opts.export.push(prof::GMON.to_string());
         boot_opts.export.push(prof::GMON_DIR.to_string());
     }
-    if suite.disk {
-        boot_opts.disk = Some(checks::fresh_disk_image(suite.name)?);
+    if let Some(image) = checks::fresh_disk_image(suite.name, suite.disk)? {
+        boot_opts.disk = Some(image);
     }
     let image = build::image(&boot_opts, &Boot::test(&boot_opts, suite.name, suite.conf))?;
     println!(
@@ -480,7 +480,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     }
     check_exports(suite, &boot_opts, tally)?;
     if let Some(disk) = &boot_opts.disk {
-        checks::check_disk_image(suite.name, disk, tally)?;
+        checks::check_disk_image(suite.name, suite.disk, disk, tally)?;
     }
     tally.log = None;
     Ok(())

@@ -38,6 +38,7 @@ errnos! {
     ENOMEM = 12, "Out of memory";
     EACCES = 13, "Permission denied";
     EFAULT = 14, "Bad address";
+    ENOTBLK = 15, "Block device required";
     EBUSY = 16, "Resource busy";
     EEXIST = 17, "File exists";
     EXDEV = 18, "Cross-device link";

@@ -354,14 +354,41 @@ pub struct Statfs {
 /// `PROC_SUPER_MAGIC`).
 pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
 pub const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+/// `f_type` of ext2, ext3 and ext4 (`EXT2_SUPER_MAGIC`) and of a tmpfs
+/// (`TMPFS_MAGIC`).
+pub const EXT2_SUPER_MAGIC: i64 = 0xef53;
+pub const TMPFS_MAGIC: i64 = 0x0102_1994;
 /// `f_type` of a pipe (Linux's `PIPEFS_MAGIC`).
 pub const PIPEFS_MAGIC: i64 = 0x5049_5045;
 /// `f_flags`: the mount's flags (`ST_VALID` says they are filled in).
+pub const ST_RDONLY: i64 = 0x1;
 pub const ST_NOSUID: i64 = 0x2;
 pub const ST_NODEV: i64 = 0x4;
 pub const ST_NOEXEC: i64 = 0x8;
 pub const ST_VALID: i64 = 0x20;
 pub const ST_RELATIME: i64 = 0x1000;
+pub const ST_NOATIME: i64 = 0x400;
+
+// mount(2)'s flags (Linux's uapi/linux/mount.h): those this kernel obeys
+// or accepts.
+pub const MS_RDONLY: u64 = 1;
+pub const MS_NOSUID: u64 = 2;
+pub const MS_NODEV: u64 = 4;
+pub const MS_NOEXEC: u64 = 8;
+pub const MS_REMOUNT: u64 = 32;
+pub const MS_NOATIME: u64 = 1024;
+pub const MS_BIND: u64 = 4096;
+pub const MS_MOVE: u64 = 8192;
+pub const MS_SILENT: u64 = 32768;
+pub const MS_RELATIME: u64 = 1 << 21;
+/// The old "magic" in the top half of the flags, which Linux ignores.
+pub const MS_MGC_MSK: u64 = 0xffff_0000;
+pub const MS_MGC_VAL: u64 = 0xc0ed_0000;
+// umount2(2)'s flags.
+pub const MNT_FORCE: u32 = 1;
+pub const MNT_DETACH: u32 = 2;
+pub const MNT_EXPIRE: u32 = 4;
+pub const UMOUNT_NOFOLLOW: u32 = 8;
 /// The longest name in a directory.
 pub const NAME_MAX: usize = 255;
 

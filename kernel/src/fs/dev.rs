@@ -56,6 +56,23 @@ pub const ALL: [(&str, Device, u32); 9] = [
     ("kmsg", Device::Kmsg, 0o644),
 ];
 
+/// What a device node of type `kind` (S_IFCHR or S_IFBLK) and number
+/// `rdev` is, made by mknod or found on a disk: the device with that
+/// number, or a node no driver serves (`Content::Special`: opening it is
+/// ENXIO).
+pub fn content_for(kind: u32, rdev: u64) -> super::ramfs::Content {
+    let block = kind == abi::types::S_IFBLK;
+    let known = ALL
+        .iter()
+        .map(|&(_, device, _)| device)
+        .chain(core::iter::once(Device::Disk))
+        .find(|device| device.is_block() == block && device.rdev() == rdev);
+    match known {
+        Some(device) => super::ramfs::Content::Device(device),
+        None => super::ramfs::Content::Special { kind, rdev },
+    }
+}
+
 impl Device {
     /// A terminal: reads sleep for typed input; ioctl speaks termios.
     pub fn is_terminal(self) -> bool {

@@ -173,6 +173,14 @@ impl OpenFile {
                 .map(|got| got.len),
             Kind::Epoll(_) => Err(Errno::EINVAL),
             Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.read(buf, self.nonblock()),
+            Kind::Node(node) if is_disk_file(node) => {
+                // The disk sleeps: no lock held. Two readers of one
+                // description may read the same bytes, as on Linux.
+                let at = self.offset();
+                let n = super::ext2::read(node, at, buf)?;
+                self.set_offset(at + n as u64);
+                Ok(n)
+            }
             Kind::Node(node) => {
                 let device = node.lock().device();
                 if let Some(device) = device {
@@ -209,6 +217,13 @@ impl OpenFile {
             }
             Kind::Epoll(_) => Err(Errno::EINVAL),
             Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.write(buf, self.nonblock()),
+            Kind::Node(node) if is_disk_file(node) => {
+                let append = *self.flags.lock() & O_APPEND != 0;
+                let at = self.offset();
+                let (start, n) = super::ext2::write(node, at, buf, append)?;
+                self.set_offset(start + n as u64);
+                Ok(n)
+            }
             Kind::Node(node) => {
                 let device = node.lock().device();
                 if let Some(device) = device {
@@ -325,6 +340,7 @@ impl OpenFile {
             return Err(Errno::EBADF);
         }
         match &self.kind {
+            Kind::Node(node) if is_disk_file(node) => super::ext2::read(node, at, buf),
             Kind::Node(node) => {
                 // A disk sleeps: served without the node's lock.
                 let device = node.lock().device();
@@ -347,6 +363,9 @@ impl OpenFile {
         }
         let append = *self.flags.lock() & O_APPEND != 0;
         match &self.kind {
+            Kind::Node(node) if is_disk_file(node) => {
+                super::ext2::write(node, at, buf, append).map(|(_, n)| n)
+            }
             Kind::Node(node) => {
                 let device = node.lock().device();
                 if let Some(d) = device.filter(|d| d.is_block()) {
@@ -500,7 +519,9 @@ fn read_at(node: &mut Node, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
             Ok(n)
         }
         Content::ProcPagemap(pid) => super::procfs::pagemap_read(*pid, at, buf),
-        Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
+        Content::Dir(_) | Content::ProcDir(_) | Content::DiskDir => Err(Errno::EISDIR),
+        // A disk file sleeps: its callers serve it without the lock.
+        Content::DiskFile => Err(Errno::EINVAL),
         // open never hands out a link itself (it follows it).
         Content::Symlink(_) => Err(Errno::EINVAL),
         // Nor a socket's name or a device no driver serves (ENXIO).
@@ -525,7 +546,8 @@ fn write_at(node: &mut Node, at: u64, buf: &[u8]) -> Result<u64, Errno> {
             }
             Ok(at + buf.len() as u64)
         }
-        Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
+        Content::Dir(_) | Content::ProcDir(_) | Content::DiskDir => Err(Errno::EISDIR),
+        Content::DiskFile => Err(Errno::EINVAL),
         Content::Device(d) if d.is_terminal() => Err(Errno::ESPIPE),
         // As in `read_at`: served without the node's lock.
         Content::Device(d) if d.is_block() => Err(Errno::EINVAL),
@@ -543,6 +565,9 @@ fn write_at(node: &mut Node, at: u64, buf: &[u8]) -> Result<u64, Errno> {
 /// Truncates (or extends) the file to `len`; EFBIG past the caller's
 /// RLIMIT_FSIZE, as a write there would be.
 pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
+    if is_disk_file(node) {
+        return super::ext2::truncate(node, len);
+    }
     if len > file_size_limit() && matches!(node.lock().content, Content::File(_)) {
         return Err(file_too_big());
     }
@@ -556,7 +581,8 @@ pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
             }
             Ok(())
         }
-        Content::Dir(_) | Content::ProcDir(_) => Err(Errno::EISDIR),
+        Content::Dir(_) | Content::ProcDir(_) | Content::DiskDir => Err(Errno::EISDIR),
+        Content::DiskFile => unreachable!("served above"),
         // Linux's answer to truncating anything but a regular file (open's
         // O_TRUNC leaves devices alone before it gets here).
         Content::Device(_)
@@ -569,17 +595,29 @@ pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
     }
 }
 
+/// Whether `node` is a regular file of a mounted disk, whose reads and
+/// writes sleep on the disk (fs/ext2.rs) and so are served with no lock.
+pub fn is_disk_file(node: &NodeRef) -> bool {
+    matches!(node.lock().content, Content::DiskFile)
+}
+
 pub fn stat_node(node: &NodeRef) -> Stat {
     let node = node.lock();
     let size = node.size() as i64;
+    // A disk's file answers with the disk's numbers: its device and its
+    // inode, as Linux's tools (and e2fsck, debugfs) name it.
+    let (dev, ino) = match &node.disk {
+        Some(d) => (d.vol.dev, u64::from(d.ino)),
+        None => (1, node.ino),
+    };
     let Times {
         atime,
         mtime,
         ctime,
     } = node.times;
     Stat {
-        st_dev: 1,
-        st_ino: node.ino,
+        st_dev: dev,
+        st_ino: ino,
         st_nlink: super::ramfs::nlink(&node),
         st_mode: node.mode(),
         st_uid: node.uid,

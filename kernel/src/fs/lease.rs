@@ -37,7 +37,6 @@ use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 
 use super::file::{Kind, OpenFile};
-use super::ramfs::Content;
 use crate::proc::sched::{self, Chan};
 use crate::sync::{IrqLock, Rank};
 
@@ -98,8 +97,7 @@ fn counted(file: &OpenFile) -> Option<(u64, bool)> {
     };
     let (readable, writable) = (file.readable(), file.writable());
     let node = node.lock();
-    ((readable || writable) && matches!(node.content, Content::File(_)))
-        .then_some((node.ino, writable))
+    ((readable || writable) && node.is_regular()).then_some((node.ino, writable))
 }
 
 /// `file` was opened: counted for the rules of F_SETLEASE.
@@ -179,7 +177,7 @@ pub fn set(file: &Arc<OpenFile>, fd: i32, arg: u64) -> Result<(), Errno> {
     };
     let (ino, owner, regular) = {
         let node = node.lock();
-        (node.ino, node.uid, matches!(node.content, Content::File(_)))
+        (node.ino, node.uid, node.is_regular())
     };
     let cred = crate::proc::cred();
     if cred.fsuid != owner && !cred.capable(CAP_LEASE) {

@@ -510,9 +510,7 @@ fn root_file(index: usize) -> Result<NodeRef, Errno> {
             text::stat_file(cpus, boot_time, table.forks, table.active_threads())
         }
         "cpuinfo" => cpuinfo(),
-        "mounts" => {
-            String::from("ramfs / ramfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec 0 0\n")
-        }
+        "mounts" => super::mount::proc_mounts(),
         "version" => format!(
             "{} version {} {}\n",
             crate::syscall::info::SYSNAME,

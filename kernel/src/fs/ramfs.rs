@@ -43,6 +43,8 @@ use kcore::cred::{Cred, MAY_EXEC, MAY_WRITE};
 use kcore::path::split_last;
 use spin::Once;
 
+pub use super::ext2::Making;
+
 use crate::sync::{IrqLock, Rank};
 
 pub type NodeRef = Arc<IrqLock<Node>>;
@@ -76,6 +78,13 @@ pub enum Content {
         kind: u32,
         rdev: u64,
     },
+    /// A regular file of a mounted disk: its bytes are on the disk, read
+    /// and written through the buffer cache (fs/ext2.rs), its size in the
+    /// node's `disk`.
+    DiskFile,
+    /// A directory of a mounted disk: its entries are on the disk, looked
+    /// up each time (through the buffer cache).
+    DiskDir,
 }
 
 /// One name of a directory listing (getdents64).
@@ -101,6 +110,12 @@ pub struct Node {
     /// counted from its subdirectories instead).
     pub links: u32,
     pub times: Times,
+    /// Where it lives on a mounted disk, for a node of one (fs/ext2.rs);
+    /// None in memory.
+    pub disk: Option<super::ext2::DiskRef>,
+    /// The root of the file system mounted on this directory, which a
+    /// path walk enters in its place (fs/mount.rs).
+    pub mounted: Option<NodeRef>,
 }
 
 /// A node's access, modification and change times.
@@ -130,6 +145,9 @@ pub fn live_nodes() -> u64 {
 impl Drop for Node {
     fn drop(&mut self) {
         LIVE_NODES.fetch_sub(1, Ordering::Relaxed);
+        if let Some(disk) = &self.disk {
+            super::ext2::node_dropped(disk, self.links);
+        }
     }
 }
 
@@ -150,6 +168,8 @@ impl Node {
                 mtime: t,
                 ctime: t,
             },
+            disk: None,
+            mounted: None,
         }
     }
 
@@ -174,6 +194,9 @@ impl Node {
     /// It was read: the access time moves if it is older than the last
     /// modification or change, or than a day (Linux's `relatime`).
     pub fn accessed(&mut self) {
+        if self.disk.is_some() {
+            return; // disks are mounted noatime (fs/mount.rs)
+        }
         let t = now();
         let Times {
             atime,
@@ -194,8 +217,11 @@ impl Node {
 
     pub fn mode(&self) -> u32 {
         let kind = match self.content {
-            Content::File(_) | Content::ProcFile(_) | Content::ProcPagemap(_) => S_IFREG,
-            Content::Dir(_) | Content::ProcDir(_) => S_IFDIR,
+            Content::File(_)
+            | Content::ProcFile(_)
+            | Content::ProcPagemap(_)
+            | Content::DiskFile => S_IFREG,
+            Content::Dir(_) | Content::ProcDir(_) | Content::DiskDir => S_IFDIR,
             Content::Device(d) if d.is_block() => S_IFBLK,
             Content::Device(_) => S_IFCHR,
             Content::Symlink(_) => S_IFLNK,
@@ -215,7 +241,7 @@ impl Node {
     /// directory: write and search on it (EACCES), and if it is sticky,
     /// ownership of the child or of the directory (EPERM), as Linux's
     /// `may_delete`.
-    fn may_unlink(&self, child: &Node, cred: &Cred) -> Result<(), Errno> {
+    pub(super) fn may_unlink(&self, child: &Node, cred: &Cred) -> Result<(), Errno> {
         if !self.permits(cred, MAY_WRITE | MAY_EXEC) {
             return Err(Errno::EACCES);
         }
@@ -233,8 +259,16 @@ impl Node {
         }
     }
 
+    /// A regular file, in memory or on a disk.
+    pub fn is_regular(&self) -> bool {
+        matches!(self.content, Content::File(_) | Content::DiskFile)
+    }
+
     pub fn is_dir(&self) -> bool {
-        matches!(self.content, Content::Dir(_) | Content::ProcDir(_))
+        matches!(
+            self.content,
+            Content::Dir(_) | Content::ProcDir(_) | Content::DiskDir
+        )
     }
 
     /// `st_size`: /proc's files say 0, as on Linux (their text is made on
@@ -251,6 +285,7 @@ impl Node {
             | Content::Fifo(_)
             | Content::Special { .. } => 0,
             Content::Symlink(target) => target.len() as u64,
+            Content::DiskFile | Content::DiskDir => self.disk.as_ref().map_or(0, |d| d.size),
         }
     }
 
@@ -261,6 +296,7 @@ impl Node {
     pub fn blocks(&self) -> u64 {
         match &self.content {
             Content::File(data) => data.resident_pages() as u64 * (crate::mm::PAGE_SIZE / 512),
+            _ if let Some(disk) = &self.disk => disk.sectors,
             _ => self.size().div_ceil(512),
         }
     }
@@ -308,6 +344,12 @@ fn owned_under(perm: u32, content: Content, parent: (u32, u32), cred: &Cred) -> 
     Arc::new(IrqLock::new(Rank::Node, node))
 }
 
+/// The root of a new, empty tree in memory (a tmpfs mount), with
+/// permission bits `perm`.
+pub fn new_tree(perm: u32) -> NodeRef {
+    new_node(perm, Content::Dir(BTreeMap::new()))
+}
+
 /// The caller's credentials (see the top of the file).
 fn caller() -> Arc<Cred> {
     crate::proc::cred()
@@ -351,11 +393,28 @@ fn child(dir: &NodeRef, name: &str, cred: &Cred) -> Result<NodeRef, Errno> {
         }
         match &dir.content {
             Content::Dir(entries) => return entries.get(name).cloned().ok_or(Errno::ENOENT),
-            Content::ProcDir(d) => *d,
+            Content::ProcDir(d) => Some(*d),
+            Content::DiskDir => None,
             _ => return Err(Errno::ENOTDIR),
         }
     };
-    super::procfs::lookup(proc_dir, name) // takes the table: no node lock held
+    // Both take more locks (the table; the disk, asleep): no node lock held.
+    match proc_dir {
+        Some(proc_dir) => super::procfs::lookup(proc_dir, name),
+        None => super::ext2::lookup(dir, name),
+    }
+}
+
+/// What a walk that reached `node` enters: the root of the file system
+/// mounted on it, if any (the last of several stacked there).
+fn mounted_over(mut node: NodeRef) -> NodeRef {
+    loop {
+        let over = node.lock().mounted.clone();
+        match over {
+            Some(root) => node = root,
+            None => return node,
+        }
+    }
 }
 
 /// Walks `path` (absolute, normal) name by name from the root. A symbolic
@@ -374,12 +433,12 @@ fn walk_real<'a>(
     links: u32,
     cred: &Cred,
 ) -> Result<(NodeRef, Cow<'a, str>), Errno> {
-    let mut node = root().clone();
+    let mut node = mounted_over(root().clone());
     let mut rest = path.trim_start_matches('/');
     while !rest.is_empty() {
         let (name, after) = rest.split_once('/').unwrap_or((rest, ""));
         let after = after.trim_start_matches('/');
-        let next = child(&node, name, cred)?;
+        let next = mounted_over(child(&node, name, cred)?);
         let target = match &next.lock().content {
             Content::Symlink(target) if follow_last || !after.is_empty() => Some(target.clone()),
             _ => None,
@@ -474,6 +533,9 @@ fn create_following(
     }
     let (parent, name) = parent_of(path, Errno::EISDIR, cred)?;
     check_name(name)?;
+    if is_on_disk(&parent) {
+        return super::ext2::create(&parent, name, perm, exclusive, cred);
+    }
     let mut dir = parent.lock();
     let may_create = dir.permits(cred, MAY_WRITE | MAY_EXEC);
     let owner = (dir.perm, dir.gid);
@@ -503,14 +565,23 @@ fn check_name(name: &str) -> Result<(), Errno> {
     Ok(())
 }
 
-/// Adds the node `make` makes from its directory as `path`, which must not
-/// exist (EEXIST), in a directory the caller may write and search
-/// (EACCES, checked after EEXIST as Linux's `may_create`). `make` may
-/// still refuse (mknod's privilege check comes last on Linux too).
-fn add(path: &str, make: impl FnOnce(&Node, &Cred) -> Result<NodeRef, Errno>) -> Result<(), Errno> {
+/// Whether `node` is a directory of a mounted disk (fs/ext2.rs does the
+/// work there).
+fn is_on_disk(node: &NodeRef) -> bool {
+    node.lock().disk.is_some()
+}
+
+/// Adds a node for `making` as `path`, which must not exist (EEXIST), in
+/// a directory the caller may write and search (EACCES, checked after
+/// EEXIST as Linux's `may_create`). mknod's privilege check comes last,
+/// as on Linux.
+fn add(path: &str, perm: u32, making: Making) -> Result<(), Errno> {
     let cred = caller();
     let (parent, name) = parent_of(path, Errno::EEXIST, &cred)?;
     check_name(name)?;
+    if is_on_disk(&parent) {
+        return super::ext2::add(&parent, name, perm, making, &cred);
+    }
     let mut dir = parent.lock();
     let exists = match &dir.content {
         Content::Dir(entries) => entries.contains_key(name),
@@ -523,12 +594,37 @@ fn add(path: &str, make: impl FnOnce(&Node, &Cred) -> Result<NodeRef, Errno>) ->
     if !dir.permits(&cred, MAY_WRITE | MAY_EXEC) {
         return Err(Errno::EACCES);
     }
-    let node = make(&dir, &cred)?;
+    let node = in_memory(making, perm, &dir, &cred)?;
     if let Content::Dir(entries) = &mut dir.content {
         entries.insert(name.to_string(), node);
     }
     dir.modified();
     Ok(())
+}
+
+/// The node `making` asks for with permission bits `perm`, in memory,
+/// made in `dir` by `cred`.
+fn in_memory(making: Making, perm: u32, dir: &Node, cred: &Cred) -> Result<NodeRef, Errno> {
+    let content = match making {
+        Making::Dir => Content::Dir(BTreeMap::new()),
+        Making::Symlink(target) => Content::Symlink(target.to_string()),
+        Making::Special { kind, rdev } => {
+            if matches!(kind, S_IFCHR | S_IFBLK) && !cred.capable(abi::types::CAP_MKNOD) {
+                return Err(Errno::EPERM);
+            }
+            match kind {
+                S_IFIFO => Content::Fifo(super::pipe::Pipe::unopened()),
+                S_IFSOCK => Content::Socket(alloc::sync::Weak::new()),
+                S_IFREG => Content::File(Default::default()),
+                _ => super::dev::content_for(kind, rdev),
+            }
+        }
+        Making::Socket(socket) => Content::Socket(socket),
+        // A disk's file has no name in memory: another file system.
+        Making::Link(node) if node.lock().disk.is_some() => return Err(Errno::EXDEV),
+        Making::Link(node) => return Ok(node.clone()),
+    };
+    Ok(new_owned(perm, content, dir, cred))
 }
 
 /// Makes the node that names a socket bound to `path` (EEXIST if the name
@@ -538,9 +634,7 @@ pub fn make_socket(
     perm: u32,
     socket: alloc::sync::Weak<super::socket::Socket>,
 ) -> Result<(), Errno> {
-    add(path, |dir, cred| {
-        Ok(new_owned(perm, Content::Socket(socket), dir, cred))
-    })
+    add(path, perm, Making::Socket(socket))
 }
 
 /// The socket `path` names: None for a node that is not a socket's.
@@ -564,31 +658,14 @@ pub fn socket_at(path: &str) -> Result<Option<alloc::sync::Weak<super::socket::S
 /// node needs CAP_MKNOD (EPERM, after the name and the directory were
 /// checked, as Linux's `vfs_mknod`).
 pub fn mknod(path: &str, perm: u32, kind: u32, rdev: u64) -> Result<(), Errno> {
-    let content = match kind {
-        S_IFIFO => Content::Fifo(super::pipe::Pipe::unopened()),
-        S_IFSOCK => Content::Socket(alloc::sync::Weak::new()),
-        S_IFREG => Content::File(Default::default()),
-        S_IFCHR | S_IFBLK => super::dev::ALL
-            .iter()
-            .find(|(_, device, _)| kind == S_IFCHR && device.rdev() == rdev)
-            .map_or(Content::Special { kind, rdev }, |&(_, device, _)| {
-                Content::Device(device)
-            }),
-        _ => return Err(Errno::EINVAL),
-    };
-    add(path, |dir, cred| {
-        let device = matches!(kind, S_IFCHR | S_IFBLK);
-        if device && !cred.capable(abi::types::CAP_MKNOD) {
-            return Err(Errno::EPERM);
-        }
-        Ok(new_owned(perm, content, dir, cred))
-    })
+    if !matches!(kind, S_IFIFO | S_IFSOCK | S_IFREG | S_IFCHR | S_IFBLK) {
+        return Err(Errno::EINVAL);
+    }
+    add(path, perm, Making::Special { kind, rdev })
 }
 
 pub fn mkdir(path: &str, perm: u32) -> Result<(), Errno> {
-    add(path, |dir, cred| {
-        Ok(new_owned(perm, Content::Dir(BTreeMap::new()), dir, cred))
-    })
+    add(path, perm, Making::Dir)
 }
 
 /// symlink(2): a new link at `path` to `target`, which need not exist.
@@ -596,14 +673,7 @@ pub fn symlink(target: &str, path: &str) -> Result<(), Errno> {
     if target.is_empty() {
         return Err(Errno::ENOENT); // as Linux
     }
-    add(path, |dir, cred| {
-        Ok(new_owned(
-            0o777,
-            Content::Symlink(target.to_string()),
-            dir,
-            cred,
-        ))
-    })
+    add(path, 0o777, Making::Symlink(target))
 }
 
 /// link(2): a second name `new` for `node`. Directories cannot be linked
@@ -619,7 +689,11 @@ pub fn link(node: &NodeRef, new: &str) -> Result<(), Errno> {
             return Err(Errno::EPERM);
         }
     }
-    add(new, |_, _| Ok(node.clone()))?;
+    let on_disk = is_on_disk(node);
+    add(new, 0, Making::Link(node))?;
+    if on_disk {
+        return Ok(()); // the disk counted the link (fs/ext2.rs)
+    }
     let mut n = node.lock();
     n.links += 1;
     n.changed();
@@ -635,13 +709,15 @@ pub fn chmod(node: &NodeRef, mode: u32) -> Result<(), Errno> {
     if n.on_proc() || !cred.owns(n.uid) {
         return Err(Errno::EPERM);
     }
+    super::ext2::check_writable(&n)?;
     let mut mode = mode & 0o7777;
     if cred.fsuid != 0 && !cred.in_fsgroup(n.gid) {
         mode &= !S_ISGID;
     }
     n.perm = mode;
     n.changed();
-    Ok(())
+    drop(n);
+    store_if_on_disk(node)
 }
 
 /// chown(2), `u32::MAX` leaving an id as it is: root may give a file to
@@ -668,6 +744,7 @@ pub fn chown(node: &NodeRef, uid: u32, gid: u32) -> Result<(), Errno> {
     if gid != u32::MAX {
         n.gid = gid;
     }
+    super::ext2::check_writable(&n)?;
     if !n.is_dir() {
         n.perm &= !S_ISUID;
         if n.perm & S_IXGRP != 0 {
@@ -675,6 +752,15 @@ pub fn chown(node: &NodeRef, uid: u32, gid: u32) -> Result<(), Errno> {
         }
     }
     n.changed();
+    drop(n);
+    store_if_on_disk(node)
+}
+
+/// Writes a disk node's attributes, changed in the node, to its inode.
+pub fn store_if_on_disk(node: &NodeRef) -> Result<(), Errno> {
+    if is_on_disk(node) {
+        super::ext2::store_attributes(node)?;
+    }
     Ok(())
 }
 
@@ -685,11 +771,17 @@ pub fn remove(path: &str, want_dir: bool) -> Result<(), Errno> {
     if matches!(parent.lock().content, Content::ProcDir(_)) {
         return Err(Errno::EPERM); // as Linux tells root
     }
+    if is_on_disk(&parent) {
+        return super::ext2::remove(&parent, name, want_dir, &cred);
+    }
     let removed = with_entries_of(&parent, |dir, entries| {
         let node = entries.get(name).ok_or(Errno::ENOENT)?;
         {
             let node = node.lock();
             dir.may_unlink(&node, &cred)?;
+            if node.mounted.is_some() {
+                return Err(Errno::EBUSY); // a mount point
+            }
             match (&node.content, want_dir) {
                 // /proc is a file system of its own: a mount point is busy.
                 (Content::ProcDir(_), true) => return Err(Errno::EBUSY),
@@ -725,6 +817,16 @@ pub fn rename(from: &str, to: &str, noreplace: bool) -> Result<(), Errno> {
     let (from_dir, from_name) = parent_of(from, Errno::EBUSY, &cred)?;
     let (to_dir, to_name) = parent_of(to, Errno::EBUSY, &cred)?;
     check_name(to_name)?;
+    match (
+        super::ext2::disk_of(&from_dir),
+        super::ext2::disk_of(&to_dir),
+    ) {
+        (Some((a, _)), Some((b, _))) if Arc::ptr_eq(&a, &b) => {
+            return super::ext2::rename(&from_dir, from_name, &to_dir, to_name, noreplace, &cred);
+        }
+        (None, None) => {}
+        _ => return Err(Errno::EXDEV),
+    }
     let node = with_entries(&from_dir, |e| e.get(from_name).cloned())?.ok_or(Errno::ENOENT)?;
     let moving_dir = node.lock().is_dir();
     // Asked of the nodes, not the path strings: a path through a symbolic
@@ -750,6 +852,13 @@ pub fn rename(from: &str, to: &str, noreplace: bool) -> Result<(), Errno> {
     }
     if moving_dir && !Arc::ptr_eq(&from_dir, &to_dir) && !node.lock().permits(&cred, MAY_WRITE) {
         return Err(Errno::EACCES);
+    }
+    if node.lock().mounted.is_some()
+        || existing
+            .as_ref()
+            .is_some_and(|e| e.lock().mounted.is_some())
+    {
+        return Err(Errno::EBUSY); // a mount point
     }
     if let Some(existing) = &existing {
         if Arc::ptr_eq(existing, &node) {
@@ -780,7 +889,7 @@ pub fn rename(from: &str, to: &str, noreplace: bool) -> Result<(), Errno> {
 /// parent, so this walks `dir`'s subtree (directories only, one lock at a
 /// time, parent before child as a path walk takes them); renames of whole
 /// directories across parents are rare enough to pay for it.
-fn holds(dir: &NodeRef, node: &NodeRef) -> bool {
+pub(super) fn holds(dir: &NodeRef, node: &NodeRef) -> bool {
     let mut pending = alloc::vec![dir.clone()];
     while let Some(next) = pending.pop() {
         if Arc::ptr_eq(&next, node) {
@@ -802,12 +911,16 @@ pub fn nlink(node: &Node) -> u64 {
             2 + subdirs as u64
         }
         Content::ProcDir(_) => 2,
+        // A disk directory's count is the disk's, kept the same way.
         _ => u64::from(node.links),
     }
 }
 
 /// The entries of the directory `dir`: in name order, or /proc's order.
 pub fn list(dir: &NodeRef) -> Result<Vec<DirEntry>, Errno> {
+    if matches!(dir.lock().content, Content::DiskDir) {
+        return super::ext2::list(dir); // sleeps: no lock held
+    }
     let proc_dir = match &dir.lock().content {
         Content::Dir(entries) => {
             return Ok(entries

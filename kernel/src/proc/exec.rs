@@ -192,10 +192,20 @@ pub fn load(
     cred: &Cred,
 ) -> Result<Image, Errno> {
     let node = ramfs::lookup(path)?;
+    // A program on a disk runs from a copy of its bytes (a private
+    // mapping of a disk file, syscall/mem.rs), read before the node's
+    // lock is taken: the disk sleeps.
+    let disk_copy = if crate::fs::file::is_disk_file(&node) {
+        Some(crate::fs::ext2::snapshot(&node)?)
+    } else {
+        None
+    };
     let (file, cred) = {
         let node = node.lock();
-        let Content::File(data) = &node.content else {
-            return Err(Errno::EACCES);
+        let data = match (&node.content, &disk_copy) {
+            (Content::File(data), _) => data,
+            (Content::DiskFile, Some(copy)) => copy,
+            _ => return Err(Errno::EACCES),
         };
         if !node.permits(cred, MAY_EXEC) {
             return Err(Errno::EACCES);

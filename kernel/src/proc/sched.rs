@@ -86,6 +86,8 @@ pub enum Chan {
     Disk(usize),
     /// A disk request slot to come free.
     DiskSlot,
+    /// The `sync::SleepLock` at this address to be let go.
+    SleepLock(usize),
 }
 
 /// The time slice in milliseconds (the boot option `slice_ms`).

@@ -164,7 +164,7 @@ pub fn sendfile(out_fd: i32, in_fd: i32, offset: u64, count: u64) -> SysResult {
         return Err(Errno::EBADF);
     }
     let is_file = matches!(&input.kind, Kind::Node(node)
-        if matches!(node.lock().content, Content::File(_) | Content::Device(_) | Content::ProcFile(_)));
+        if matches!(node.lock().content, Content::File(_) | Content::DiskFile | Content::Device(_) | Content::ProcFile(_)));
     if !is_file || *output.flags.lock() & O_APPEND != 0 {
         return Err(Errno::EINVAL);
     }
@@ -220,11 +220,17 @@ pub fn sendfile(out_fd: i32, in_fd: i32, offset: u64, count: u64) -> SysResult {
 
 /// fsync, fdatasync: the ramfs is memory, so there is nothing to flush
 /// for its files; the disk's write cache is flushed (the device's FLUSH
-/// command) for /dev/vda, so what was written survives a power cut.
+/// command) for /dev/vda, so what was written survives a power cut; a
+/// file on a mounted disk commits the disk's journal (fs/ext2.rs).
 pub fn fsync(fd: i32) -> SysResult {
     let file = fd_file(fd)?;
     if file.block_device().is_some() {
         crate::virtio_blk::transfer(crate::virtio_blk::Op::Flush, 0, &mut [])?;
+    }
+    if let Kind::Node(node) = &file.kind
+        && crate::fs::ext2::disk_of(node).is_some()
+    {
+        crate::fs::ext2::fsync(node)?;
     }
     Ok(0)
 }
@@ -240,17 +246,18 @@ pub fn truncate(path: u64, len: i64) -> SysResult {
         if node.is_dir() {
             return Err(Errno::EISDIR);
         }
-        if let Content::File(data) = &node.content {
+        if node.is_regular() {
             if !node.permits(&crate::proc::cred(), MAY_WRITE) {
                 return Err(Errno::EACCES);
             }
-            if data.is_running() {
+            crate::fs::ext2::check_writable(&node)?;
+            if matches!(&node.content, Content::File(data) if data.is_running()) {
                 return Err(Errno::ETXTBSY);
             }
         }
     }
     // A truncate breaks leases as an open for writing does.
-    if matches!(node.lock().content, Content::File(_)) {
+    if node.lock().is_regular() {
         let ino = node.lock().ino;
         crate::fs::lease::break_for(ino, true, false)?;
     }
@@ -435,13 +442,18 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
         // its text is the file's pages (fs/filedata.rs).
         let busy = want & MAY_WRITE != 0
             && matches!(&node.content, Content::File(data) if data.is_running());
+        // Nothing on a read-only disk opens for writing (Linux checks it
+        // after the permission bits).
+        if permitted && want & MAY_WRITE != 0 && !node.is_dir() && node.is_regular() {
+            crate::fs::ext2::check_writable(&node)?;
+        }
         let fifo = match &node.content {
             Content::Fifo(pipe) => Some(pipe.clone()),
             _ => None,
         };
         (
             node.is_dir(),
-            matches!(node.content, Content::File(_)),
+            node.is_regular(),
             permitted,
             busy,
             fifo,
@@ -547,7 +559,8 @@ pub fn getdents64(fd: i32, buf: u64, count: u64) -> SysResult {
     let Kind::Node(node) = &file.kind else {
         return Err(Errno::ENOTDIR);
     };
-    let ino = node.lock().ino;
+    // The inode number stat gives (a disk's file has the disk's).
+    let ino = file::stat_node(node).st_ino;
     let entries = ramfs::list(node)?;
     let mut out: Vec<u8> = Vec::new();
     let mut index = file.offset() as usize;
@@ -765,7 +778,9 @@ pub fn fallocate(fd: i32, mode: u32, offset: i64, len: i64) -> SysResult {
     let data = match &node.lock().content {
         Content::File(data) => data.clone(),
         Content::Fifo(_) => return Err(Errno::ESPIPE),
-        Content::Dir(_) | Content::ProcDir(_) => return Err(Errno::EISDIR),
+        Content::Dir(_) | Content::ProcDir(_) | Content::DiskDir => return Err(Errno::EISDIR),
+        // As Linux's ext2, which has no fallocate.
+        Content::DiskFile => return Err(Errno::EOPNOTSUPP),
         _ => return Err(Errno::ENODEV),
     };
     let end = offset.checked_add(len).ok_or(Errno::EFBIG)? as u64;

@@ -244,16 +244,20 @@ fn set_times(target: Target, access: SetTime, modify: SetTime) -> SysResult {
         return Ok(0);
     }
     let now = ramfs::now();
-    let mut node = node.lock();
-    let times = &mut node.times;
-    for (set, time) in [(access, &mut times.atime), (modify, &mut times.mtime)] {
-        match set {
-            SetTime::Now => *time = now,
-            SetTime::At(t) => *time = t,
-            SetTime::Omit => {}
+    {
+        let mut node = node.lock();
+        crate::fs::ext2::check_writable(&node)?;
+        let times = &mut node.times;
+        for (set, time) in [(access, &mut times.atime), (modify, &mut times.mtime)] {
+            match set {
+                SetTime::Now => *time = now,
+                SetTime::At(t) => *time = t,
+                SetTime::Omit => {}
+            }
         }
+        node.times.ctime = now;
     }
-    node.times.ctime = now;
+    ramfs::store_if_on_disk(&node)?;
     Ok(0)
 }
 
@@ -316,7 +320,7 @@ pub fn utime(path: u64, times: u64) -> SysResult {
 pub fn statfs(path: u64, buf: u64) -> SysResult {
     let path: String = user_path(AT_FDCWD, path)?;
     let node = ramfs::lookup(&path)?;
-    let st = statfs_of(Some(&node));
+    let st = statfs_of(Some(&node))?;
     uaccess::write(buf, &st)?;
     Ok(0)
 }
@@ -324,9 +328,9 @@ pub fn statfs(path: u64, buf: u64) -> SysResult {
 /// fstatfs(2) for the file system of the file open as `fd`.
 pub fn fstatfs(fd: i32, buf: u64) -> SysResult {
     let st = match &super::fs::fd_path(fd)?.kind {
-        Kind::Node(node) => statfs_of(Some(node)),
+        Kind::Node(node) => statfs_of(Some(node))?,
         Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_) | Kind::Epoll(_) => {
-            statfs_of(None)
+            statfs_of(None)?
         }
     };
     uaccess::write(buf, &st)?;
@@ -336,8 +340,12 @@ pub fn fstatfs(fd: i32, buf: u64) -> SysResult {
 /// The figures of the file system `node` is on (None: a pipe's). The
 /// ramfs lives in memory, so its blocks are the machine's page frames and
 /// its free blocks the free ones, which is what `df` should see; it counts
-/// no inodes (`f_files` 0, as Linux's ramfs). /proc has no blocks.
-fn statfs_of(node: Option<&NodeRef>) -> Statfs {
+/// no inodes (`f_files` 0, as Linux's ramfs). /proc has no blocks. A
+/// mounted disk answers with its superblock's counts (fs/ext2.rs).
+fn statfs_of(node: Option<&NodeRef>) -> Result<Statfs, Errno> {
+    if let Some((vol, _)) = node.and_then(crate::fs::ext2::disk_of) {
+        return vol.statfs();
+    }
     let on_proc = node.is_some_and(|n| {
         let n = n.lock();
         n.on_proc() || matches!(n.content, Content::ProcDir(_))
@@ -349,7 +357,7 @@ fn statfs_of(node: Option<&NodeRef>) -> Statfs {
         f_flags: ST_VALID | ST_RELATIME,
         ..Statfs::default()
     };
-    match (node, on_proc) {
+    Ok(match (node, on_proc) {
         (None, _) => Statfs {
             f_type: PIPEFS_MAGIC,
             ..base
@@ -376,5 +384,5 @@ fn statfs_of(node: Option<&NodeRef>) -> Statfs {
                 ..base
             }
         }
-    }
+    })
 }

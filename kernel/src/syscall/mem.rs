@@ -58,7 +58,7 @@ pub fn mmap(addr: u64, len: u64, prot: u32, flags: u32, fd: i32, offset: u64) ->
     });
     let shared = check_mmap(addr, len, flags, prot, offset, opened_for, USER_TOP)?;
     let file = match opened {
-        Some(opened) => mapping_of(&opened)?,
+        Some(opened) => mapping_of(&opened, shared)?,
         None => None,
     };
     // Shared anonymous memory is a file with no name, as on Linux, so that
@@ -89,10 +89,13 @@ pub fn mmap(addr: u64, len: u64, prot: u32, flags: u32, fd: i32, offset: u64) ->
 /// The file an mmap of `opened` maps: a regular file's pages, or None for
 /// `/dev/zero` (anonymous memory, as on Linux). ENODEV for what has no
 /// pages to map (pipes, directories, other devices, /proc).
-fn mapping_of(opened: &OpenFile) -> Result<Option<MappedFile>, Errno> {
+fn mapping_of(opened: &OpenFile, shared: bool) -> Result<Option<MappedFile>, Errno> {
     let Kind::Node(node) = &opened.kind else {
         return Err(Errno::ENODEV);
     };
+    if crate::fs::file::is_disk_file(node) {
+        return disk_mapping(node, opened, shared);
+    }
     let node = node.lock();
     match &node.content {
         Content::File(data) => Ok(Some(MappedFile {
@@ -104,6 +107,27 @@ fn mapping_of(opened: &OpenFile) -> Result<Option<MappedFile>, Errno> {
         Content::Device(Device::Zero) => Ok(None),
         _ => Err(Errno::ENODEV),
     }
+}
+
+/// A private mapping of a file on a mounted disk: the file's bytes as
+/// they are now, in pages of their own (a store copies, as for any
+/// private mapping; a later write to the file does not show, which POSIX
+/// leaves open). A shared mapping needs the disk file's pages to be its
+/// page cache, which is not built yet: ENODEV.
+fn disk_mapping(
+    node: &ramfs::NodeRef,
+    opened: &OpenFile,
+    shared: bool,
+) -> Result<Option<MappedFile>, Errno> {
+    if shared {
+        return Err(Errno::ENODEV);
+    }
+    Ok(Some(MappedFile {
+        data: crate::fs::ext2::snapshot(node)?,
+        ino: node.lock().ino,
+        name: Arc::from(opened.path.as_deref().unwrap_or("")),
+        may_write: opened.writable(),
+    }))
 }
 
 pub fn madvise(addr: u64, len: u64, advice: u32) -> SysResult {

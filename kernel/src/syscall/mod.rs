@@ -4,7 +4,7 @@
 //! result goes back in rax, `-errno` on failure. The numbers are the ones in
 //! `abi::sys` (Linux's, plus ours from 1000). The table calls only the
 //! handlers of this directory, one file per group (cred, fs, fsmeta, poll,
-//! mem, process, signal, socket, ipc, info, profil, kbench); each handler turns the raw integers into the
+//! mount, mem, process, signal, socket, ipc, info, profil, kbench); each handler turns the raw integers into the
 //! types they stand for and calls the mechanism (`proc::lifecycle::fork`,
 //! `profil::start`, ...), reaching user memory only through `mm::uaccess`.
 //! An unknown number is `ENOSYS`, logged once per number.
@@ -16,6 +16,7 @@ pub(crate) mod info;
 mod ipc;
 mod kbench;
 mod mem;
+mod mount;
 mod poll;
 mod priority;
 mod process;
@@ -59,7 +60,10 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::SENDFILE => fs::sendfile(a[0] as i32, a[1] as i32, a[2], a[3]),
         sys::PWRITE64 => fs::pwrite64(a[0] as i32, a[1], a[2], a[3] as i64),
         sys::FSYNC | sys::FDATASYNC => fs::fsync(a[0] as i32),
-        sys::SYNC => Ok(0),
+        sys::SYNC => mount::sync(),
+        sys::SYNCFS => mount::syncfs(a[0] as i32),
+        sys::MOUNT => mount::mount(a[0], a[1], a[2], a[3], a[4]),
+        sys::UMOUNT2 => mount::umount2(a[0], a[1] as u32),
         sys::TRUNCATE => fs::truncate(a[0], a[1] as i64),
         sys::CREAT => fs::openat(
             abi::types::AT_FDCWD,

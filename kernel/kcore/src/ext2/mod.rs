@@ -22,6 +22,7 @@ pub mod dir;
 pub mod fs;
 pub mod journal;
 pub mod layout;
+pub mod suite;
 #[cfg(test)]
 mod tests;
 

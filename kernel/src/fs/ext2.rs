@@ -1,0 +1,809 @@
+//! A mounted ext2 or ext3 file system: the disk's files as nodes of the
+//! tree, so every system call that works on the ramfs works here.
+//!
+//! ## The layers, from a system call down
+//!
+//! ```text
+//!   read(2), open(2), rename(2) ...       syscall/, fs/file.rs, fs/ramfs.rs
+//!   a Node whose content is DiskFile or DiskDir, and its DiskRef
+//!   Volume::fs: SleepLock<Fs<Cache<VirtioDisk>>>        (this file)
+//!   kcore::ext2::Fs: inodes, block maps, directories, the journal
+//!   kcore::bcache::Cache: the buffer cache (LRU, write-back)
+//!   VirtioDisk -> virtio_blk::transfer: one request, asleep until done
+//! ```
+//!
+//! The disk's inode is the truth. A node is a copy of its attributes
+//! (mode, owner, links, times, size) made when a path walk first reaches
+//! the inode, and refreshed after every change this file makes to it. The
+//! volume keeps a table of the nodes it made (`Volume::nodes`, weak: a
+//! node lives while an open file, a walk or a mapping holds it), so one
+//! inode is one node however many names and walks reach it, and the lock
+//! a record lock or a lease keys on is the same for everyone.
+//!
+//! ## Locks and sleeping
+//!
+//! Every operation on the disk's structures holds the volume's
+//! `SleepLock` for its whole length: it reads and writes through the
+//! buffer cache, and a miss sleeps on the disk. So a function here is
+//! called with no spinlock held (the sleep lock checks), takes node locks
+//! only for the moment it copies attributes, and copies to or from user
+//! memory never: callers pass kernel buffers.
+//!
+//! ## When changes reach the disk
+//!
+//! Each operation changes blocks in the buffer cache; with ext3's journal
+//! the metadata it changed joins the open transaction. `fsync`, `sync`,
+//! `syncfs` and unmounting commit (`Fs::commit`: the journal's commit
+//! record, or on ext2 the cache's dirty blocks, then the disk's flush
+//! command), so what they promise is durable when they return. Between
+//! them, an operation that finds the last commit older than
+//! `COMMIT_SECONDS` commits first, and the cache writes back blocks dirty
+//! for longer than `DIRTY_SECONDS`, as Linux's journal thread and
+//! flusher do on their timers; here they run on the next operation.
+//!
+//! ## An inode with no names
+//!
+//! unlink removes a name; the inode and its blocks go when the last name
+//! is gone and no node is left of it (a file unlinked while open lives on
+//! until its last close, as on Unix). A node dropped with no links puts its
+//! inode on the volume's `orphans`, which the next operation releases:
+//! dropping happens in places that may not sleep.
+
+use abi::Errno;
+use abi::types::{
+    S_IFBLK, S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG, S_IFSOCK, Timespec,
+};
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+use kcore::bcache::Cache;
+use kcore::cred::{Cred, MAY_EXEC, MAY_WRITE};
+use kcore::ext2::fs::{Fs, NewInode};
+use kcore::ext2::layout::{Inode, Time};
+use kcore::ext2::{BlockDevice, Error};
+
+use super::ramfs::{Content, DirEntry, Node, NodeRef, Times};
+use crate::sync::{IrqLock, Rank, SleepLock};
+use crate::virtio_blk::{self, MAX_TRANSFER, Op};
+
+/// The most the buffer cache keeps of one disk.
+const CACHE_BYTES: usize = 16 << 20;
+/// How old the open transaction may grow before an operation commits it
+/// (Linux's ext3 `commit=` default).
+const COMMIT_SECONDS: u64 = 5;
+/// How long a block may stay dirty in the cache before an operation
+/// writes it back (Linux's `dirty_expire_centisecs`, 30 s).
+const DIRTY_SECONDS: u64 = 30;
+
+/// The virtio disk as the file system sees it: blocks of any size up to
+/// `MAX_TRANSFER`, one request each, the caller asleep until it is done.
+pub struct VirtioDisk;
+
+impl BlockDevice for VirtioDisk {
+    fn read(&mut self, block: u64, buf: &mut [u8]) -> kcore::ext2::Result<()> {
+        self.each_piece(block, buf.len(), |sector, at, len| {
+            virtio_blk::transfer(Op::Read, sector, &mut buf[at..at + len])
+        })
+    }
+
+    fn write(&mut self, block: u64, buf: &[u8]) -> kcore::ext2::Result<()> {
+        let mut piece = alloc::vec![0u8; MAX_TRANSFER];
+        self.each_piece(block, buf.len(), |sector, at, len| {
+            piece[..len].copy_from_slice(&buf[at..at + len]);
+            virtio_blk::transfer(Op::Write, sector, &mut piece[..len])
+        })
+    }
+
+    fn flush(&mut self) -> kcore::ext2::Result<()> {
+        virtio_blk::transfer(Op::Flush, 0, &mut []).map_err(Error::Sys)
+    }
+}
+
+impl VirtioDisk {
+    /// Calls `each(sector, offset, len)` for the requests block `block`
+    /// of `len` bytes takes.
+    fn each_piece(
+        &mut self,
+        block: u64,
+        len: usize,
+        mut each: impl FnMut(u64, usize, usize) -> Result<(), Errno>,
+    ) -> kcore::ext2::Result<()> {
+        let start = block * len as u64;
+        let mut at = 0;
+        while at < len {
+            let n = (len - at).min(MAX_TRANSFER);
+            each((start + at as u64) / 512, at, n).map_err(Error::Sys)?;
+            at += n;
+        }
+        Ok(())
+    }
+}
+
+type DiskFs = Fs<Cache<VirtioDisk>>;
+
+/// One mounted ext2 or ext3 file system.
+pub struct Volume {
+    /// The file system; None once unmounted.
+    fs: SleepLock<Option<DiskFs>>,
+    /// The nodes made of its inodes, by inode number.
+    nodes: IrqLock<BTreeMap<u32, Weak<IrqLock<Node>>>>,
+    /// Inodes with no names whose last node went: released by the next
+    /// operation.
+    orphans: IrqLock<Vec<u32>>,
+    /// Nodes kept while the volume is mounted: a socket's name, whose
+    /// node is the only thing tying the name to the bound socket.
+    pinned: IrqLock<Vec<NodeRef>>,
+    pub read_only: bool,
+    /// `st_dev` of its files: the disk's device number.
+    pub dev: u64,
+    /// "ext2" or "ext3", for /proc/mounts.
+    pub kind: &'static str,
+    /// When it last committed, in nanoseconds since boot.
+    last_commit: core::sync::atomic::AtomicU64,
+}
+
+/// Where a node lives on a disk, and what of the inode the node does not
+/// keep in its own fields.
+pub struct DiskRef {
+    pub vol: Arc<Volume>,
+    pub ino: u32,
+    pub size: u64,
+    /// 512-byte sectors held (`st_blocks`).
+    pub sectors: u64,
+}
+
+/// The errno for a file system error; corruption is logged first.
+fn errno(e: Error) -> Errno {
+    if let Error::Corrupt(what) = e {
+        crate::warn!("ext2: vda: {what}");
+    }
+    e.errno()
+}
+
+fn to_time(t: Timespec) -> Time {
+    Time {
+        secs: t.tv_sec,
+        nanos: t.tv_nsec as u32,
+    }
+}
+
+fn from_time(t: Time) -> Timespec {
+    Timespec {
+        tv_sec: t.secs,
+        tv_nsec: i64::from(t.nanos),
+    }
+}
+
+fn now() -> Time {
+    to_time(super::ramfs::now())
+}
+
+/// Mounts the disk's file system; `read_only` asked. EINVAL for a disk
+/// that holds no ext2 this kernel can use, as Linux answers.
+pub fn mount(read_only: bool) -> Result<(Arc<Volume>, NodeRef), Errno> {
+    let cache = Cache::new(VirtioDisk, CACHE_BYTES);
+    let read_only = read_only || virtio_blk::read_only();
+    let fs = Fs::mount(cache, read_only).map_err(|e| match e {
+        Error::Corrupt(what) => {
+            crate::warn!("ext2: vda: cannot mount: {what}");
+            Errno::EINVAL
+        }
+        Error::Sys(e) => e,
+    })?;
+    if let Some(r) = fs.recovery() {
+        crate::info!("ext3: vda: journal replayed: {r:?}");
+    }
+    let kind = if fs.superblock().feature_compat & kcore::ext2::layout::compat::HAS_JOURNAL != 0 {
+        "ext3"
+    } else {
+        "ext2"
+    };
+    let vol = Arc::new(Volume {
+        read_only: fs.is_read_only(),
+        fs: SleepLock::new(Some(fs)),
+        nodes: IrqLock::new(Rank::Service, BTreeMap::new()),
+        orphans: IrqLock::new(Rank::Service, Vec::new()),
+        pinned: IrqLock::new(Rank::Service, Vec::new()),
+        dev: abi::types::makedev(254, 0),
+        kind,
+        last_commit: core::sync::atomic::AtomicU64::new(crate::clock::nanos_since_boot()),
+    });
+    let root = {
+        let mut guard = vol.fs.lock();
+        let fs = guard.as_mut().expect("just mounted");
+        let ino = fs.root();
+        vol.node(fs, ino).map_err(errno)?
+    };
+    Ok((vol, root))
+}
+
+impl Volume {
+    /// Runs `f` on the file system, holding its lock: first the work that
+    /// waits for the next operation (orphans, an old transaction, old
+    /// dirty blocks). EIO once unmounted.
+    fn with<R>(&self, f: impl FnOnce(&mut DiskFs) -> kcore::ext2::Result<R>) -> Result<R, Errno> {
+        let mut guard = self.fs.lock();
+        let fs = guard.as_mut().ok_or(Errno::EIO)?;
+        self.housekeeping(fs).map_err(errno)?;
+        f(fs).map_err(errno)
+    }
+
+    /// `with`, for an operation that changes the disk: EROFS on a
+    /// read-only mount.
+    fn changing<R>(
+        &self,
+        f: impl FnOnce(&mut DiskFs) -> kcore::ext2::Result<R>,
+    ) -> Result<R, Errno> {
+        if self.read_only {
+            return Err(Errno::EROFS);
+        }
+        self.with(f)
+    }
+
+    fn housekeeping(&self, fs: &mut DiskFs) -> kcore::ext2::Result<()> {
+        let orphans = core::mem::take(&mut *self.orphans.lock());
+        for ino in orphans {
+            fs.release(ino)?;
+        }
+        if self.read_only {
+            return Ok(());
+        }
+        let now = crate::clock::nanos_since_boot();
+        fs.dev.set_now(now / 1_000_000_000);
+        fs.dev.write_back_older_than(DIRTY_SECONDS)?;
+        let last = self.last_commit.load(core::sync::atomic::Ordering::Relaxed);
+        if now.saturating_sub(last) > COMMIT_SECONDS * 1_000_000_000 {
+            self.commit(fs)?;
+        }
+        Ok(())
+    }
+
+    fn commit(&self, fs: &mut DiskFs) -> kcore::ext2::Result<()> {
+        fs.commit()?;
+        self.last_commit.store(
+            crate::clock::nanos_since_boot(),
+            core::sync::atomic::Ordering::Relaxed,
+        );
+        Ok(())
+    }
+
+    /// The node of inode `ino`: the one that exists, or a new one read
+    /// from the disk. Called holding the file system's lock, so two walks
+    /// cannot make two nodes of one inode.
+    fn node(self: &Arc<Self>, fs: &mut DiskFs, ino: u32) -> kcore::ext2::Result<NodeRef> {
+        if let Some(node) = self.nodes.lock().get(&ino).and_then(Weak::upgrade) {
+            return Ok(node);
+        }
+        let inode = fs.inode(ino)?;
+        if inode.links_count == 0 && ino != fs.root() {
+            return Err(Error::Corrupt("directory entry names a free inode"));
+        }
+        let content = match u32::from(inode.mode) & S_IFMT {
+            S_IFREG => Content::DiskFile,
+            S_IFDIR => Content::DiskDir,
+            S_IFLNK => {
+                let target = fs.read_link(&inode)?;
+                Content::Symlink(String::from_utf8_lossy(&target).into_owned())
+            }
+            S_IFIFO => Content::Fifo(super::pipe::Pipe::unopened()),
+            S_IFSOCK => Content::Socket(Weak::new()),
+            kind @ (S_IFCHR | S_IFBLK) => super::dev::content_for(kind, inode.rdev()),
+            _ => return Err(Error::Corrupt("inode of no known type")),
+        };
+        let mut node = Node::new(super::ramfs::new_ino(), 0, content);
+        node.disk = Some(DiskRef {
+            vol: self.clone(),
+            ino,
+            size: 0,
+            sectors: 0,
+        });
+        copy_attributes(&mut node, &inode);
+        let node = Arc::new(IrqLock::new(Rank::Node, node));
+        let mut nodes = self.nodes.lock();
+        nodes.retain(|_, n| n.strong_count() > 0);
+        nodes.insert(ino, Arc::downgrade(&node));
+        Ok(node)
+    }
+
+    /// Copies inode `ino`'s attributes into its node, if it has one.
+    fn refresh(&self, fs: &mut DiskFs, ino: u32) -> kcore::ext2::Result<()> {
+        let node = self.nodes.lock().get(&ino).and_then(Weak::upgrade);
+        if let Some(node) = node {
+            let inode = fs.inode(ino)?;
+            copy_attributes(&mut node.lock(), &inode);
+        }
+        Ok(())
+    }
+
+    /// The inode's last name went (`unlink`, `rmdir`, a rename over it):
+    /// release it now if no node holds it, else when its last node goes.
+    fn last_name_gone(&self, fs: &mut DiskFs, ino: u32) -> kcore::ext2::Result<()> {
+        let node = self.nodes.lock().get(&ino).and_then(Weak::upgrade);
+        match node {
+            Some(node) => {
+                node.lock().links = 0;
+                Ok(())
+            }
+            None => fs.release(ino),
+        }
+    }
+
+    /// Nodes of this volume that something holds, beside its root: a
+    /// volume with any is busy (umount's EBUSY).
+    pub fn busy(&self, root: &NodeRef) -> bool {
+        let root_ino = disk_of(root).map(|(_, ino)| ino);
+        self.nodes
+            .lock()
+            .iter()
+            .any(|(&ino, n)| n.strong_count() > 0 && Some(ino) != root_ino)
+    }
+
+    /// Commits and flushes: `sync`, `syncfs`, and `fsync` of any file on
+    /// it (one journal holds every file's changes).
+    pub fn sync(&self) -> Result<(), Errno> {
+        if self.read_only {
+            return Ok(());
+        }
+        self.with(|fs| {
+            fs.dev.write_back_older_than(0)?;
+            self.commit(fs)
+        })
+    }
+
+    /// Unmounts: releases the orphans, commits, checkpoints the journal,
+    /// marks the file system clean, and forgets every cached block.
+    pub fn unmount(&self) -> Result<(), Errno> {
+        let pinned = core::mem::take(&mut *self.pinned.lock());
+        drop(pinned); // outside the lock: a node's drop may take `orphans`
+        let mut guard = self.fs.lock();
+        let mut fs = guard.take().ok_or(Errno::EINVAL)?;
+        let result = self
+            .housekeeping(&mut fs)
+            .and_then(|()| fs.unmount())
+            .and_then(|mut cache| cache.invalidate().and_then(|()| cache.flush()));
+        result.map_err(errno)
+    }
+
+    /// statfs(2)'s figures: block size, blocks, free blocks, blocks free
+    /// to users, inodes, free inodes.
+    pub fn statfs(&self) -> Result<abi::types::Statfs, Errno> {
+        self.with(|fs| {
+            let sb = fs.superblock();
+            let (free_blocks, free_inodes) = fs.free_counts();
+            let bsize = fs.block_size() as i64;
+            let mut flags = abi::types::ST_VALID | abi::types::ST_NOATIME;
+            if self.read_only {
+                flags |= abi::types::ST_RDONLY;
+            }
+            Ok(abi::types::Statfs {
+                f_type: abi::types::EXT2_SUPER_MAGIC,
+                f_bsize: bsize,
+                f_frsize: bsize,
+                f_blocks: u64::from(sb.blocks_count - sb.first_data_block),
+                f_bfree: u64::from(free_blocks),
+                f_bavail: u64::from(free_blocks.saturating_sub(sb.r_blocks_count)),
+                f_files: u64::from(sb.inodes_count),
+                f_ffree: u64::from(free_inodes),
+                f_fsid: [self.dev as i32, 0],
+                f_namelen: abi::types::NAME_MAX as i64,
+                f_flags: flags,
+                ..abi::types::Statfs::default()
+            })
+        })
+    }
+}
+
+/// A disk node's volume and inode number; None for any other node.
+#[track_caller]
+pub fn disk_of(node: &NodeRef) -> Option<(Arc<Volume>, u32)> {
+    node.lock().disk.as_ref().map(|d| (d.vol.clone(), d.ino))
+}
+
+/// Copies an inode's attributes into its node.
+fn copy_attributes(node: &mut Node, inode: &Inode) {
+    node.perm = u32::from(inode.mode) & 0o7777;
+    node.uid = inode.uid;
+    node.gid = inode.gid;
+    node.links = u32::from(inode.links_count);
+    node.times = Times {
+        atime: from_time(inode.atime),
+        mtime: from_time(inode.mtime),
+        ctime: from_time(inode.ctime),
+    };
+    if let Some(disk) = &mut node.disk {
+        disk.size = inode.size;
+        disk.sectors = u64::from(inode.blocks);
+    }
+}
+
+/// Called when a disk node goes: an inode with no names left is released
+/// by the volume's next operation (this may run where sleeping is not
+/// allowed).
+pub fn node_dropped(disk: &DiskRef, links: u32) {
+    if links == 0 {
+        disk.vol.orphans.lock().push(disk.ino);
+    }
+}
+
+/// The disk node `dir` and its inode: ENOTDIR for a node of another kind.
+#[track_caller]
+fn dir_of(dir: &NodeRef) -> Result<(Arc<Volume>, u32), Errno> {
+    disk_of(dir).ok_or(Errno::ENOTDIR)
+}
+
+/// The child `name` of the disk directory `dir` (the caller checked the
+/// search permission).
+pub fn lookup(dir: &NodeRef, name: &str) -> Result<NodeRef, Errno> {
+    let (vol, ino) = dir_of(dir)?;
+    vol.with(|fs| {
+        let child = fs.lookup(ino, name.as_bytes())?;
+        vol.node(fs, child)
+    })
+}
+
+/// The entries of disk directory `dir` in on-disk order, without "."
+/// and ".." (getdents64 gives those for every directory).
+pub fn list(dir: &NodeRef) -> Result<Vec<DirEntry>, Errno> {
+    let (vol, ino) = dir_of(dir)?;
+    vol.with(|fs| {
+        let inode = fs.inode(ino)?;
+        let mut out = Vec::new();
+        fs.read_dir(&inode, 0, |name, ino, file_type, _| {
+            if name == b"." || name == b".." {
+                return true;
+            }
+            out.push(DirEntry {
+                name: String::from_utf8_lossy(name).into_owned(),
+                ino: u64::from(ino),
+                kind: kcore::ext2::dir::dt_of(file_type),
+            });
+            true
+        })?;
+        Ok(out)
+    })
+}
+
+/// Reads file bytes from `at` into `buf`; how many there were.
+pub fn read(node: &NodeRef, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+    let (vol, ino) = disk_of(node).ok_or(Errno::EINVAL)?;
+    vol.with(|fs| {
+        let inode = fs.inode(ino)?;
+        fs.read(&inode, at, buf)
+    })
+}
+
+/// Writes `buf` at `at` (at the end with `append`): where the bytes went
+/// and how many (fewer than asked past RLIMIT_FSIZE).
+pub fn write(node: &NodeRef, at: u64, buf: &[u8], append: bool) -> Result<(u64, usize), Errno> {
+    let (vol, ino) = disk_of(node).ok_or(Errno::EINVAL)?;
+    let limit = super::file::file_size_limit();
+    vol.changing(|fs| {
+        let at = if append { fs.inode(ino)?.size } else { at };
+        if buf.is_empty() {
+            return Ok((at, 0));
+        }
+        if at >= limit {
+            return Err(Error::Sys(super::file::file_too_big()));
+        }
+        let buf = &buf[..buf
+            .len()
+            .min(usize::try_from(limit - at).unwrap_or(usize::MAX))];
+        let n = fs.write(ino, at, buf)?;
+        vol.refresh(fs, ino)?;
+        Ok((at, n))
+    })
+}
+
+/// Sets the file's size.
+pub fn truncate(node: &NodeRef, len: u64) -> Result<(), Errno> {
+    let (vol, ino) = disk_of(node).ok_or(Errno::EINVAL)?;
+    if len > super::file::file_size_limit() {
+        return Err(super::file::file_too_big());
+    }
+    vol.changing(|fs| {
+        fs.truncate(ino, len)?;
+        vol.refresh(fs, ino)
+    })
+}
+
+/// Writes the node's mode, owner and times to its inode (chmod, chown,
+/// utimensat changed them in the node).
+pub fn store_attributes(node: &NodeRef) -> Result<(), Errno> {
+    let (vol, ino) = disk_of(node).ok_or(Errno::EINVAL)?;
+    let (perm, uid, gid, times) = {
+        let n = node.lock();
+        (n.perm, n.uid, n.gid, n.times)
+    };
+    vol.changing(|fs| {
+        let mut inode = fs.inode(ino)?;
+        inode.mode = ((u32::from(inode.mode) & S_IFMT) | (perm & 0o7777)) as u16;
+        inode.uid = uid;
+        inode.gid = gid;
+        inode.atime = to_time(times.atime);
+        inode.mtime = to_time(times.mtime);
+        inode.ctime = to_time(times.ctime);
+        fs.write_inode(ino, &inode)
+    })
+}
+
+/// EROFS if `node` is on a read-only mount (a change to its attributes
+/// is refused before it is made).
+pub fn check_writable(node: &Node) -> Result<(), Errno> {
+    match &node.disk {
+        Some(d) if d.vol.read_only => Err(Errno::EROFS),
+        _ => Ok(()),
+    }
+}
+
+/// What a new name in a directory is for (`ramfs::add`'s callers).
+pub enum Making<'a> {
+    Dir,
+    Symlink(&'a str),
+    /// mknod's: a FIFO, a socket's name, a regular file or a device node.
+    Special {
+        kind: u32,
+        rdev: u64,
+    },
+    Socket(Weak<super::socket::Socket>),
+    /// Another name for an existing node (link).
+    Link(&'a NodeRef),
+}
+
+/// The new inode's owner and group, as `ramfs::owned_under` picks them.
+fn new_inode(mode: u32, dir: &Node, cred: &Cred) -> NewInode {
+    let inherit = dir.perm & abi::types::S_ISGID != 0;
+    let mut mode = mode;
+    if inherit && mode & S_IFMT == S_IFDIR {
+        mode |= abi::types::S_ISGID;
+    }
+    NewInode {
+        mode,
+        uid: cred.fsuid,
+        gid: if inherit { dir.gid } else { cred.fsgid },
+        now: now(),
+    }
+}
+
+/// Adds `name` to disk directory `dir` for `making`, with the checks of
+/// `ramfs::add` in Linux's order: EEXIST, then write and search on the
+/// directory, then (mknod) the privilege.
+pub fn add(dir: &NodeRef, name: &str, perm: u32, making: Making, cred: &Cred) -> Result<(), Errno> {
+    let (vol, dir_ino) = dir_of(dir)?;
+    if let Making::Link(node) = &making {
+        match disk_of(node) {
+            Some((other, _)) if Arc::ptr_eq(&other, &vol) => {}
+            _ => return Err(Errno::EXDEV),
+        }
+    }
+    vol.with(|fs| {
+        if fs.lookup(dir_ino, name.as_bytes()).is_ok() {
+            return Err(Error::Sys(Errno::EEXIST));
+        }
+        if vol.read_only {
+            return Err(Error::Sys(Errno::EROFS));
+        }
+        if !dir.lock().permits(cred, MAY_WRITE | MAY_EXEC) {
+            return Err(Error::Sys(Errno::EACCES));
+        }
+        let template = |kind: u32| new_inode(kind | (perm & 0o7777), &dir.lock(), cred);
+        let name = name.as_bytes();
+        match making {
+            Making::Dir => {
+                fs.mkdir(dir_ino, name, template(S_IFDIR))?;
+            }
+            Making::Symlink(target) => {
+                fs.symlink(dir_ino, name, target.as_bytes(), template(S_IFLNK))?;
+            }
+            Making::Special { kind, rdev } => {
+                if matches!(kind, S_IFCHR | S_IFBLK) && !cred.capable(abi::types::CAP_MKNOD) {
+                    return Err(Error::Sys(Errno::EPERM));
+                }
+                fs.create(dir_ino, name, template(kind), rdev)?;
+            }
+            Making::Socket(socket) => {
+                let ino = fs.create(dir_ino, name, template(S_IFSOCK), 0)?;
+                let node = vol.node(fs, ino)?;
+                node.lock().content = Content::Socket(socket);
+                vol.pinned.lock().push(node);
+            }
+            Making::Link(node) => {
+                let (_, ino) = disk_of(node).expect("checked above");
+                fs.link(dir_ino, name, ino, now())?;
+                vol.refresh(fs, ino)?;
+            }
+        }
+        vol.refresh(fs, dir_ino)
+    })
+}
+
+/// Opens or creates regular file `name` in disk directory `dir`
+/// (`ramfs::create`'s rules); the node and whether this call made it.
+pub fn create(
+    dir: &NodeRef,
+    name: &str,
+    perm: u32,
+    exclusive: bool,
+    cred: &Cred,
+) -> Result<(NodeRef, bool), Errno> {
+    let (vol, dir_ino) = dir_of(dir)?;
+    vol.with(|fs| {
+        match fs.lookup(dir_ino, name.as_bytes()) {
+            Ok(_) if exclusive => return Err(Error::Sys(Errno::EEXIST)),
+            Ok(ino) => return Ok((vol.node(fs, ino)?, false)),
+            Err(Error::Sys(Errno::ENOENT)) => {}
+            Err(e) => return Err(e),
+        }
+        if !dir.lock().permits(cred, MAY_WRITE | MAY_EXEC) {
+            return Err(Error::Sys(Errno::EACCES));
+        }
+        if vol.read_only {
+            return Err(Error::Sys(Errno::EROFS));
+        }
+        let template = new_inode(S_IFREG | (perm & 0o7777), &dir.lock(), cred);
+        let ino = fs.create(dir_ino, name.as_bytes(), template, 0)?;
+        vol.refresh(fs, dir_ino)?;
+        Ok((vol.node(fs, ino)?, true))
+    })
+}
+
+/// Removes `name` from disk directory `dir`: a file (unlink) or an empty
+/// directory (rmdir), with `ramfs::remove`'s checks.
+pub fn remove(dir: &NodeRef, name: &str, want_dir: bool, cred: &Cred) -> Result<(), Errno> {
+    let (vol, dir_ino) = dir_of(dir)?;
+    vol.changing(|fs| {
+        let ino = fs.lookup(dir_ino, name.as_bytes())?;
+        let child = vol.node(fs, ino)?;
+        {
+            let c = child.lock();
+            dir.lock().may_unlink(&c, cred).map_err(Error::Sys)?;
+            if c.mounted.is_some() {
+                return Err(Error::Sys(Errno::EBUSY));
+            }
+            match (c.is_dir(), want_dir) {
+                (true, false) => return Err(Error::Sys(Errno::EISDIR)),
+                (false, true) => return Err(Error::Sys(Errno::ENOTDIR)),
+                _ => {}
+            }
+        }
+        drop(child);
+        let now = now();
+        if want_dir {
+            let gone = fs.rmdir(dir_ino, name.as_bytes(), now)?;
+            vol.last_name_gone(fs, gone)?;
+        } else {
+            let (ino, last) = fs.unlink(dir_ino, name.as_bytes(), now)?;
+            vol.refresh(fs, ino)?;
+            if last {
+                vol.last_name_gone(fs, ino)?;
+            }
+        }
+        vol.refresh(fs, dir_ino)
+    })
+}
+
+/// Renames within one disk (the caller made sure both directories are on
+/// `from_dir`'s volume), with `ramfs::rename`'s checks.
+pub fn rename(
+    from_dir: &NodeRef,
+    from_name: &str,
+    to_dir: &NodeRef,
+    to_name: &str,
+    noreplace: bool,
+    cred: &Cred,
+) -> Result<(), Errno> {
+    let (vol, from_ino) = dir_of(from_dir)?;
+    let (_, to_ino) = dir_of(to_dir)?;
+    vol.changing(|fs| {
+        let ino = fs.lookup(from_ino, from_name.as_bytes())?;
+        let node = vol.node(fs, ino)?;
+        let moving_dir = node.lock().is_dir();
+        if moving_dir && from_ino != to_ino && below(fs, to_ino, ino)? {
+            return Err(Error::Sys(Errno::EINVAL));
+        }
+        let existing = match fs.lookup(to_ino, to_name.as_bytes()) {
+            Ok(e) => Some(vol.node(fs, e)?),
+            Err(Error::Sys(Errno::ENOENT)) => None,
+            Err(e) => return Err(e),
+        };
+        if noreplace && existing.is_some() {
+            return Err(Error::Sys(Errno::EEXIST));
+        }
+        let sys = Error::Sys;
+        from_dir
+            .lock()
+            .may_unlink(&node.lock(), cred)
+            .map_err(sys)?;
+        match &existing {
+            Some(old) if !Arc::ptr_eq(old, &node) => {
+                to_dir.lock().may_unlink(&old.lock(), cred).map_err(sys)?
+            }
+            Some(_) => {}
+            None if !to_dir.lock().permits(cred, MAY_WRITE | MAY_EXEC) => {
+                return Err(sys(Errno::EACCES));
+            }
+            None => {}
+        }
+        if moving_dir && from_ino != to_ino && !node.lock().permits(cred, MAY_WRITE) {
+            return Err(sys(Errno::EACCES));
+        }
+        if node.lock().mounted.is_some()
+            || existing
+                .as_ref()
+                .is_some_and(|e| e.lock().mounted.is_some())
+        {
+            return Err(sys(Errno::EBUSY));
+        }
+        if let Some(existing) = &existing {
+            if Arc::ptr_eq(existing, &node) {
+                return Ok(());
+            }
+            match (existing.lock().is_dir(), moving_dir) {
+                (true, false) => return Err(sys(Errno::EISDIR)),
+                (false, true) => return Err(sys(Errno::ENOTDIR)),
+                _ => {}
+            }
+        }
+        let replaced_ino = existing.as_ref().and_then(|e| disk_of(e)).map(|(_, i)| i);
+        drop(existing);
+        if let Some(gone) = fs.rename(
+            from_ino,
+            from_name.as_bytes(),
+            to_ino,
+            to_name.as_bytes(),
+            now(),
+        )? {
+            vol.last_name_gone(fs, gone)?;
+        } else if let Some(replaced) = replaced_ino {
+            vol.refresh(fs, replaced)?;
+        }
+        vol.refresh(fs, ino)?;
+        vol.refresh(fs, from_ino)?;
+        vol.refresh(fs, to_ino)
+    })
+}
+
+/// Whether directory `dir` is `ancestor` or lies below it: walks up by
+/// "..", which every ext2 directory has.
+fn below(fs: &mut DiskFs, dir: u32, ancestor: u32) -> kcore::ext2::Result<bool> {
+    let mut at = dir;
+    for _ in 0..4096 {
+        if at == ancestor {
+            return Ok(true);
+        }
+        if at == fs.root() {
+            return Ok(false);
+        }
+        at = fs.lookup(at, b"..")?;
+    }
+    Err(Error::Corrupt("a directory's \"..\" chain has no end"))
+}
+
+/// fsync(2) and fdatasync(2) of a disk file: the whole journal commits
+/// (ext3 logs every file's metadata in one transaction, as Linux's ext3).
+pub fn fsync(node: &NodeRef) -> Result<(), Errno> {
+    let (vol, _) = disk_of(node).ok_or(Errno::EINVAL)?;
+    vol.sync()
+}
+
+/// The file's bytes in a `FileData` of their own, for a mapping or exec:
+/// a copy taken now (see mm's `file_mapping`: a shared mapping of a disk
+/// file is not offered yet).
+pub fn snapshot(node: &NodeRef) -> Result<super::filedata::FileData, Errno> {
+    let (vol, ino) = disk_of(node).ok_or(Errno::EINVAL)?;
+    let data = super::filedata::FileData::default();
+    let mut buf = alloc::vec![0u8; 64 * 1024];
+    let mut at = 0u64;
+    loop {
+        let n = vol.with(|fs| {
+            let inode = fs.inode(ino)?;
+            fs.read(&inode, at, &mut buf)
+        })?;
+        if n == 0 {
+            break;
+        }
+        data.write_at(at, &buf[..n])?;
+        at += n as u64;
+    }
+    Ok(data)
+}

@@ -1,0 +1,549 @@
+//! /bin/fstest: an ext3 file system on the virtio disk, mounted and used
+//! from user space (fs/mount.rs, fs/ext2.rs, kcore::ext2).
+//!
+//! xtask's `ext3` suite boots with an image that Debian's `mke2fs -t ext3
+//! -d` made from the files `kcore::ext2::suite` names. These tests mount
+//! it on /mnt, read the host's files, write files of every size class, a
+//! sparse file, links, a FIFO and a device node, check the errors Linux
+//! gives (EXDEV, EBUSY, EROFS, ENAMETOOLONG, ENOTEMPTY), mount it
+//! read-only, and leave it unmounted. After power-off xtask runs the
+//! host's `e2fsck -fn` on the image and reads the guest's files back with
+//! `debugfs`.
+//!
+//! Each test runs in its own child, mounts the disk and unmounts it, and
+//! prints `fstest: ok NAME` or `fstest: FAIL NAME: why`.
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use abi::sys as nr;
+use abi::types::*;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use kcore::ext2::suite::{
+    BLOCK_SIZE, GUEST_SIZES, HOST_FILES, HOST_LINK, SPARSE_AT, SPARSE_LEN, SPARSE_SEED,
+    WRITER_BYTES, WRITERS, byte, long_name, writer_seed,
+};
+use libc_lite::{Errno, println, sys};
+use user::ensure;
+use user::harness::{Outcome, Test, expect_err};
+
+libc_lite::entry!(run);
+
+const DISK: &str = "/dev/vda";
+const MNT: &str = "/mnt";
+
+fn call(number: usize, args: &[usize]) -> Result<usize, Errno> {
+    // SAFETY: every pointer passed is to a live buffer or NUL-terminated
+    // string of the length the call expects.
+    Errno::from_return(unsafe { libc_lite::syscall::syscall(number, args) })
+}
+
+fn why(what: &str) -> impl FnOnce(Errno) -> String + '_ {
+    move |e| format!("{what}: {}", e.message())
+}
+
+/// A path's C string, for the calls libc-lite has no wrapper for.
+fn cpath(path: &str) -> Vec<u8> {
+    let mut c = Vec::from(path.as_bytes());
+    c.push(0);
+    c
+}
+
+fn symlink(target: &str, path: &str) -> Result<usize, Errno> {
+    let (t, p) = (cpath(target), cpath(path));
+    call(nr::SYMLINK, &[t.as_ptr() as usize, p.as_ptr() as usize])
+}
+
+fn link(from: &str, to: &str) -> Result<usize, Errno> {
+    let (f, t) = (cpath(from), cpath(to));
+    call(nr::LINK, &[f.as_ptr() as usize, t.as_ptr() as usize])
+}
+
+fn mknod(path: &str, mode: u32, dev: u64) -> Result<usize, Errno> {
+    let p = cpath(path);
+    call(
+        nr::MKNOD,
+        &[p.as_ptr() as usize, mode as usize, dev as usize],
+    )
+}
+
+fn statfs(path: &str) -> Result<Statfs, Errno> {
+    let p = cpath(path);
+    let mut st = Statfs::default();
+    call(
+        nr::STATFS,
+        &[p.as_ptr() as usize, &mut st as *mut Statfs as usize],
+    )?;
+    Ok(st)
+}
+
+fn pwrite(fd: i32, buf: &[u8], at: u64) -> Result<usize, Errno> {
+    call(
+        nr::PWRITE64,
+        &[fd as usize, buf.as_ptr() as usize, buf.len(), at as usize],
+    )
+}
+
+fn pread(fd: i32, buf: &mut [u8], at: u64) -> Result<usize, Errno> {
+    call(
+        nr::PREAD64,
+        &[
+            fd as usize,
+            buf.as_mut_ptr() as usize,
+            buf.len(),
+            at as usize,
+        ],
+    )
+}
+
+/// Mounts the disk on /mnt (`flags`), runs `f`, and unmounts whatever
+/// `f` answered: every test starts and ends with the disk unmounted.
+fn mounted(flags: u64, f: impl FnOnce() -> Outcome) -> Outcome {
+    let _ = sys::mkdir(MNT, 0o755);
+    sys::mount(DISK, MNT, "ext3", flags, None).map_err(why("mount /dev/vda /mnt"))?;
+    let result = f();
+    let unmounted = sys::umount2(MNT, 0).map_err(why("umount /mnt"));
+    result.and(unmounted)
+}
+
+fn pattern(seed: u64, len: u64) -> Vec<u8> {
+    (0..len).map(|at| byte(seed, at)).collect()
+}
+
+/// Writes `data` to `path` (made or cut to nothing) in pieces of
+/// `piece` bytes, then fsyncs it.
+fn write_file(path: &str, data: &[u8], piece: usize) -> Outcome {
+    let fd = sys::open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644).map_err(why(path))?;
+    for chunk in data.chunks(piece.max(1)) {
+        sys::write_all(fd, chunk).map_err(why("write"))?;
+    }
+    sys::fsync(fd).map_err(why("fsync"))?;
+    sys::close(fd).map_err(why("close"))?;
+    Ok(())
+}
+
+fn check_file(path: &str, want: &[u8]) -> Outcome {
+    let got = sys::read_file(path).map_err(why(path))?;
+    ensure!(
+        got.len() == want.len(),
+        "{path}: {} bytes, want {}",
+        got.len(),
+        want.len()
+    );
+    if let Some(at) = (0..got.len()).find(|&i| got[i] != want[i]) {
+        return Err(format!(
+            "{path}: byte {at} is {:#x}, want {:#x}",
+            got[at], want[at]
+        ));
+    }
+    Ok(())
+}
+
+fn the_host_files_read_back() -> Outcome {
+    mounted(0, || {
+        for &(name, size) in HOST_FILES {
+            check_file(&format!("{MNT}/{name}"), &pattern(size, size))?;
+        }
+        let mut buf = [0u8; 64];
+        let (link, target) = HOST_LINK;
+        let got = sys::readlink(&format!("{MNT}/{link}"), &mut buf).map_err(why("readlink"))?;
+        ensure!(got == target, "{link} -> {got}, want {target}");
+        let st = sys::stat(&format!("{MNT}/{link}")).map_err(why("stat through the link"))?;
+        ensure!(
+            st.st_mode & S_IFMT == S_IFREG,
+            "the link leads to mode {:o}",
+            st.st_mode
+        );
+        let root = sys::stat(MNT).map_err(why("stat /mnt"))?;
+        ensure!(
+            root.st_ino == 2,
+            "the root's inode is {}, want ext2's 2",
+            root.st_ino
+        );
+        ensure!(
+            root.st_dev == makedev(254, 0),
+            "st_dev {:#x}, want the disk's",
+            root.st_dev
+        );
+        Ok(())
+    })
+}
+
+fn the_mount_shows_in_proc_mounts_and_statfs() -> Outcome {
+    mounted(0, || {
+        let mounts = sys::read_file("/proc/mounts").map_err(why("/proc/mounts"))?;
+        let mounts = String::from_utf8_lossy(&mounts);
+        ensure!(
+            mounts
+                .lines()
+                .any(|l| l == "/dev/vda /mnt ext3 rw,noatime 0 0"),
+            "/proc/mounts has no line for /mnt:\n{mounts}"
+        );
+        let st = statfs(MNT).map_err(why("statfs"))?;
+        ensure!(st.f_type == EXT2_SUPER_MAGIC, "f_type {:#x}", st.f_type);
+        ensure!(st.f_bsize == BLOCK_SIZE as i64, "f_bsize {}", st.f_bsize);
+        ensure!(
+            st.f_bfree > 0 && st.f_bfree < st.f_blocks,
+            "free {} of {}",
+            st.f_bfree,
+            st.f_blocks
+        );
+        ensure!(
+            st.f_ffree > 0 && st.f_ffree < st.f_files,
+            "free inodes {} of {}",
+            st.f_ffree,
+            st.f_files
+        );
+        let tmp = statfs("/tmp").map_err(why("statfs /tmp"))?;
+        ensure!(
+            tmp.f_type == RAMFS_MAGIC,
+            "/tmp is still memory: {:#x}",
+            tmp.f_type
+        );
+        Ok(())
+    })?;
+    let mounts = sys::read_file("/proc/mounts").map_err(why("/proc/mounts"))?;
+    ensure!(
+        !String::from_utf8_lossy(&mounts).contains("/mnt"),
+        "/mnt is still listed after umount"
+    );
+    Ok(())
+}
+
+fn files_of_every_size_class() -> Outcome {
+    mounted(0, || {
+        let _ = sys::mkdir(&format!("{MNT}/out"), 0o755);
+        for (i, &size) in GUEST_SIZES.iter().enumerate() {
+            let path = format!("{MNT}/out/size-{size}");
+            // Pieces of odd sizes, so writes straddle blocks.
+            write_file(&path, &pattern(size, size), [1000, 4096, 777, 65536][i % 4])?;
+            check_file(&path, &pattern(size, size))?;
+            let st = sys::stat(&path).map_err(why("stat"))?;
+            ensure!(st.st_size == size as i64, "{path}: st_size {}", st.st_size);
+            // Data blocks plus the map's indirect blocks, in sectors.
+            let data = size.div_ceil(BLOCK_SIZE) * 2;
+            ensure!(
+                st.st_blocks as u64 >= data && st.st_blocks as u64 <= data + data / 64 + 8,
+                "{path}: st_blocks {} for {size} bytes",
+                st.st_blocks
+            );
+        }
+        Ok(())
+    })?;
+    // And again after a fresh mount: nothing lived only in memory.
+    mounted(MS_RDONLY, || {
+        for &size in GUEST_SIZES {
+            check_file(&format!("{MNT}/out/size-{size}"), &pattern(size, size))?;
+        }
+        Ok(())
+    })
+}
+
+fn a_sparse_file_reaches_the_triple_indirect_block() -> Outcome {
+    mounted(0, || {
+        let _ = sys::mkdir(&format!("{MNT}/out"), 0o755);
+        let path = format!("{MNT}/out/sparse");
+        let fd = sys::open(&path, O_RDWR | O_CREAT | O_TRUNC, 0o644).map_err(why(&path))?;
+        let data = pattern(SPARSE_SEED, SPARSE_LEN);
+        let n = pwrite(fd, &data, SPARSE_AT).map_err(why("pwrite"))?;
+        ensure!(n == data.len(), "pwrite wrote {n}");
+        let st = sys::fstat(fd).map_err(why("fstat"))?;
+        ensure!(
+            st.st_size as u64 == SPARSE_AT + SPARSE_LEN,
+            "st_size {}",
+            st.st_size
+        );
+        // Five data blocks and a block of each level of the map.
+        ensure!(
+            st.st_blocks <= 2 * 12,
+            "st_blocks {} in a sparse file",
+            st.st_blocks
+        );
+        let mut hole = vec![1u8; 4096];
+        let n = pread(fd, &mut hole, SPARSE_AT / 2).map_err(why("pread in the hole"))?;
+        ensure!(
+            n == hole.len() && hole.iter().all(|&b| b == 0),
+            "the hole is not zeros"
+        );
+        let mut back = vec![0u8; data.len()];
+        let n = pread(fd, &mut back, SPARSE_AT).map_err(why("pread"))?;
+        ensure!(
+            n == back.len() && back == data,
+            "the written block reads back wrong"
+        );
+        sys::fsync(fd).map_err(why("fsync"))?;
+        sys::close(fd).map_err(why("close"))
+    })
+}
+
+fn names_links_fifos_and_devices() -> Outcome {
+    mounted(0, || {
+        let dir = format!("{MNT}/out/names");
+        let _ = sys::mkdir(&format!("{MNT}/out"), 0o755);
+        sys::mkdir(&dir, 0o750).map_err(why("mkdir"))?;
+        let long = format!("{dir}/{}", long_name());
+        write_file(&long, b"longest name", 7)?;
+        let too_long = format!("{dir}/{}x", long_name());
+        expect_err(
+            "a 256-byte name",
+            sys::open(&too_long, O_WRONLY | O_CREAT, 0o644),
+            Errno::ENAMETOOLONG,
+        )?;
+        write_file(&format!("{dir}/one"), b"one file, two names\n", 5)?;
+        link(&format!("{dir}/one"), &format!("{dir}/two")).map_err(why("link"))?;
+        let st = sys::stat(&format!("{dir}/two")).map_err(why("stat"))?;
+        ensure!(st.st_nlink == 2, "st_nlink {} after link", st.st_nlink);
+        // A fast link (in the inode) and a slow one (in a block).
+        symlink("one", &format!("{dir}/fast")).map_err(why("symlink"))?;
+        let slow: String = (0..100).map(|_| "../").collect::<String>() + "names/one";
+        symlink(&slow, &format!("{dir}/slow")).map_err(why("slow symlink"))?;
+        let mut buf = [0u8; 512];
+        let got = sys::readlink(&format!("{dir}/slow"), &mut buf).map_err(why("readlink"))?;
+        ensure!(got == slow, "the slow link reads {got}");
+        check_file(&format!("{dir}/fast"), b"one file, two names\n")?;
+        mknod(&format!("{dir}/fifo"), S_IFIFO | 0o644, 0).map_err(why("mkfifo"))?;
+        mknod(&format!("{dir}/null"), S_IFCHR | 0o666, makedev(1, 3)).map_err(why("mknod"))?;
+        let st = sys::stat(&format!("{dir}/null")).map_err(why("stat null"))?;
+        ensure!(st.st_rdev == makedev(1, 3), "st_rdev {:#x}", st.st_rdev);
+        let fd = sys::open(&format!("{dir}/null"), O_WRONLY, 0).map_err(why("open null"))?;
+        ensure!(
+            sys::write(fd, b"gone").ok() == Some(4),
+            "a write to the disk's /dev/null node"
+        );
+        let _ = sys::close(fd);
+        // rename over a file, and the directory's errors.
+        write_file(&format!("{dir}/new"), b"replacement\n", 3)?;
+        sys::rename(&format!("{dir}/new"), &format!("{dir}/one")).map_err(why("rename over"))?;
+        check_file(&format!("{dir}/two"), b"one file, two names\n")?;
+        check_file(&format!("{dir}/one"), b"replacement\n")?;
+        expect_err(
+            "rmdir of a full directory",
+            sys::rmdir(&dir),
+            Errno::ENOTEMPTY,
+        )?;
+        sys::mkdir(&format!("{dir}/empty"), 0o755).map_err(why("mkdir"))?;
+        sys::rmdir(&format!("{dir}/empty")).map_err(why("rmdir"))?;
+        let parent = sys::stat(&dir).map_err(why("stat dir"))?;
+        ensure!(
+            parent.st_nlink == 2,
+            "the directory's st_nlink is {}",
+            parent.st_nlink
+        );
+        let mut names = Vec::new();
+        let fd = sys::open(&dir, O_RDONLY | O_DIRECTORY, 0).map_err(why("open dir"))?;
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let n = sys::getdents64(fd, &mut buf).map_err(why("getdents64"))?;
+            if n == 0 {
+                break;
+            }
+            let mut at = 0;
+            while at < n {
+                let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+                let name = &buf[at + 19..at + reclen];
+                let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+                names.push(String::from_utf8_lossy(&name[..end]).into_owned());
+                at += reclen;
+            }
+        }
+        let _ = sys::close(fd);
+        names.sort();
+        let mut want: Vec<String> = [".", "..", "fast", "fifo", "null", "one", "slow", "two"]
+            .iter()
+            .map(|s| String::from(*s))
+            .collect();
+        want.push(long_name());
+        want.sort();
+        ensure!(names == want, "the directory lists {names:?}");
+        Ok(())
+    })
+}
+
+fn what_crosses_a_mount_is_refused() -> Outcome {
+    mounted(0, || {
+        let file = format!("{MNT}/cross");
+        write_file(&file, b"x", 1)?;
+        expect_err(
+            "rename to /tmp",
+            sys::rename(&file, "/tmp/cross"),
+            Errno::EXDEV,
+        )?;
+        expect_err("link to /tmp", link(&file, "/tmp/cross"), Errno::EXDEV)?;
+        expect_err("rmdir of the mount point", sys::rmdir(MNT), Errno::EBUSY)?;
+        let fd = sys::open(&file, O_RDONLY, 0).map_err(why("open"))?;
+        expect_err(
+            "umount with a file open",
+            sys::umount2(MNT, 0),
+            Errno::EBUSY,
+        )?;
+        let _ = sys::close(fd);
+        sys::unlink(&file).map_err(why("unlink"))?;
+        expect_err(
+            "mount it twice",
+            sys::mount(DISK, "/tmp", "ext3", 0, None),
+            Errno::EBUSY,
+        )?;
+        expect_err(
+            "mount a character device",
+            sys::mount("/dev/null", "/tmp", "ext3", 0, None),
+            Errno::ENOTBLK,
+        )?;
+        expect_err(
+            "an unknown type",
+            sys::mount(DISK, "/tmp", "nosuchfs", 0, None),
+            Errno::ENODEV,
+        )?;
+        Ok(())
+    })?;
+    expect_err(
+        "umount of what is not mounted",
+        sys::umount2(MNT, 0),
+        Errno::EINVAL,
+    )
+}
+
+fn an_unlinked_open_file_lives_until_closed() -> Outcome {
+    mounted(0, || {
+        let before = statfs(MNT).map_err(why("statfs"))?;
+        let path = format!("{MNT}/doomed");
+        let fd = sys::open(&path, O_RDWR | O_CREAT | O_TRUNC, 0o600).map_err(why("open"))?;
+        let data = pattern(99, 50_000);
+        sys::write_all(fd, &data).map_err(why("write"))?;
+        sys::unlink(&path).map_err(why("unlink"))?;
+        expect_err("stat after unlink", sys::stat(&path), Errno::ENOENT)?;
+        let mut back = vec![0u8; data.len()];
+        let n = pread(fd, &mut back, 0).map_err(why("pread"))?;
+        ensure!(
+            n == data.len() && back == data,
+            "the open file lost its bytes"
+        );
+        let st = sys::fstat(fd).map_err(why("fstat"))?;
+        ensure!(st.st_nlink == 0, "st_nlink {} after unlink", st.st_nlink);
+        sys::close(fd).map_err(why("close"))?;
+        // The next operation releases it: blocks and inode come back.
+        sys::sync();
+        let after = statfs(MNT).map_err(why("statfs"))?;
+        ensure!(
+            after.f_bfree == before.f_bfree && after.f_ffree == before.f_ffree,
+            "free blocks {} -> {}, inodes {} -> {}",
+            before.f_bfree,
+            after.f_bfree,
+            before.f_ffree,
+            after.f_ffree
+        );
+        Ok(())
+    })
+}
+
+fn several_writers_at_once() -> Outcome {
+    mounted(0, || {
+        let _ = sys::mkdir(&format!("{MNT}/out"), 0o755);
+        let mut children = Vec::new();
+        for w in 0..WRITERS {
+            let pid = sys::fork().map_err(why("fork"))?;
+            if pid == 0 {
+                let path = format!("{MNT}/out/writer-{w}");
+                let result = write_file(&path, &pattern(writer_seed(w), WRITER_BYTES), 3000);
+                if let Err(why) = &result {
+                    println!("fstest: writer {w}: {why}");
+                }
+                sys::exit(i32::from(result.is_err()));
+            }
+            children.push(pid);
+        }
+        for pid in children {
+            let status = sys::waitpid(pid as i32).map_err(why("wait"))?;
+            ensure!(status == 0, "a writer failed (status {status:#x})");
+        }
+        for w in 0..WRITERS {
+            check_file(
+                &format!("{MNT}/out/writer-{w}"),
+                &pattern(writer_seed(w), WRITER_BYTES),
+            )?;
+        }
+        Ok(())
+    })
+}
+
+fn a_read_only_mount_refuses_changes() -> Outcome {
+    mounted(MS_RDONLY, || {
+        let mounts = sys::read_file("/proc/mounts").map_err(why("/proc/mounts"))?;
+        ensure!(
+            String::from_utf8_lossy(&mounts).contains("/dev/vda /mnt ext3 ro,noatime 0 0"),
+            "/proc/mounts does not say ro"
+        );
+        let (name, size) = HOST_FILES[0];
+        let path = format!("{MNT}/{name}");
+        check_file(&path, &pattern(size, size))?;
+        expect_err(
+            "create",
+            sys::open(&format!("{MNT}/new"), O_WRONLY | O_CREAT, 0o644),
+            Errno::EROFS,
+        )?;
+        expect_err(
+            "open for writing",
+            sys::open(&path, O_WRONLY, 0),
+            Errno::EROFS,
+        )?;
+        expect_err(
+            "mkdir",
+            sys::mkdir(&format!("{MNT}/d"), 0o755),
+            Errno::EROFS,
+        )?;
+        expect_err("unlink", sys::unlink(&path), Errno::EROFS)?;
+        expect_err(
+            "mkdir of a name that exists",
+            sys::mkdir(&path, 0o755),
+            Errno::EEXIST,
+        )?;
+        let st = statfs(MNT).map_err(why("statfs"))?;
+        ensure!(
+            st.f_flags & ST_RDONLY != 0,
+            "statfs f_flags {:#x}",
+            st.f_flags
+        );
+        Ok(())
+    })
+}
+
+fn a_tmpfs_mounts_and_unmounts() -> Outcome {
+    let _ = sys::mkdir(MNT, 0o755);
+    sys::mount("tmpfs", MNT, "tmpfs", 0, Some("mode=700")).map_err(why("mount tmpfs"))?;
+    let st = sys::stat(MNT).map_err(why("stat"))?;
+    ensure!(
+        st.st_mode & 0o7777 == 0o700,
+        "the tmpfs root's mode is {:o}",
+        st.st_mode
+    );
+    write_file(&format!("{MNT}/in-memory"), b"gone at umount", 4)?;
+    sys::umount2(MNT, 0).map_err(why("umount tmpfs"))?;
+    expect_err(
+        "the file after umount",
+        sys::stat(&format!("{MNT}/in-memory")),
+        Errno::ENOENT,
+    )
+}
+
+const TESTS: &[Test] = user::tests![
+    the_host_files_read_back,
+    the_mount_shows_in_proc_mounts_and_statfs,
+    files_of_every_size_class,
+    a_sparse_file_reaches_the_triple_indirect_block,
+    names_links_fifos_and_devices,
+    what_crosses_a_mount_is_refused,
+    an_unlinked_open_file_lives_until_closed,
+    several_writers_at_once,
+    a_read_only_mount_refuses_changes,
+    a_tmpfs_mounts_and_unmounts,
+];
+
+fn run() -> i32 {
+    let (passed, failed) = user::harness::run("fstest", TESTS);
+    println!("fstest: {passed} passed, {failed} failed");
+    i32::from(failed > 0)
+}
