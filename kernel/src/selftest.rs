@@ -537,6 +537,15 @@ pub fn crash(kind: &str) -> ! {
             let _again = SOME_LOCK.lock();
             panic!("a lock taken twice went unnoticed");
         }
+        "sleep-holding-lock" => {
+            // A sleep lock may sleep, so taking one inside a spinlock is a
+            // sleep holding a spinlock: refused at once, even when free.
+            static SOME_LOCK: IrqLock<u32> = IrqLock::new(Rank::Service, 0);
+            static SLEEPY: crate::sync::SleepLock<u32> = crate::sync::SleepLock::new(0);
+            let _held = SOME_LOCK.lock();
+            let _sleepy = SLEEPY.lock();
+            panic!("a sleep lock taken holding a spinlock went unnoticed");
+        }
         "lock-order" => {
             // Frames come after the process table in the order: taking the
             // table while holding the frame allocator is the half of an

@@ -665,7 +665,7 @@ fn check_run(run: &Run) -> Result<(), String> {
     let ended_as_asked = match outcome.ending {
         Ending::KernelFailure => run.kernel_fails,
         Ending::Exited(_) => !run.kernel_fails,
-        Ending::TimedOut(_) | Ending::QemuEnded(_) => false,
+        Ending::TimedOut(_) | Ending::QemuEnded(_) | Ending::Killed => false,
     };
     if !ended_as_asked {
         return Err(say(format!(

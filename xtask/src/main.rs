@@ -19,6 +19,7 @@ mod bench;
 mod book;
 mod build;
 mod checks;
+mod crashdisk;
 mod docs;
 mod expect;
 mod figures;

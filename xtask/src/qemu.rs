@@ -26,6 +26,8 @@ pub enum Ending {
     Exited(u8),
     /// The kernel panicked or hit an exception.
     KernelFailure,
+    /// QEMU was killed on purpose (`boot_until`: a power cut).
+    Killed,
     /// QEMU was killed after the timeout.
     TimedOut(u64),
     /// QEMU ended without the guest asking (closed, triple fault, error).
@@ -48,6 +50,7 @@ impl Ending {
                 "the kernel stopped with a failure (panic or exception report above)".into()
             }
             Ending::TimedOut(s) => format!("QEMU timed out after {s} s and was killed"),
+            Ending::Killed => "QEMU was killed on purpose (a power cut)".into(),
             Ending::QemuEnded(Some(c)) => {
                 format!(
                     "QEMU ended with code {c} without a guest exit status (a triple fault, or QEMU could not start: its message is above)"
@@ -153,6 +156,20 @@ pub fn boot(
     echo: bool,
     typing: Typing,
 ) -> Result<Outcome, String> {
+    boot_until(opts, image, timeout, echo, typing, None)
+}
+
+/// `boot`, killing QEMU `delay` after a console line first contains
+/// `trigger` (`kill`): a power cut from outside, for the crash suites.
+/// Such a boot ends `Ending::Killed`.
+pub fn boot_until(
+    opts: &Options,
+    image: &Path,
+    timeout: Duration,
+    echo: bool,
+    typing: Typing,
+    kill: Option<(&str, Duration)>,
+) -> Result<Outcome, String> {
     let mut cmd = command(opts, image, Console::Pipe)?;
     cmd.stdin(if typing.is_empty() {
         Stdio::null()
@@ -186,10 +203,22 @@ pub fn boot(
     let mut lines = Vec::new();
     let mut first_line_after = None;
     let mut timed_out = false;
+    let mut killed = false;
+    let mut kill_at: Option<Duration> = None;
     loop {
         let left = timeout.saturating_sub(start.elapsed());
+        let left = match kill_at {
+            Some(at) => left.min(at.saturating_sub(start.elapsed())),
+            None => left,
+        };
         match rx.recv_timeout(left) {
             Ok((line, at)) => {
+                if let Some((trigger, delay)) = kill
+                    && kill_at.is_none()
+                    && line.contains(trigger)
+                {
+                    kill_at = Some(at + delay);
+                }
                 if first_line_after.is_none() && line.starts_with(KERNEL_FIRST_LINE) {
                     first_line_after = Some(at);
                 }
@@ -208,6 +237,13 @@ pub fn boot(
                 lines.push(line);
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout)
+                if kill_at.is_some_and(|at| start.elapsed() >= at) =>
+            {
+                killed = true;
+                let _ = child.kill();
+                break;
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 timed_out = true;
                 let _ = child.kill();
@@ -218,6 +254,7 @@ pub fn boot(
     let status = child.wait().map_err(|e| format!("waiting for QEMU: {e}"))?;
     let qemu_stderr = err_thread.join().unwrap_or_default();
     let ending = match Ending::from_qemu(status.code()) {
+        _ if killed => Ending::Killed,
         _ if timed_out => Ending::TimedOut(timeout.as_secs()),
         // Only the kernel powers off through the exit device, so a status
         // before its banner is QEMU's own failure (exit code 1: an image

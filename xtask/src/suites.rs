@@ -51,6 +51,11 @@ pub enum Expect {
         core: &'static str,
         shows: &'static [&'static str],
     },
+    /// `/bin/fsstress` on a fresh ext3 disk, QEMU killed at a random
+    /// moment, this many times; after each kill e2fsck and this kernel's
+    /// own replay must keep every file whose fsync returned
+    /// (crashdisk.rs).
+    DiskKills(usize),
     /// The static musl programs of `tests/musl/`, run by `/bin/musltests`:
     /// each one's stdout and exit status must be what the same binary gives
     /// on the host's Linux. With them, the project's /bin/sh runs
@@ -237,6 +242,15 @@ pub fn suites() -> Vec<Suite> {
             &["KERNEL PANIC: ", "lock taken twice on CPU 0"],
         ),
         crash(
+            "crash-sleep-lock-holding-a-spinlock",
+            "crash=sleep-holding-lock\n",
+            &[
+                "KERNEL PANIC: ",
+                "a sleep lock taken at kernel/src/selftest.rs:",
+                "while holding 1 spinlock(s)",
+            ],
+        ),
+        crash(
             "crash-lock-order",
             "crash=lock-order\n",
             &[
@@ -340,6 +354,22 @@ pub fn suites() -> Vec<Suite> {
             cpus: Some(4),
             expect: Expect::UserSuite("fstest:"),
             ..usertests("ext3-4cpus", Tick::Pit)
+        },
+        // QEMU killed during a write workload on ext3: 5 times here, 100
+        // in the slow `crash-disk`, which runs only when named.
+        Suite {
+            program: &["/bin/fsstress"],
+            disk: Disk::Ext3,
+            cpus: Some(2),
+            expect: Expect::DiskKills(5),
+            ..usertests("ext3-kills", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/fsstress"],
+            disk: Disk::Ext3,
+            cpus: Some(2),
+            expect: Expect::DiskKills(100),
+            ..usertests("crash-disk", Tick::Pit)
         },
         Suite {
             program: &["/bin/sigtests"],

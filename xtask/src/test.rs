@@ -106,6 +106,10 @@ const PARTS: &[Part] = &[
     },
 ];
 
+/// Suites too slow for the default run: `cargo xtask test -- NAME` runs
+/// one, by its whole name.
+const SLOW: &[&str] = &["crash-disk"];
+
 /// The parts and suites `cargo xtask test -- NAME...` asked for: every
 /// one whose name starts with one of the NAMEs (all of them for none).
 struct Selection<'a>(&'a [String]);
@@ -115,8 +119,12 @@ impl Selection<'_> {
         self.0.is_empty() || self.0.iter().any(|o| name.starts_with(o.as_str()))
     }
 
-    /// A QEMU suite runs when its part or its own name is asked for.
+    /// A QEMU suite runs when its part or its own name is asked for; a
+    /// slow one (`SLOW`) only when its whole name is.
     fn wants_suite(&self, suite: &str) -> bool {
+        if SLOW.contains(&suite) {
+            return self.0.iter().any(|o| o == suite);
+        }
         self.wants("suites") || self.wants(suite)
     }
 }
@@ -358,6 +366,9 @@ fn glibc_cases() -> Result<(Vec<SameAsLinux>, Vec<RamdiskFile>), String> {
 }
 
 fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), String> {
+    if let Expect::DiskKills(kills) = suite.expect {
+        return crate::crashdisk::run(opts, suite, kills, tally);
+    }
     let mut boot_opts = opts.clone();
     boot_opts.hz = suite.hz;
     boot_opts.cpus = suite.cpus.unwrap_or(opts.cpus);
@@ -458,6 +469,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             check_output(suite.name, &outcome, (lines, status, quiet), tally)
         }
         Expect::Musl | Expect::Glibc => check_same_as_linux(suite.name, &outcome, &cases, tally)?,
+        Expect::DiskKills(_) => unreachable!("crashdisk.rs runs these"),
         Expect::CoreInGdb { elf, shows, .. } => {
             check_core_in_gdb(suite.name, &boot_opts, &outcome, (elf, shows), tally)?
         }

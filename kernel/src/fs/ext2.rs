@@ -317,7 +317,8 @@ impl Volume {
     }
 
     /// The inode's last name went (`unlink`, `rmdir`, a rename over it):
-    /// release it now if no node holds it, else when its last node goes.
+    /// release it now, in that operation's transaction, if no node holds
+    /// it, else when its last node goes.
     fn last_name_gone(&self, fs: &mut DiskFs, ino: u32) -> kcore::ext2::Result<()> {
         let node = self.nodes.lock().get(&ino).and_then(Weak::upgrade);
         match node {
@@ -325,7 +326,7 @@ impl Volume {
                 node.lock().links = 0;
                 Ok(())
             }
-            None => fs.release(ino),
+            None => fs.release_after(ino),
         }
     }
 

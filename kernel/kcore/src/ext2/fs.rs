@@ -1344,6 +1344,15 @@ impl<D: BlockDevice> Fs<D> {
         self.release_within(ino)
     }
 
+    /// [`Fs::release`] in the transaction of the operation just done
+    /// (the unlink, rmdir or rename that took the inode's last name), so
+    /// a crash never finds the name gone and the inode still held. The
+    /// caller calls it right after that operation, with nothing between.
+    pub fn release_after(&mut self, ino: u32) -> Result<()> {
+        self.writable()?;
+        self.release_within(ino)
+    }
+
     /// [`Fs::release`] as a step of a larger operation (undoing a
     /// creation that failed part way).
     fn release_within(&mut self, ino: u32) -> Result<()> {

@@ -1118,7 +1118,7 @@ fn power_cuts(seed: u64, block_size: usize, cuts: usize, cache: usize) {
                     .rename(fp, fname.as_bytes(), tp, tname.as_bytes(), NOW)
                     .unwrap()
                 {
-                    fs.release(gone).unwrap();
+                    fs.release_after(gone).unwrap();
                 }
                 let data = model.remove(&from).unwrap();
                 model.insert(to, data);
@@ -1129,7 +1129,7 @@ fn power_cuts(seed: u64, block_size: usize, cuts: usize, cache: usize) {
                 let p = dir_of(&mut fs, dir);
                 let (ino, last) = fs.unlink(p, name.as_bytes(), NOW).unwrap();
                 assert!(last);
-                fs.release(ino).unwrap();
+                fs.release_after(ino).unwrap();
                 model.remove(&path);
             }
             5 => {
@@ -1166,7 +1166,7 @@ fn power_cuts(seed: u64, block_size: usize, cuts: usize, cache: usize) {
                     let (dir, name) = d.rsplit_once('/').unwrap();
                     let p = dir_of(&mut fs, dir);
                     let ino = fs.rmdir(p, name.as_bytes(), NOW).unwrap();
-                    fs.release(ino).unwrap();
+                    fs.release_after(ino).unwrap();
                     model.remove(&d.to_string());
                 }
             }
