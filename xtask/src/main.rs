@@ -20,6 +20,7 @@ mod book;
 mod build;
 mod checks;
 mod crashdisk;
+mod diskfuzz;
 mod docs;
 mod expect;
 mod figures;

@@ -56,6 +56,9 @@ pub enum Expect {
     /// own replay must keep every file whose fsync returned
     /// (crashdisk.rs).
     DiskKills(usize),
+    /// `/bin/diskfuzz` on this many damaged ext3 images: errors, never a
+    /// panic or a hang (diskfuzz.rs).
+    DiskFuzz(usize),
     /// The static musl programs of `tests/musl/`, run by `/bin/musltests`:
     /// each one's stdout and exit status must be what the same binary gives
     /// on the host's Linux. With them, the project's /bin/sh runs
@@ -370,6 +373,17 @@ pub fn suites() -> Vec<Suite> {
             cpus: Some(2),
             expect: Expect::DiskKills(100),
             ..usertests("crash-disk", Tick::Pit)
+        },
+        // Damaged images: 50 here, 1000 in the slow `fuzz-disk`.
+        Suite {
+            program: &["/bin/diskfuzz"],
+            expect: Expect::DiskFuzz(50),
+            ..usertests("ext3-fuzz", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/diskfuzz"],
+            expect: Expect::DiskFuzz(1000),
+            ..usertests("fuzz-disk", Tick::Pit)
         },
         Suite {
             program: &["/bin/sigtests"],

@@ -108,7 +108,7 @@ const PARTS: &[Part] = &[
 
 /// Suites too slow for the default run: `cargo xtask test -- NAME` runs
 /// one, by its whole name.
-const SLOW: &[&str] = &["crash-disk"];
+const SLOW: &[&str] = &["crash-disk", "fuzz-disk"];
 
 /// The parts and suites `cargo xtask test -- NAME...` asked for: every
 /// one whose name starts with one of the NAMEs (all of them for none).
@@ -369,6 +369,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     if let Expect::DiskKills(kills) = suite.expect {
         return crate::crashdisk::run(opts, suite, kills, tally);
     }
+    if let Expect::DiskFuzz(images) = suite.expect {
+        return crate::diskfuzz::run(opts, suite, images, tally);
+    }
     let mut boot_opts = opts.clone();
     boot_opts.hz = suite.hz;
     boot_opts.cpus = suite.cpus.unwrap_or(opts.cpus);
@@ -469,7 +472,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             check_output(suite.name, &outcome, (lines, status, quiet), tally)
         }
         Expect::Musl | Expect::Glibc => check_same_as_linux(suite.name, &outcome, &cases, tally)?,
-        Expect::DiskKills(_) => unreachable!("crashdisk.rs runs these"),
+        Expect::DiskKills(_) | Expect::DiskFuzz(_) => unreachable!("run above"),
         Expect::CoreInGdb { elf, shows, .. } => {
             check_core_in_gdb(suite.name, &boot_opts, &outcome, (elf, shows), tally)?
         }

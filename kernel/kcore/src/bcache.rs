@@ -272,6 +272,10 @@ impl<D: BlockDevice> BlockDevice for Cache<D> {
         }
     }
 
+    fn size(&self) -> Option<u64> {
+        self.dev.size()
+    }
+
     /// Writes every dirty block, in block order, then flushes the device.
     fn flush(&mut self) -> Result<()> {
         let dirty: Vec<u64> = self

@@ -98,6 +98,10 @@ impl BlockDevice for VirtioDisk {
     fn flush(&mut self) -> kcore::ext2::Result<()> {
         virtio_blk::transfer(Op::Flush, 0, &mut []).map_err(Error::Sys)
     }
+
+    fn size(&self) -> Option<u64> {
+        Some(virtio_blk::size_bytes())
+    }
 }
 
 impl VirtioDisk {

@@ -134,6 +134,12 @@ impl<D: BlockDevice> Fs<D> {
             return Err(Error::Sys(Errno::EINVAL));
         }
         let block_size = sb.block_size();
+        if dev
+            .size()
+            .is_some_and(|size| u64::from(sb.blocks_count) * block_size as u64 > size)
+        {
+            return Err(Error::Sys(Errno::EINVAL));
+        }
         let count = sb.group_count() as usize;
         let gdt_blocks = (count * GroupDesc::SIZE).div_ceil(block_size);
         let mut gdt_raw = vec![0; gdt_blocks * block_size];

@@ -67,4 +67,10 @@ pub trait BlockDevice {
     fn read(&mut self, block: u64, buf: &mut [u8]) -> Result<()>;
     fn write(&mut self, block: u64, buf: &[u8]) -> Result<()>;
     fn flush(&mut self) -> Result<()>;
+    /// The device's size in bytes, when it knows it: a file system that
+    /// says it is larger is refused at mount (EINVAL, Linux's "block count
+    /// exceeds size of device").
+    fn size(&self) -> Option<u64> {
+        None
+    }
 }

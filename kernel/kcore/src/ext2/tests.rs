@@ -34,6 +34,27 @@ impl BlockDevice for ImageFile {
     fn flush(&mut self) -> Result<()> {
         Ok(())
     }
+
+    fn size(&self) -> Option<u64> {
+        self.0.metadata().ok().map(|m| m.len())
+    }
+}
+
+#[test]
+fn a_file_system_larger_than_its_device_is_refused() {
+    let scratch = Scratch::new("short");
+    let image = scratch.0.join("disk.img");
+    mkfs("ext2", 1024, &image, "8M", None, &[]);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&image)
+        .unwrap();
+    file.set_len(4 << 20).unwrap();
+    assert_eq!(
+        Fs::mount(ImageFile(file), false).err(),
+        Some(Error::Sys(Errno::EINVAL))
+    );
 }
 
 /// An e2fsprogs program, wherever Debian put it.
