@@ -117,11 +117,16 @@ fn compile(out_dir: &Path) -> Result<PathBuf, String> {
 
 /// Debian's kernel image: fetched once with apt-get download (the package
 /// `linux-image-amd64` depends on) and unpacked with dpkg-deb.
-fn linux_kernel(dir: &Path) -> Result<PathBuf, String> {
+pub(crate) fn linux_kernel(dir: &Path) -> Result<PathBuf, String> {
     let member = "./boot/vmlinuz-*";
     if let Some(found) = crate::setup::unpacked(dir, member) {
         return Ok(found);
     }
+    crate::setup::debian_file(dir, &linux_package()?, member)
+}
+
+/// The package `linux-image-amd64` depends on: the kernel itself.
+pub(crate) fn linux_package() -> Result<String, String> {
     let out = Command::new("apt-cache")
         .args(["depends", "linux-image-amd64"])
         .output()
@@ -132,7 +137,7 @@ fn linux_kernel(dir: &Path) -> Result<PathBuf, String> {
         .find_map(|l| l.trim().strip_prefix("Depends: "))
         .filter(|p| p.starts_with("linux-image-"))
         .ok_or("apt-cache names no kernel package for linux-image-amd64")?;
-    crate::setup::debian_file(dir, package, member)
+    Ok(package.to_string())
 }
 
 fn on_this_kernel(

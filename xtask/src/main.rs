@@ -27,6 +27,7 @@ mod figures;
 mod gdb;
 mod gdbdoc;
 mod lab;
+mod linuxdisk;
 mod options;
 mod prof;
 mod qemu;

@@ -107,6 +107,15 @@ pub fn accel_name(accel: Accel) -> &'static str {
     }
 }
 
+/// The virtio disk's options, the same for this kernel and for Linux: a
+/// modern-only virtio device (no legacy I/O BAR), as the kernel's driver
+/// speaks virtio 1.x alone.
+pub fn disk_args(cmd: &mut Command, disk: &Path) {
+    cmd.arg("-drive")
+        .arg(format!("if=none,id=vda,format=raw,file={}", disk.display()));
+    cmd.args(["-device", "virtio-blk-pci,drive=vda,disable-legacy=on"]);
+}
+
 pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command, String> {
     let mut cmd = Command::new(setup::qemu()?);
     cmd.arg("-drive")
@@ -129,11 +138,7 @@ pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command
         cmd.arg("-serial").arg(format!("file:{}", stream.display()));
     }
     if let Some(disk) = &opts.disk {
-        // A modern-only virtio device (no legacy I/O BAR), as the kernel's
-        // driver speaks virtio 1.x alone.
-        cmd.arg("-drive")
-            .arg(format!("if=none,id=vda,format=raw,file={}", disk.display()));
-        cmd.args(["-device", "virtio-blk-pci,drive=vda,disable-legacy=on"]);
+        disk_args(&mut cmd, disk);
     }
     cmd.args(["-accel", accel_name(opts.accel)]);
     if opts.uefi {

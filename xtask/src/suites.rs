@@ -59,6 +59,10 @@ pub enum Expect {
     /// `/bin/diskfuzz` on this many damaged ext3 images: errors, never a
     /// panic or a hang (diskfuzz.rs).
     DiskFuzz(usize),
+    /// This kernel and Debian's Linux each list the ext3 disk the other
+    /// wrote with `tests/disk/fstree.c`: the same names, modes, sizes and
+    /// hashes (linuxdisk.rs).
+    LinuxAgrees,
     /// The static musl programs of `tests/musl/`, run by `/bin/musltests`:
     /// each one's stdout and exit status must be what the same binary gives
     /// on the host's Linux. With them, the project's /bin/sh runs
@@ -373,6 +377,11 @@ pub fn suites() -> Vec<Suite> {
             cpus: Some(2),
             expect: Expect::DiskKills(100),
             ..usertests("crash-disk", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/fstree"],
+            expect: Expect::LinuxAgrees,
+            ..usertests("ext3-linux", Tick::Pit)
         },
         // Damaged images: 50 here, 1000 in the slow `fuzz-disk`.
         Suite {

@@ -372,6 +372,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     if let Expect::DiskFuzz(images) = suite.expect {
         return crate::diskfuzz::run(opts, suite, images, tally);
     }
+    if let Expect::LinuxAgrees = suite.expect {
+        return crate::linuxdisk::run(opts, suite, tally);
+    }
     let mut boot_opts = opts.clone();
     boot_opts.hz = suite.hz;
     boot_opts.cpus = suite.cpus.unwrap_or(opts.cpus);
@@ -472,7 +475,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             check_output(suite.name, &outcome, (lines, status, quiet), tally)
         }
         Expect::Musl | Expect::Glibc => check_same_as_linux(suite.name, &outcome, &cases, tally)?,
-        Expect::DiskKills(_) | Expect::DiskFuzz(_) => unreachable!("run above"),
+        Expect::DiskKills(_) | Expect::DiskFuzz(_) | Expect::LinuxAgrees => {
+            unreachable!("run above")
+        }
         Expect::CoreInGdb { elf, shows, .. } => {
             check_core_in_gdb(suite.name, &boot_opts, &outcome, (elf, shows), tally)?
         }
