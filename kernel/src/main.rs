@@ -120,6 +120,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
         Err(e) => warn!("ramfs: ramdisk archive damaged ({e:?}); continuing with what was read"),
     }
     fs::export::init(opts.export);
+    fs::procfs::set_cmdline(opts.cmdline());
 
     arch::pic::init();
     // Before the other CPUs start: only the boot CPU may use the PCI

@@ -460,6 +460,75 @@ impl Boot {
     }
 }
 
+/// The root disk `cargo xtask run` boots on: `target/root.img`, an ext3
+/// image `mke2fs -d` makes from the user programs (in /bin), with the
+/// directories init mounts on (/dev, /proc, /tmp) and /root, /mnt. Made
+/// on first use, or again with `fresh`; otherwise kept, so what a boot
+/// writes is there in the next. An image older than the programs is said.
+pub fn root_image(opts: &Options, fresh: bool) -> Result<PathBuf, String> {
+    root_image_at(opts, &root().join("target/root.img"), fresh)
+}
+
+/// `root_image` at `image` (the test suites make fresh ones of their own).
+pub fn root_image_at(opts: &Options, image: &Path, fresh: bool) -> Result<PathBuf, String> {
+    let image = image.to_path_buf();
+    let programs = user_programs(opts)?;
+    if image.exists() && !fresh {
+        let age = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let newest = programs.iter().filter_map(|(_, p)| age(p)).max();
+        if newest > age(&image) {
+            eprintln!(
+                "xtask: {} is older than the programs just built: `run --fresh` makes it again (losing the files written in it)",
+                image.display()
+            );
+        }
+        return Ok(image);
+    }
+    let tree = image.with_extension("tree");
+    let _ = std::fs::remove_dir_all(&tree);
+    for dir in ["bin", "etc", "dev", "proc", "tmp", "mnt", "root"] {
+        std::fs::create_dir_all(tree.join(dir))
+            .map_err(|e| format!("cannot create {}: {e}", tree.display()))?;
+    }
+    for (name, elf) in &programs {
+        let path = tree.join("bin").join(name);
+        std::fs::write(&path, stripped(elf)?)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .map_err(|e| format!("{e}"))?;
+    }
+    std::fs::set_permissions(
+        tree.join("tmp"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+    )
+    .map_err(|e| format!("{e}"))?;
+    let mke2fs = crate::setup::e2fsprogs()?;
+    let _ = std::fs::remove_file(&image);
+    println!(
+        "xtask: making {} (ext3, 256 MiB) from the programs",
+        image.display()
+    );
+    let mut cmd = Command::new(mke2fs);
+    cmd.args([
+        "-q",
+        "-F",
+        "-t",
+        "ext3",
+        "-b",
+        "4096",
+        "-E",
+        "root_owner=0:0",
+        "-L",
+        "profkern",
+        "-d",
+    ])
+    .arg(&tree)
+    .arg(&image)
+    .arg("256M");
+    run_checked(&mut cmd, "making the root disk image")?;
+    Ok(image)
+}
+
 /// The ramdisk archive: programs, added files, and the boot options.
 pub fn ramdisk(opts: &Options, boot: &Boot) -> Result<Vec<u8>, String> {
     use kcore::cpio::{S_IFDIR, S_IFREG, write_entry, write_trailer};

@@ -496,6 +496,7 @@ pub(crate) fn fresh_disk_image(
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
         Disk::Ext3 => make_ext3_image(suite, &path)?,
+        Disk::Root => return Err("a root disk is made by build::root_image_at".into()),
     }
     Ok(Some(path))
 }
@@ -556,6 +557,7 @@ pub(crate) fn check_disk_image(
         Disk::None => Ok(()),
         Disk::Pattern => check_pattern_image(suite, path, tally),
         Disk::Ext3 => check_ext3_image(suite, path, tally),
+        Disk::Root => check_root_image(suite, path, tally),
     }
 }
 
@@ -580,6 +582,59 @@ fn check_pattern_image(
         &format!("{suite}/the_image_holds_what_the_guest_wrote"),
         wrong.is_none(),
         &why,
+    );
+    Ok(())
+}
+
+/// After a root-disk suite: clean, unmounted by init, and holding the
+/// file the program wrote last.
+fn check_root_image(suite: &str, path: &std::path::Path, tally: &mut Tally) -> Result<(), String> {
+    let tool = |name: &str| {
+        ["/sbin", "/usr/sbin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(name))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| PathBuf::from(name))
+    };
+    let fsck = Command::new(tool("e2fsck"))
+        .arg("-fn")
+        .arg(path)
+        .output()
+        .map_err(|e| format!("cannot run e2fsck: {e}"))?;
+    let header = Command::new(tool("dumpe2fs"))
+        .arg("-h")
+        .arg(path)
+        .output()
+        .map_err(|e| format!("cannot run dumpe2fs: {e}"))?;
+    let header = String::from_utf8_lossy(&header.stdout);
+    let clean = fsck.status.success()
+        && header
+            .lines()
+            .any(|l| l.starts_with("Filesystem state:") && l.ends_with(" clean"))
+        && !header.contains("needs_recovery");
+    tally.record(
+        &format!("{suite}/the_root_disk_is_clean_and_unmounted"),
+        clean,
+        &format!(
+            "e2fsck -fn exited {:?}; {}",
+            fsck.status.code(),
+            header
+                .lines()
+                .filter(|l| l.contains("features") || l.contains("state"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    );
+    let kept = Command::new(tool("debugfs"))
+        .args(["-R", "cat /root/kept"])
+        .arg(path)
+        .output()
+        .map_err(|e| format!("cannot run debugfs: {e}"))?;
+    let kept = String::from_utf8_lossy(&kept.stdout);
+    tally.record(
+        &format!("{suite}/what_the_program_wrote_is_on_the_disk"),
+        kept == "kept\n",
+        &format!("/root/kept holds {kept:?}"),
     );
     Ok(())
 }

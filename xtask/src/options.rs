@@ -5,7 +5,9 @@ pub const USAGE: &str = "\
 usage: cargo xtask <command> [options] [-- PROGRAM ARGS...]
 
 commands:
-  run     build everything and boot the kernel in QEMU, serial console on this terminal
+  run     build everything and boot the kernel in QEMU, serial console on this terminal,
+          its root file system on target/root.img (ext3, made from the programs on first
+          use and kept: a file written in one boot is there in the next; /tmp is memory)
           (with -- PROGRAM ARGS: run that one program, power off with its exit status)
   test    run every test: host unit tests, then the in-QEMU suites; ends with 'N passed, M failed'
           (`test -- NAME...` runs only the parts and suites whose names start so: the
@@ -48,7 +50,9 @@ options:
   --add HOST[:GUEST] put a host file into the ramdisk (default guest path /bin/NAME)
   --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
   --disk FILE        give the machine FILE as a virtio disk, /dev/vda (a raw image; written
-                     in place)
+                     in place); run then boots on the ramdisk (the kernel drives one disk)
+  --fresh            (run) make the root disk target/root.img again from the programs just
+                     built (files written in it are lost)
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
   --cflags FLAGS     (prof) compile the C sources with these instead of -O2 -g
   --all              (prof) sum the profiles of every process the program made (gprof -s)
@@ -96,6 +100,8 @@ pub struct Options {
     pub verbose: bool,
     /// `--disk FILE`: a raw image QEMU gives as a virtio disk.
     pub disk: Option<std::path::PathBuf>,
+    /// `run --fresh`: make the root disk image again from the programs.
+    pub fresh: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -150,6 +156,7 @@ impl Default for Options {
             boot: Vec::new(),
             verbose: false,
             disk: None,
+            fresh: false,
         }
     }
 }
@@ -390,6 +397,7 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
             "--batch" => opts.batch = Some(value("--batch")?.into()),
             "--uefi" => opts.uefi = true,
             "--quick" => opts.quick = true,
+            "--fresh" => opts.fresh = true,
             "--all" => opts.all = true,
             "--release" => opts.release = true,
             "--" => {

@@ -277,7 +277,22 @@ pub fn boot_until(
 
 /// `cargo xtask run`.
 pub fn run(opts: &Options) -> Result<ExitCode, String> {
-    let image = build::image(opts, &Boot::normal(opts))?;
+    // The root file system is a disk (init mounts it: user/src/bin/init.rs),
+    // unless the disk is the user's (`--disk`) or files go in the ramdisk
+    // (`--add`), which the disk's root would hide.
+    let mut opts = opts.clone();
+    let boot_kind = if opts.disk.is_none() && opts.add.is_empty() {
+        opts.disk = Some(build::root_image(&opts, opts.fresh)?);
+        Boot::test(&opts, "run", "root=/dev/vda\n")
+    } else {
+        if opts.fresh {
+            return Err("--fresh makes the root disk, which --disk and --add leave out".into());
+        }
+        eprintln!("xtask: booting on the ramdisk (--disk or --add given)");
+        Boot::normal(&opts)
+    };
+    let opts = &opts;
+    let image = build::image(opts, &boot_kind)?;
     // At a terminal (and with no time limit) QEMU gets it: the shell, or a
     // program given with `--`, can be typed at. Otherwise (scripts, CI) the
     // console is captured line by line and input is closed.

@@ -112,6 +112,11 @@ pub enum Disk {
     /// files; after power-off `e2fsck -fn` must find it clean and the
     /// guest's files must read back with `debugfs`.
     Ext3,
+    /// A fresh copy of the root disk `cargo xtask run` boots on
+    /// (`build::root_image_at`), mounted as / by init (`root=/dev/vda`):
+    /// after power-off e2fsck finds it clean and unmounted, and
+    /// /root/kept, which the suite's program writes last, holds "kept".
+    Root,
 }
 
 impl Suite {
@@ -361,6 +366,15 @@ pub fn suites() -> Vec<Suite> {
             cpus: Some(4),
             expect: Expect::UserSuite("fstest:"),
             ..usertests("ext3-4cpus", Tick::Pit)
+        },
+        // The whole of usertests with / on the disk (programs exec'd from
+        // ext3, /tmp in memory), then a file written for the host to read.
+        Suite {
+            program: &["/bin/sh", "-c", "/bin/usertests && echo kept > /root/kept"],
+            disk: Disk::Root,
+            conf: "root=/dev/vda\n",
+            expect: Expect::UserSuite("usertest:"),
+            ..usertests("usertests-rootdisk", Tick::Pit)
         },
         // QEMU killed during a write workload on ext3: 5 times here, 100
         // in the slow `crash-disk`, which runs only when named.

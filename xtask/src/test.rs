@@ -26,7 +26,7 @@ use crate::options::Options;
 use crate::prof;
 use crate::qemu::{self, Outcome};
 use crate::setup;
-use crate::suites::{Expect, Suite, suites};
+use crate::suites::{Disk, Expect, Suite, suites};
 
 /// Where a suite's whole console goes: `target/test-logs/NAME.log`.
 fn log_path(suite: &str) -> PathBuf {
@@ -446,7 +446,10 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         boot_opts.export.push(prof::GMON.to_string());
         boot_opts.export.push(prof::GMON_DIR.to_string());
     }
-    if let Some(image) = checks::fresh_disk_image(suite.name, suite.disk)? {
+    if suite.disk == Disk::Root {
+        let image = build::root().join(format!("target/disk-{}.img", suite.name));
+        boot_opts.disk = Some(build::root_image_at(&boot_opts, &image, true)?);
+    } else if let Some(image) = checks::fresh_disk_image(suite.name, suite.disk)? {
         boot_opts.disk = Some(image);
     }
     let image = build::image(&boot_opts, &Boot::test(&boot_opts, suite.name, suite.conf))?;

@@ -48,6 +48,9 @@ pub struct BootOptions<'a> {
     pub mode: Mode,
     /// Path of the first user program.
     pub init: &'a str,
+    /// `root=/dev/vda`: the disk init mounts as `/` (its own business:
+    /// the kernel shows it in /proc/cmdline, as Linux does).
+    pub root: &'a str,
     /// The text the options came from, for the repeated `init_arg` lines.
     text: &'a str,
     /// A deliberate crash to check the exception reports (`crash=pagefault`).
@@ -78,6 +81,7 @@ impl Default for BootOptions<'_> {
             tick: TickSource::Pit,
             mode: Mode::Normal,
             init: "/bin/init",
+            root: "",
             text: "",
             crash: None,
             export: "",
@@ -106,6 +110,7 @@ pub const KEYS: &[&str] = &[
     "mode",       // normal, or the self-tests
     "init",       // the first program
     "init_arg",   // its arguments, one a line
+    "root",       // the disk init mounts as /
     "crash",      // a deliberate kernel crash, for the crash suites
     "export",     // guest files to send home at power-off
     "lock",       // the spinlocks' discipline
@@ -146,6 +151,7 @@ impl<'a> BootOptions<'a> {
         let (key, value) = line.split_once('=').ok_or("expected key=value")?;
         let value = value.trim();
         match key.trim() {
+            "root" => self.root = value,
             "hz" => {
                 let hz: u32 = value.parse().map_err(|_| "hz is not a number")?;
                 if !HZ_RANGE.contains(&hz) {
@@ -225,6 +231,20 @@ impl<'a> BootOptions<'a> {
 }
 
 impl<'a> BootOptions<'a> {
+    /// The options on one line, as `/proc/cmdline` shows them: each
+    /// `key=value` line without its comment, separated by spaces.
+    pub fn cmdline(&self) -> alloc::string::String {
+        let lines: alloc::vec::Vec<&str> = self
+            .text
+            .lines()
+            .map(|raw| raw.split('#').next().unwrap_or("").trim())
+            .filter(|line| !line.is_empty())
+            .collect();
+        let mut out = lines.join(" ");
+        out.push('\n');
+        out
+    }
+
     /// Arguments for init, one `init_arg=` line each, in order:
     /// `cargo xtask run -- PROGRAM ARGS`. Each is written with
     /// `encode_arg`; `InitArg::bytes` gives the argument back byte for byte.
@@ -288,6 +308,14 @@ mod tests {
         let mut bad = Vec::new();
         let opts = BootOptions::parse(text, |b| bad.push(b));
         (opts, bad)
+    }
+
+    #[test]
+    fn the_command_line_is_the_options_on_one_line() {
+        let (opts, bad) = parse_all("hz=100\n# a comment\n\nroot=/dev/vda # the disk\n");
+        assert!(bad.is_empty());
+        assert_eq!(opts.root, "/dev/vda");
+        assert_eq!(opts.cmdline(), "hz=100 root=/dev/vda\n");
     }
 
     #[test]

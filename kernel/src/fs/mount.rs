@@ -29,8 +29,8 @@
 
 use abi::Errno;
 use abi::types::{
-    MNT_DETACH, MNT_EXPIRE, MNT_FORCE, MS_BIND, MS_MGC_MSK, MS_MGC_VAL, MS_NODEV, MS_NOEXEC,
-    MS_NOSUID, MS_RDONLY, MS_REMOUNT, MS_SILENT, UMOUNT_NOFOLLOW,
+    MNT_DETACH, MNT_EXPIRE, MNT_FORCE, MS_BIND, MS_MGC_MSK, MS_MGC_VAL, MS_MOVE, MS_NODEV,
+    MS_NOEXEC, MS_NOSUID, MS_RDONLY, MS_REMOUNT, MS_SILENT, UMOUNT_NOFOLLOW,
 };
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -85,6 +85,9 @@ pub fn mount(req: Request) -> Result<(), Errno> {
     }
     if flags & MS_REMOUNT != 0 {
         return remount(&covered, flags);
+    }
+    if flags & MS_MOVE != 0 {
+        return move_mount(req.source, covered, req.target);
     }
     let (root, vol, source, kind) = if flags & MS_BIND != 0 {
         let root = ramfs::lookup(req.source)?;
@@ -168,6 +171,60 @@ fn data_mode(data: Option<&str>) -> Result<Option<u32>, Errno> {
     Ok(None)
 }
 
+/// MS_MOVE: the mount whose root `source` names goes to the directory
+/// `to` (at path `target`), with every mount inside it, as an
+/// initramfs's init moves the real root onto `/` (user/src/bin/init.rs).
+/// EINVAL for a source that is not a mount's root or a place inside the
+/// mount itself, EBUSY for a place something is mounted on.
+fn move_mount(source: &str, to: NodeRef, target: &str) -> Result<(), Errno> {
+    let root = ramfs::lookup(source)?;
+    let (from, old_target, vol) = {
+        let mounts = MOUNTS.lock();
+        let m = mounts
+            .iter()
+            .find(|m| Arc::ptr_eq(&m.root, &root))
+            .ok_or(Errno::EINVAL)?;
+        (m.covered.clone(), m.target.clone(), m.vol.clone())
+    };
+    if Arc::ptr_eq(&to, &root) || is_within(&to, &root, vol.as_ref()) {
+        return Err(Errno::EINVAL);
+    }
+    {
+        let mut t = to.lock();
+        if t.mounted.is_some() {
+            return Err(Errno::EBUSY);
+        }
+        t.mounted = Some(root.clone());
+    }
+    from.lock().mounted = None;
+    let new_target = kcore::path::resolve("/", target)?;
+    let mut mounts = MOUNTS.lock();
+    for m in mounts.iter_mut() {
+        if Arc::ptr_eq(&m.root, &root) {
+            m.covered = to.clone();
+        }
+        // This mount's path and those of the mounts inside it.
+        let rest = if m.target == old_target {
+            Some("")
+        } else {
+            m.target
+                .strip_prefix(old_target.as_str())
+                .filter(|r| r.starts_with('/') || old_target == "/")
+        };
+        if let Some(rest) = rest {
+            let joined = alloc::format!(
+                "{}/{}",
+                new_target.trim_end_matches('/'),
+                rest.trim_start_matches('/')
+            );
+            m.target = kcore::path::resolve("/", &joined)?;
+        }
+    }
+    drop(mounts);
+    drop(from); // outside the table's lock: a node's drop may lock
+    Ok(())
+}
+
 /// MS_REMOUNT: new flags for the mount whose root `root` is. Making a
 /// disk read-only or writable again is not done yet (EINVAL).
 fn remount(root: &NodeRef, flags: u64) -> Result<(), Errno> {
@@ -247,10 +304,15 @@ fn is_within(node: &NodeRef, root: &NodeRef, vol: Option<&Arc<Volume>>) -> bool 
     }
 }
 
-/// /proc/mounts: the boot's two, then each mount in the order made.
+/// /proc/mounts: the boot's ramfs and /proc, then each mount in the order
+/// made.
 pub fn proc_mounts() -> String {
-    let mut out =
-        String::from("ramfs / ramfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec 0 0\n");
+    let mut out = String::from("ramfs / ramfs rw 0 0\n");
+    // The boot's /proc is a directory of the ramfs: shown while the ramfs
+    // is the root a walk starts from.
+    if !ramfs::root_is_covered() {
+        out.push_str("proc /proc proc rw,nosuid,nodev,noexec 0 0\n");
+    }
     for m in MOUNTS.lock().iter() {
         let mut options = String::from(if m.flags & MS_RDONLY != 0 { "ro" } else { "rw" });
         for (bit, name) in [

@@ -93,8 +93,17 @@ const SYS_KERNEL_FILES: &[&str] = &[
     "threads-max",
 ];
 
+/// The boot options on one line (`/proc/cmdline`), set once at boot.
+static CMDLINE: spin::Once<String> = spin::Once::new();
+
+/// Keeps the boot options for `/proc/cmdline`.
+pub fn set_cmdline(text: String) {
+    CMDLINE.call_once(|| text);
+}
+
 /// The files of `/proc` itself, and of each `/proc/PID`, in listing order.
 const ROOT_FILES: &[&str] = &[
+    "cmdline",
     "cpuinfo",
     "loadavg",
     "lock_stat",
@@ -489,6 +498,7 @@ fn root_file(index: usize) -> Result<NodeRef, Errno> {
             })
         }
         "lock_stat" => crate::sync::longest_holds_text(),
+        "cmdline" => CMDLINE.get().cloned().unwrap_or_default(),
         "sysstat" => crate::syscall::counts_text(),
         "uptime" => {
             let idle = text::CpuTicks::sum(&TABLE.lock().cpu).idle;

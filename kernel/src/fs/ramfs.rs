@@ -344,6 +344,12 @@ fn owned_under(perm: u32, content: Content, parent: (u32, u32), cred: &Cred) -> 
     Arc::new(IrqLock::new(Rank::Node, node))
 }
 
+/// Whether a file system is mounted over the ramfs's root (the disk init
+/// moved there: then the boot's /proc is out of sight).
+pub fn root_is_covered() -> bool {
+    root().lock().mounted.is_some()
+}
+
 /// The root of a new, empty tree in memory (a tmpfs mount), with
 /// permission bits `perm`.
 pub fn new_tree(perm: u32) -> NodeRef {

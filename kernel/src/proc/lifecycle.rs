@@ -637,6 +637,11 @@ fn power_off_after_init(status: i32) -> ! {
         None => abi::types::wait_exit_code(status).unwrap_or(0),
     };
     crate::info!("init exited with status {code}; powering off");
+    // What the disks were promised, and what they were not, reaches them
+    // before the power goes (init's own context: the disk may sleep).
+    if let Err(e) = crate::fs::mount::sync_all() {
+        crate::warn!("power-off: a disk failed to sync: {e:?}");
+    }
     crate::arch::trap::log_trap_counts();
     crate::fs::export::export_all();
     crate::arch::power::exit(code.min(126) as u8)

@@ -21,11 +21,15 @@ pub fn mount(source: u64, target: u64, kind: u64, flags: u64, data: u64) -> SysR
     } else {
         uaccess::read_cstr(kind, STRING_MAX)?
     };
-    // A bind's source is a path; a disk's is a device's path; tmpfs and
-    // proc take any name (often none).
+    // A bind's or a move's source is a path; a disk's is a device's path;
+    // tmpfs and proc take any name (often none).
     let source = match source {
         0 => String::from("none"),
-        p if flags & abi::types::MS_BIND != 0 || kind.starts_with("ext") => user_path(AT_FDCWD, p)?,
+        p if flags & (abi::types::MS_BIND | abi::types::MS_MOVE) != 0
+            || kind.starts_with("ext") =>
+        {
+            user_path(AT_FDCWD, p)?
+        }
         p => uaccess::read_cstr(p, STRING_MAX)?,
     };
     let data = match data {

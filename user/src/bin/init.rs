@@ -1,5 +1,12 @@
 //! /bin/init, process 1.
 //!
+//! First, when the boot options name a root disk (`root=/dev/vda` in
+//! /proc/cmdline, as `cargo xtask run` boots), it makes that disk `/`, as
+//! an initramfs's init does on Linux: mount the disk on /newroot, put the
+//! ramdisk's /dev, a /proc and a /tmp in memory inside it, and move the
+//! whole onto `/` (mount's MS_MOVE). A disk that will not mount is said
+//! and the machine stays on the ramdisk.
+//!
 //! With arguments (`cargo xtask run -- PROGRAM ARGS`), it runs that one
 //! program and exits with its status, which powers the machine off. Without,
 //! it runs the shell on the console; when the shell exits, so does init.
@@ -10,12 +17,76 @@
 
 extern crate alloc;
 
+use abi::types::{MS_BIND, MS_MOVE};
+use alloc::string::String;
 use alloc::vec::Vec;
 use libc_lite::{eprintln, sys};
 
 libc_lite::entry!(run);
 
+/// The `root=` boot option, if any.
+fn root_option() -> Option<String> {
+    let cmdline = sys::read_file("/proc/cmdline").ok()?;
+    let cmdline = String::from_utf8_lossy(&cmdline).into_owned();
+    cmdline
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("root="))
+        .filter(|device| !device.is_empty())
+        .map(String::from)
+}
+
+/// Makes `device` the root file system (see the top of the file).
+fn mount_root(device: &str) -> Result<(), String> {
+    let step = |what: &str, result: Result<(), libc_lite::Errno>| {
+        result.map_err(|e| alloc::format!("{what}: {}", e.message()))
+    };
+    let _ = sys::mkdir("/newroot", 0o755);
+    step("mount", sys::mount(device, "/newroot", "ext3", 0, None))?;
+    let inner = [
+        ("/dev", "/newroot/dev", "", MS_BIND, None),
+        ("proc", "/newroot/proc", "proc", 0, None),
+        ("tmpfs", "/newroot/tmp", "tmpfs", 0, Some("mode=1777")),
+    ];
+    for (source, target, kind, flags, data) in inner {
+        let _ = sys::mkdir(target, 0o755);
+        if let Err(e) = sys::mount(source, target, kind, flags, data) {
+            let _ = sys::umount2("/newroot", 0);
+            return Err(alloc::format!("mount {target}: {}", e.message()));
+        }
+    }
+    step("move to /", sys::mount("/newroot", "/", "", MS_MOVE, None))?;
+    step("chdir /", sys::chdir("/"))
+}
+
+/// Unmounts what `mount_root` mounted, the disk last, so it is left clean
+/// (the kernel syncs at power-off anyway, for a disk still busy).
+fn unmount_root() {
+    for target in ["/tmp", "/proc", "/dev", "/"] {
+        if let Err(e) = sys::umount2(target, 0) {
+            eprintln!("init: umount {target}: {}", e.message());
+            return;
+        }
+    }
+}
+
 fn run() -> i32 {
+    let mut on_disk = false;
+    if let Some(device) = root_option() {
+        match mount_root(&device) {
+            Ok(()) => on_disk = true,
+            Err(why) => eprintln!("init: root {device}: {why}; staying on the ramdisk"),
+        }
+    }
+    let status = run_program();
+    if on_disk {
+        unmount_root();
+    }
+    status
+}
+
+/// Runs the program (or the shell) and reaps orphans until it ends; its
+/// exit status.
+fn run_program() -> i32 {
     let args: Vec<&str> = libc_lite::env::args().skip(1).collect();
     let argv: &[&str] = if args.is_empty() { &["/bin/sh"] } else { &args };
     let child = match sys::fork() {

@@ -324,10 +324,21 @@ impl<D: BlockDevice> Fs<D> {
     /// moment to commit a transaction that has grown large.
     fn begin(&mut self) -> Result<()> {
         self.writable()?;
-        if self.transaction_full() {
+        if self.transaction_full() || self.free_space_waits_on_commit() {
             self.commit()?;
         }
         Ok(())
+    }
+
+    /// Whether most of the free blocks are ones freed in the open
+    /// transaction, which cannot be handed out before it commits (see
+    /// `freed`): a disk filled and then emptied would be ENOSPC until the
+    /// next commit. Committing at the operation's start makes them usable
+    /// (JBD2 commits for the same reason when an allocation fails, ext4's
+    /// `ext4_should_retry_alloc`).
+    fn free_space_waits_on_commit(&self) -> bool {
+        let freed = self.freed.len() as u64;
+        freed > 0 && 2 * freed >= u64::from(self.sb.free_blocks_count)
     }
 
     // ---- inodes ----

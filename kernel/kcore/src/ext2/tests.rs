@@ -673,6 +673,30 @@ fn e2fsck_finds_what_we_wrote_clean_and_debugfs_reads_it_back() {
     }
 }
 
+/// On ext3, blocks freed in the open transaction wait for its commit
+/// before they are handed out again; a disk filled and emptied must not
+/// stay ENOSPC until something else commits.
+#[test]
+fn space_freed_on_a_full_journaled_disk_can_be_used_again() {
+    let scratch = Scratch::new("refill");
+    let image = scratch.0.join("disk.img");
+    mkfs("ext3", 1024, &image, "4M", None, &["-m", "0"]);
+    let mut fs = mount(&image);
+    let root = fs.root();
+    let chunk = pattern(64 * 1024, 9);
+    let filler = fs.create(root, b"filler", new_file(0o100644), 0).unwrap();
+    let mut at = 0;
+    while fs.write(filler, at, &chunk).is_ok() {
+        at += chunk.len() as u64;
+    }
+    let (ino, last) = fs.unlink(root, b"filler", NOW).unwrap();
+    assert!(last);
+    fs.release_after(ino).unwrap();
+    let again = fs.create(root, b"again", new_file(0o100644), 0).unwrap();
+    assert_eq!(fs.write(again, 0, &chunk).unwrap(), chunk.len());
+    fs.unmount().unwrap();
+}
+
 #[test]
 fn a_full_disk_is_enospc_and_keeps_what_was_there() {
     let scratch = Scratch::new("full");

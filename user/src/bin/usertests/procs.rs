@@ -169,9 +169,14 @@ pub(super) fn failed_exec_leaves_the_caller() -> Outcome {
         Err::<(), _>(sys::execve("/nope", &["nope"], &[])),
         Errno::ENOENT,
     )?;
+    let plain = "/tmp/not-executable";
+    let fd = sys::open(plain, O_CREAT | O_WRONLY | O_TRUNC, 0o644).map_err(|e| e.message())?;
+    let _ = sys::close(fd);
+    let refused = sys::execve(plain, &["x"], &[]);
+    let _ = sys::unlink(plain);
     expect_err(
         "exec a file without execute permission",
-        Err::<(), _>(sys::execve("/etc/boot.conf", &["x"], &[])),
+        Err::<(), _>(refused),
         Errno::EACCES,
     )?;
     let text = "/tmp/not-a-program";
