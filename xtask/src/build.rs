@@ -464,7 +464,8 @@ impl Boot {
 /// image `mke2fs -d` makes from the user programs (in /bin), with the
 /// directories init mounts on (/dev, /proc, /tmp) and /root, /mnt. Made
 /// on first use, or again with `fresh`; otherwise kept, so what a boot
-/// writes is there in the next. An image older than the programs is said.
+/// writes is there in the next, and only the programs in /bin that this
+/// build changed are written over (`refresh_programs`).
 pub fn root_image(opts: &Options, fresh: bool) -> Result<PathBuf, String> {
     root_image_at(opts, &root().join("target/root.img"), fresh)
 }
@@ -474,14 +475,7 @@ pub fn root_image_at(opts: &Options, image: &Path, fresh: bool) -> Result<PathBu
     let image = image.to_path_buf();
     let programs = user_programs(opts)?;
     if image.exists() && !fresh {
-        let age = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-        let newest = programs.iter().filter_map(|(_, p)| age(p)).max();
-        if newest > age(&image) {
-            eprintln!(
-                "xtask: {} is older than the programs just built: `run --fresh` makes it again (losing the files written in it)",
-                image.display()
-            );
-        }
+        refresh_programs(&image, &programs)?;
         return Ok(image);
     }
     let tree = image.with_extension("tree");
@@ -527,6 +521,83 @@ pub fn root_image_at(opts: &Options, image: &Path, fresh: bool) -> Result<PathBu
     .arg("256M");
     run_checked(&mut cmd, "making the root disk image")?;
     Ok(image)
+}
+
+/// Brings the programs in the root disk's /bin up to date with this build,
+/// with debugfs (the image is not mounted: QEMU is not running), leaving
+/// every other file as the last boot left it. A disk a crash left with a
+/// journal to replay is replayed first (`e2fsck -p`).
+fn refresh_programs(image: &Path, programs: &[(String, PathBuf)]) -> Result<(), String> {
+    let tool = |name: &str| {
+        ["/sbin", "/usr/sbin"]
+            .iter()
+            .map(|d| Path::new(d).join(name))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| PathBuf::from(name))
+    };
+    let work = image.with_extension("refresh");
+    let _ = std::fs::remove_dir_all(&work);
+    for dir in ["new", "old"] {
+        std::fs::create_dir_all(work.join(dir)).map_err(|e| format!("{}: {e}", work.display()))?;
+    }
+    let mut dump = String::new();
+    for (name, elf) in programs {
+        std::fs::write(work.join("new").join(name), stripped(elf)?).map_err(|e| e.to_string())?;
+        dump.push_str(&format!(
+            "dump /bin/{name} {}\n",
+            work.join("old").join(name).display()
+        ));
+    }
+    let debugfs = |args: &[&str], script: &str| -> Result<(), String> {
+        let script_file = work.join("script");
+        std::fs::write(&script_file, script).map_err(|e| e.to_string())?;
+        let out = Command::new(tool("debugfs"))
+            .args(args)
+            .arg("-f")
+            .arg(&script_file)
+            .arg(image)
+            .output()
+            .map_err(|e| format!("cannot run debugfs: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("debugfs: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        Ok(())
+    };
+    debugfs(&[], &dump)?;
+    let stale: Vec<&String> = programs
+        .iter()
+        .map(|(name, _)| name)
+        .filter(|name| {
+            std::fs::read(work.join("old").join(name)).ok()
+                != std::fs::read(work.join("new").join(name)).ok()
+        })
+        .collect();
+    if !stale.is_empty() {
+        let header = Command::new(tool("dumpe2fs"))
+            .arg("-h")
+            .arg(image)
+            .output()
+            .map_err(|e| format!("cannot run dumpe2fs: {e}"))?;
+        if String::from_utf8_lossy(&header.stdout).contains("needs_recovery") {
+            let _ = Command::new(tool("e2fsck")).arg("-p").arg(image).output();
+        }
+        let mut write = String::from("cd /bin\n");
+        for name in &stale {
+            let new = work.join("new").join(name);
+            write.push_str(&format!(
+                "rm {name}\nwrite {} {name}\nsif {name} mode 0100755\nsif {name} uid 0\nsif {name} gid 0\n",
+                new.display()
+            ));
+        }
+        debugfs(&["-w"], &write)?;
+        println!(
+            "xtask: {}: {} program(s) in /bin brought up to this build",
+            image.display(),
+            stale.len()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
 }
 
 /// The ramdisk archive: programs, added files, and the boot options.
