@@ -259,11 +259,13 @@ fn run_for(mut cmd: Command, limit: Duration) -> Result<String, String> {
     Ok(reader.join().unwrap_or_default())
 }
 
-/// The initramfs: fstree as /init, and the modules in load order.
-fn initramfs(linux_dir: &Path, fstree: &Path, work: &Path) -> Result<PathBuf, String> {
+/// An initramfs for Debian's kernel: `init` as /init, and in /modules the
+/// modules the disk needs, with their load order in /modules/order (the
+/// bench's initramfs too).
+pub(crate) fn initramfs(linux_dir: &Path, init: &Path, work: &Path) -> Result<PathBuf, String> {
     let modules = modules(linux_dir)?;
     let mut cpio = Vec::new();
-    let init = std::fs::read(fstree).map_err(|e| e.to_string())?;
+    let init = std::fs::read(init).map_err(|e| e.to_string())?;
     kcore::cpio::write_entry(&mut cpio, 1, "init", 0o100_755, &init);
     kcore::cpio::write_entry(&mut cpio, 2, "modules", 0o040_755, &[]);
     let mut order = String::new();

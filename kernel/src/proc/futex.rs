@@ -57,6 +57,10 @@ pub struct Waiter {
     /// Set when a PI waiter must look at the word again without having
     /// been given the lock: its owner exited (`owner_gone`).
     retry: bool,
+    /// A PI waiter that came when its owner had begun to exit: it only
+    /// waits for the exit to end, and then, as on Linux, the lock the dead
+    /// owner left is not its to take (ESRCH).
+    owner_exiting: bool,
     /// When it began to wait: an unlock gives the lock to the first.
     since: u64,
 }
@@ -68,6 +72,7 @@ impl Waiter {
             bitset,
             pi_owner: None,
             retry: false,
+            owner_exiting: false,
             since: WAITS.fetch_add(1, Ordering::Relaxed),
         }
     }
@@ -317,7 +322,7 @@ enum Look {
 /// runs under the one policy, where nice only weights time slices.
 pub fn lock_pi(addr: u64, deadline: Option<u64>, try_only: bool) -> Result<usize, Errno> {
     let key = key(addr)?;
-    let mut retried = false;
+    let mut retried = None;
     loop {
         uaccess::check_range(addr, 4, true)?;
         let look = {
@@ -337,7 +342,7 @@ pub fn lock_pi(addr: u64, deadline: Option<u64>, try_only: bool) -> Result<usize
         // the lock (even if the deadline or a signal came too).
         match current_thread(|t| t.futex.take()) {
             None => return Ok(0),
-            Some(w) if w.retry => retried = true,
+            Some(w) if w.retry => retried = Some(w.owner_exiting),
             Some(_) => {
                 return Err(match woken {
                     Err(crate::signal::ERESTARTSYS) => crate::signal::ERESTARTNOINTR,
@@ -351,8 +356,11 @@ pub fn lock_pi(addr: u64, deadline: Option<u64>, try_only: bool) -> Result<usize
 
 /// One look at the PI word at `addr` for the current thread (`lock_pi`).
 /// Caller holds the table. `retried`: the caller was woken because the
-/// owner it waited for exited, so a dead owner's lock is to be taken.
-fn look_pi(table: &mut Table, addr: u64, key: Key, try_only: bool, retried: bool) -> Look {
+/// owner it waited for exited, so a dead owner's lock is to be taken;
+/// `Some(true)` if that owner was already exiting when the caller came,
+/// which on Linux finds the dead owner's word ESRCH (`handle_exit_race`)
+/// unless another waiter was there before the exit.
+fn look_pi(table: &mut Table, addr: u64, key: Key, try_only: bool, retried: Option<bool>) -> Look {
     let Some(me) = table.current_both().map(|(t, _)| t.tid) else {
         return Look::Failed(Errno::ESRCH);
     };
@@ -365,7 +373,10 @@ fn look_pi(table: &mut Table, addr: u64, key: Key, try_only: bool, retried: bool
         return Look::Failed(Errno::EDEADLK);
     }
     let alive = |t: &Table, tid: Tid| t.threads.get(&tid).is_some_and(|t| t.state != State::Dead);
-    if owner == 0 || retried && !alive(table, owner) {
+    if retried == Some(true) && owner != 0 && !alive(table, owner) && !has_pi_waiters(table, key) {
+        return Look::Failed(Errno::ESRCH);
+    }
+    if owner == 0 || retried.is_some() && !alive(table, owner) {
         // Linux's fix-up after a dead owner always sets FUTEX_WAITERS.
         let others = owner != 0 || has_pi_waiters(table, key);
         let taken = pi_taken(word, me, others);
@@ -387,9 +398,11 @@ fn look_pi(table: &mut Table, addr: u64, key: Key, try_only: bool, retried: bool
     if try_only {
         return Look::Failed(Errno::EAGAIN);
     }
+    let owner_exiting = table.threads.get(&owner).is_some_and(|t| t.exiting);
     let t = table.threads.get_mut(&me).expect("the caller is a thread");
     t.futex = Some(Waiter {
         pi_owner: Some(owner),
+        owner_exiting,
         ..Waiter::new(key, FUTEX_BITSET_MATCH_ANY)
     });
     Look::Wait
