@@ -32,7 +32,8 @@
 //!    (`fs::epoll`, never held while a watched file is asked), the console's input, the export list, the
 //!    random generator (`random.rs`), the record locks (`fs::lock`), the
 //!    System V tables (`ipc::msg`, `ipc::sem`, `ipc::shm`, one at a time;
-//!    shm's reads the areas inside), the mount table and a disk volume's
+//!    shm's reads the areas inside), the threads a PI futex sees exiting
+//!    (`proc::futex`), the mount table and a disk volume's
 //!    node table, orphans and pinned nodes (`fs::mount`, `fs::ext2`, one
 //!    at a time), a sleep lock's flag, the disk's request slots
 //!    (`virtio_blk.rs`, taken by its interrupt too, never held to sleep);

@@ -38,6 +38,7 @@
 
 use abi::Errno;
 use abi::types::{FUTEX_BITSET_MATCH_ANY, FUTEX_TID_MASK, FUTEX_WAITERS, RobustListHead};
+use alloc::collections::BTreeSet;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kcore::thread::{ROBUST_LIST_LIMIT, owner_died, pi_taken};
 
@@ -45,6 +46,7 @@ use super::sched::{self, Chan};
 use super::{State, TABLE, Table, Tid, current_thread};
 use crate::mm::paging::{SHARED, Space};
 use crate::mm::uaccess;
+use crate::sync::{IrqLock, Rank};
 
 /// What a sleeping futex waiter waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -398,7 +400,7 @@ fn look_pi(table: &mut Table, addr: u64, key: Key, try_only: bool, retried: Opti
     if try_only {
         return Look::Failed(Errno::EAGAIN);
     }
-    let owner_exiting = table.threads.get(&owner).is_some_and(|t| t.exiting);
+    let owner_exiting = EXITING.lock().contains(&owner);
     let t = table.threads.get_mut(&me).expect("the caller is a thread");
     t.futex = Some(Waiter {
         pi_owner: Some(owner),
@@ -453,11 +455,23 @@ pub fn unlock_pi(addr: u64) -> Result<usize, Errno> {
     }
 }
 
+/// Threads that have begun to exit (Linux's FUTEX_STATE_EXITING), by tid:
+/// a PI lock such a thread holds is no longer its to give, and a locker
+/// that comes now gets ESRCH once it is gone (`look_pi`). From the start
+/// of `exit_thread` to `owner_gone`.
+static EXITING: IrqLock<BTreeSet<Tid>> = IrqLock::new(Rank::Service, BTreeSet::new());
+
+/// Thread `tid` begins to exit (caller holds the table).
+pub fn exiting(tid: Tid) {
+    EXITING.lock().insert(tid);
+}
+
 /// Thread `tid` is gone (the caller holds the table, in the same hold that
 /// marked it Dead): every PI waiter that waits for it looks at its word
 /// again, and takes the lock, which its owner can no longer give, with
 /// FUTEX_OWNER_DIED (Linux's `exit_pi_state_list`).
 pub fn owner_gone(table: &mut Table, tid: Tid) {
+    EXITING.lock().remove(&tid);
     for t in table.threads.values_mut() {
         if let Some(w) = t.futex.as_mut().filter(|w| w.pi_owner == Some(tid)) {
             w.retry = true;

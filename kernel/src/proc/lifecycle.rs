@@ -440,7 +440,7 @@ fn copy_current(
 /// up the CPU for good. The scheduler frees the thread.
 pub fn exit_thread(status: i32) -> ! {
     let (clear_child_tid, robust_list, tid) = current_thread(|t| {
-        t.exiting = true;
+        futex::exiting(t.tid);
         (
             core::mem::take(&mut t.clear_child_tid),
             core::mem::take(&mut t.robust_list),

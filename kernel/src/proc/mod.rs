@@ -230,10 +230,6 @@ pub struct Thread {
     /// The futexes a futex_waitv(2) call sleeps on, until a wake of one
     /// of them says which.
     pub futex_waitv: Option<futex::ManyWaiter>,
-    /// It has begun to exit (Linux's FUTEX_STATE_EXITING): a PI lock it
-    /// holds is no longer its to give, and a locker that comes now gets
-    /// ESRCH once it is gone (`futex::lock_pi`).
-    pub exiting: bool,
     /// Its context is live on a CPU: from the moment a scheduler picks it
     /// until that scheduler is back on its own stack. Its state may say
     /// Runnable or Sleeping before then (it is on its way out, or a wakeup
@@ -302,7 +298,6 @@ impl Thread {
             futex: None,
             futex_waitv: None,
             on_cpu: false,
-            exiting: false,
             cpu: 0,
         }
     }
