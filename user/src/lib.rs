@@ -307,18 +307,25 @@ pub mod probe {
         let n = sys::getdents64(dir, &mut buf).map_err(|e| e.message());
         sys::close(dir).map_err(|e| e.message())?;
         let n = n?;
+        Ok(dirent_names(&buf[..n])
+            .into_iter()
+            .filter(|name| name != "." && name != "..")
+            .collect())
+    }
+
+    /// The names in `records`, what one getdents64 filled in (`linux_dirent64`
+    /// records: inode, offset, length at 16, type at 18, the name from 19),
+    /// `.` and `..` included.
+    pub fn dirent_names(records: &[u8]) -> Vec<String> {
         let mut names = Vec::new();
         let mut at = 0;
-        while at + 19 < n {
-            let len = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
-            let name = &buf[at + 19..at + len];
+        while at + 19 < records.len() {
+            let len = u16::from_ne_bytes([records[at + 16], records[at + 17]]) as usize;
+            let name = &records[at + 19..(at + len).min(records.len())];
             let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-            let name = String::from_utf8_lossy(&name[..end]).into_owned();
-            if name != "." && name != ".." {
-                names.push(name);
-            }
+            names.push(String::from_utf8_lossy(&name[..end]).into_owned());
             at += len.max(1);
         }
-        Ok(names)
+        names
     }
 }

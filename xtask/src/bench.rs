@@ -158,21 +158,7 @@ pub(crate) fn linux_package() -> Result<String, String> {
 /// blocks): the same for both kernels.
 fn disk_image(out_dir: &Path) -> Result<PathBuf, String> {
     let image = out_dir.join("disk.img");
-    let _ = std::fs::remove_file(&image);
-    let mut cmd = Command::new(setup::e2fsprogs()?);
-    cmd.args([
-        "-q",
-        "-F",
-        "-t",
-        "ext3",
-        "-b",
-        "4096",
-        "-E",
-        "root_owner=0:0",
-    ])
-    .arg(&image)
-    .arg("512M");
-    build::run_checked(&mut cmd, "making the benchmark's disk image")?;
+    setup::make_ext3(&image, "512M", 4096, None, &[])?;
     Ok(image)
 }
 
@@ -205,6 +191,27 @@ fn on_linux(
     disk: &Path,
 ) -> Result<Results, String> {
     let initrd = crate::linuxdisk::initramfs(&dir.join("linux"), bench, dir)?;
+    let lines = boot_linux(
+        opts,
+        (kernel, &initrd),
+        disk,
+        &args.join(" "),
+        Duration::from_secs(1200),
+    )?;
+    parse(&lines, "Linux")
+}
+
+/// Boots Debian's Linux (`kernel`, `initrd`) in the same QEMU machine
+/// this kernel gets, with `disk` as its virtio disk and `init_args` for
+/// its /init, until it powers off or `limit` passes; its console lines.
+/// linuxdisk.rs boots Linux so too.
+pub(crate) fn boot_linux(
+    opts: &Options,
+    (kernel, initrd): (&Path, &Path),
+    disk: &Path,
+    init_args: &str,
+    limit: Duration,
+) -> Result<Vec<String>, String> {
     let mut cmd = Command::new(setup::qemu()?);
     cmd.args([
         "-m",
@@ -219,20 +226,19 @@ fn on_linux(
     cmd.args(["-smp", &opts.cpus.to_string()]);
     cmd.args(["-accel", qemu::accel_name(opts.accel)]);
     qemu::disk_args(&mut cmd, disk);
-    cmd.arg("-kernel").arg(kernel).arg("-initrd").arg(&initrd);
-    cmd.arg("-append").arg(format!(
-        "console=ttyS0 quiet panic=-1 -- {}",
-        args.join(" ")
-    ));
+    cmd.arg("-kernel").arg(kernel).arg("-initrd").arg(initrd);
+    cmd.arg("-append")
+        .arg(format!("console=ttyS0 quiet panic=-1 -- {init_args}"));
     cmd.stdin(Stdio::null());
-    let out = run_with_timeout(cmd, Duration::from_secs(1200))?;
-    let lines: Vec<String> = out
+    let out = run_with_timeout(cmd, limit)?;
+    Ok(out
         .lines()
         .map(|l| l.trim_end_matches('\r').to_string())
-        .collect();
-    parse(&lines, "Linux")
+        .collect())
 }
 
+/// Runs QEMU booting Linux until it exits (Linux powers off at the end of
+/// /init) or `limit` passes; its console.
 fn run_with_timeout(mut cmd: Command, limit: Duration) -> Result<String, String> {
     let mut child = cmd
         .stdout(Stdio::piped())
@@ -252,7 +258,8 @@ fn run_with_timeout(mut cmd: Command, limit: Duration) -> Result<String, String>
         }
         if start.elapsed() > limit {
             let _ = child.kill();
-            return Err("Linux did not finish the benchmark in time".into());
+            let _ = child.wait();
+            return Err(format!("Linux did not finish in {} s", limit.as_secs()));
         }
         std::thread::sleep(Duration::from_millis(100));
     }

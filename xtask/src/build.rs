@@ -496,30 +496,11 @@ pub fn root_image_at(opts: &Options, image: &Path, fresh: bool) -> Result<PathBu
         std::os::unix::fs::PermissionsExt::from_mode(0o1777),
     )
     .map_err(|e| format!("{e}"))?;
-    let mke2fs = crate::setup::e2fsprogs()?;
-    let _ = std::fs::remove_file(&image);
     println!(
         "xtask: making {} (ext3, 256 MiB) from the programs",
         image.display()
     );
-    let mut cmd = Command::new(mke2fs);
-    cmd.args([
-        "-q",
-        "-F",
-        "-t",
-        "ext3",
-        "-b",
-        "4096",
-        "-E",
-        "root_owner=0:0",
-        "-L",
-        "profkern",
-        "-d",
-    ])
-    .arg(&tree)
-    .arg(&image)
-    .arg("256M");
-    run_checked(&mut cmd, "making the root disk image")?;
+    crate::setup::make_ext3(&image, "256M", 4096, Some(&tree), &["-L", "profkern"])?;
     Ok(image)
 }
 
@@ -528,13 +509,6 @@ pub fn root_image_at(opts: &Options, image: &Path, fresh: bool) -> Result<PathBu
 /// every other file as the last boot left it. A disk a crash left with a
 /// journal to replay is replayed first (`e2fsck -p`).
 fn refresh_programs(image: &Path, programs: &[(String, PathBuf)]) -> Result<(), String> {
-    let tool = |name: &str| {
-        ["/sbin", "/usr/sbin"]
-            .iter()
-            .map(|d| Path::new(d).join(name))
-            .find(|p| p.exists())
-            .unwrap_or_else(|| PathBuf::from(name))
-    };
     let work = image.with_extension("refresh");
     let _ = std::fs::remove_dir_all(&work);
     for dir in ["new", "old"] {
@@ -551,7 +525,7 @@ fn refresh_programs(image: &Path, programs: &[(String, PathBuf)]) -> Result<(), 
     let debugfs = |args: &[&str], script: &str| -> Result<(), String> {
         let script_file = work.join("script");
         std::fs::write(&script_file, script).map_err(|e| e.to_string())?;
-        let out = Command::new(tool("debugfs"))
+        let out = Command::new(crate::setup::e2fs_tool("debugfs")?)
             .args(args)
             .arg("-f")
             .arg(&script_file)
@@ -573,13 +547,16 @@ fn refresh_programs(image: &Path, programs: &[(String, PathBuf)]) -> Result<(), 
         })
         .collect();
     if !stale.is_empty() {
-        let header = Command::new(tool("dumpe2fs"))
+        let header = Command::new(crate::setup::e2fs_tool("dumpe2fs")?)
             .arg("-h")
             .arg(image)
             .output()
             .map_err(|e| format!("cannot run dumpe2fs: {e}"))?;
         if String::from_utf8_lossy(&header.stdout).contains("needs_recovery") {
-            let _ = Command::new(tool("e2fsck")).arg("-p").arg(image).output();
+            let _ = Command::new(crate::setup::e2fs_tool("e2fsck")?)
+                .arg("-p")
+                .arg(image)
+                .output();
         }
         let mut write = String::from("cd /bin\n");
         for name in &stale {

@@ -505,7 +505,6 @@ pub(crate) fn fresh_disk_image(
 /// host's files of `kcore::ext2::suite`.
 fn make_ext3_image(suite: &str, path: &std::path::Path) -> Result<(), String> {
     use kcore::ext2::suite::{BLOCK_SIZE, HOST_FILES, HOST_LINK, IMAGE_BYTES, byte};
-    let mke2fs = crate::setup::e2fsprogs()?;
     let seed = crate::build::root().join(format!("target/disk-{suite}-seed"));
     let _ = std::fs::remove_dir_all(&seed);
     std::fs::create_dir_all(&seed).map_err(|e| format!("cannot create {}: {e}", seed.display()))?;
@@ -516,31 +515,13 @@ fn make_ext3_image(suite: &str, path: &std::path::Path) -> Result<(), String> {
     let (link, target) = HOST_LINK;
     std::os::unix::fs::symlink(target, seed.join(link))
         .map_err(|e| format!("cannot make the link {link}: {e}"))?;
-    let _ = std::fs::remove_file(path);
-    let out = std::process::Command::new(mke2fs)
-        .args([
-            "-q",
-            "-F",
-            "-t",
-            "ext3",
-            "-b",
-            &BLOCK_SIZE.to_string(),
-            "-E",
-        ])
-        .arg("root_owner=0:0")
-        .arg("-d")
-        .arg(&seed)
-        .arg(path)
-        .arg(format!("{}k", IMAGE_BYTES / 1024))
-        .output()
-        .map_err(|e| format!("cannot run mke2fs: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "mke2fs failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(())
+    crate::setup::make_ext3(
+        path,
+        &format!("{}k", IMAGE_BYTES / 1024),
+        BLOCK_SIZE as u32,
+        Some(&seed),
+        &[],
+    )
 }
 
 /// After a disk suite: a pattern image holds the guest's bytes over its
@@ -589,25 +570,14 @@ fn check_pattern_image(
 /// After a root-disk suite: clean, unmounted by init, and holding the
 /// file the program wrote last.
 fn check_root_image(suite: &str, path: &std::path::Path, tally: &mut Tally) -> Result<(), String> {
-    let tool = |name: &str| {
-        ["/sbin", "/usr/sbin"]
-            .iter()
-            .map(|d| std::path::Path::new(d).join(name))
-            .find(|p| p.exists())
-            .unwrap_or_else(|| PathBuf::from(name))
-    };
-    let fsck = Command::new(tool("e2fsck"))
-        .arg("-fn")
-        .arg(path)
-        .output()
-        .map_err(|e| format!("cannot run e2fsck: {e}"))?;
-    let header = Command::new(tool("dumpe2fs"))
+    let fsck = crate::setup::e2fsck_clean(path);
+    let header = Command::new(crate::setup::e2fs_tool("dumpe2fs")?)
         .arg("-h")
         .arg(path)
         .output()
         .map_err(|e| format!("cannot run dumpe2fs: {e}"))?;
     let header = String::from_utf8_lossy(&header.stdout);
-    let clean = fsck.status.success()
+    let clean = fsck.is_ok()
         && header
             .lines()
             .any(|l| l.starts_with("Filesystem state:") && l.ends_with(" clean"))
@@ -616,8 +586,8 @@ fn check_root_image(suite: &str, path: &std::path::Path, tally: &mut Tally) -> R
         &format!("{suite}/the_root_disk_is_clean_and_unmounted"),
         clean,
         &format!(
-            "e2fsck -fn exited {:?}; {}",
-            fsck.status.code(),
+            "{}; {}",
+            fsck.err().unwrap_or_else(|| "e2fsck -fn: clean".into()),
             header
                 .lines()
                 .filter(|l| l.contains("features") || l.contains("state"))
@@ -625,7 +595,7 @@ fn check_root_image(suite: &str, path: &std::path::Path, tally: &mut Tally) -> R
                 .join("; ")
         ),
     );
-    let kept = Command::new(tool("debugfs"))
+    let kept = Command::new(crate::setup::e2fs_tool("debugfs")?)
         .args(["-R", "cat /root/kept"])
         .arg(path)
         .output()
@@ -640,35 +610,20 @@ fn check_root_image(suite: &str, path: &std::path::Path, tally: &mut Tally) -> R
 }
 
 fn check_ext3_image(suite: &str, path: &std::path::Path, tally: &mut Tally) -> Result<(), String> {
-    let sbin = |tool: &str| {
-        ["/sbin", "/usr/sbin"]
-            .iter()
-            .map(|d| std::path::Path::new(d).join(tool))
-            .find(|p| p.exists())
-            .unwrap_or_else(|| std::path::PathBuf::from(tool))
-    };
     // Linux's checker, read-only: a clean image exits 0, with nothing to
     // replay (the guest unmounted it).
-    let fsck = std::process::Command::new(sbin("e2fsck"))
-        .arg("-fn")
-        .arg(path)
-        .output()
-        .map_err(|e| format!("cannot run e2fsck: {e}"))?;
+    let fsck = crate::setup::e2fsck_clean(path);
     tally.record(
         &format!("{suite}/e2fsck_finds_the_image_clean"),
-        fsck.status.success(),
-        &format!(
-            "e2fsck -fn exited {:?}:\n{}",
-            fsck.status.code(),
-            String::from_utf8_lossy(&fsck.stdout)
-        ),
+        fsck.is_ok(),
+        fsck.as_ref().err().map_or("", |e| e),
     );
     // The guest's files, as debugfs (Linux's reading of the format, not
     // this kernel's) finds them.
     let dump = crate::build::root().join(format!("target/disk-{suite}-dump"));
     let _ = std::fs::remove_dir_all(&dump);
     std::fs::create_dir_all(&dump).map_err(|e| format!("cannot create {}: {e}", dump.display()))?;
-    let out = std::process::Command::new(sbin("debugfs"))
+    let out = Command::new(crate::setup::e2fs_tool("debugfs")?)
         .arg("-R")
         .arg(format!("rdump /out {}", dump.display()))
         .arg(path)

@@ -20,7 +20,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -37,8 +37,8 @@ use crate::suites::{Disk, Suite};
 const SHORTEST: Duration = Duration::from_millis(200);
 const LONGEST: Duration = Duration::from_millis(8000);
 
-/// An image file as `kcore::ext2` reads it.
-struct ImageFile(std::fs::File);
+/// An image file as `kcore::ext2` reads it (here and in diskfuzz.rs).
+pub(crate) struct ImageFile(pub std::fs::File);
 
 impl BlockDevice for ImageFile {
     fn read(&mut self, block: u64, buf: &mut [u8]) -> kcore::ext2::Result<()> {
@@ -77,14 +77,6 @@ fn promises(lines: &[String]) -> Vec<Promise> {
             })
         })
         .collect()
-}
-
-fn sbin(tool: &str) -> PathBuf {
-    ["/sbin", "/usr/sbin"]
-        .iter()
-        .map(|d| Path::new(d).join(tool))
-        .find(|p| p.exists())
-        .unwrap_or_else(|| PathBuf::from(tool))
 }
 
 /// Runs the crash suite `suite`: `kills` boots, each killed.
@@ -187,7 +179,7 @@ fn judge(outcome: &qemu::Outcome, disk: &Path, scratch: &Path) -> Result<Judged,
     // 1. Linux's replay and reading.
     let theirs = scratch.join("theirs.img");
     std::fs::copy(disk, &theirs).map_err(|e| format!("copy: {e}"))?;
-    let fsck = Command::new(sbin("e2fsck"))
+    let fsck = Command::new(crate::setup::e2fs_tool("e2fsck")?)
         .arg("-fy")
         .arg(&theirs)
         .output()
@@ -203,7 +195,7 @@ fn judge(outcome: &qemu::Outcome, disk: &Path, scratch: &Path) -> Result<Judged,
     let dump = scratch.join("dump");
     let _ = std::fs::remove_dir_all(&dump);
     std::fs::create_dir_all(&dump).map_err(|e| format!("{e}"))?;
-    let out = Command::new(sbin("debugfs"))
+    let out = Command::new(crate::setup::e2fs_tool("debugfs")?)
         .arg("-R")
         .arg(format!("rdump /d0 /d1 /d2 {}", dump.display()))
         .arg(&theirs)
@@ -236,17 +228,7 @@ fn judge(outcome: &qemu::Outcome, disk: &Path, scratch: &Path) -> Result<Judged,
     }
     fs.unmount()
         .map_err(|e| format!("our unmount failed: {e:?}"))?;
-    let fsck = Command::new(sbin("e2fsck"))
-        .arg("-fn")
-        .arg(&ours)
-        .output()
-        .map_err(|e| format!("cannot run e2fsck: {e}"))?;
-    if !fsck.status.success() {
-        return Err(format!(
-            "after our replay e2fsck -fn finds the image unclean:\n{}",
-            String::from_utf8_lossy(&fsck.stdout)
-        ));
-    }
+    crate::setup::e2fsck_clean(&ours).map_err(|e| format!("after our replay, {e}"))?;
     Ok(Judged {
         promised: promised.len(),
         replayed,

@@ -15,13 +15,14 @@
 //! `ext3-fuzz` (50 images) is in the default run; `fuzz-disk` (1000) is
 //! slow and runs only when named.
 
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Duration;
 
+use kcore::ext2::Error;
 use kcore::ext2::fs::{Fs, NewInode};
 use kcore::ext2::layout::{GroupDesc, Time};
-use kcore::ext2::{BlockDevice, Error};
+
+use crate::crashdisk::ImageFile;
 
 use crate::build::{self, Boot};
 use crate::checks::Tally;
@@ -31,24 +32,6 @@ use crate::suites::Suite;
 
 /// Images one boot damages: a boot is bounded by the timeout.
 const PER_BOOT: usize = 250;
-
-struct ImageFile(std::fs::File);
-
-impl BlockDevice for ImageFile {
-    fn read(&mut self, block: u64, buf: &mut [u8]) -> kcore::ext2::Result<()> {
-        self.0
-            .read_exact_at(buf, block * buf.len() as u64)
-            .map_err(|_| Error::Sys(abi::Errno::EIO))
-    }
-    fn write(&mut self, block: u64, buf: &[u8]) -> kcore::ext2::Result<()> {
-        self.0
-            .write_all_at(buf, block * buf.len() as u64)
-            .map_err(|_| Error::Sys(abi::Errno::EIO))
-    }
-    fn flush(&mut self) -> kcore::ext2::Result<()> {
-        Ok(())
-    }
-}
 
 /// Runs the fuzz suite `suite` over `images` damaged images.
 pub fn run(opts: &Options, suite: &Suite, images: usize, tally: &mut Tally) -> Result<(), String> {
@@ -156,30 +139,7 @@ fn make_image(dir: &Path, image: &Path) -> Result<String, String> {
     std::os::unix::fs::symlink("hello", tree.join("fast-link")).map_err(|e| format!("{e}"))?;
     std::os::unix::fs::symlink(slow, tree.join("slow-link")).map_err(|e| format!("{e}"))?;
     std::fs::hard_link(tree.join("hello"), tree.join("hard-link")).map_err(|e| format!("{e}"))?;
-    let mke2fs = crate::setup::e2fsprogs()?;
-    let out = std::process::Command::new(mke2fs)
-        .args([
-            "-q",
-            "-F",
-            "-t",
-            "ext3",
-            "-b",
-            "1024",
-            "-E",
-            "root_owner=0:0",
-            "-d",
-        ])
-        .arg(&tree)
-        .arg(image)
-        .arg("4M")
-        .output()
-        .map_err(|e| format!("cannot run mke2fs: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "mke2fs: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+    crate::setup::make_ext3(image, "4M", 1024, Some(&tree), &[])?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)

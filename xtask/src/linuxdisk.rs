@@ -18,7 +18,7 @@
 //! registry into `target/bench/linux/` (as `cargo xtask bench` does).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use crate::build::{self, Boot};
@@ -67,7 +67,7 @@ pub fn run(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Strin
     let round = (|| -> Result<(), String> {
         ours.run("write", &image)?;
         let mine = ours.run("list", &image)?;
-        fsck_clean(&image)?;
+        crate::setup::e2fsck_clean(&image)?;
         let theirs = linux.run("list", &image)?;
         same(&mine, &theirs, "this kernel wrote", "Linux reads")
     })();
@@ -82,7 +82,7 @@ pub fn run(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Strin
     let round = (|| -> Result<(), String> {
         linux.run("write", &image)?;
         let theirs = linux.run("list", &image)?;
-        fsck_clean(&image)?;
+        crate::setup::e2fsck_clean(&image)?;
         let mine = ours.run("list", &image)?;
         same(&theirs, &mine, "Linux wrote", "this kernel reads")
     })();
@@ -128,25 +128,6 @@ fn same(a: &[String], b: &[String], a_name: &str, b_name: &str) -> Result<(), St
         ));
     }
     println!("   {a_name}, {b_name}: {} names, the same", a.len());
-    Ok(())
-}
-
-fn fsck_clean(image: &Path) -> Result<(), String> {
-    let sbin = ["/sbin/e2fsck", "/usr/sbin/e2fsck"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .unwrap_or("e2fsck");
-    let out = Command::new(sbin)
-        .arg("-fn")
-        .arg(image)
-        .output()
-        .map_err(|e| format!("e2fsck: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "e2fsck -fn finds the image unclean:\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        ));
-    }
     Ok(())
 }
 
@@ -197,34 +178,13 @@ struct Linux<'a> {
 impl Linux<'_> {
     /// `fstree --init ACTION /mnt` as Linux's /init, `image` its disk.
     fn run(&self, action: &str, image: &Path) -> Result<Vec<String>, String> {
-        let mut cmd = Command::new(crate::setup::qemu()?);
-        cmd.args([
-            "-m",
-            "512M",
-            "-no-reboot",
-            "-display",
-            "none",
-            "-serial",
-            "stdio",
-        ]);
-        cmd.args(["-cpu", qemu::cpu_model(self.opts.accel)]);
-        cmd.args(["-accel", qemu::accel_name(self.opts.accel)]);
-        qemu::disk_args(&mut cmd, image);
-        cmd.arg("-kernel")
-            .arg(self.kernel)
-            .arg("-initrd")
-            .arg(self.initrd);
-        cmd.arg("-append").arg(format!(
-            "console=ttyS0 quiet panic=-1 -- --init {action} /mnt"
-        ));
-        cmd.stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .stdout(Stdio::piped());
-        let out = run_for(cmd, Duration::from_secs(600))?;
-        let lines: Vec<String> = out
-            .lines()
-            .map(|l| l.trim_end_matches('\r').to_string())
-            .collect();
+        let lines = crate::bench::boot_linux(
+            self.opts,
+            (self.kernel, self.initrd),
+            image,
+            &format!("--init {action} /mnt"),
+            Duration::from_secs(600),
+        )?;
         listing(&lines, &format!("Linux, fstree {action}")).map_err(|e| {
             let tail: Vec<&String> = lines.iter().rev().take(15).collect();
             format!(
@@ -236,27 +196,6 @@ impl Linux<'_> {
             )
         })
     }
-}
-
-/// Runs QEMU until it exits (Linux powers off) or `limit` passes.
-fn run_for(mut cmd: Command, limit: Duration) -> Result<String, String> {
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start QEMU: {e}"))?;
-    let mut stdout = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
-        text
-    });
-    let start = std::time::Instant::now();
-    while child.try_wait().map_err(|e| e.to_string())?.is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("Linux did not finish in {} s", limit.as_secs()));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Ok(reader.join().unwrap_or_default())
 }
 
 /// An initramfs for Debian's kernel: `init` as /init, and in /modules the

@@ -62,6 +62,65 @@ pub fn e2fsprogs() -> Result<PathBuf, String> {
     ensure("/sbin/mke2fs", "e2fsprogs")
 }
 
+/// Another program of e2fsprogs (`e2fsck`, `debugfs`, `dumpe2fs`), beside
+/// mke2fs; the package installed first if it is missing.
+pub fn e2fs_tool(name: &str) -> Result<PathBuf, String> {
+    Ok(e2fsprogs()?.with_file_name(name))
+}
+
+/// `e2fsck -fn`: Ok when it finds the file system at `image` clean, else
+/// what it printed.
+pub fn e2fsck_clean(image: &Path) -> Result<(), String> {
+    let out = Command::new(e2fs_tool("e2fsck")?)
+        .arg("-fn")
+        .arg(image)
+        .output()
+        .map_err(|e| format!("cannot run e2fsck: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "e2fsck -fn finds {} unclean (exit {:?}):\n{}",
+            image.display(),
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout)
+        ));
+    }
+    Ok(())
+}
+
+/// A fresh ext3 image at `image`: `size` as mke2fs reads it (`512M`),
+/// blocks of `block_size` bytes, the root directory root's, and with
+/// `tree` the files of that host directory in it (`mke2fs -d`); `extra`
+/// are more mke2fs options (`-L NAME`). Whatever was at `image` is gone.
+pub fn make_ext3(
+    image: &Path,
+    size: &str,
+    block_size: u32,
+    tree: Option<&Path>,
+    extra: &[&str],
+) -> Result<(), String> {
+    let mut cmd = Command::new(e2fsprogs()?);
+    cmd.args(["-q", "-F", "-t", "ext3", "-b", &block_size.to_string()])
+        .args(["-E", "root_owner=0:0"])
+        .args(extra);
+    if let Some(tree) = tree {
+        cmd.arg("-d").arg(tree);
+    }
+    let _ = std::fs::remove_file(image);
+    let out = cmd
+        .arg(image)
+        .arg(size)
+        .output()
+        .map_err(|e| format!("cannot run mke2fs: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "mke2fs {}: {}",
+            image.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
 pub fn qemu() -> Result<PathBuf, String> {
     ensure("qemu-system-x86_64", "qemu-system-x86")
 }

@@ -715,30 +715,7 @@ pub fn rename(
             return Err(Error::Sys(Errno::EEXIST));
         }
         let sys = Error::Sys;
-        from_dir
-            .lock()
-            .may_unlink(&node.lock(), cred)
-            .map_err(sys)?;
-        match &existing {
-            Some(old) if !Arc::ptr_eq(old, &node) => {
-                to_dir.lock().may_unlink(&old.lock(), cred).map_err(sys)?
-            }
-            Some(_) => {}
-            None if !to_dir.lock().permits(cred, MAY_WRITE | MAY_EXEC) => {
-                return Err(sys(Errno::EACCES));
-            }
-            None => {}
-        }
-        if moving_dir && from_ino != to_ino && !node.lock().permits(cred, MAY_WRITE) {
-            return Err(sys(Errno::EACCES));
-        }
-        if node.lock().mounted.is_some()
-            || existing
-                .as_ref()
-                .is_some_and(|e| e.lock().mounted.is_some())
-        {
-            return Err(sys(Errno::EBUSY));
-        }
+        super::ramfs::may_rename(from_dir, &node, to_dir, existing.as_ref(), cred).map_err(sys)?;
         if let Some(existing) = &existing {
             if Arc::ptr_eq(existing, &node) {
                 return Ok(());

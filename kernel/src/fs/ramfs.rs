@@ -844,28 +844,7 @@ pub fn rename(from: &str, to: &str, noreplace: bool) -> Result<(), Errno> {
     if noreplace && existing.is_some() {
         return Err(Errno::EEXIST); // renameat2's RENAME_NOREPLACE
     }
-    // Linux's order: may the name go from its directory, may the new one
-    // be made (or the one it replaces go), and a directory that changes
-    // parent must be writable itself (its `..` changes).
-    from_dir.lock().may_unlink(&node.lock(), &cred)?;
-    match &existing {
-        Some(old) if !Arc::ptr_eq(old, &node) => to_dir.lock().may_unlink(&old.lock(), &cred)?,
-        Some(_) => {}
-        None if !to_dir.lock().permits(&cred, MAY_WRITE | MAY_EXEC) => {
-            return Err(Errno::EACCES);
-        }
-        None => {}
-    }
-    if moving_dir && !Arc::ptr_eq(&from_dir, &to_dir) && !node.lock().permits(&cred, MAY_WRITE) {
-        return Err(Errno::EACCES);
-    }
-    if node.lock().mounted.is_some()
-        || existing
-            .as_ref()
-            .is_some_and(|e| e.lock().mounted.is_some())
-    {
-        return Err(Errno::EBUSY); // a mount point
-    }
+    may_rename(&from_dir, &node, &to_dir, existing.as_ref(), &cred)?;
     if let Some(existing) = &existing {
         if Arc::ptr_eq(existing, &node) {
             return Ok(()); // two names of one file: POSIX says do nothing
@@ -887,6 +866,38 @@ pub fn rename(from: &str, to: &str, noreplace: bool) -> Result<(), Errno> {
     node.lock().changed();
     if let Some(replaced) = existing {
         replaced.lock().lost_a_name();
+    }
+    Ok(())
+}
+
+/// Whether `cred` may move `node` from `from_dir` to `to_dir`, over
+/// `existing` if a name is there, in Linux's order: may the name go from
+/// its directory, may the new one be made (or the one it replaces go), and
+/// a directory that changes parent must be writable itself (its `..`
+/// changes); a mount point does not move (EBUSY). Both file systems ask
+/// this (fs/ext2.rs too), before their own checks of the replaced node.
+pub(super) fn may_rename(
+    from_dir: &NodeRef,
+    node: &NodeRef,
+    to_dir: &NodeRef,
+    existing: Option<&NodeRef>,
+    cred: &Cred,
+) -> Result<(), Errno> {
+    from_dir.lock().may_unlink(&node.lock(), cred)?;
+    match existing {
+        Some(old) if !Arc::ptr_eq(old, node) => to_dir.lock().may_unlink(&old.lock(), cred)?,
+        Some(_) => {}
+        None if !to_dir.lock().permits(cred, MAY_WRITE | MAY_EXEC) => {
+            return Err(Errno::EACCES);
+        }
+        None => {}
+    }
+    let moving_dir = node.lock().is_dir();
+    if moving_dir && !Arc::ptr_eq(from_dir, to_dir) && !node.lock().permits(cred, MAY_WRITE) {
+        return Err(Errno::EACCES);
+    }
+    if node.lock().mounted.is_some() || existing.is_some_and(|e| e.lock().mounted.is_some()) {
+        return Err(Errno::EBUSY); // a mount point
     }
     Ok(())
 }

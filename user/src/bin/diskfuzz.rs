@@ -106,17 +106,11 @@ fn walk(dir: &str, depth: usize, names: &mut usize, t: &mut Tally) {
                 break;
             }
         };
-        let mut at = 0;
-        while at < n {
-            let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
-            let name = &buf[at + 19..at + reclen];
-            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-            let name = String::from_utf8_lossy(&name[..end]).into_owned();
-            if name != "." && name != ".." {
-                found.push(name);
-            }
-            at += reclen.max(1);
-        }
+        found.extend(
+            user::probe::dirent_names(&buf[..n])
+                .into_iter()
+                .filter(|name| name != "." && name != ".."),
+        );
     }
     let _ = sys::close(fd);
     for name in found {

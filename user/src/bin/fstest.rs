@@ -342,14 +342,7 @@ fn names_links_fifos_and_devices() -> Outcome {
             if n == 0 {
                 break;
             }
-            let mut at = 0;
-            while at < n {
-                let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
-                let name = &buf[at + 19..at + reclen];
-                let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-                names.push(String::from_utf8_lossy(&name[..end]).into_owned());
-                at += reclen;
-            }
+            names.extend(user::probe::dirent_names(&buf[..n]));
         }
         let _ = sys::close(fd);
         names.sort();
