@@ -1,16 +1,19 @@
-//! The virtio block device: the disk QEMU gives with `-device
-//! virtio-blk-pci`, driven over PCI with its completion interrupt, as
+//! The virtio block devices: the disks QEMU gives with `-device
+//! virtio-blk-pci`, driven over PCI with their completion interrupts, as
 //! xv6's `virtio_disk.c` drives its one, but with several requests in
-//! flight.
+//! flight and up to `MAX_DISKS` disks, `/dev/vda` to `/dev/vdd` in the
+//! order of their PCI addresses (QEMU's order of `-device` options).
 //!
 //! ## Start-up (`init`: once, at boot, on the boot CPU alone)
 //!
-//! Find the function (vendor 0x1af4, a block device); read where its
-//! structures are (`kcore::virtio::layout`); reset it; say ACKNOWLEDGE and
-//! DRIVER; agree on features (VERSION_1, and FLUSH if it has a write
-//! cache); FEATURES_OK; give queue 0 its three rings, all in one DMA
-//! frame, and MSI-X table entry 0, which sends `DISK_VECTOR` to this CPU;
-//! DRIVER_OK.
+//! For each function that is a virtio block device (vendor 0x1af4): read
+//! where its structures are (`kcore::virtio::layout`); reset it; say
+//! ACKNOWLEDGE and DRIVER; agree on features (VERSION_1, and FLUSH if it
+//! has a write cache); FEATURES_OK; give queue 0 its three rings, all in
+//! one DMA frame, and MSI-X table entry 0, which sends the disk's own
+//! vector (`DISK_VECTOR` + its index) to this CPU; DRIVER_OK. Each disk
+//! has its own lock, slots and vector, so nothing one disk does waits for
+//! another.
 //!
 //! ## One request (`transfer`, from a process: it sleeps)
 //!
@@ -21,7 +24,7 @@
 //! interrupt says it is done; then read the status, copy the data out (a
 //! read) and free the slot.
 //!
-//! ## The interrupt (`on_interrupt`)
+//! ## The interrupt (`on_interrupt`, with the disk its vector names)
 //!
 //! Take back every used entry the device added, mark each one's slot done
 //! with its status, and wake its sleeper: the wake-up happens after the
@@ -83,26 +86,92 @@ struct Disk {
     head_slot: Vec<Option<usize>>,
 }
 
-/// The disk, once `init` found one.
-static DISK: IrqLock<Option<Disk>> = IrqLock::new(Rank::Disk, None);
-static PRESENT: AtomicBool = AtomicBool::new(false);
-/// Its size in 512-byte sectors, and whether it has a write cache to flush.
-static SECTORS: AtomicU64 = AtomicU64::new(0);
-static HAS_FLUSH: AtomicBool = AtomicBool::new(false);
-static READ_ONLY: AtomicBool = AtomicBool::new(false);
+/// The most disks the driver keeps (vda to vdd); the vectors from
+/// `DISK_VECTOR` on are theirs.
+pub use kcore::virtio::MAX_DISKS;
 
-/// Whether there is a disk.
-pub fn present() -> bool {
-    PRESENT.load(Ordering::Acquire)
+/// Which disk: vda is 0, vdb 1, and so on, in the order `init` found
+/// them. Made only for indices below `MAX_DISKS`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct DiskId(u8);
+
+impl DiskId {
+    /// The disk `index`, if the driver can keep that many.
+    pub fn new(index: usize) -> Option<DiskId> {
+        (index < MAX_DISKS).then_some(DiskId(index as u8))
+    }
+
+    /// Every disk there may be, whether or not `init` found it.
+    pub fn all() -> impl Iterator<Item = DiskId> {
+        (0..MAX_DISKS).map(|i| DiskId(i as u8))
+    }
+
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+
+    /// Its name in /dev: `vda`, `vdb`...
+    pub fn name(self) -> &'static str {
+        virtio::disk_name(self.index()).expect("a DiskId is below MAX_DISKS")
+    }
+
+    /// Its minor number: Linux's virtio-blk gives each disk 16 (the disk
+    /// and its partitions), so vdb is 16.
+    pub fn minor(self) -> u32 {
+        16 * u32::from(self.0)
+    }
+
+    /// The disk whose completions arrive on `vector`, if any.
+    pub fn of_vector(vector: u64) -> Option<DiskId> {
+        let index = vector.checked_sub(crate::arch::trap::DISK_VECTOR)?;
+        DiskId::new(usize::try_from(index).ok()?)
+    }
+
+    fn vector(self) -> u64 {
+        crate::arch::trap::DISK_VECTOR + u64::from(self.0)
+    }
 }
 
-/// The disk's size in bytes.
-pub fn size_bytes() -> u64 {
-    SECTORS.load(Ordering::Relaxed) * virtio::SECTOR
+/// What a request needs to know of a disk before taking its lock, set
+/// once by `init`.
+struct Facts {
+    present: AtomicBool,
+    /// Its size in 512-byte sectors.
+    sectors: AtomicU64,
+    /// Whether it has a write cache to flush.
+    has_flush: AtomicBool,
+    read_only: AtomicBool,
 }
 
-pub fn read_only() -> bool {
-    READ_ONLY.load(Ordering::Relaxed)
+/// Each disk, once `init` found it. The locks share one rank: nothing
+/// holds two disks' locks at once.
+static DISKS: [IrqLock<Option<Disk>>; MAX_DISKS] =
+    [const { IrqLock::new(Rank::Disk, None) }; MAX_DISKS];
+static FACTS: [Facts; MAX_DISKS] = [const {
+    Facts {
+        present: AtomicBool::new(false),
+        sectors: AtomicU64::new(0),
+        has_flush: AtomicBool::new(false),
+        read_only: AtomicBool::new(false),
+    }
+}; MAX_DISKS];
+
+fn facts(disk: DiskId) -> &'static Facts {
+    &FACTS[disk.index()]
+}
+
+/// Whether there is a disk `disk`.
+pub fn present(disk: DiskId) -> bool {
+    facts(disk).present.load(Ordering::Acquire)
+}
+
+/// The disk's size in bytes (0 if there is none).
+pub fn size_bytes(disk: DiskId) -> u64 {
+    facts(disk).sectors.load(Ordering::Relaxed) * virtio::SECTOR
+}
+
+pub fn read_only(disk: DiskId) -> bool {
+    facts(disk).read_only.load(Ordering::Relaxed)
 }
 
 /// The window on one structure (`region`) of `f`'s BARs.
@@ -117,40 +186,52 @@ fn window(f: &Function, region: virtio::Region) -> Option<Registers> {
     }
 }
 
-/// Finds and starts the first virtio block device. Call at boot, on the
-/// boot CPU, before the other CPUs start (the configuration ports).
+/// Finds and starts the virtio block devices, the first `MAX_DISKS` of
+/// them. Call at boot, on the boot CPU, before the other CPUs start (the
+/// configuration ports). A device that fails to start takes no name: the
+/// next one is named as if it were not there.
 pub fn init() {
-    let Some(f) = crate::pci::functions().iter().find(|f| {
+    let mut ids = DiskId::all();
+    let mut next = ids.next();
+    for f in crate::pci::functions().iter().filter(|f| {
         f.vendor == virtio::VENDOR
             && (f.device == virtio::DEVICE_BLOCK_MODERN
                 || f.device == virtio::DEVICE_BLOCK_TRANSITIONAL)
-    }) else {
-        return;
-    };
-    match start(f) {
-        Ok(disk) => {
-            *DISK.lock() = Some(disk);
-            PRESENT.store(true, Ordering::Release);
-            crate::fs::dev::add_disk();
-            info!(
-                "virtio-blk: {} {} MiB{}{}, /dev/vda",
-                f.address,
-                size_bytes() >> 20,
-                if HAS_FLUSH.load(Ordering::Relaxed) {
-                    ", write cache"
-                } else {
-                    ""
-                },
-                if read_only() { ", read-only" } else { "" }
+    }) {
+        let Some(id) = next else {
+            warn!(
+                "virtio-blk: {}: more than {MAX_DISKS} disks; left alone",
+                f.address
             );
+            continue;
+        };
+        match start(f, id) {
+            Ok(disk) => {
+                *DISKS[id.index()].lock() = Some(disk);
+                facts(id).present.store(true, Ordering::Release);
+                crate::fs::dev::add_disk(id);
+                info!(
+                    "virtio-blk: {} {} MiB{}{}, /dev/{}",
+                    f.address,
+                    size_bytes(id) >> 20,
+                    if facts(id).has_flush.load(Ordering::Relaxed) {
+                        ", write cache"
+                    } else {
+                        ""
+                    },
+                    if read_only(id) { ", read-only" } else { "" },
+                    id.name()
+                );
+                next = ids.next();
+            }
+            Err(why) => warn!("virtio-blk: {}: {why}; no disk", f.address),
         }
-        Err(why) => warn!("virtio-blk: {}: {why}; no disk", f.address),
     }
 }
 
-/// The start-up sequence of the module's header; Err says which step the
-/// device refused.
-fn start(f: &Function) -> Result<Disk, &'static str> {
+/// The start-up sequence of the module's header for the device `f`, to
+/// be the disk `id`; Err says which step the device refused.
+fn start(f: &Function, id: DiskId) -> Result<Disk, &'static str> {
     let config = crate::pci::config(f.address);
     let layout = virtio::layout(&config, &f.capabilities).ok_or("no virtio 1.x capabilities")?;
     let common_regs = window(f, layout.common).ok_or("common configuration not mappable")?;
@@ -223,7 +304,7 @@ fn start(f: &Function) -> Result<Disk, &'static str> {
         length: 2,
     };
     let doorbell = window(f, doorbell_region).ok_or("doorbell not mappable")?;
-    route_msix(f, msix)?;
+    route_msix(f, msix, id.vector())?;
     c.write_u16(common::QUEUE_ENABLE, 1);
 
     let headers = DmaFrame::new().ok_or("no memory for request headers")?;
@@ -236,9 +317,14 @@ fn start(f: &Function) -> Result<Disk, &'static str> {
         });
     }
     let sectors = u64::from(device.read_u32(0)) | u64::from(device.read_u32(4)) << 32;
-    SECTORS.store(sectors, Ordering::Relaxed);
-    HAS_FLUSH.store(offered & feature::BLK_FLUSH != 0, Ordering::Relaxed);
-    READ_ONLY.store(offered & feature::BLK_RO != 0, Ordering::Relaxed);
+    let facts = facts(id);
+    facts.sectors.store(sectors, Ordering::Relaxed);
+    facts
+        .has_flush
+        .store(offered & feature::BLK_FLUSH != 0, Ordering::Relaxed);
+    facts
+        .read_only
+        .store(offered & feature::BLK_RO != 0, Ordering::Relaxed);
     c.write_u8(common::DEVICE_STATUS, features_ok | status::DRIVER_OK);
     Ok(Disk {
         doorbell,
@@ -253,9 +339,9 @@ fn start(f: &Function) -> Result<Disk, &'static str> {
     })
 }
 
-/// Points MSI-X table entry 0 at this CPU's local APIC with
-/// `DISK_VECTOR`, unmasked, and turns MSI-X on.
-fn route_msix(f: &Function, cap: u8) -> Result<(), &'static str> {
+/// Points MSI-X table entry 0 at this CPU's local APIC with `vector`,
+/// unmasked, and turns MSI-X on.
+fn route_msix(f: &Function, cap: u8, vector: u64) -> Result<(), &'static str> {
     let table = read32(f.address, cap + 4);
     let bar = (table & 7) as usize;
     let offset = u64::from(table & !7);
@@ -268,7 +354,7 @@ fn route_msix(f: &Function, cap: u8) -> Result<(), &'static str> {
     let apic_id = crate::arch::apic::enable();
     entry.write_u32(0, 0xfee0_0000 | (apic_id << 12));
     entry.write_u32(4, 0);
-    entry.write_u32(8, crate::arch::trap::DISK_VECTOR as u32);
+    entry.write_u32(8, vector as u32);
     entry.write_u32(12, 0);
     // Message control is the upper half of the capability's first dword:
     // bit 15 enables MSI-X, bit 14 (function mask) stays clear.
@@ -285,11 +371,11 @@ pub enum Op {
     Flush,
 }
 
-/// Takes a free slot, sleeping while every slot is busy.
-fn take_slot() -> usize {
+/// Takes a free slot of `id`, sleeping while every slot is busy.
+fn take_slot(id: DiskId) -> usize {
     let mut taken = None;
-    sched::wait_uninterruptible(Chan::DiskSlot, || {
-        let mut disk = DISK.lock();
+    sched::wait_uninterruptible(Chan::DiskSlot(id.index()), || {
+        let mut disk = DISKS[id.index()].lock();
         let disk = disk.as_mut().expect("a disk");
         taken = disk.slots.iter().position(|s| s.state == SlotState::Free);
         if let Some(slot) = taken {
@@ -301,37 +387,41 @@ fn take_slot() -> usize {
 }
 
 /// Moves `data.len()` bytes (a multiple of 512, at most `MAX_TRANSFER`)
-/// between the disk at `sector` and `data`, or flushes the disk's write
-/// cache (`Op::Flush`, `data` empty). Sleeps until the device is done.
-/// EIO if it reports an error, EINVAL for a request past the disk's end.
-pub fn transfer(op: Op, sector: u64, data: &mut [u8]) -> Result<(), Errno> {
-    if !present() {
+/// between the disk `id` at `sector` and `data`, or flushes the disk's
+/// write cache (`Op::Flush`, `data` empty). Sleeps until the device is
+/// done. EIO if it reports an error, EINVAL for a request past the disk's
+/// end, ENXIO if there is no such disk.
+pub fn transfer(id: DiskId, op: Op, sector: u64, data: &mut [u8]) -> Result<(), Errno> {
+    if !present(id) {
         return Err(Errno::ENXIO);
     }
+    let facts = facts(id);
     let len = data.len();
     let sectors = len as u64 / virtio::SECTOR;
     if len > MAX_TRANSFER
         || !(len as u64).is_multiple_of(virtio::SECTOR)
-        || (op != Op::Flush && (len == 0 || sector + sectors > SECTORS.load(Ordering::Relaxed)))
+        || (op != Op::Flush
+            && (len == 0 || sector + sectors > facts.sectors.load(Ordering::Relaxed)))
     {
         return Err(Errno::EINVAL);
     }
-    if op == Op::Flush && !HAS_FLUSH.load(Ordering::Relaxed) {
+    if op == Op::Flush && !facts.has_flush.load(Ordering::Relaxed) {
         return Ok(());
     }
-    if op == Op::Write && read_only() {
+    if op == Op::Write && read_only(id) {
         return Err(Errno::EROFS);
     }
-    let slot = take_slot();
-    submit(op, sector, slot, data);
-    sched::wait_uninterruptible(Chan::Disk(slot), || {
+    let lock = &DISKS[id.index()];
+    let slot = take_slot(id);
+    submit(lock, op, sector, slot, data);
+    sched::wait_uninterruptible(Chan::Disk(id.index(), slot), || {
         matches!(
-            DISK.lock().as_ref().expect("a disk").slots[slot].state,
+            lock.lock().as_ref().expect("a disk").slots[slot].state,
             SlotState::Done(_)
         )
     });
     let status = {
-        let mut disk = DISK.lock();
+        let mut disk = lock.lock();
         let disk = disk.as_mut().expect("a disk");
         let SlotState::Done(status) = disk.slots[slot].state else {
             unreachable!("the wait ended on Done");
@@ -342,16 +432,17 @@ pub fn transfer(op: Op, sector: u64, data: &mut [u8]) -> Result<(), Errno> {
         disk.slots[slot].state = SlotState::Free;
         status
     };
-    sched::wakeup(Chan::DiskSlot);
+    sched::wakeup(Chan::DiskSlot(id.index()));
     match status {
         virtio::BLK_S_OK => Ok(()),
         _ => Err(Errno::EIO),
     }
 }
 
-/// Offers slot `slot`'s request to the device and rings its doorbell.
-fn submit(op: Op, sector: u64, slot: usize, data: &[u8]) {
-    let mut disk = DISK.lock();
+/// Offers slot `slot`'s request to the device `disk` and rings its
+/// doorbell.
+fn submit(disk: &IrqLock<Option<Disk>>, op: Op, sector: u64, slot: usize, data: &[u8]) {
+    let mut disk = disk.lock();
     let disk = disk.as_mut().expect("a disk");
     let kind = match op {
         Op::Read => virtio::BLK_T_IN,
@@ -405,12 +496,12 @@ fn submit(op: Op, sector: u64, slot: usize, data: &[u8]) {
     disk.doorbell.write_u16(0, 0);
 }
 
-/// DISK_VECTOR: the device used some chains. Marks their slots done and
-/// wakes their sleepers.
-pub fn on_interrupt() {
+/// The vector of disk `id`: its device used some chains. Marks their
+/// slots done and wakes their sleepers.
+pub fn on_interrupt(id: DiskId) {
     let mut finished = [false; SLOTS];
     {
-        let mut guard = DISK.lock();
+        let mut guard = DISKS[id.index()].lock();
         let Some(disk) = guard.as_mut() else { return };
         // Reading the status acknowledges it (with MSI-X it only says
         // why; the used ring says what).
@@ -434,6 +525,6 @@ pub fn on_interrupt() {
         }
     }
     for (slot, _) in finished.iter().enumerate().filter(|(_, done)| **done) {
-        sched::wakeup(Chan::Disk(slot));
+        sched::wakeup(Chan::Disk(id.index(), slot));
     }
 }

@@ -170,7 +170,7 @@ fn on_this_kernel(
     disk: &Path,
 ) -> Result<Results, String> {
     let mut boot_opts = opts.clone();
-    boot_opts.disk = Some(disk.to_path_buf());
+    boot_opts.disks = vec![disk.to_path_buf()];
     boot_opts.release = optimised(opts);
     boot_opts.hz = hz;
     boot_opts.add = vec![(bench.display().to_string(), "/bin/bench".into())];
@@ -225,7 +225,7 @@ pub(crate) fn boot_linux(
     cmd.args(["-cpu", qemu::cpu_model(opts.accel)]);
     cmd.args(["-smp", &opts.cpus.to_string()]);
     cmd.args(["-accel", qemu::accel_name(opts.accel)]);
-    qemu::disk_args(&mut cmd, disk);
+    qemu::disk_args(&mut cmd, 0, disk);
     cmd.arg("-kernel").arg(kernel).arg("-initrd").arg(initrd);
     cmd.arg("-append")
         .arg(format!("console=ttyS0 quiet panic=-1 -- {init_args}"));

@@ -479,16 +479,12 @@ pub(crate) fn check_exports(
     Ok(())
 }
 
-/// A fresh image for a disk suite in target/ (None for a suite with no
-/// disk): `kcore::virtio::disk_suite::host_byte` at every offset, or an
+/// A fresh image for a disk suite in target/ (`suite` names it):
+/// `kcore::virtio::disk_suite::host_byte` at every offset, or an
 /// ext3 file system holding `kcore::ext2::suite`'s host files.
-pub(crate) fn fresh_disk_image(
-    suite: &str,
-    disk: Disk,
-) -> Result<Option<std::path::PathBuf>, String> {
+pub(crate) fn fresh_disk_image(suite: &str, disk: Disk) -> Result<std::path::PathBuf, String> {
     let path = crate::build::root().join(format!("target/disk-{suite}.img"));
     match disk {
-        Disk::None => return Ok(None),
         Disk::Pattern => {
             use kcore::virtio::disk_suite::{SIZE, host_byte};
             let bytes: Vec<u8> = (0..SIZE).map(host_byte).collect();
@@ -498,7 +494,7 @@ pub(crate) fn fresh_disk_image(
         Disk::Ext3 => make_ext3_image(suite, &path)?,
         Disk::Root => return Err("a root disk is made by build::root_image_at".into()),
     }
-    Ok(Some(path))
+    Ok(path)
 }
 
 /// `mke2fs -t ext3 -b 1024 -d SEED` over a new image, SEED holding the
@@ -535,7 +531,6 @@ pub(crate) fn check_disk_image(
     tally: &mut Tally,
 ) -> Result<(), String> {
     match disk {
-        Disk::None => Ok(()),
         Disk::Pattern => check_pattern_image(suite, path, tally),
         Disk::Ext3 => check_ext3_image(suite, path, tally),
         Disk::Root => check_root_image(suite, path, tally),

@@ -110,9 +110,8 @@ pub fn run(opts: &Options, suite: &Suite, kills: usize, tally: &mut Tally) -> Re
     for kill in 0..kills {
         let span = (LONGEST - SHORTEST).as_millis() as u64;
         let delay = SHORTEST + Duration::from_millis(next() % span);
-        let disk = crate::checks::fresh_disk_image(suite.name, Disk::Ext3)?
-            .expect("an ext3 suite has a disk");
-        boot_opts.disk = Some(disk.clone());
+        let disk = crate::checks::fresh_disk_image(suite.name, Disk::Ext3)?;
+        boot_opts.disks = vec![disk.clone()];
         let outcome = qemu::boot_until(
             &boot_opts,
             &image,

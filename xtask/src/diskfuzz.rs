@@ -61,7 +61,7 @@ pub fn run(opts: &Options, suite: &Suite, images: usize, tally: &mut Tally) -> R
     while done < images {
         let n = PER_BOOT.min(images - done);
         std::fs::copy(&clean, &disk).map_err(|e| format!("copy: {e}"))?;
-        boot_opts.disk = Some(disk.clone());
+        boot_opts.disks = vec![disk.clone()];
         let seed = 0x5eed_0000 + boot as u64;
         // The program's arguments are in the boot image: one per boot.
         boot_opts.program = vec!["/bin/diskfuzz".into(), n.to_string(), seed.to_string()];

@@ -144,11 +144,26 @@ pub fn check_step(step: &Step, output: &str) -> Result<(), String> {
     let printed: Vec<&str> = output.lines().collect();
     match crate::expect::first_missing(&step.shown, &printed, crate::expect::GDB) {
         None => Ok(()),
-        Some(i) => Err(format!(
-            "after `{}` the page shows `{}`, which gdb did not print",
-            step.command,
-            step.shown[i].trim()
-        )),
+        Some(i) => {
+            // What gdb did print, so a failure in CI can be read from its
+            // report alone (the console log stays on the machine that ran it).
+            let said: Vec<&str> = printed
+                .iter()
+                .map(|l| l.trim())
+                .filter(|l| !l.is_empty())
+                .take(4)
+                .collect();
+            let said = if said.is_empty() {
+                "nothing".to_string()
+            } else {
+                format!("`{}`", said.join(" | "))
+            };
+            Err(format!(
+                "after `{}` the page shows `{}`, which gdb did not print (it printed {said})",
+                step.command,
+                step.shown[i].trim()
+            ))
+        }
     }
 }
 
@@ -202,6 +217,9 @@ not a walk-through
         assert!(check_step(&step, "#1 b\n#0 a\n").is_err());
         let err = check_step(&step, "#0 a\n").unwrap_err();
         assert!(err.contains("#1 b"), "{err}");
+        assert!(err.contains("it printed `#0 a`"), "{err}");
+        let err = check_step(&step, "\n").unwrap_err();
+        assert!(err.contains("it printed nothing"), "{err}");
     }
 
     #[test]

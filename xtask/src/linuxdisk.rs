@@ -63,7 +63,7 @@ pub fn run(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Strin
     };
 
     // 1. Ours writes, Linux reads.
-    let image = crate::checks::fresh_disk_image(suite.name, Disk::Ext3)?.expect("a disk");
+    let image = crate::checks::fresh_disk_image(suite.name, Disk::Ext3)?;
     let round = (|| -> Result<(), String> {
         ours.run("write", &image)?;
         let mine = ours.run("list", &image)?;
@@ -78,7 +78,7 @@ pub fn run(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Strin
     );
 
     // 2. Linux writes, ours reads.
-    let image = crate::checks::fresh_disk_image(suite.name, Disk::Ext3)?.expect("a disk");
+    let image = crate::checks::fresh_disk_image(suite.name, Disk::Ext3)?;
     let round = (|| -> Result<(), String> {
         linux.run("write", &image)?;
         let theirs = linux.run("list", &image)?;
@@ -148,7 +148,7 @@ impl Ours<'_> {
         boot_opts.program = ["/bin/fstree", "--mount", action, "/mnt"]
             .map(String::from)
             .to_vec();
-        boot_opts.disk = Some(image.to_path_buf());
+        boot_opts.disks = vec![image.to_path_buf()];
         let boot = Boot::test(&boot_opts, self.suite.name, self.suite.conf);
         let kernel_image = build::image(&boot_opts, &boot)?;
         let outcome = qemu::boot(

@@ -49,8 +49,9 @@ options:
                      900 for the musl and glibc suites)
   --add HOST[:GUEST] put a host file into the ramdisk (default guest path /bin/NAME)
   --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
-  --disk FILE        give the machine FILE as a virtio disk, /dev/vda (a raw image; written
-                     in place); run then boots on the ramdisk (the kernel drives one disk)
+  --disk FILE        give the machine FILE, a raw image, as one more virtio disk (written in
+                     place; repeatable, 4 disks in all): run's root disk is /dev/vda and these
+                     follow it, /dev/vdb on; with --add, or outside run, they start at /dev/vda
   --fresh            (run) make the root disk target/root.img again from the programs just
                      built (files written in it are lost)
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
@@ -98,8 +99,9 @@ pub struct Options {
     pub boot: Vec<String>,
     /// `--verbose`: the bootloader's own log lines too.
     pub verbose: bool,
-    /// `--disk FILE`: a raw image QEMU gives as a virtio disk.
-    pub disk: Option<std::path::PathBuf>,
+    /// The machine's virtio disks in order (`/dev/vda` first): raw
+    /// images, from `--disk FILE` or what a suite or `run` puts first.
+    pub disks: Vec<std::path::PathBuf>,
     /// `run --fresh`: make the root disk image again from the programs.
     pub fresh: bool,
 }
@@ -155,7 +157,7 @@ impl Default for Options {
             all: false,
             boot: Vec::new(),
             verbose: false,
-            disk: None,
+            disks: Vec::new(),
             fresh: false,
         }
     }
@@ -361,9 +363,13 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
                         "--disk needs an existing image file whose path has no commas (QEMU's option syntax), not '{v}'"
                     ));
                 }
-                if opts.disk.replace(path).is_some() {
-                    return Err("--disk is given once: the kernel drives one disk".into());
+                if opts.disks.len() == kcore::virtio::MAX_DISKS {
+                    return Err(format!(
+                        "--disk is given at most {} times: the kernel drives /dev/vda to /dev/vdd",
+                        kcore::virtio::MAX_DISKS
+                    ));
                 }
+                opts.disks.push(path);
             }
             "--export" => {
                 let v = value("--export")?;
@@ -465,6 +471,27 @@ mod tests {
         };
         assert!(o.verbose);
         assert_eq!(o.boot, ["lock=ticket", "mode=selftest"]);
+    }
+
+    #[test]
+    fn disks_come_in_order_and_at_most_four() {
+        // Cargo.toml is a file every checkout has (tests run in xtask/).
+        let Ok(Command::Run(o)) = parse_words("run --disk Cargo.toml --disk src/main.rs") else {
+            panic!("did not parse")
+        };
+        assert_eq!(
+            o.disks,
+            [
+                std::path::PathBuf::from("Cargo.toml"),
+                std::path::PathBuf::from("src/main.rs")
+            ]
+        );
+        let five = String::from("run") + &" --disk Cargo.toml".repeat(5);
+        assert_eq!(
+            parse_words(&five),
+            Err("--disk is given at most 4 times: the kernel drives /dev/vda to /dev/vdd".into())
+        );
+        assert!(parse_words("run --disk no/such.img").is_err());
     }
 
     #[test]

@@ -107,13 +107,21 @@ pub fn accel_name(accel: Accel) -> &'static str {
     }
 }
 
-/// The virtio disk's options, the same for this kernel and for Linux: a
+/// A virtio disk's options, the same for this kernel and for Linux: a
 /// modern-only virtio device (no legacy I/O BAR), as the kernel's driver
-/// speaks virtio 1.x alone.
-pub fn disk_args(cmd: &mut Command, disk: &Path) {
-    cmd.arg("-drive")
-        .arg(format!("if=none,id=vda,format=raw,file={}", disk.display()));
-    cmd.args(["-device", "virtio-blk-pci,drive=vda,disable-legacy=on"]);
+/// speaks virtio 1.x alone. `index` 0 is `/dev/vda`: QEMU puts the
+/// devices on the bus in the order of their options, and both kernels
+/// name disks in bus order.
+pub fn disk_args(cmd: &mut Command, index: usize, disk: &Path) {
+    let id = kcore::virtio::disk_name(index).expect("no more disks than MAX_DISKS");
+    cmd.arg("-drive").arg(format!(
+        "if=none,id={id},format=raw,file={}",
+        disk.display()
+    ));
+    cmd.args([
+        "-device",
+        &format!("virtio-blk-pci,drive={id},disable-legacy=on"),
+    ]);
 }
 
 pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command, String> {
@@ -137,8 +145,8 @@ pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command
         let _ = std::fs::remove_file(&stream);
         cmd.arg("-serial").arg(format!("file:{}", stream.display()));
     }
-    if let Some(disk) = &opts.disk {
-        disk_args(&mut cmd, disk);
+    for (index, disk) in opts.disks.iter().enumerate() {
+        disk_args(&mut cmd, index, disk);
     }
     cmd.args(["-accel", accel_name(opts.accel)]);
     if opts.uefi {
@@ -277,18 +285,24 @@ pub fn boot_until(
 
 /// `cargo xtask run`.
 pub fn run(opts: &Options) -> Result<ExitCode, String> {
-    // The root file system is a disk (init mounts it: user/src/bin/init.rs),
-    // unless the disk is the user's (`--disk`) or files go in the ramdisk
-    // (`--add`), which the disk's root would hide.
+    // The root file system is a disk, /dev/vda (init mounts it:
+    // user/src/bin/init.rs), and the user's `--disk`s follow it; unless
+    // files go in the ramdisk (`--add`), which the disk's root would hide.
     let mut opts = opts.clone();
-    let boot_kind = if opts.disk.is_none() && opts.add.is_empty() {
-        opts.disk = Some(build::root_image(&opts, opts.fresh)?);
+    let boot_kind = if opts.add.is_empty() {
+        if opts.disks.len() == kcore::virtio::MAX_DISKS {
+            return Err(format!(
+                "--disk is given at most {} times with the root disk: it is /dev/vda",
+                kcore::virtio::MAX_DISKS - 1
+            ));
+        }
+        opts.disks.insert(0, build::root_image(&opts, opts.fresh)?);
         Boot::test(&opts, "run", "root=/dev/vda\n")
     } else {
         if opts.fresh {
-            return Err("--fresh makes the root disk, which --disk and --add leave out".into());
+            return Err("--fresh makes the root disk, which --add leaves out".into());
         }
-        eprintln!("xtask: booting on the ramdisk (--disk or --add given)");
+        eprintln!("xtask: booting on the ramdisk (--add given)");
         Boot::normal(&opts)
     };
     let opts = &opts;

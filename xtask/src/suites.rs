@@ -95,16 +95,15 @@ pub struct Suite {
     /// C sources built as `cargo xtask prof FILE.c` builds them (musl and
     /// the project's libgmon.a, `build::musl_profiled`), added likewise.
     pub musl_profiled: &'static [(&'static str, &'static str)],
-    /// The virtio disk the machine gets, made fresh for each boot and
-    /// checked after power-off.
-    pub disk: Disk,
+    /// The virtio disks the machine gets, `/dev/vda` first, each made
+    /// fresh for each boot and checked after power-off.
+    pub disks: &'static [Disk],
     pub expect: Expect,
 }
 
 /// A suite's disk (checks.rs makes and judges each).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Disk {
-    None,
     /// Raw bytes: `kcore::virtio::disk_suite`'s pattern, compared byte
     /// for byte after power-off.
     Pattern,
@@ -186,7 +185,7 @@ pub fn suites() -> Vec<Suite> {
         typing: &[],
         glibc_profiled: &[],
         musl_profiled: &[],
-        disk: Disk::None,
+        disks: &[],
         expect: Expect::SelfTests,
     };
     let crash = |name, conf, texts| Suite {
@@ -201,7 +200,7 @@ pub fn suites() -> Vec<Suite> {
         typing: &[],
         glibc_profiled: &[],
         musl_profiled: &[],
-        disk: Disk::None,
+        disks: &[],
         expect: Expect::Crash(texts),
     };
     let usertests = |name, tick| Suite {
@@ -216,7 +215,7 @@ pub fn suites() -> Vec<Suite> {
         typing: &[],
         glibc_profiled: &[],
         musl_profiled: &[],
-        disk: Disk::None,
+        disks: &[],
         expect: Expect::UserSuite("usertest:"),
     };
     vec![
@@ -340,13 +339,13 @@ pub fn suites() -> Vec<Suite> {
         // while the sleepers run elsewhere.
         Suite {
             program: &["/bin/disktest"],
-            disk: Disk::Pattern,
+            disks: &[Disk::Pattern],
             expect: Expect::UserSuite("disktest:"),
             ..usertests("disk", Tick::Pit)
         },
         Suite {
             program: &["/bin/disktest"],
-            disk: Disk::Pattern,
+            disks: &[Disk::Pattern],
             cpus: Some(4),
             expect: Expect::UserSuite("disktest:"),
             ..usertests("disk-4cpus", Tick::Pit)
@@ -356,22 +355,36 @@ pub fn suites() -> Vec<Suite> {
         // host by e2fsck and debugfs.
         Suite {
             program: &["/bin/fstest"],
-            disk: Disk::Ext3,
+            disks: &[Disk::Ext3],
             expect: Expect::UserSuite("fstest:"),
             ..usertests("ext3", Tick::Pit)
         },
         Suite {
             program: &["/bin/fstest"],
-            disk: Disk::Ext3,
+            disks: &[Disk::Ext3],
             cpus: Some(4),
             expect: Expect::UserSuite("fstest:"),
             ..usertests("ext3-4cpus", Tick::Pit)
+        },
+        // Two disks at once: / on vda (init mounts it) and the ext3 test
+        // image as vdb, each with its own slots and interrupt; fstest
+        // works on vdb, then the root disk gets a file for the host.
+        Suite {
+            program: &[
+                "/bin/sh",
+                "-c",
+                "FSTEST_DISK=/dev/vdb /bin/fstest && echo kept > /root/kept",
+            ],
+            disks: &[Disk::Root, Disk::Ext3],
+            conf: "root=/dev/vda\n",
+            expect: Expect::UserSuite("fstest:"),
+            ..usertests("ext3-second-disk", Tick::Pit)
         },
         // The whole of usertests with / on the disk (programs exec'd from
         // ext3, /tmp in memory), then a file written for the host to read.
         Suite {
             program: &["/bin/sh", "-c", "/bin/usertests && echo kept > /root/kept"],
-            disk: Disk::Root,
+            disks: &[Disk::Root],
             conf: "root=/dev/vda\n",
             expect: Expect::UserSuite("usertest:"),
             ..usertests("usertests-rootdisk", Tick::Pit)
@@ -380,14 +393,14 @@ pub fn suites() -> Vec<Suite> {
         // in the slow `crash-disk`, which runs only when named.
         Suite {
             program: &["/bin/fsstress"],
-            disk: Disk::Ext3,
+            disks: &[Disk::Ext3],
             cpus: Some(2),
             expect: Expect::DiskKills(5),
             ..usertests("ext3-kills", Tick::Pit)
         },
         Suite {
             program: &["/bin/fsstress"],
-            disk: Disk::Ext3,
+            disks: &[Disk::Ext3],
             cpus: Some(2),
             expect: Expect::DiskKills(100),
             ..usertests("crash-disk", Tick::Pit)
@@ -676,7 +689,7 @@ pub fn suites() -> Vec<Suite> {
             typing: &[],
             glibc_profiled: &[],
             musl_profiled: &[],
-            disk: Disk::None,
+            disks: &[],
             expect: Expect::CoreInGdb {
                 elf: "coredump",
                 core: "/core",
@@ -703,7 +716,7 @@ pub fn suites() -> Vec<Suite> {
             typing: &[],
             glibc_profiled: &[],
             musl_profiled: &[],
-            disk: Disk::None,
+            disks: &[],
             expect: Expect::Output(
                 &[
                     "hello world",
@@ -749,7 +762,7 @@ pub fn suites() -> Vec<Suite> {
             ],
             glibc_profiled: &[],
             musl_profiled: &[],
-            disk: Disk::None,
+            disks: &[],
             // Typing runs ahead of the prompts, so a prompt may begin a line.
             expect: Expect::Output(
                 &[
@@ -778,7 +791,7 @@ pub fn suites() -> Vec<Suite> {
             typing: &[("ready", "\x10")],
             glibc_profiled: &[],
             musl_profiled: &[],
-            disk: Disk::None,
+            disks: &[],
             expect: Expect::Output(
                 &[
                     "*ready",
@@ -804,7 +817,7 @@ pub fn suites() -> Vec<Suite> {
             typing: &FORKRACE_TYPING,
             glibc_profiled: &[],
             musl_profiled: &[],
-            disk: Disk::None,
+            disks: &[],
             expect: Expect::Output(&["forkrace: go 20", "forkrace: ok"], 0),
         },
         Suite {

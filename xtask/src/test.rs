@@ -446,11 +446,16 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         boot_opts.export.push(prof::GMON.to_string());
         boot_opts.export.push(prof::GMON_DIR.to_string());
     }
-    if suite.disk == Disk::Root {
-        let image = build::root().join(format!("target/disk-{}.img", suite.name));
-        boot_opts.disk = Some(build::root_image_at(&boot_opts, &image, true)?);
-    } else if let Some(image) = checks::fresh_disk_image(suite.name, suite.disk)? {
-        boot_opts.disk = Some(image);
+    boot_opts.disks.clear();
+    for (index, &disk) in suite.disks.iter().enumerate() {
+        let name = disk_image_name(suite.name, index);
+        let image = if disk == Disk::Root {
+            let image = build::root().join(format!("target/disk-{name}.img"));
+            build::root_image_at(&boot_opts, &image, true)?
+        } else {
+            checks::fresh_disk_image(&name, disk)?
+        };
+        boot_opts.disks.push(image);
     }
     let image = build::image(&boot_opts, &Boot::test(&boot_opts, suite.name, suite.conf))?;
     println!(
@@ -502,11 +507,23 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         )?,
     }
     check_exports(suite, &boot_opts, tally)?;
-    if let Some(disk) = &boot_opts.disk {
-        checks::check_disk_image(suite.name, suite.disk, disk, tally)?;
+    for (index, (&disk, image)) in suite.disks.iter().zip(&boot_opts.disks).enumerate() {
+        checks::check_disk_image(&disk_image_name(suite.name, index), disk, image, tally)?;
     }
     tally.log = None;
     Ok(())
+}
+
+/// What a suite's disk `index` is called in its image's file name and
+/// its checks: the suite's name for `/dev/vda`, then `SUITE-vdb`...
+fn disk_image_name(suite: &str, index: usize) -> String {
+    match index {
+        0 => suite.to_string(),
+        _ => format!(
+            "{suite}-{}",
+            kcore::virtio::disk_name(index).expect("no more disks than MAX_DISKS")
+        ),
+    }
 }
 
 /// The README's sample outputs against a run of each (readme.rs): every

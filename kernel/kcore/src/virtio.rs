@@ -34,6 +34,16 @@ pub const VENDOR: u16 = 0x1af4;
 pub const DEVICE_BLOCK_MODERN: u16 = 0x1042;
 pub const DEVICE_BLOCK_TRANSITIONAL: u16 = 0x1001;
 
+/// The most block devices the kernel drives, `/dev/vda` to `/dev/vdd`;
+/// xtask refuses more `--disk`s than this.
+pub const MAX_DISKS: usize = 4;
+
+/// The name in /dev of block device `index` (0 is `vda`), as Linux names
+/// its virtio disks; None past `MAX_DISKS`.
+pub fn disk_name(index: usize) -> Option<&'static str> {
+    ["vda", "vdb", "vdc", "vdd"].get(index).copied()
+}
+
 /// The `cfg_type` of a virtio vendor capability.
 pub const CAP_COMMON: u8 = 1;
 pub const CAP_NOTIFY: u8 = 2;
@@ -324,6 +334,13 @@ pub mod disk_suite {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_disk_has_a_name_and_no_more() {
+        let names: Vec<_> = (0..MAX_DISKS).map(|i| disk_name(i).unwrap()).collect();
+        assert_eq!(names, ["vda", "vdb", "vdc", "vdd"]);
+        assert_eq!(disk_name(MAX_DISKS), None);
+    }
 
     /// Capabilities laid out as QEMU's virtio-blk-pci lays its structures
     /// (hw/virtio/virtio-pci.c): all in BAR 4, common at +0, ISR at

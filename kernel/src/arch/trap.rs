@@ -42,8 +42,8 @@ pub const PIC_BASE: u64 = 32;
 pub const IRQ_PIT: u64 = PIC_BASE;
 pub const IRQ_COM1: u64 = PIC_BASE + 4;
 pub const APIC_TIMER: u64 = 48;
-/// The virtio disk's completion interrupt (MSI-X, `virtio_blk.rs`).
-pub const DISK_VECTOR: u64 = 49;
+/// The first virtio disk's completion interrupt (MSI-X, `virtio_blk.rs`);
+pub const DISK_VECTOR: u64 = 49; // the next MAX_DISKS - 1 are the others'.
 pub const APIC_SPURIOUS: u64 = 255;
 
 /// The registers of the interrupted code, as the stubs leave them.
@@ -290,8 +290,8 @@ extern "C" fn trap_dispatch(tf: &mut TrapFrame) {
         // thread returning to user mode looks at its work-due word.
         v if v == u64::from(super::smp::WAKE_VECTOR) => super::apic::end_of_interrupt(),
         IRQ_COM1 => crate::fs::console::on_interrupt(),
-        DISK_VECTOR => {
-            crate::virtio_blk::on_interrupt();
+        v if let Some(disk) = crate::virtio_blk::DiskId::of_vector(v) => {
+            crate::virtio_blk::on_interrupt(disk);
             super::apic::end_of_interrupt();
         }
         APIC_SPURIOUS => {}

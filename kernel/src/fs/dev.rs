@@ -1,5 +1,5 @@
 //! The devices of `/dev`: the character devices, made at boot before the
-//! ramdisk is read, and the disk, made when its driver finds it.
+//! ramdisk is read, and the disks, made when their driver finds them.
 //!
 //! | name | does | Linux's numbers |
 //! |---|---|---|
@@ -11,7 +11,7 @@
 //! | `random`, `urandom` | the kernel's generator (`random.rs`); writes are mixed into it | 1, 8 and 1, 9 |
 //! | `klog` | the kernel's log as it was printed, read as a file | 1, 250 |
 //! | `kmsg` | the kernel's log one record a read, as Linux's (`level,seq,usec,-;text`); a write logs its text (`<N>` first: at level N) | 1, 11 |
-//! | `vda` | the virtio disk, a block device, when there is one (`virtio_blk.rs`): reads and writes at any offset, fsync flushes its write cache, BLKGETSIZE64 and BLKSSZGET | 254, 0 |
+//! | `vda`, `vdb`... | the virtio disks, block devices, one for each QEMU gives (`virtio_blk.rs`): reads and writes at any offset, fsync flushes its write cache, BLKGETSIZE64 and BLKSSZGET | 254, 0 and 254, 16... |
 //!
 //! `random` and `urandom` are the same, as on Linux since 5.6: the generator
 //! is seeded before the first process runs, so neither ever blocks.
@@ -22,6 +22,7 @@
 use abi::Errno;
 
 use super::console;
+use crate::virtio_blk::DiskId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Device {
@@ -38,9 +39,9 @@ pub enum Device {
     /// The kernel's log as Linux's /dev/kmsg gives it: one record a read,
     /// from the open file's position (kcore::kmsg).
     Kmsg,
-    /// The virtio disk (`virtio_blk.rs`), a block device: `/dev/vda`,
-    /// made by `add_disk` when there is one.
-    Disk,
+    /// A virtio disk (`virtio_blk.rs`), a block device: `/dev/vda`,
+    /// `/dev/vdb`..., made by `add_disk` for each the driver found.
+    Disk(DiskId),
 }
 
 /// Every device, its name in `/dev` and its permission bits.
@@ -65,7 +66,7 @@ pub fn content_for(kind: u32, rdev: u64) -> super::ramfs::Content {
     let known = ALL
         .iter()
         .map(|&(_, device, _)| device)
-        .chain(core::iter::once(Device::Disk))
+        .chain(DiskId::all().map(Device::Disk))
         .find(|device| device.is_block() == block && device.rdev() == rdev);
     match known {
         Some(device) => super::ramfs::Content::Device(device),
@@ -96,14 +97,14 @@ impl Device {
             Device::Kmsg => (1, 11),
             // Linux's virtio-blk major is dynamic; 254 is what it gets on a
             // PC with no other dynamic block driver.
-            Device::Disk => (254, 0),
+            Device::Disk(id) => (254, u64::from(id.minor())),
         };
         (major << 8) | minor
     }
 
     /// Whether it is a block device (S_IFBLK) rather than a character one.
     pub fn is_block(self) -> bool {
-        self == Device::Disk
+        matches!(self, Device::Disk(_))
     }
 
     /// Reads into `buf`. A terminal or a disk read may sleep, so the
@@ -112,7 +113,7 @@ impl Device {
     /// leave it alone. `nonblock`: the file's O_NONBLOCK.
     pub fn read(self, buf: &mut [u8], at: &mut u64, nonblock: bool) -> Result<usize, Errno> {
         match self {
-            Device::Disk => disk_io(DiskIo::Read(buf), at),
+            Device::Disk(id) => disk_io(id, DiskIo::Read(buf), at),
             Device::Kmsg => read_kmsg(buf, at, nonblock),
             Device::Klog => {
                 let (n, next) = crate::log::read_ring(*at, buf);
@@ -135,7 +136,7 @@ impl Device {
     /// Writes `buf`; as `read`, the disk writes at `*at` and moves it.
     pub fn write(self, buf: &[u8], at: &mut u64) -> Result<usize, Errno> {
         match self {
-            Device::Disk => disk_io(DiskIo::Write(buf), at),
+            Device::Disk(id) => disk_io(id, DiskIo::Write(buf), at),
             Device::Klog => Err(Errno::EINVAL),
             Device::Kmsg => {
                 crate::log::log_written(&alloc::string::String::from_utf8_lossy(buf));
@@ -174,9 +175,11 @@ enum DiskIo<'a> {
 /// covers part of one is read first and, for a write, written back whole.
 /// Stops at the disk's end: a read there finds end of file, a write
 /// ENOSPC (as Linux's block devices).
-fn disk_io(mut io: DiskIo, at: &mut u64) -> Result<usize, Errno> {
-    use crate::virtio_blk::{MAX_TRANSFER, Op, size_bytes, transfer};
-    let size = size_bytes();
+fn disk_io(id: DiskId, mut io: DiskIo, at: &mut u64) -> Result<usize, Errno> {
+    use crate::virtio_blk::{MAX_TRANSFER, Op, size_bytes};
+    let transfer =
+        |op, sector, piece: &mut [u8]| crate::virtio_blk::transfer(id, op, sector, piece);
+    let size = size_bytes(id);
     let asked = match &io {
         DiskIo::Read(buf) => buf.len(),
         DiskIo::Write(buf) => buf.len(),
@@ -219,9 +222,9 @@ fn disk_io(mut io: DiskIo, at: &mut u64) -> Result<usize, Errno> {
     Ok(len)
 }
 
-/// Makes `/dev/vda` for the disk `virtio_blk::init` found.
-pub fn add_disk() {
-    super::ramfs::add_device("vda", Device::Disk, 0o660);
+/// Makes `/dev/vda` (or vdb...) for a disk `virtio_blk::init` found.
+pub fn add_disk(id: DiskId) {
+    super::ramfs::add_device(id.name(), Device::Disk(id), 0o660);
 }
 
 /// One read of /dev/kmsg: the first record at or after `*at` (a byte

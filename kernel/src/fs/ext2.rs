@@ -9,7 +9,7 @@
 //!   Volume::fs: SleepLock<Fs<Cache<VirtioDisk>>>        (this file)
 //!   kcore::ext2::Fs: inodes, block maps, directories, the journal
 //!   kcore::bcache::Cache: the buffer cache (LRU, write-back)
-//!   VirtioDisk -> virtio_blk::transfer: one request, asleep until done
+//!   VirtioDisk(id) -> virtio_blk::transfer: one request, asleep until done
 //! ```
 //!
 //! The disk's inode is the truth. A node is a copy of its attributes
@@ -65,7 +65,7 @@ use kcore::ext2::{BlockDevice, Error};
 
 use super::ramfs::{Content, DirEntry, Node, NodeRef, Times};
 use crate::sync::{IrqLock, Rank, SleepLock};
-use crate::virtio_blk::{self, MAX_TRANSFER, Op};
+use crate::virtio_blk::{self, DiskId, MAX_TRANSFER, Op};
 
 /// The most the buffer cache keeps of one disk.
 const CACHE_BYTES: usize = 16 << 20;
@@ -76,31 +76,33 @@ const COMMIT_SECONDS: u64 = 5;
 /// writes it back (Linux's `dirty_expire_centisecs`, 30 s).
 const DIRTY_SECONDS: u64 = 30;
 
-/// The virtio disk as the file system sees it: blocks of any size up to
+/// A virtio disk as the file system sees it: blocks of any size up to
 /// `MAX_TRANSFER`, one request each, the caller asleep until it is done.
-pub struct VirtioDisk;
+pub struct VirtioDisk(DiskId);
 
 impl BlockDevice for VirtioDisk {
     fn read(&mut self, block: u64, buf: &mut [u8]) -> kcore::ext2::Result<()> {
+        let id = self.0;
         self.each_piece(block, buf.len(), |sector, at, len| {
-            virtio_blk::transfer(Op::Read, sector, &mut buf[at..at + len])
+            virtio_blk::transfer(id, Op::Read, sector, &mut buf[at..at + len])
         })
     }
 
     fn write(&mut self, block: u64, buf: &[u8]) -> kcore::ext2::Result<()> {
         let mut piece = alloc::vec![0u8; MAX_TRANSFER];
+        let id = self.0;
         self.each_piece(block, buf.len(), |sector, at, len| {
             piece[..len].copy_from_slice(&buf[at..at + len]);
-            virtio_blk::transfer(Op::Write, sector, &mut piece[..len])
+            virtio_blk::transfer(id, Op::Write, sector, &mut piece[..len])
         })
     }
 
     fn flush(&mut self) -> kcore::ext2::Result<()> {
-        virtio_blk::transfer(Op::Flush, 0, &mut []).map_err(Error::Sys)
+        virtio_blk::transfer(self.0, Op::Flush, 0, &mut []).map_err(Error::Sys)
     }
 
     fn size(&self) -> Option<u64> {
-        Some(virtio_blk::size_bytes())
+        Some(virtio_blk::size_bytes(self.0))
     }
 }
 
@@ -139,6 +141,8 @@ pub struct Volume {
     /// node is the only thing tying the name to the bound socket.
     pinned: IrqLock<Vec<NodeRef>>,
     pub read_only: bool,
+    /// The disk it is on.
+    pub disk: DiskId,
     /// `st_dev` of its files: the disk's device number.
     pub dev: u64,
     /// "ext2" or "ext3", for /proc/mounts.
@@ -157,10 +161,11 @@ pub struct DiskRef {
     pub sectors: u64,
 }
 
-/// The errno for a file system error; corruption is logged first.
-fn errno(e: Error) -> Errno {
+/// The errno for a file system error on `disk`; corruption is logged
+/// first.
+fn errno(disk: DiskId, e: Error) -> Errno {
     if let Error::Corrupt(what) = e {
-        crate::warn!("ext2: vda: {what}");
+        crate::warn!("ext2: {}: {what}", disk.name());
     }
     e.errno()
 }
@@ -183,20 +188,20 @@ fn now() -> Time {
     to_time(super::ramfs::now())
 }
 
-/// Mounts the disk's file system; `read_only` asked. EINVAL for a disk
-/// that holds no ext2 this kernel can use, as Linux answers.
-pub fn mount(read_only: bool) -> Result<(Arc<Volume>, NodeRef), Errno> {
-    let cache = Cache::new(VirtioDisk, CACHE_BYTES);
-    let read_only = read_only || virtio_blk::read_only();
+/// Mounts the file system on `disk`; `read_only` asked. EINVAL for a
+/// disk that holds no ext2 this kernel can use, as Linux answers.
+pub fn mount(disk: DiskId, read_only: bool) -> Result<(Arc<Volume>, NodeRef), Errno> {
+    let cache = Cache::new(VirtioDisk(disk), CACHE_BYTES);
+    let read_only = read_only || virtio_blk::read_only(disk);
     let fs = Fs::mount(cache, read_only).map_err(|e| match e {
         Error::Corrupt(what) => {
-            crate::warn!("ext2: vda: cannot mount: {what}");
+            crate::warn!("ext2: {}: cannot mount: {what}", disk.name());
             Errno::EINVAL
         }
         Error::Sys(e) => e,
     })?;
     if let Some(r) = fs.recovery() {
-        crate::info!("ext3: vda: journal replayed: {r:?}");
+        crate::info!("ext3: {}: journal replayed: {r:?}", disk.name());
     }
     let kind = if fs.superblock().feature_compat & kcore::ext2::layout::compat::HAS_JOURNAL != 0 {
         "ext3"
@@ -209,7 +214,8 @@ pub fn mount(read_only: bool) -> Result<(Arc<Volume>, NodeRef), Errno> {
         nodes: IrqLock::new(Rank::Service, BTreeMap::new()),
         orphans: IrqLock::new(Rank::Service, Vec::new()),
         pinned: IrqLock::new(Rank::Service, Vec::new()),
-        dev: abi::types::makedev(254, 0),
+        disk,
+        dev: abi::types::makedev(254, disk.minor()),
         kind,
         last_commit: core::sync::atomic::AtomicU64::new(crate::clock::nanos_since_boot()),
     });
@@ -217,7 +223,7 @@ pub fn mount(read_only: bool) -> Result<(Arc<Volume>, NodeRef), Errno> {
         let mut guard = vol.fs.lock();
         let fs = guard.as_mut().expect("just mounted");
         let ino = fs.root();
-        vol.node(fs, ino).map_err(errno)?
+        vol.node(fs, ino).map_err(|e| errno(disk, e))?
     };
     Ok((vol, root))
 }
@@ -229,8 +235,8 @@ impl Volume {
     fn with<R>(&self, f: impl FnOnce(&mut DiskFs) -> kcore::ext2::Result<R>) -> Result<R, Errno> {
         let mut guard = self.fs.lock();
         let fs = guard.as_mut().ok_or(Errno::EIO)?;
-        self.housekeeping(fs).map_err(errno)?;
-        f(fs).map_err(errno)
+        self.housekeeping(fs).map_err(|e| errno(self.disk, e))?;
+        f(fs).map_err(|e| errno(self.disk, e))
     }
 
     /// `with`, for an operation that changes the disk: EROFS on a
@@ -367,7 +373,7 @@ impl Volume {
             .housekeeping(&mut fs)
             .and_then(|()| fs.unmount())
             .and_then(|mut cache| cache.invalidate().and_then(|()| cache.flush()));
-        result.map_err(errno)
+        result.map_err(|e| errno(self.disk, e))
     }
 
     /// statfs(2)'s figures: block size, blocks, free blocks, blocks free

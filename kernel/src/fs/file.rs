@@ -326,10 +326,13 @@ impl OpenFile {
         }
     }
 
-    /// The block device this file is open on, if it is one.
-    pub fn block_device(&self) -> Option<super::dev::Device> {
+    /// The disk this file is open on, if it is a block device.
+    pub fn block_device(&self) -> Option<crate::virtio_blk::DiskId> {
         match &self.kind {
-            Kind::Node(node) => node.lock().device().filter(|d| d.is_block()),
+            Kind::Node(node) => match node.lock().device() {
+                Some(super::dev::Device::Disk(id)) => Some(id),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -392,7 +395,7 @@ impl OpenFile {
         // A block device seeks as a file as long as the disk (stat says
         // its size is 0, as Linux's does).
         let end = match node.device() {
-            Some(d) if d.is_block() => crate::virtio_blk::size_bytes(),
+            Some(super::dev::Device::Disk(id)) => crate::virtio_blk::size_bytes(id),
             _ => node.size(),
         };
         match node.device() {

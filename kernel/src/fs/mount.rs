@@ -6,7 +6,7 @@
 //!
 //! | type | what is mounted |
 //! |---|---|
-//! | `ext2`, `ext3`, `ext4` | the file system on a block device (`fs/ext2.rs`): the virtio disk, `/dev/vda`; an image with its journal is ext3, whatever type was asked, since one driver reads both |
+//! | `ext2`, `ext3`, `ext4` | the file system on a block device (`fs/ext2.rs`): a virtio disk, `/dev/vda`, `/dev/vdb`...; an image with its journal is ext3, whatever type was asked, since one driver reads both |
 //! | `tmpfs`, `ramfs` | a new, empty tree in memory (`mode=` in the data sets its root's bits) |
 //! | `proc` | another view of /proc |
 //! | any, with `MS_BIND` | a directory that already exists, seen at a second place |
@@ -143,20 +143,26 @@ pub fn mount(req: Request) -> Result<(), Errno> {
     Ok(())
 }
 
-/// The disk at `source` (a block device node) mounted.
+/// The disk at `source` (a block device node) mounted. EBUSY if its
+/// file system is mounted already: one volume per disk, so two mounts
+/// never cache the same blocks apart (a second place is a bind mount).
 fn mount_disk(source: &str, read_only: bool) -> Result<(Arc<Volume>, NodeRef), Errno> {
     let device = ramfs::lookup(source)?;
-    match device.lock().device() {
-        Some(super::dev::Device::Disk) => {}
-        _ => return Err(Errno::ENOTBLK),
-    }
-    if !crate::virtio_blk::present() {
+    let device = device.lock().device();
+    let Some(super::dev::Device::Disk(disk)) = device else {
+        return Err(Errno::ENOTBLK);
+    };
+    if !crate::virtio_blk::present(disk) {
         return Err(Errno::ENXIO);
     }
-    if MOUNTS.lock().iter().any(|m| m.vol.is_some()) {
-        return Err(Errno::EBUSY); // one disk, mounted once
+    if MOUNTS
+        .lock()
+        .iter()
+        .any(|m| m.vol.as_ref().is_some_and(|v| v.disk == disk))
+    {
+        return Err(Errno::EBUSY);
     }
-    super::ext2::mount(read_only)
+    super::ext2::mount(disk, read_only)
 }
 
 /// `mode=` in a tmpfs's data string: octal permission bits.

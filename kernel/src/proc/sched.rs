@@ -82,10 +82,11 @@ pub enum Chan {
     /// A change of a value in the System V semaphore set with this id
     /// (ipc/sem.rs).
     SemSet(i32),
-    /// The disk request in this slot to complete (virtio_blk.rs).
-    Disk(usize),
-    /// A disk request slot to come free.
-    DiskSlot,
+    /// The request in this slot of this disk (its index) to complete
+    /// (virtio_blk.rs).
+    Disk(usize, usize),
+    /// A request slot of this disk to come free.
+    DiskSlot(usize),
     /// The `sync::SleepLock` at this address to be let go.
     SleepLock(usize),
 }

@@ -224,8 +224,8 @@ pub fn sendfile(out_fd: i32, in_fd: i32, offset: u64, count: u64) -> SysResult {
 /// file on a mounted disk commits the disk's journal (fs/ext2.rs).
 pub fn fsync(fd: i32) -> SysResult {
     let file = fd_file(fd)?;
-    if file.block_device().is_some() {
-        crate::virtio_blk::transfer(crate::virtio_blk::Op::Flush, 0, &mut [])?;
+    if let Some(disk) = file.block_device() {
+        crate::virtio_blk::transfer(disk, crate::virtio_blk::Op::Flush, 0, &mut [])?;
     }
     if let Kind::Node(node) = &file.kind
         && crate::fs::ext2::disk_of(node).is_some()
@@ -974,13 +974,13 @@ fn record_lock(fd: i32, cmd: u32, arg: u64) -> SysResult {
 }
 
 /// The block device requests programs such as mke2fs and blockdev ask
-/// of /dev/vda.
-fn block_ioctl(request: u32, arg: u64) -> SysResult {
+/// of /dev/vda (the disk `disk`).
+fn block_ioctl(disk: crate::virtio_blk::DiskId, request: u32, arg: u64) -> SysResult {
     match request {
-        BLKGETSIZE64 => uaccess::write(arg, &crate::virtio_blk::size_bytes()).map(|()| 0),
+        BLKGETSIZE64 => uaccess::write(arg, &crate::virtio_blk::size_bytes(disk)).map(|()| 0),
         BLKSSZGET => uaccess::write(arg, &512i32).map(|()| 0),
         BLKFLSBUF => {
-            crate::virtio_blk::transfer(crate::virtio_blk::Op::Flush, 0, &mut [])?;
+            crate::virtio_blk::transfer(disk, crate::virtio_blk::Op::Flush, 0, &mut [])?;
             Ok(0)
         }
         _ => Err(Errno::ENOTTY),
@@ -1000,8 +1000,8 @@ pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
             _ => Err(Errno::ENOTTY),
         };
     }
-    if file.block_device().is_some() {
-        return block_ioctl(request, arg);
+    if let Some(disk) = file.block_device() {
+        return block_ioctl(disk, request, arg);
     }
     let is_terminal = matches!(&file.kind,
         Kind::Node(n) if n.lock().device().is_some_and(|d| d.is_terminal()));

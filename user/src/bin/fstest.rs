@@ -12,6 +12,11 @@
 //!
 //! Each test runs in its own child, mounts the disk and unmounts it, and
 //! prints `fstest: ok NAME` or `fstest: FAIL NAME: why`.
+//!
+//! `FSTEST_DISK=DEVICE fstest` tests the disk DEVICE instead of /dev/vda
+//! (the arguments name tests, as for every suite): the `ext3-second-disk`
+//! suite boots with / on vda and gives the test image as /dev/vdb, so
+//! both disks are busy at once.
 
 #![no_std]
 #![no_main]
@@ -34,8 +39,14 @@ use user::harness::{Outcome, Test, expect_err};
 
 libc_lite::entry!(run);
 
-const DISK: &str = "/dev/vda";
 const MNT: &str = "/mnt";
+
+/// The disk under test: `$FSTEST_DISK`, or /dev/vda.
+fn disk() -> &'static str {
+    libc_lite::env::vars()
+        .find_map(|v| v.strip_prefix("FSTEST_DISK="))
+        .unwrap_or("/dev/vda")
+}
 
 fn call(number: usize, args: &[usize]) -> Result<usize, Errno> {
     // SAFETY: every pointer passed is to a live buffer or NUL-terminated
@@ -105,7 +116,8 @@ fn pread(fd: i32, buf: &mut [u8], at: u64) -> Result<usize, Errno> {
 /// `f` answered: every test starts and ends with the disk unmounted.
 fn mounted(flags: u64, f: impl FnOnce() -> Outcome) -> Outcome {
     let _ = sys::mkdir(MNT, 0o755);
-    sys::mount(DISK, MNT, "ext3", flags, None).map_err(why("mount /dev/vda /mnt"))?;
+    let what = format!("mount {} {MNT}", disk());
+    sys::mount(disk(), MNT, "ext3", flags, None).map_err(why(&what))?;
     let result = f();
     let unmounted = sys::umount2(MNT, 0).map_err(why("umount /mnt"));
     result.and(unmounted)
@@ -165,10 +177,19 @@ fn the_host_files_read_back() -> Outcome {
             "the root's inode is {}, want ext2's 2",
             root.st_ino
         );
+        let device = sys::stat(disk()).map_err(why("stat the disk"))?;
         ensure!(
-            root.st_dev == makedev(254, 0),
-            "st_dev {:#x}, want the disk's",
-            root.st_dev
+            device.st_mode & S_IFMT == S_IFBLK && device.st_rdev >> 8 == 254,
+            "{} is not a virtio disk: mode {:o}, rdev {:#x}",
+            disk(),
+            device.st_mode,
+            device.st_rdev
+        );
+        ensure!(
+            root.st_dev == device.st_rdev,
+            "st_dev {:#x}, want the disk's {:#x}",
+            root.st_dev,
+            device.st_rdev
         );
         Ok(())
     })
@@ -181,7 +202,7 @@ fn the_mount_shows_in_proc_mounts_and_statfs() -> Outcome {
         ensure!(
             mounts
                 .lines()
-                .any(|l| l == "/dev/vda /mnt ext3 rw,noatime 0 0"),
+                .any(|l| l == format!("{} /mnt ext3 rw,noatime 0 0", disk())),
             "/proc/mounts has no line for /mnt:\n{mounts}"
         );
         let st = statfs(MNT).map_err(why("statfs"))?;
@@ -378,7 +399,7 @@ fn what_crosses_a_mount_is_refused() -> Outcome {
         sys::unlink(&file).map_err(why("unlink"))?;
         expect_err(
             "mount it twice",
-            sys::mount(DISK, "/tmp", "ext3", 0, None),
+            sys::mount(disk(), "/tmp", "ext3", 0, None),
             Errno::EBUSY,
         )?;
         expect_err(
@@ -388,7 +409,7 @@ fn what_crosses_a_mount_is_refused() -> Outcome {
         )?;
         expect_err(
             "an unknown type",
-            sys::mount(DISK, "/tmp", "nosuchfs", 0, None),
+            sys::mount(disk(), "/tmp", "nosuchfs", 0, None),
             Errno::ENODEV,
         )?;
         Ok(())
@@ -467,7 +488,8 @@ fn a_read_only_mount_refuses_changes() -> Outcome {
     mounted(MS_RDONLY, || {
         let mounts = sys::read_file("/proc/mounts").map_err(why("/proc/mounts"))?;
         ensure!(
-            String::from_utf8_lossy(&mounts).contains("/dev/vda /mnt ext3 ro,noatime 0 0"),
+            String::from_utf8_lossy(&mounts)
+                .contains(&format!("{} /mnt ext3 ro,noatime 0 0", disk())),
             "/proc/mounts does not say ro"
         );
         let (name, size) = HOST_FILES[0];
