@@ -41,6 +41,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 use kcore::pci::{
     Bar, CAP_MSIX, COMMAND, COMMAND_BUS_MASTER, COMMAND_INTX_DISABLE, COMMAND_MEMORY, Function,
 };
+use kcore::procfs::{DiskRequest, DiskStats};
 use kcore::virtio::{self, Buffer, Queue, common, feature, status};
 
 use crate::arch::pci::{read32, write32};
@@ -84,6 +85,10 @@ struct Disk {
     slots: Vec<Slot>,
     /// Which slot each chain head belongs to while the device has it.
     head_slot: Vec<Option<usize>>,
+    /// What /proc/diskstats shows of it (`stats_text`).
+    stats: DiskStats,
+    /// Since when it has had a request, while it has one.
+    busy_since: u64,
 }
 
 /// The most disks the driver keeps (vda to vdd); the vectors from
@@ -336,6 +341,8 @@ fn start(f: &Function, id: DiskId) -> Result<Disk, &'static str> {
         headers,
         slots,
         head_slot: (0..size).map(|_| None).collect(),
+        stats: DiskStats::default(),
+        busy_since: 0,
     })
 }
 
@@ -413,6 +420,7 @@ pub fn transfer(id: DiskId, op: Op, sector: u64, data: &mut [u8]) -> Result<(), 
     }
     let lock = &DISKS[id.index()];
     let slot = take_slot(id);
+    let started = crate::clock::nanos_since_boot();
     submit(lock, op, sector, slot, data);
     sched::wait_uninterruptible(Chan::Disk(id.index(), slot), || {
         matches!(
@@ -430,6 +438,17 @@ pub fn transfer(id: DiskId, op: Op, sector: u64, data: &mut [u8]) -> Result<(), 
             disk.slots[slot].data.read_bytes(0, data);
         }
         disk.slots[slot].state = SlotState::Free;
+        let now = crate::clock::nanos_since_boot();
+        let request = match op {
+            Op::Read => DiskRequest::Read { sectors },
+            Op::Write => DiskRequest::Write { sectors },
+            Op::Flush => DiskRequest::Flush,
+        };
+        disk.stats.record(request, now - started);
+        disk.stats.in_flight -= 1;
+        if disk.stats.in_flight == 0 {
+            disk.stats.busy_ns += now - disk.busy_since;
+        }
         status
     };
     sched::wakeup(Chan::DiskSlot(id.index()));
@@ -444,6 +463,10 @@ pub fn transfer(id: DiskId, op: Op, sector: u64, data: &mut [u8]) -> Result<(), 
 fn submit(disk: &IrqLock<Option<Disk>>, op: Op, sector: u64, slot: usize, data: &[u8]) {
     let mut disk = disk.lock();
     let disk = disk.as_mut().expect("a disk");
+    if disk.stats.in_flight == 0 {
+        disk.busy_since = crate::clock::nanos_since_boot();
+    }
+    disk.stats.in_flight += 1;
     let kind = match op {
         Op::Read => virtio::BLK_T_IN,
         Op::Write => virtio::BLK_T_OUT,
@@ -494,6 +517,22 @@ fn submit(disk: &IrqLock<Option<Disk>>, op: Op, sector: u64, slot: usize, data: 
     disk.rings.write_u16(disk.avail_at + 2, offer.avail_idx);
     fence(Ordering::SeqCst);
     disk.doorbell.write_u16(0, 0);
+}
+
+/// `/proc/diskstats`: a line for each disk, as Linux's.
+pub fn stats_text() -> alloc::string::String {
+    let mut text = alloc::string::String::new();
+    for id in DiskId::all() {
+        if let Some(disk) = DISKS[id.index()].lock().as_ref() {
+            text.push_str(&kcore::procfs::diskstats_line(
+                254,
+                id.minor(),
+                id.name(),
+                &disk.stats,
+            ));
+        }
+    }
+    text
 }
 
 /// The vector of disk `id`: its device used some chains. Marks their

@@ -69,7 +69,13 @@ pub struct Run {
     /// libc-lite and run as `/bin/NAME`, in place of `program`: it must
     /// print what the same source prints compiled for the host (glibc).
     pub c_source: Option<&'static str>,
+    /// The machine gets a scratch disk, `/dev/vda`: `SCRATCH_DISK_BYTES`
+    /// of zeros, made again for each boot.
+    pub scratch_disk: bool,
 }
+
+/// The size of a check's scratch disk.
+const SCRATCH_DISK_BYTES: u64 = 4 << 20;
 
 /// A run of `labcheck ID [ARG]`, passing on its `ok` line.
 macro_rules! labcheck {
@@ -81,6 +87,7 @@ macro_rules! labcheck {
             absent: &[],
             c_source: None,
             kernel_fails: false,
+            scratch_disk: false,
         }
     };
 }
@@ -99,6 +106,7 @@ pub const LABS: &[Lab] = &[
             absent: &["*INFO*"],
             c_source: None,
             kernel_fails: false,
+            scratch_disk: false,
         }],
     },
     Lab {
@@ -112,6 +120,7 @@ pub const LABS: &[Lab] = &[
             absent: &[],
             c_source: None,
             kernel_fails: false,
+            scratch_disk: false,
         }],
     },
     Lab {
@@ -125,6 +134,7 @@ pub const LABS: &[Lab] = &[
             absent: &[],
             c_source: None,
             kernel_fails: false,
+            scratch_disk: false,
         }],
     },
     Lab {
@@ -140,6 +150,7 @@ pub const LABS: &[Lab] = &[
             absent: &[],
             c_source: None,
             kernel_fails: true,
+            scratch_disk: false,
         }],
     },
     Lab {
@@ -156,6 +167,7 @@ pub const LABS: &[Lab] = &[
             absent: &["selftest: FAIL*"],
             c_source: None,
             kernel_fails: false,
+            scratch_disk: false,
         }],
     },
     Lab {
@@ -262,6 +274,7 @@ pub const LABS: &[Lab] = &[
             absent: &[],
             c_source: Some("tests/labs/stdio.c"),
             kernel_fails: false,
+            scratch_disk: false,
         }],
     },
     Lab {
@@ -287,6 +300,15 @@ pub const LABS: &[Lab] = &[
         title: "Lock hold times",
         todo: "record each lock rank's longest hold and show it in /proc/lock_stat",
         runs: &[labcheck!("12.3"; boot)],
+    },
+    Lab {
+        id: "13.1",
+        title: "/proc/diskstats",
+        todo: "count each disk's requests, sectors and times, and show them as Linux's /proc/diskstats",
+        runs: &[Run {
+            scratch_disk: true,
+            ..labcheck!("13.1"; boot)
+        }],
     },
 ];
 
@@ -642,6 +664,14 @@ fn check_run(run: &Run) -> Result<(), String> {
             .push((guest.display().to_string(), format!("/bin/{name}")));
         opts.program = vec![format!("/bin/{name}")];
         expect.extend(host_output(&source)?);
+    }
+    if run.scratch_disk {
+        let disk = build::root().join("target/lab-disk.img");
+        let file = std::fs::File::create(&disk)
+            .and_then(|f| f.set_len(SCRATCH_DISK_BYTES).map(|()| f))
+            .map_err(|e| format!("cannot make {}: {e}", disk.display()))?;
+        drop(file);
+        opts.disks = vec![disk];
     }
     let image = build::image(&opts, &Boot::normal(&opts))?;
     let outcome = qemu::boot(&opts, &image, RUN_TIMEOUT, false, &[])?;

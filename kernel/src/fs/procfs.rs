@@ -31,6 +31,7 @@
 //! | `/proc/sys/kernel/printk`, `dmesg_restrict` | the console's log level, who may read the log |
 //! | `/proc/sys/kernel/tainted`, `core_pattern` | 0 (nothing taints this kernel), where a core dump goes |
 //! | `/proc/sysvipc/shm`, `msg`, `sem` | the System V IPC objects (`ipc/`), a line each, as ipcs(1) reads them |
+//! | `/proc/diskstats` | each disk's requests, sectors and times since boot, in Linux's 20 fields (`virtio_blk.rs`) |
 //! | `/proc/bus/pci/devices` | the PCI functions found at boot (`pci.rs`): address, ids, IRQ, BARs and their sizes, driver |
 //!
 //! Inode numbers are made from the pid and the file, so they stay the same
@@ -105,6 +106,7 @@ pub fn set_cmdline(text: String) {
 const ROOT_FILES: &[&str] = &[
     "cmdline",
     "cpuinfo",
+    "diskstats",
     "loadavg",
     "lock_stat",
     "meminfo",
@@ -520,6 +522,7 @@ fn root_file(index: usize) -> Result<NodeRef, Errno> {
             text::stat_file(cpus, boot_time, table.forks, table.active_threads())
         }
         "cpuinfo" => cpuinfo(),
+        "diskstats" => crate::virtio_blk::stats_text(),
         "mounts" => super::mount::proc_mounts(),
         "version" => format!(
             "{} version {} {}\n",

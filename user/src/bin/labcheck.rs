@@ -679,6 +679,62 @@ fn proc_locks_shows_holds() -> Outcome {
 }
 
 /// Labs whose check runs here, by id.
+/// A disk's line of /proc/diskstats, its figures after the name.
+fn disk_figures(name: &str) -> Result<Vec<u64>, String> {
+    let table = text("/proc/diskstats")?;
+    let line = table
+        .lines()
+        .find(|l| l.split_whitespace().nth(2) == Some(name))
+        .ok_or_else(|| format!("/proc/diskstats has no line for {name}:\n{table}"))?;
+    let figures: Vec<u64> = line
+        .split_whitespace()
+        .skip(3)
+        .map(|f| {
+            f.parse()
+                .map_err(|_| format!("'{f}' in '{line}' is not a number"))
+        })
+        .collect::<Result<_, _>>()?;
+    ensure!(
+        figures.len() >= 11,
+        "'{line}' has {} figures after the name, want at least Linux's first 11",
+        figures.len()
+    );
+    Ok(figures)
+}
+
+/// Lab 13.1: /proc/diskstats counts each disk's requests. xtask boots
+/// this check with a scratch disk as /dev/vda; 1 MiB written to it in
+/// whole 4 KiB pieces is 256 requests, 2048 sectors.
+fn disk_requests_are_counted() -> Outcome {
+    // Linux's order: reads, merged, sectors read, ms; writes, merged,
+    // sectors written, ms; ...
+    const WRITES: usize = 4;
+    const SECTORS_WRITTEN: usize = 6;
+    let before = disk_figures("vda")?;
+    let fd =
+        sys::open("/dev/vda", O_WRONLY, 0).map_err(|e| format!("/dev/vda: {}", e.message()))?;
+    let page = [0x5au8; 4096];
+    for _ in 0..256 {
+        sys::write_all(fd, &page).map_err(|e| format!("write /dev/vda: {}", e.message()))?;
+    }
+    sys::fsync(fd).map_err(|e| format!("fsync /dev/vda: {}", e.message()))?;
+    sys::close(fd).map_err(|e| e.message())?;
+    let after = disk_figures("vda")?;
+    ensure!(
+        after[WRITES] >= before[WRITES] + 256,
+        "writes completed went from {} to {} around 256 writes of 4 KiB",
+        before[WRITES],
+        after[WRITES]
+    );
+    ensure!(
+        after[SECTORS_WRITTEN] >= before[SECTORS_WRITTEN] + 2048,
+        "sectors written went from {} to {} around 1 MiB",
+        before[SECTORS_WRITTEN],
+        after[SECTORS_WRITTEN]
+    );
+    Ok(())
+}
+
 const CHECKS: &[Test] = &[
     ("3.2", slice_is_a_boot_option),
     ("4.1", brk_is_on_demand),
@@ -699,6 +755,7 @@ const CHECKS: &[Test] = &[
     ("11.2", futex_requeue_moves_waiters),
     ("11.3", clone_files_shares_descriptors),
     ("12.3", proc_locks_shows_holds),
+    ("13.1", disk_requests_are_counted),
 ];
 
 fn run() -> i32 {
