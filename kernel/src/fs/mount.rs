@@ -18,10 +18,12 @@
 //!
 //! `MS_RDONLY` is kept by the disk's file system: every change there is
 //! EROFS. The other flags (`nosuid`, `nodev`, `noexec`) are recorded and
-//! shown in /proc/mounts but not yet obeyed. A disk with nodes in use (an
-//! open file, a mount inside it) is busy: umount2 says EBUSY, even with
-//! MNT_DETACH, which this kernel does not do lazily. A process's working
-//! directory is a path here, so it does not keep a mount busy.
+//! shown in /proc/mounts but not yet obeyed. A mount in use is busy:
+//! umount2 says EBUSY, even with MNT_DETACH, which this kernel does not
+//! do lazily. In use means a process works in it (a working directory is
+//! a path here, so the paths are compared), something is mounted inside
+//! it, or, on a disk, any of its nodes is held (an open file or
+//! directory, its root's too, a mapping).
 //!
 //! mount and umount2 take `MOUNTING` for their whole length (a sleep lock:
 //! mounting reads the disk), so two of them never interleave; the table's
@@ -247,7 +249,7 @@ fn remount(root: &NodeRef, flags: u64) -> Result<(), Errno> {
 }
 
 /// umount2(2): root only (EPERM); EINVAL for a path that is not the root
-/// of a mount, EBUSY for a disk with files in use.
+/// of a mount, EBUSY for a mount in use (the top of this file).
 pub fn umount(target: &str, flags: u32) -> Result<(), Errno> {
     let cred = crate::proc::cred();
     if !cred.capable(abi::types::CAP_SYS_ADMIN) {
@@ -265,21 +267,38 @@ pub fn umount(target: &str, flags: u32) -> Result<(), Errno> {
     };
     // Copied out of the table: asking whether a node lies in the mount
     // takes node locks, which come before the table's in the lock order.
-    let (covered, vol, others) = {
+    let (covered, vol, others, mount_holds, at) = {
         let mounts = MOUNTS.lock();
         let m = mounts
             .iter()
             .find(|m| Arc::ptr_eq(&m.root, &root))
             .ok_or(Errno::EINVAL)?;
+        // Each mount of this root holds it twice: its entry here and
+        // its covered node's `mounted`.
+        let mount_holds = 2 * mounts
+            .iter()
+            .filter(|m| Arc::ptr_eq(&m.root, &root))
+            .count();
         let others: Vec<NodeRef> = mounts
             .iter()
             .filter(|other| !Arc::ptr_eq(&other.root, &root))
             .map(|other| other.covered.clone())
             .collect();
-        (m.covered.clone(), m.vol.clone(), others)
+        let at = m.target.clone();
+        (m.covered.clone(), m.vol.clone(), others, mount_holds, at)
     };
     if others.iter().any(|c| is_within(c, &root, vol.as_ref())) {
         return Err(Errno::EBUSY); // a mount inside this one
+    }
+    // A disk's root is held only by its mounts (the volume's table of
+    // nodes is weak), so any other hold is a user: an open descriptor of
+    // the directory, say (`root` here is this call's own). A bind mount's
+    // root is also its parent directory's entry, so it is not counted.
+    if vol.is_some() && Arc::strong_count(&root) > mount_holds + 1 {
+        return Err(Errno::EBUSY);
+    }
+    if some_cwd_within(&at) {
+        return Err(Errno::EBUSY);
     }
     if let Some(vol) = &vol
         && vol.busy(&root)
@@ -298,6 +317,24 @@ pub fn umount(target: &str, flags: u32) -> Result<(), Errno> {
         Some(vol) => vol.unmount(),
         None => Ok(()),
     }
+}
+
+/// Whether a process works in the mount at `target` (its working
+/// directory, a path here, is `target` or below it): that process uses
+/// the mount as an open file does. Never for `/`, where every working
+/// directory is: there only held nodes count, so init can unmount the
+/// root disk last and leave it clean (user/src/bin/init.rs).
+fn some_cwd_within(target: &str) -> bool {
+    if target == "/" {
+        return false;
+    }
+    let table = crate::proc::TABLE.lock();
+    table.procs.values().filter(|p| !p.is_zombie()).any(|p| {
+        p.cwd == target
+            || p.cwd
+                .strip_prefix(target)
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
 }
 
 /// Whether `node` lies in the tree of the mount whose root is `root`

@@ -396,6 +396,20 @@ fn what_crosses_a_mount_is_refused() -> Outcome {
             Errno::EBUSY,
         )?;
         let _ = sys::close(fd);
+        // A working directory holds its mount as an open file does, even
+        // when it is the mount's own root (Linux: EBUSY).
+        sys::chdir(MNT).map_err(why("chdir /mnt"))?;
+        let busy = sys::umount2(MNT, 0);
+        sys::chdir("/").map_err(why("chdir /"))?;
+        expect_err(
+            "umount of the working directory's mount",
+            busy,
+            Errno::EBUSY,
+        )?;
+        let dir = sys::open(MNT, O_RDONLY | O_DIRECTORY, 0).map_err(why("open /mnt"))?;
+        let busy = sys::umount2(MNT, 0);
+        let _ = sys::close(dir);
+        expect_err("umount with its root directory open", busy, Errno::EBUSY)?;
         sys::unlink(&file).map_err(why("unlink"))?;
         expect_err(
             "mount it twice",
