@@ -99,6 +99,9 @@ pub struct Suite {
     /// fresh for each boot and checked after power-off.
     pub disks: &'static [Disk],
     pub expect: Expect,
+    /// Seconds one boot may take (unless `--timeout` says), a guard
+    /// against a hang: 300, and more for suites that run more (below).
+    pub timeout: u64,
 }
 
 /// A suite's disk (checks.rs makes and judges each).
@@ -116,19 +119,6 @@ pub enum Disk {
     /// after power-off e2fsck finds it clean and unmounted, and
     /// /root/kept, which the suite's program writes last, holds "kept".
     Root,
-}
-
-impl Suite {
-    /// Seconds one boot of this suite may take (unless `--timeout` says):
-    /// 300, and 900 for the musl and glibc programs, which are fifty-odd,
-    /// each under `/bin/musltests`' own limit of 240 s (on 4 virtual CPUs
-    /// beside CPU hogs on a 2-core host, the musl suite took over 300 s).
-    pub fn timeout_seconds(&self) -> u64 {
-        match self.expect {
-            Expect::Musl | Expect::Glibc => 900,
-            _ => 300,
-        }
-    }
 }
 
 /// What /bin/callgraph's profile must show (user/profiled: `a` on top,
@@ -186,6 +176,7 @@ pub fn suites() -> Vec<Suite> {
         glibc_profiled: &[],
         musl_profiled: &[],
         disks: &[],
+        timeout: 300,
         expect: Expect::SelfTests,
     };
     let crash = |name, conf, texts| Suite {
@@ -201,6 +192,7 @@ pub fn suites() -> Vec<Suite> {
         glibc_profiled: &[],
         musl_profiled: &[],
         disks: &[],
+        timeout: 300,
         expect: Expect::Crash(texts),
     };
     let usertests = |name, tick| Suite {
@@ -216,6 +208,7 @@ pub fn suites() -> Vec<Suite> {
         glibc_profiled: &[],
         musl_profiled: &[],
         disks: &[],
+        timeout: 300,
         expect: Expect::UserSuite("usertest:"),
     };
     vec![
@@ -387,6 +380,9 @@ pub fn suites() -> Vec<Suite> {
             disks: &[Disk::Root],
             conf: "root=/dev/vda\n",
             expect: Expect::UserSuite("usertest:"),
+            // usertests with every program and file on the disk: 195 s of
+            // guest time in a CI run, where usertests-pit took 94 s.
+            timeout: 600,
             ..usertests("usertests-rootdisk", Tick::Pit)
         },
         // QEMU killed during a write workload on ext3: 5 times here, 100
@@ -453,16 +449,26 @@ pub fn suites() -> Vec<Suite> {
             // and no heap growth after the first (`/bin/soak 50` for long).
             program: &["/bin/soak", "3"],
             expect: Expect::Output(&["soak: run 3/3: passed*", "soak: ok"], 0),
+            // Three runs of what `usertests-pit` runs in one boot of 300 s
+            // at most (94 s of guest time in a CI run: the soak with 300 s
+            // timed out in its third run there).
+            timeout: 900,
             ..usertests("soak", Tick::Pit)
         },
         Suite {
             program: &["/bin/musltests"],
             expect: Expect::Musl,
+            // Fifty-odd programs, each under `/bin/musltests`' own limit
+            // of 240 s (on 4 virtual CPUs beside CPU hogs on a 2-core host,
+            // the musl suite took over 300 s).
+            timeout: 900,
             ..usertests("musl", Tick::Pit)
         },
         Suite {
             program: &["/bin/musltests"],
             expect: Expect::Glibc,
+            // As `musl` above.
+            timeout: 900,
             ..usertests("glibc", Tick::Pit)
         },
         Suite {
@@ -508,12 +514,16 @@ pub fn suites() -> Vec<Suite> {
         Suite {
             program: &["/bin/musltests"],
             expect: Expect::Musl,
+            // As `musl` above.
+            timeout: 900,
             cpus: Some(4),
             ..usertests("musl-4cpus", Tick::Pit)
         },
         Suite {
             program: &["/bin/musltests"],
             expect: Expect::Glibc,
+            // As `musl` above.
+            timeout: 900,
             cpus: Some(4),
             ..usertests("glibc-4cpus", Tick::Pit)
         },
@@ -690,6 +700,7 @@ pub fn suites() -> Vec<Suite> {
             glibc_profiled: &[],
             musl_profiled: &[],
             disks: &[],
+            timeout: 300,
             expect: Expect::CoreInGdb {
                 elf: "coredump",
                 core: "/core",
@@ -717,6 +728,7 @@ pub fn suites() -> Vec<Suite> {
             glibc_profiled: &[],
             musl_profiled: &[],
             disks: &[],
+            timeout: 300,
             expect: Expect::Output(
                 &[
                     "hello world",
@@ -763,6 +775,7 @@ pub fn suites() -> Vec<Suite> {
             glibc_profiled: &[],
             musl_profiled: &[],
             disks: &[],
+            timeout: 300,
             // Typing runs ahead of the prompts, so a prompt may begin a line.
             expect: Expect::Output(
                 &[
@@ -792,6 +805,7 @@ pub fn suites() -> Vec<Suite> {
             glibc_profiled: &[],
             musl_profiled: &[],
             disks: &[],
+            timeout: 300,
             expect: Expect::Output(
                 &[
                     "*ready",
@@ -818,6 +832,7 @@ pub fn suites() -> Vec<Suite> {
             glibc_profiled: &[],
             musl_profiled: &[],
             disks: &[],
+            timeout: 300,
             expect: Expect::Output(&["forkrace: go 20", "forkrace: ok"], 0),
         },
         Suite {

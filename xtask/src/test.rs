@@ -465,7 +465,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         suite.tick.name(),
         if boot_opts.uefi { "uefi" } else { "bios" }
     );
-    let timeout = Duration::from_secs(opts.timeout.unwrap_or(suite.timeout_seconds()));
+    let timeout = Duration::from_secs(opts.timeout.unwrap_or(suite.timeout));
     let outcome = qemu::boot(&boot_opts, &image, timeout, false, suite.typing)?;
     tally.log = Some(keep_log(suite.name, &outcome)?);
     if let Some(t) = outcome.first_line_after {
