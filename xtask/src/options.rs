@@ -46,7 +46,7 @@ options:
                      anything is built
   --verbose          show the bootloader's own log lines before the kernel's
   --timeout SECONDS  power QEMU off after this long (default: none for run; for test 300,
-                     600 or 900 for the suites that run more, as soak, musl and glibc)
+                     600 to 1800 for the suites that run more, as soak, musl and glibc)
   --add HOST[:GUEST] put a host file into the ramdisk (default guest path /bin/NAME)
   --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
   --disk FILE        give the machine FILE, a raw image, as one more virtio disk (written in
