@@ -55,9 +55,40 @@ pub fn split_last(path: &str) -> Option<(&str, &str)> {
     Some((if cut == 0 { "/" } else { &path[..cut] }, name))
 }
 
+/// What of the absolute normal path `path` lies below the directory
+/// `dir` (also absolute and normal), without a leading `/`: "" for `dir`
+/// itself, "b/c" for `dir/b/c`; None for a path outside it (`/ab` is not
+/// below `/a`).
+pub fn below<'a>(path: &'a str, dir: &str) -> Option<&'a str> {
+    if path == dir {
+        return Some("");
+    }
+    let rest = path.strip_prefix(dir)?;
+    if dir.ends_with('/') {
+        Some(rest)
+    } else {
+        rest.strip_prefix('/')
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn below_finds_what_lies_under_a_directory() {
+        for (path, dir, want) in [
+            ("/a", "/a", Some("")),
+            ("/a/b/c", "/a", Some("b/c")),
+            ("/ab", "/a", None),
+            ("/b", "/a", None),
+            ("/x/y", "/", Some("x/y")),
+            ("/", "/", Some("")),
+            ("/a", "/a/b", None),
+        ] {
+            assert_eq!(below(path, dir), want, "{path} below {dir}");
+        }
+    }
 
     #[test]
     fn resolves_like_unix() {

@@ -212,19 +212,8 @@ fn move_mount(source: &str, to: NodeRef, target: &str) -> Result<(), Errno> {
             m.covered = to.clone();
         }
         // This mount's path and those of the mounts inside it.
-        let rest = if m.target == old_target {
-            Some("")
-        } else {
-            m.target
-                .strip_prefix(old_target.as_str())
-                .filter(|r| r.starts_with('/') || old_target == "/")
-        };
-        if let Some(rest) = rest {
-            let joined = alloc::format!(
-                "{}/{}",
-                new_target.trim_end_matches('/'),
-                rest.trim_start_matches('/')
-            );
+        if let Some(rest) = kcore::path::below(&m.target, &old_target) {
+            let joined = alloc::format!("{}/{rest}", new_target.trim_end_matches('/'));
             m.target = kcore::path::resolve("/", &joined)?;
         }
     }
@@ -329,12 +318,10 @@ fn some_cwd_within(target: &str) -> bool {
         return false;
     }
     let table = crate::proc::TABLE.lock();
-    table.procs.values().filter(|p| !p.is_zombie()).any(|p| {
-        p.cwd == target
-            || p.cwd
-                .strip_prefix(target)
-                .is_some_and(|rest| rest.starts_with('/'))
-    })
+    table
+        .procs
+        .values()
+        .any(|p| !p.is_zombie() && kcore::path::below(&p.cwd, target).is_some())
 }
 
 /// Whether `node` lies in the tree of the mount whose root is `root`
