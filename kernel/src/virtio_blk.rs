@@ -95,6 +95,10 @@ struct Disk {
 /// `DISK_VECTOR` on are theirs.
 pub use kcore::virtio::MAX_DISKS;
 
+/// The disks' major device number. Linux's virtio-blk major is dynamic;
+/// 254 is what it gets on a PC with no other dynamic block driver.
+pub const MAJOR: u32 = 254;
+
 /// Which disk: vda is 0, vdb 1, and so on, in the order `init` found
 /// them. Made only for indices below `MAX_DISKS`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -525,7 +529,7 @@ pub fn stats_text() -> alloc::string::String {
     for id in DiskId::all() {
         if let Some(disk) = DISKS[id.index()].lock().as_ref() {
             text.push_str(&kcore::procfs::diskstats_line(
-                254,
+                MAJOR,
                 id.minor(),
                 id.name(),
                 &disk.stats,

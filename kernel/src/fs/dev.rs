@@ -95,9 +95,7 @@ impl Device {
             // rather than record by record, so it takes a minor of its own.
             Device::Klog => (1, 250),
             Device::Kmsg => (1, 11),
-            // Linux's virtio-blk major is dynamic; 254 is what it gets on a
-            // PC with no other dynamic block driver.
-            Device::Disk(id) => (254, u64::from(id.minor())),
+            Device::Disk(id) => (u64::from(crate::virtio_blk::MAJOR), u64::from(id.minor())),
         };
         (major << 8) | minor
     }

@@ -215,7 +215,7 @@ pub fn mount(disk: DiskId, read_only: bool) -> Result<(Arc<Volume>, NodeRef), Er
         orphans: IrqLock::new(Rank::Service, Vec::new()),
         pinned: IrqLock::new(Rank::Service, Vec::new()),
         disk,
-        dev: abi::types::makedev(254, disk.minor()),
+        dev: super::dev::Device::Disk(disk).rdev(),
         kind,
         last_commit: core::sync::atomic::AtomicU64::new(crate::clock::nanos_since_boot()),
     });
