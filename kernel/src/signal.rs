@@ -693,14 +693,42 @@ pub fn send_to_current(signal: u32, origin: Origin) {
     }
 }
 
-/// A tick of the clock for process `pid`'s ITIMER_REAL: SIGALRM when it
-/// expires. The boot CPU's tick looks at every process.
-pub fn on_tick_real(table: &mut Table, pid: Pid) {
-    let Some(p) = table.procs.get_mut(&pid) else {
+/// The earliest deadline of any process's ITIMER_REAL. Read and lowered
+/// with the process table locked.
+static EARLIEST_REAL: kcore::time::Earliest = kcore::time::Earliest::new();
+
+/// Sets `p`'s ITIMER_REAL to `timer`, returning the one it replaces.
+/// Caller holds the process table's lock.
+pub fn set_real_timer(p: &mut Process, timer: RealTimer) -> RealTimer {
+    if let Some(at) = timer.deadline {
+        EARLIEST_REAL.lower(at);
+    }
+    core::mem::replace(&mut p.sig.real_timer, timer)
+}
+
+/// The boot CPU's tick at `now` for every process's ITIMER_REAL: SIGALRM
+/// for each that expired. The processes are walked only once the earliest
+/// deadline has come (`EARLIEST_REAL`), not on every tick.
+pub fn on_tick_real(table: &mut Table, now: u64) {
+    if !EARLIEST_REAL.due(now) {
         return;
-    };
-    if !p.is_zombie() && p.sig.real_timer.expired(crate::clock::nanos_since_boot()) {
-        send(table, pid, SIGALRM, Origin::kernel());
+    }
+    // Walked by key, not by iterator: a timer that fires sends its signal
+    // through the table (to pick the thread that takes it).
+    let mut next = 0;
+    while let Some(pid) = table.procs.range(next..).next().map(|(&pid, _)| pid) {
+        next = pid + 1;
+        let p = table.procs.get_mut(&pid).expect("just found");
+        if p.is_zombie() {
+            continue;
+        }
+        let expired = p.sig.real_timer.expired(now);
+        if let Some(at) = p.sig.real_timer.deadline {
+            EARLIEST_REAL.lower(at);
+        }
+        if expired {
+            send(table, pid, SIGALRM, Origin::kernel());
+        }
     }
 }
 

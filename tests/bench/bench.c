@@ -82,6 +82,48 @@ static double null_syscall(int n) {
     return now_ns() - t0;
 }
 
+/* The null call again, with 500 other processes asleep, each with an alarm
+ * and a sleep of ten minutes: a clock tick that looked at every process's
+ * timers and every sleeper's deadline (it once did) makes the call slower
+ * as the processes pile up; a tick that keeps the earliest deadline does
+ * not. The sleepers are made before the clock starts and killed after. */
+#define SLEEPERS 500
+static double null_syscall_beside_sleepers(int n) {
+    static pid_t sleepers[SLEEPERS];
+    int ready[2];
+    if (pipe(ready) < 0)
+        return null_syscall(n);
+    int made = 0;
+    while (made < SLEEPERS) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            fprintf(stderr, "bench: fork of sleeper %d failed\n", made + 1);
+            break;
+        }
+        if (pid == 0) {
+            alarm(600);
+            write(ready[1], "", 1);
+            struct timespec ten_minutes = {600, 0};
+            nanosleep(&ten_minutes, NULL);
+            _exit(0);
+        }
+        sleepers[made++] = pid;
+    }
+    /* Every one has its alarm; a moment more and each is in nanosleep. */
+    char byte;
+    for (int i = 0; i < made; i++)
+        read(ready[0], &byte, 1);
+    usleep(50000);
+    double t = null_syscall(n);
+    for (int i = 0; i < made; i++)
+        kill(sleepers[i], SIGKILL);
+    for (int i = 0; i < made; i++)
+        waitpid(sleepers[i], NULL, 0);
+    close(ready[0]);
+    close(ready[1]);
+    return t;
+}
+
 /* The null call taken apart: each of these adds one piece to the one
  * before it (docs/performance.md). A number no kernel assigns is the way
  * in and out alone, dispatch included. */
@@ -453,6 +495,7 @@ static const struct micro {
     int min_cpus;  /* skipped on a machine with fewer processors */
 } micros[] = {
     {"null_syscall_getppid", null_syscall, 20000, 0},
+    {"null_syscall_with_500_processes_asleep", null_syscall_beside_sleepers, 20000, 0},
     {"unassigned_syscall_enosys", unassigned_syscall, 20000, 0},
     {"read_0_bytes_from_a_pipe", read_0_bytes, 20000, 0},
     {"write_1_byte_to_dev_null", write_1_byte_dev_null, 20000, 0},

@@ -1,4 +1,48 @@
-//! Calendar arithmetic for the RTC, and the TSC's rate from timed rounds.
+//! Calendar arithmetic for the RTC, the TSC's rate from timed rounds, and
+//! the earliest of many deadlines, so a clock tick need not look at them all.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// The earliest of a set of deadlines (nanoseconds since boot), kept so
+/// that the clock tick walks the set only when one may have passed: with a
+/// thousand processes asleep, walking them all on every tick took most of
+/// the machine's time. Whoever sets a deadline `lower`s this; the tick asks
+/// `due`, which, when true, forgets the earliest, and the walk that follows
+/// `lower`s it again with every deadline still in the future. It may be
+/// earlier than any deadline (one was cancelled, or went later): that
+/// costs a walk that finds nothing, never a deadline missed. Callers keep
+/// setters and the walk apart with a lock of their own (the atomic only
+/// lets the tick's first look go without it).
+pub struct Earliest(AtomicU64);
+
+impl Earliest {
+    /// No deadline.
+    pub const fn new() -> Earliest {
+        Earliest(AtomicU64::new(u64::MAX))
+    }
+
+    /// A deadline at `at` was set.
+    pub fn lower(&self, at: u64) {
+        self.0.fetch_min(at, Ordering::Relaxed);
+    }
+
+    /// Whether a deadline may have passed at `now`; if so the earliest is
+    /// forgotten, and the caller must walk every deadline, `lower`ing this
+    /// with each one left.
+    pub fn due(&self, now: u64) -> bool {
+        if now < self.0.load(Ordering::Relaxed) {
+            return false;
+        }
+        self.0.store(u64::MAX, Ordering::Relaxed);
+        true
+    }
+}
+
+impl Default for Earliest {
+    fn default() -> Self {
+        Earliest::new()
+    }
+}
 
 /// The TSC's rate in cycles per second from timed waits: `short`, the
 /// cycles each of several waits of `short_us` microseconds took, and
@@ -34,6 +78,22 @@ pub fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn earliest_is_due_once_its_deadline_passes() {
+        let e = Earliest::new();
+        assert!(!e.due(u64::MAX - 1), "no deadline: never due");
+        e.lower(500);
+        e.lower(900);
+        assert!(!e.due(499));
+        assert!(e.due(500));
+        // The walk found 900 left.
+        e.lower(900);
+        assert!(!e.due(899));
+        assert!(e.due(1000));
+        assert!(!e.due(1000), "forgotten until lowered again");
+    }
+
     use super::*;
 
     #[test]

@@ -743,16 +743,6 @@ pub fn on_tick(tf: &crate::arch::trap::TrapFrame, keeps_time: bool) {
         let active = table.active_threads();
         table.load.sample(u64::from(active));
     }
-    // Walked by key, not by iterator: a timer that fires sends its signal
-    // through the table (to pick the thread that takes it).
-    let mut next = 0;
-    while let Some(pid) = table.procs.range(next..).next().map(|(&pid, _)| pid) {
-        crate::signal::on_tick_real(&mut table, pid);
-        next = pid + 1;
-    }
-    for t in table.threads.values_mut() {
-        if matches!(t.state, State::Sleeping(_)) && t.wake_at.is_some_and(|at| at <= now) {
-            t.make_runnable();
-        }
-    }
+    crate::signal::on_tick_real(&mut table, now);
+    sched::wake_sleepers_due(&mut table, now);
 }

@@ -338,7 +338,34 @@ fn prepare_to_sleep(chan: Chan, deadline: Option<u64>) {
     current_thread(|t| {
         t.state = State::Sleeping(chan);
         t.wake_at = deadline;
+        if let Some(at) = deadline {
+            EARLIEST_WAKE.lower(at);
+        }
     });
+}
+
+/// The earliest `wake_at` of any sleeping thread: lowered by
+/// `prepare_to_sleep` and walked by `wake_sleepers_due`, both with the
+/// process table locked.
+static EARLIEST_WAKE: kcore::time::Earliest = kcore::time::Earliest::new();
+
+/// The boot CPU's tick at `now`: threads asleep whose deadline has passed
+/// become runnable. The threads are walked only once the earliest deadline
+/// has come, not on every tick. Caller holds the table's lock.
+pub fn wake_sleepers_due(table: &mut super::Table, now: u64) {
+    if !EARLIEST_WAKE.due(now) {
+        return;
+    }
+    for t in table.threads.values_mut() {
+        let State::Sleeping(_) = t.state else {
+            continue;
+        };
+        match t.wake_at {
+            Some(at) if at <= now => t.make_runnable(),
+            Some(at) => EARLIEST_WAKE.lower(at),
+            None => {}
+        }
+    }
 }
 
 /// The look found the thread need not sleep after all: running again.

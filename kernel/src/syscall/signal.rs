@@ -362,7 +362,7 @@ pub fn setitimer(which: u32, new: u64, old: u64) -> SysResult {
             let interval = rules::nanos_from_timeval(wanted.interval).ok_or(Errno::EINVAL)?;
             let now = crate::clock::nanos_since_boot();
             let timer = RealTimer::armed(now, value, interval);
-            let previous = current(|p| core::mem::replace(&mut p.sig.real_timer, timer));
+            let previous = current(|p| crate::signal::set_real_timer(p, timer));
             real_itimerval(previous, now)
         }
         Which::Cpu(i) => {
@@ -385,6 +385,6 @@ pub fn setitimer(which: u32, new: u64, old: u64) -> SysResult {
 pub fn alarm(seconds: u32) -> SysResult {
     let now = crate::clock::nanos_since_boot();
     let timer = RealTimer::armed(now, u64::from(seconds) * 1_000_000_000, 0);
-    let previous = current(|p| core::mem::replace(&mut p.sig.real_timer, timer));
+    let previous = current(|p| crate::signal::set_real_timer(p, timer));
     Ok(rules::alarm_seconds_from_nanos(previous.left(now)) as usize)
 }
