@@ -16,10 +16,13 @@
 //! mapped, which `DmaFrame::new` and `Registers::map` establish, and on
 //! `span` saying what they made (the two implementations here).
 
-use core::sync::atomic::{Ordering, fence};
-use x86_64::structures::paging::PhysFrame;
+use core::sync::atomic::{AtomicU64, Ordering, fence};
+use x86_64::structures::paging::{PageTableFlags, PhysFrame};
+use x86_64::{PhysAddr, VirtAddr};
 
-use super::{PAGE_SIZE, frames, phys_to_virt};
+use super::{
+    DEVICES_MAX, DEVICES_START, PAGE_SIZE, frames, page_down, page_up, paging, phys_to_virt,
+};
 
 /// What both kinds of window give: volatile reads and writes of 8 to 64
 /// bits at an offset, checked against the window (`span`: the kernel's
@@ -149,26 +152,51 @@ pub struct Registers {
     len: usize,
 }
 
+/// How much of the devices' region (`DEVICES_START`) `Registers::map`
+/// has handed out; it is never given back (devices are found once, at
+/// boot, and kept).
+static DEVICES_USED: AtomicU64 = AtomicU64::new(0);
+
 impl Registers {
-    /// The window on `len` bytes at `phys`. None if they lie past the end
-    /// of the bootloader's physical-memory mapping (a 64-bit BAR the
-    /// firmware placed above it): this kernel maps no other device memory
-    /// yet. The mapping is cacheable; QEMU's devices do not mind, a real
-    /// machine's would need the page attributes changed (PAT, PCD).
+    /// The window on `len` bytes at `phys`. Below the end of the
+    /// bootloader's physical-memory mapping (SeaBIOS puts every BAR below
+    /// 4 GiB) that mapping serves, cacheable: QEMU's devices do not mind, a
+    /// real machine's would need the page attributes changed (PAT, PCD).
+    /// Past it (OVMF places 64-bit BARs, virtio's among them, high above
+    /// RAM) the pages are mapped anew, uncached, in the devices' region of
+    /// the kernel half, which every address space shares. None when that
+    /// region is full or a page table cannot be made.
     pub fn map(phys: u64, len: usize) -> Option<Registers> {
         let end = phys.checked_add(len as u64)?;
-        if end > super::physical_end() {
+        if end <= super::physical_end() {
+            return Some(Registers {
+                base: phys_to_virt(phys).as_u64(),
+                len,
+            });
+        }
+        let first = page_down(phys);
+        let bytes = page_up(end)? - first;
+        let at = DEVICES_USED.fetch_add(bytes, Ordering::Relaxed);
+        if at + bytes > DEVICES_MAX {
             return None;
         }
+        let flags =
+            PageTableFlags::WRITABLE | PageTableFlags::NO_EXECUTE | PageTableFlags::NO_CACHE;
+        for page in (0..bytes).step_by(PAGE_SIZE as usize) {
+            let frame = PhysFrame::containing_address(PhysAddr::new(first + page));
+            let virt = VirtAddr::new(DEVICES_START + at + page);
+            paging::map_kernel(virt, frame, flags).ok()?;
+        }
         Some(Registers {
-            base: phys_to_virt(phys).as_u64(),
+            base: DEVICES_START + at + (phys - first),
             len,
         })
     }
 }
 
 // SAFETY: `map` made the span from a BAR range inside the physical
-// window, which is never unmapped.
+// window, which is never unmapped, or mapped it in the devices' region,
+// whose mappings are never taken down.
 unsafe impl Window for Registers {
     fn span(&self) -> (u64, usize) {
         (self.base, self.len)

@@ -27,6 +27,9 @@ pub const PAGE_SIZE: u64 = 4096;
 pub const HEAP_START: u64 = 0xffff_c000_0000_0000;
 pub const HEAP_MAX: u64 = 1 << 30;
 pub const KSTACKS_START: u64 = 0xffff_d000_0000_0000;
+/// Device registers the physical window does not reach (`dma::Registers`).
+pub const DEVICES_START: u64 = 0xffff_e000_0000_0000;
+pub const DEVICES_MAX: u64 = 1 << 30;
 /// First address above user space.
 pub const USER_TOP: u64 = 0x0000_8000_0000_0000;
 

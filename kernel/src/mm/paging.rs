@@ -125,8 +125,8 @@ fn map_in(
     tables: &mut impl FrameAllocator<Size4KiB>,
 ) -> Result<(), MapError> {
     let page = Page::<Size4KiB>::containing_address(page);
-    // SAFETY: the caller owns `frame`; mapping it cannot alias kernel data
-    // because it came from the frame allocator.
+    // SAFETY: the caller owns `frame`, from the frame allocator or device
+    // memory past the end of RAM (dma.rs), so mapping it aliases nothing.
     let result =
         unsafe { mapper_for(l4).map_to_with_table_flags(page, frame, flags, parent_flags, tables) };
     match result {
