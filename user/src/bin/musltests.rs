@@ -9,7 +9,11 @@
 //! musl: begin NAME
 //! musl| a line the program printed
 //! musl: end NAME exit 0          (or: signal 11)
+//! musl: NAME took 1.25 s
 //! ```
+//!
+//! The `took` line (guest time, from fork to wait) is not compared; it is
+//! there to find the program that makes a suite slow.
 //!
 //! A program still running after `LIMIT_SECONDS` is killed (an alarm, whose
 //! handler sends SIGKILL), so one that hangs fails alone.
@@ -104,7 +108,10 @@ fn run() -> i32 {
             continue;
         }
         println!("musl: begin {name}");
-        match run_one(name, &argv) {
+        let started = sys::monotonic_nanos();
+        let ran = run_one(name, &argv);
+        let millis = (sys::monotonic_nanos() - started) / 1_000_000;
+        match ran {
             Ok((output, status)) => {
                 for line in output.split(|&b| b == b'\n') {
                     println!("musl| {}", alloc::string::String::from_utf8_lossy(line));
@@ -120,6 +127,11 @@ fn run() -> i32 {
                 println!("musl: end {name} error {}", e.message());
             }
         }
+        println!(
+            "musl: {name} took {}.{:02} s",
+            millis / 1000,
+            millis % 1000 / 10
+        );
     }
     i32::from(failed > 0)
 }
