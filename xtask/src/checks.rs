@@ -13,6 +13,13 @@ use crate::prof;
 use crate::qemu::{self, Ending, Outcome};
 use crate::suites::{Disk, Suite};
 
+/// How many checks passed and failed in what `Tally::absorb` read.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Counted {
+    pub(crate) passed: usize,
+    pub(crate) failed: usize,
+}
+
 #[derive(Default)]
 pub(crate) struct Tally {
     pub(crate) passed: usize,
@@ -23,6 +30,27 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
+    /// Counts the checks another `cargo xtask test` printed (`record`'s
+    /// lines, in `text`) as this one's; returns what `text` alone holds.
+    pub(crate) fn absorb(&mut self, text: &str) -> Counted {
+        let mut counted = Counted::default();
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("test ") else {
+                continue;
+            };
+            if let Some(name) = rest.strip_suffix(" ... ok") {
+                if !name.contains(" ... ") {
+                    self.passed += 1;
+                    counted.passed += 1;
+                }
+            } else if let Some((name, why)) = rest.split_once(" ... FAILED: ") {
+                self.failed.push(format!("{name}: {why}"));
+                counted.failed += 1;
+            }
+        }
+        counted
+    }
+
     pub(crate) fn record(&mut self, name: &str, ok: bool, why: &str) {
         if ok {
             self.passed += 1;
@@ -269,12 +297,13 @@ pub(crate) fn check_output(
             .into_iter()
             .collect();
     // Without --verbose the console starts with the kernel: the
-    // bootloader's log is off (boot/src/lib.rs).
+    // bootloader's log is off (boot/src/lib.rs). Only UEFI's firmware
+    // may speak first.
     let before_kernel: Vec<&String> = outcome
         .lines
         .iter()
         .take_while(|l| quiet && !l.starts_with(qemu::KERNEL_FIRST_LINE))
-        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !l.trim().is_empty() && !qemu::from_firmware(l))
         .collect();
     let ok =
         missing.is_empty() && before_kernel.is_empty() && outcome.ending == Ending::Exited(status);
@@ -716,5 +745,32 @@ pub(crate) fn show_console(outcome: &Outcome) {
     }
     if !outcome.qemu_stderr.trim().is_empty() {
         println!("   --- qemu stderr ---\n{}", outcome.qemu_stderr);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tally_absorbs_what_another_printed() {
+        let mut mine = Tally::default();
+        mine.record("here/first", true, "");
+        let mut theirs = Tally::default();
+        theirs.record("there/a", true, "");
+        theirs.record("there/b", false, "it said no ... twice");
+        let printed = "== there (hz=1000)\ntest there/a ... ok\n\
+                       test there/b ... FAILED: it said no ... twice\n\
+                       xtask: test x ... ok is not a check\n";
+        let counted = mine.absorb(printed);
+        assert_eq!(
+            counted,
+            Counted {
+                passed: 1,
+                failed: 1
+            }
+        );
+        assert_eq!(mine.passed, 2);
+        assert_eq!(mine.failed, theirs.failed);
     }
 }

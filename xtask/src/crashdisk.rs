@@ -81,11 +81,7 @@ fn promises(lines: &[String]) -> Vec<Promise> {
 
 /// Runs the crash suite `suite`: `kills` boots, each killed.
 pub fn run(opts: &Options, suite: &Suite, kills: usize, tally: &mut Tally) -> Result<(), String> {
-    let mut boot_opts = opts.clone();
-    boot_opts.hz = suite.hz;
-    boot_opts.cpus = suite.cpus.unwrap_or(opts.cpus);
-    boot_opts.tick = suite.tick;
-    boot_opts.program = suite.program.iter().map(|s| s.to_string()).collect();
+    let mut boot_opts = suite.boot_options(opts);
     let image = build::image(&boot_opts, &Boot::test(&boot_opts, suite.name, suite.conf))?;
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -42,10 +42,7 @@ pub fn run(opts: &Options, suite: &Suite, images: usize, tally: &mut Tally) -> R
     let targets = make_image(&dir, &clean)?;
     let targets_file = dir.join("targets");
     std::fs::write(&targets_file, targets).map_err(|e| format!("{e}"))?;
-    let mut boot_opts = opts.clone();
-    boot_opts.hz = suite.hz;
-    boot_opts.cpus = suite.cpus.unwrap_or(opts.cpus);
-    boot_opts.tick = suite.tick;
+    let mut boot_opts = suite.boot_options(opts);
     boot_opts.add.push((
         targets_file.display().to_string(),
         "/etc/diskfuzz-targets".into(),

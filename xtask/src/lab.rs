@@ -650,6 +650,9 @@ fn check_run(run: &Run) -> Result<(), String> {
     let mut opts = Options {
         boot: run.boot.iter().map(|s| s.to_string()).collect(),
         program: run.program.iter().map(|s| s.to_string()).collect(),
+        // OVMF reaches the kernel in half the time SeaBIOS takes to read
+        // the ramdisk (suites.rs, `Suite::uefi`), and a lab boots often.
+        uefi: true,
         ..Options::default()
     };
     let mut expect: Vec<String> = run.expect.iter().map(|s| s.to_string()).collect();

@@ -140,10 +140,7 @@ struct Ours<'a> {
 impl Ours<'_> {
     /// `fstree --mount ACTION /mnt` on this kernel, `image` its disk.
     fn run(&self, action: &str, image: &Path) -> Result<Vec<String>, String> {
-        let mut boot_opts = self.opts.clone();
-        boot_opts.hz = self.suite.hz;
-        boot_opts.tick = self.suite.tick;
-        boot_opts.cpus = self.suite.cpus.unwrap_or(self.opts.cpus);
+        let mut boot_opts = self.suite.boot_options(self.opts);
         boot_opts.add = vec![(self.fstree.display().to_string(), "/bin/fstree".into())];
         boot_opts.program = ["/bin/fstree", "--mount", action, "/mnt"]
             .map(String::from)

@@ -52,6 +52,8 @@ options:
   --disk FILE        give the machine FILE, a raw image, as one more virtio disk (written in
                      place; repeatable, 4 disks in all): run's root disk is /dev/vda and these
                      follow it, /dev/vdb on; with --add, or outside run, they start at /dev/vda
+  --jobs N           (test) QEMU suites run N at a time (default: one per host core;
+                     a suite on more than one CPU runs alone); 1 runs them one by one
   --fresh            (run) make the root disk target/root.img again from the programs just
                      built (files written in it are lost)
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
@@ -104,6 +106,12 @@ pub struct Options {
     pub disks: Vec<std::path::PathBuf>,
     /// `run --fresh`: make the root disk image again from the programs.
     pub fresh: bool,
+    /// `test --jobs N`: how many QEMU suites run at once (None: one per
+    /// host core).
+    pub jobs: Option<u32>,
+    /// Where exported guest files go: `target/guest-out/`, or a folder of
+    /// a suite's own in it (so that suites running at once keep apart).
+    pub guest_out: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -159,6 +167,8 @@ impl Default for Options {
             verbose: false,
             disks: Vec::new(),
             fresh: false,
+            jobs: None,
+            guest_out: None,
         }
     }
 }
@@ -404,6 +414,12 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
             "--uefi" => opts.uefi = true,
             "--quick" => opts.quick = true,
             "--fresh" => opts.fresh = true,
+            "--jobs" => {
+                let v = value("--jobs")?;
+                opts.jobs = Some(v.parse().ok().filter(|n| (1..=64).contains(n)).ok_or_else(
+                    || format!("--jobs must be a number of suites from 1 to 64, not '{v}'"),
+                )?);
+            }
             "--all" => opts.all = true,
             "--release" => opts.release = true,
             "--" => {

@@ -64,6 +64,21 @@ impl Ending {
 /// How the kernel's first console line (its banner) begins.
 pub const KERNEL_FIRST_LINE: &str = "profkern ";
 
+/// Whether a console line is OVMF's, not the bootloader's or the kernel's:
+/// under UEFI the firmware's boot manager says which disk it boots, after
+/// clearing the screen with escape sequences, and nothing can quiet it.
+pub fn from_firmware(line: &str) -> bool {
+    let mut text = line;
+    // ESC [ parameters final-letter, as many as there are.
+    while let Some(rest) = text.strip_prefix("\u{1b}[") {
+        let end = rest
+            .find(|c: char| c.is_ascii_alphabetic())
+            .map_or(rest.len(), |i| i + 1);
+        text = &rest[end..];
+    }
+    text.starts_with("BdsDxe: ")
+}
+
 /// What one scripted boot printed and how it ended.
 pub struct Outcome {
     pub ending: Ending,
@@ -74,8 +89,15 @@ pub struct Outcome {
 }
 
 /// Where COM2 (the export stream) goes during a boot.
-fn export_stream() -> std::path::PathBuf {
-    build::root().join("target/guest-out/.com2")
+fn export_stream(opts: &Options) -> std::path::PathBuf {
+    guest_out(opts).join(".com2")
+}
+
+/// Where exported guest files go (`Options::guest_out`).
+pub fn guest_out(opts: &Options) -> std::path::PathBuf {
+    opts.guest_out
+        .clone()
+        .unwrap_or_else(|| build::root().join("target/guest-out"))
 }
 
 /// Where COM1, the kernel's console, goes.
@@ -138,7 +160,7 @@ pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command
         Console::File(path) => cmd.arg("-serial").arg(format!("file:{}", path.display())),
     };
     if !opts.export.is_empty() {
-        let stream = export_stream();
+        let stream = export_stream(opts);
         let dir = stream.parent().expect("has a parent");
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -333,14 +355,15 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
 }
 
 /// Unpacks the COM2 stream (see kernel/src/fs/export.rs) into
-/// `target/guest-out/`; returns the files written.
+/// `target/guest-out/` (or `Options::guest_out`); returns the files
+/// written.
 pub fn unpack_exports(opts: &Options) -> Result<Vec<std::path::PathBuf>, String> {
     if opts.export.is_empty() {
         return Ok(Vec::new());
     }
-    let stream = std::fs::read(export_stream()).unwrap_or_default();
+    let stream = std::fs::read(export_stream(opts)).unwrap_or_default();
     let files = parse_exports(&stream);
-    let dir = build::root().join("target/guest-out");
+    let dir = guest_out(opts);
     let mut written = Vec::new();
     for want in &opts.export {
         // A directory comes as the files in it.
@@ -373,8 +396,16 @@ pub fn unpack_exports(opts: &Options) -> Result<Vec<std::path::PathBuf>, String>
 }
 
 /// Decodes `EXPORT <path> <len>\n<bytes>` / `MISSING <path>\n` records up to `END`.
+/// Lines before the first record are skipped: OVMF writes its own console
+/// to every serial port, COM2 too, before the kernel starts.
 fn parse_exports(mut stream: &[u8]) -> Vec<(String, Option<Vec<u8>>)> {
     let mut files = Vec::new();
+    while !stream.starts_with(b"EXPORT ") && !stream.starts_with(b"MISSING ") {
+        match stream.iter().position(|&b| b == b'\n') {
+            Some(nl) => stream = &stream[nl + 1..],
+            None => return files,
+        }
+    }
     while let Some(nl) = stream.iter().position(|&b| b == b'\n') {
         let header = String::from_utf8_lossy(&stream[..nl]).to_string();
         stream = &stream[nl + 1..];
@@ -406,6 +437,27 @@ fn exit_code(ending: Ending) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ovmf_lines_are_told_from_the_bootloaders() {
+        assert!(from_firmware(
+            "\u{1b}[2J\u{1b}[01;01H\u{1b}[=3h\u{1b}[2JBdsDxe: failed to load Boot0001"
+        ));
+        assert!(from_firmware("BdsDxe: starting Boot0002"));
+        assert!(!from_firmware("INFO : Loading kernel"));
+        assert!(!from_firmware("\u{1b}[2J"));
+    }
+
+    #[test]
+    fn what_the_firmware_wrote_on_com2_is_skipped() {
+        let stream =
+            b"\x1b[2JBdsDxe: loading Boot0002\r\nBdsDxe: starting\r\nEXPORT /g 2\nhi\nEND\n";
+        assert_eq!(
+            parse_exports(stream),
+            vec![("/g".to_string(), Some(b"hi".to_vec()))]
+        );
+        assert_eq!(parse_exports(b"only the firmware\r\n"), Vec::new());
+    }
 
     #[test]
     fn export_stream_round_trip() {

@@ -141,6 +141,9 @@ pub fn parts_help() -> String {
 }
 
 pub fn run(opts: &Options) -> Result<ExitCode, String> {
+    if let Ok(name) = std::env::var(ONE_SUITE) {
+        return run_one_suite(opts, &name);
+    }
     let mut tally = Tally::default();
     let selection = Selection(&opts.program);
     let suite_names: Vec<&str> = suites().iter().map(|s| s.name).collect();
@@ -217,14 +220,171 @@ fn docs_are_true(tally: &mut Tally) -> Result<(), String> {
 
 fn run_suites(opts: &Options, selection: &Selection, tally: &mut Tally) -> Result<(), String> {
     setup::qemu()?;
-    for suite in suites().iter().filter(|s| selection.wants_suite(s.name)) {
-        let opts = Options {
-            program: Vec::new(),
-            ..opts.clone()
-        };
+    let all = suites();
+    let chosen: Vec<&Suite> = all
+        .iter()
+        .filter(|s| selection.wants_suite(s.name))
+        .collect();
+    let opts = Options {
+        program: Vec::new(),
+        ..opts.clone()
+    };
+    let jobs = opts.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |n| n as usize,
+    );
+    if jobs > 1 && chosen.len() > 1 {
+        return run_at_once(&opts, &chosen, jobs, tally);
+    }
+    for suite in chosen {
         run_suite(&opts, suite, tally)?;
     }
     Ok(())
+}
+
+/// The environment variable that makes `cargo xtask test` one suite of a
+/// run of many (`run_at_once`): the suite's exact name.
+const ONE_SUITE: &str = "PROFKERN_TEST_SUITE";
+
+/// How many of the `jobs` places a suite takes: one for a suite on one
+/// CPU, all of them for one on more (its virtual CPUs want the host's
+/// cores) and for the disk suites that boot many times in a row, with
+/// their own files (`crashdisk.rs`, `diskfuzz.rs`, `linuxdisk.rs`).
+fn places(suite: &Suite, opts: &Options, jobs: usize) -> usize {
+    let alone = suite.boot_options(opts).cpus > 1
+        || matches!(
+            suite.expect,
+            Expect::DiskKills(_) | Expect::DiskFuzz(_) | Expect::LinuxAgrees
+        );
+    if alone { jobs } else { 1 }
+}
+
+/// Runs `chosen` up to `jobs` at a time, each suite a `cargo xtask test`
+/// of its own (this program again, with `ONE_SUITE` set), so that each
+/// one's output is whole: printed when it ends, in the order they end.
+/// What is built on the host (images, programs, disk images, checks after
+/// power-off) still happens one suite at a time (`build_lock`); only the
+/// QEMU boots overlap. The next suite to start is the first waiting one
+/// that fits the free places, so suites that run alone wait for a moment
+/// when nothing else runs (usually the end).
+fn run_at_once(
+    opts: &Options,
+    chosen: &[&Suite],
+    jobs: usize,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    if chosen.iter().any(|s| s.boot_options(opts).uefi) {
+        // Installed once here, not by two suites at once.
+        setup::ovmf()?;
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find xtask itself: {e}"))?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut waiting: Vec<&Suite> = chosen.to_vec();
+    let (done, ended) = std::sync::mpsc::channel();
+    let mut free = jobs;
+    let mut running = 0;
+    println!("   ({} suites, up to {jobs} at once)", chosen.len());
+    while !waiting.is_empty() || running > 0 {
+        while let Some(i) = waiting.iter().position(|s| places(s, opts, jobs) <= free) {
+            let suite = waiting.remove(i);
+            let taken = places(suite, opts, jobs);
+            free -= taken;
+            running += 1;
+            let (reader, writer) =
+                std::io::pipe().map_err(|e| format!("cannot make a pipe: {e}"))?;
+            let writer2 = writer
+                .try_clone()
+                .map_err(|e| format!("cannot make a pipe: {e}"))?;
+            let child = Command::new(&exe)
+                .args(&args)
+                .env(ONE_SUITE, suite.name)
+                .stdin(Stdio::null())
+                .stdout(writer)
+                .stderr(writer2)
+                .spawn()
+                .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+            let done = done.clone();
+            let name = suite.name;
+            let started = std::time::Instant::now();
+            std::thread::spawn(move || {
+                let mut child = child;
+                let mut reader = reader;
+                let mut text = String::new();
+                let _ = std::io::Read::read_to_string(&mut reader, &mut text);
+                let status = child.wait().ok();
+                let _ = done.send((name, taken, text, status, started.elapsed()));
+            });
+        }
+        let (name, taken, text, status, took) = ended
+            .recv()
+            .map_err(|_| "a suite's runner vanished".to_string())?;
+        free += taken;
+        running -= 1;
+        print!("{text}");
+        println!("   ({name}: {:.0} s)", took.as_secs_f64());
+        let counted = tally.absorb(&text);
+        if status.is_none_or(|s| !s.success()) && counted.failed == 0 {
+            let said = text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("(it printed nothing)");
+            tally.record(
+                &format!("{name}/ran"),
+                false,
+                &format!("the suite did not run to its end: {said}"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// One suite, as a part of `run_at_once`: its checks' lines, and the exit
+/// status says whether any failed.
+fn run_one_suite(opts: &Options, name: &str) -> Result<ExitCode, String> {
+    let all = suites();
+    let suite = all
+        .iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| format!("no suite named '{name}'"))?;
+    let mut tally = Tally::default();
+    let opts = Options {
+        program: Vec::new(),
+        ..opts.clone()
+    };
+    run_suite(&opts, suite, &mut tally)?;
+    Ok(if tally.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Held while a suite builds or checks on the host, released while QEMU
+/// runs: suites run at once (`run_at_once`) share what they build
+/// (`target/images/*.stripped`, the musl programs, Debian's packages,
+/// apt-get), and two writing one file at once would give a third a torn
+/// copy. An advisory lock on `target/.suite-build.lock`; the kernel drops
+/// it when the process ends, however it ends.
+struct BuildLock {
+    _held: std::fs::File,
+}
+
+fn build_lock() -> Result<BuildLock, String> {
+    let path = build::root().join("target/.suite-build.lock");
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    file.lock()
+        .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
+    Ok(BuildLock { _held: file })
 }
 
 fn labs_hold(tally: &mut Tally) -> Result<(), String> {
@@ -366,6 +526,8 @@ fn glibc_cases() -> Result<(Vec<SameAsLinux>, Vec<RamdiskFile>), String> {
 }
 
 fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), String> {
+    // The disk suites below run alone (`places`) and keep it throughout.
+    let lock = build_lock()?;
     if let Expect::DiskKills(kills) = suite.expect {
         return crate::crashdisk::run(opts, suite, kills, tally);
     }
@@ -375,12 +537,8 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     if let Expect::LinuxAgrees = suite.expect {
         return crate::linuxdisk::run(opts, suite, tally);
     }
-    let mut boot_opts = opts.clone();
-    boot_opts.hz = suite.hz;
-    boot_opts.cpus = suite.cpus.unwrap_or(opts.cpus);
-    boot_opts.tick = suite.tick;
-    boot_opts.uefi = suite.uefi || opts.uefi;
-    boot_opts.program = suite.program.iter().map(|s| s.to_string()).collect();
+    let mut boot_opts = suite.boot_options(opts);
+    boot_opts.guest_out = Some(build::root().join("target/guest-out").join(suite.name));
     let cases: Vec<SameAsLinux> = match suite.expect {
         Expect::Musl => {
             let mut cases: Vec<SameAsLinux> = build::musl_programs()?
@@ -466,7 +624,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         if boot_opts.uefi { "uefi" } else { "bios" }
     );
     let timeout = Duration::from_secs(opts.timeout.unwrap_or(suite.timeout));
+    drop(lock);
     let outcome = qemu::boot(&boot_opts, &image, timeout, false, suite.typing)?;
+    let _lock = build_lock()?;
     tally.log = Some(keep_log(suite.name, &outcome)?);
     if let Some(t) = outcome.first_line_after {
         println!(
