@@ -53,7 +53,8 @@ options:
                      place; repeatable, 4 disks in all): run's root disk is /dev/vda and these
                      follow it, /dev/vdb on; with --add, or outside run, they start at /dev/vda
   --jobs N           (test) QEMU suites run N at a time (default: one per host core;
-                     a suite on more than one CPU runs alone); 1 runs them one by one
+                     a suite on more than one CPU, or counting ticks, runs alone); 1 runs
+                     them one by one
   --fresh            (run) make the root disk target/root.img again from the programs just
                      built (files written in it are lost)
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)

@@ -112,6 +112,15 @@ pub struct Suite {
 }
 
 impl Suite {
+    /// Whether the suite's checks hold signals or samples against the
+    /// clock ticks a process was charged (sigtests, proftests): a host too
+    /// busy to run the virtual CPU delivers the ticks it missed in a burst,
+    /// and a burst's SIGPROFs merge into one pending signal. Such a suite
+    /// runs alone (test.rs, `places`), with the host's cores to itself.
+    pub fn counts_ticks(&self) -> bool {
+        matches!(self.expect, Expect::UserSuite("sigtest:" | "proftest:"))
+    }
+
     /// The command line's options as this suite boots: its clock, tick
     /// source, firmware, processors and program (`--uefi` and `--cpus` on
     /// the command line reach the suites that leave them open).

@@ -248,10 +248,12 @@ const ONE_SUITE: &str = "PROFKERN_TEST_SUITE";
 
 /// How many of the `jobs` places a suite takes: one for a suite on one
 /// CPU, all of them for one on more (its virtual CPUs want the host's
-/// cores) and for the disk suites that boot many times in a row, with
-/// their own files (`crashdisk.rs`, `diskfuzz.rs`, `linuxdisk.rs`).
+/// cores), for one that counts clock ticks (`Suite::counts_ticks`) and
+/// for the disk suites that boot many times in a row, with their own
+/// files (`crashdisk.rs`, `diskfuzz.rs`, `linuxdisk.rs`).
 fn places(suite: &Suite, opts: &Options, jobs: usize) -> usize {
     let alone = suite.boot_options(opts).cpus > 1
+        || suite.counts_ticks()
         || matches!(
             suite.expect,
             Expect::DiskKills(_) | Expect::DiskFuzz(_) | Expect::LinuxAgrees
