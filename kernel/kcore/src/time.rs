@@ -78,6 +78,7 @@ pub fn days_from_civil(year: u64, month: u64, day: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn earliest_is_due_once_its_deadline_passes() {
@@ -93,8 +94,6 @@ mod tests {
         assert!(e.due(1000));
         assert!(!e.due(1000), "forgotten until lowered again");
     }
-
-    use super::*;
 
     #[test]
     fn a_stopped_wait_does_not_count() {
