@@ -287,9 +287,13 @@ fn run_at_once(
     let mut running = 0;
     println!("   ({} suites, up to {jobs} at once)", chosen.len());
     while !waiting.is_empty() || running > 0 {
-        while let Some(i) = waiting.iter().position(|s| places(s, opts, jobs) <= free) {
+        while let Some((i, taken)) = waiting
+            .iter()
+            .map(|s| places(s, opts, jobs))
+            .enumerate()
+            .find(|&(_, places)| places <= free)
+        {
             let suite = waiting.remove(i);
-            let taken = places(suite, opts, jobs);
             free -= taken;
             running += 1;
             let (reader, writer) =
