@@ -249,6 +249,9 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     if opts.quick && command != "bench" {
         return Err("--quick only goes with bench".into());
     }
+    if opts.jobs.is_some() && command != "test" {
+        return Err("--jobs only goes with test".into());
+    }
     if opts.fuzz != Fuzz::default() && command != "fuzz" {
         return Err("--minutes, --seed and --workers only go with fuzz".into());
     }
@@ -488,6 +491,10 @@ mod tests {
         };
         assert!(o.verbose);
         assert_eq!(o.boot, ["lock=ticket", "mode=selftest"]);
+        let Ok(Command::Test(o)) = parse_words("test --jobs 3 -- sigtests") else {
+            panic!("did not parse")
+        };
+        assert_eq!((o.jobs, o.program), (Some(3), vec!["sigtests".to_string()]));
     }
 
     #[test]
@@ -592,6 +599,15 @@ mod tests {
             ("fuzz --minutes x", "--minutes needs a number, not 'x'"),
             ("fuzz --workers 99", "--workers 99 is out of range"),
             ("test --quick", "--quick only goes with bench"),
+            ("run --jobs 2", "--jobs only goes with test"),
+            (
+                "test --jobs 0",
+                "--jobs must be a number of suites from 1 to 64, not '0'",
+            ),
+            (
+                "test --jobs many",
+                "--jobs must be a number of suites from 1 to 64, not 'many'",
+            ),
             (
                 "run --seed 3",
                 "--minutes, --seed and --workers only go with fuzz",
