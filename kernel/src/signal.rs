@@ -467,7 +467,12 @@ fn send_to(table: &mut Table, pid: Pid, target: Target, signal: u32, origin: Ori
     }
     let current = table.current_tid();
     let Table { procs, threads, .. } = table;
-    let Some(p) = procs.get_mut(&pid).filter(|p| !p.is_zombie()) else {
+    // A kernel thread's process takes no signal (proc/kthread.rs): the
+    // sender succeeds, as on Linux, and the signal is dropped.
+    let Some(p) = procs
+        .get_mut(&pid)
+        .filter(|p| !p.is_zombie() && !p.is_kernel())
+    else {
         return;
     };
     // The process's live threads, walked afresh each time (no allocation:

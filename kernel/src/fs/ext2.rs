@@ -36,10 +36,14 @@
 //! `syncfs` and unmounting commit (`Fs::commit`: the journal's commit
 //! record, or on ext2 the cache's dirty blocks, then the disk's flush
 //! command), so what they promise is durable when they return. Between
-//! them, an operation that finds the last commit older than
-//! `COMMIT_SECONDS` commits first, and the cache writes back blocks dirty
-//! for longer than `DIRTY_SECONDS`, as Linux's journal thread and
-//! flusher do on their timers; here they run on the next operation.
+//! them, the open transaction is committed once it is older than
+//! `COMMIT_SECONDS`, and blocks dirty for longer than `DIRTY_SECONDS` are
+//! written back, as Linux's journal thread and flusher do on their timers.
+//! Here both are the work of the volume's flusher, a kernel thread
+//! (proc/kthread.rs) named `flush-vda` (for vda) that wakes every
+//! `FLUSH_EVERY_SECONDS` (`flusher`); every operation also looks first
+//! (`housekeeping`), so a busy volume does not wait for the flusher's
+//! next round. The flusher ends when the volume is unmounted.
 //!
 //! ## An inode with no names
 //!
@@ -72,9 +76,12 @@ const CACHE_BYTES: usize = 16 << 20;
 /// How old the open transaction may grow before an operation commits it
 /// (Linux's ext3 `commit=` default).
 const COMMIT_SECONDS: u64 = 5;
-/// How long a block may stay dirty in the cache before an operation
-/// writes it back (Linux's `dirty_expire_centisecs`, 30 s).
+/// How long a block may stay dirty in the cache before it is written
+/// back (Linux's `dirty_expire_centisecs`, 30 s).
 const DIRTY_SECONDS: u64 = 30;
+/// How often the flusher looks at its volume (Linux's
+/// `dirty_writeback_centisecs`, 5 s).
+const FLUSH_EVERY_SECONDS: u64 = 5;
 
 /// A virtio disk as the file system sees it: blocks of any size up to
 /// `MAX_TRANSFER`, one request each, the caller asleep until it is done.
@@ -149,6 +156,8 @@ pub struct Volume {
     pub kind: &'static str,
     /// When it last committed, in nanoseconds since boot.
     last_commit: core::sync::atomic::AtomicU64,
+    /// Set by `unmount`: the flusher ends.
+    unmounted: core::sync::atomic::AtomicBool,
 }
 
 /// Where a node lives on a disk, and what of the inode the node does not
@@ -218,6 +227,7 @@ pub fn mount(disk: DiskId, read_only: bool) -> Result<(Arc<Volume>, NodeRef), Er
         dev: super::dev::Device::Disk(disk).rdev(),
         kind,
         last_commit: core::sync::atomic::AtomicU64::new(crate::clock::nanos_since_boot()),
+        unmounted: core::sync::atomic::AtomicBool::new(false),
     });
     let root = {
         let mut guard = vol.fs.lock();
@@ -225,7 +235,50 @@ pub fn mount(disk: DiskId, read_only: bool) -> Result<(Arc<Volume>, NodeRef), Er
         let ino = fs.root();
         vol.node(fs, ino).map_err(|e| errno(disk, e))?
     };
+    if !vol.read_only {
+        let name = alloc::format!("flush-{}", disk.name());
+        let weak = Arc::downgrade(&vol);
+        if let Err(e) = crate::proc::kthread::spawn(&name, move || flusher(weak)) {
+            // Still usable: every operation does the flusher's work too.
+            crate::warn!("ext2: {}: no flusher: {e:?}", disk.name());
+        }
+    }
     Ok((vol, root))
+}
+
+/// A volume's flusher (a kernel thread, started by `mount`): every
+/// `FLUSH_EVERY_SECONDS` it commits a transaction that has grown old and
+/// writes back blocks dirty for too long (`Volume::housekeeping`), so that
+/// what was written reaches the disk even when nothing else touches the
+/// volume. It holds the volume only while it works: it ends once the
+/// volume is unmounted or gone, woken early by `unmount`.
+fn flusher(vol: Weak<Volume>) {
+    let over = |vol: &Weak<Volume>| {
+        vol.upgrade()
+            .is_none_or(|v| v.unmounted.load(core::sync::atomic::Ordering::Acquire))
+    };
+    loop {
+        let disk = match vol.upgrade() {
+            Some(v) => v.disk,
+            None => return,
+        };
+        let deadline = crate::clock::nanos_since_boot() + FLUSH_EVERY_SECONDS * 1_000_000_000;
+        let chan = crate::proc::sched::Chan::Flusher(disk.index());
+        // Only a deadline or the unmount ends the sleep (a kernel thread
+        // takes no signal).
+        let _ =
+            crate::proc::sched::wait_event_until(chan, Some(deadline), || over(&vol).then_some(()));
+        let Some(v) = vol.upgrade() else {
+            return;
+        };
+        match v.with(|_| Ok(())) {
+            Ok(()) => {}
+            Err(_) if over(&vol) => return,
+            // `with` has logged what was wrong with the disk; the next
+            // round tries again.
+            Err(_) => {}
+        }
+    }
 }
 
 impl Volume {
@@ -262,8 +315,12 @@ impl Volume {
         let now = crate::clock::nanos_since_boot();
         fs.dev.set_now(now / 1_000_000_000);
         fs.dev.write_back_older_than(DIRTY_SECONDS)?;
+        // Only ext3's journal commits on a timer, and only a transaction
+        // with something in it: an idle disk gets no requests. (On ext2
+        // the old dirty blocks above are all a timer writes, as Linux's
+        // flusher does; `sync` and `fsync` flush the rest.)
         let last = self.last_commit.load(core::sync::atomic::Ordering::Relaxed);
-        if now.saturating_sub(last) > COMMIT_SECONDS * 1_000_000_000 {
+        if fs.transaction_is_open() && now.saturating_sub(last) > COMMIT_SECONDS * 1_000_000_000 {
             self.commit(fs)?;
         }
         Ok(())
@@ -369,6 +426,9 @@ impl Volume {
         drop(pinned); // outside the lock: a node's drop may take `orphans`
         let mut guard = self.fs.lock();
         let mut fs = guard.take().ok_or(Errno::EINVAL)?;
+        self.unmounted
+            .store(true, core::sync::atomic::Ordering::Release);
+        crate::proc::sched::wakeup(crate::proc::sched::Chan::Flusher(self.disk.index()));
         let result = self
             .housekeeping(&mut fs)
             .and_then(|()| fs.unmount())

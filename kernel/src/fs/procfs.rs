@@ -557,7 +557,7 @@ fn process_file(pid: Pid, index: usize) -> Result<NodeRef, Errno> {
             ));
         }
         // A zombie's program is gone: Linux's readlink says ENOENT.
-        "exe" if p.is_zombie() => return Err(Errno::ENOENT),
+        "exe" if p.is_zombie() || p.is_kernel() => return Err(Errno::ENOENT),
         "exe" => return Ok(link(dir, index, p.exe.clone())),
         other => unreachable!("no /proc/PID/{other}"),
     };

@@ -211,6 +211,19 @@ impl KernelStack {
         Some(stack)
     }
 
+    /// A new stack prepared so that its first `resume` calls `entry`, a
+    /// kernel thread's start (proc/kthread.rs). None when out of memory.
+    pub fn for_kernel_thread(entry: extern "C" fn() -> !) -> Option<KernelStack> {
+        let stack = KernelStack::new()?;
+        // SAFETY: as in `with_first_frame`: a fresh stack, and the context
+        // word above what `prepare_kernel_thread_stack` writes.
+        unsafe {
+            let saved = switch::prepare_kernel_thread_stack(stack.entry_top(), entry);
+            context_word(stack.slot).write(saved);
+        }
+        Some(stack)
+    }
+
     /// The name `resume` and `suspend` take.
     pub fn id(&self) -> StackId {
         StackId(self.slot)

@@ -88,7 +88,7 @@ pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
 }
 
 /// A process with one live thread to come, no memory yet.
-fn new_process(pid: Pid, ppid: Pid, name: String, files: Files, cwd: String) -> Process {
+pub(super) fn new_process(pid: Pid, ppid: Pid, name: String, files: Files, cwd: String) -> Process {
     Process {
         pid,
         ppid,

@@ -23,14 +23,15 @@
 //!
 //! Files in this directory: `sched.rs` (switching, sleeping, waking),
 //! `vm.rs` (user memory: brk, mmap, copy-on-write), `exec.rs` (loading ELF
-//! programs), `lifecycle.rs` (clone/fork, exit, wait), `futex.rs` (futexes
-//! and robust lists), `fault.rs` (user faults). Signals are in
-//! `../signal.rs`.
+//! programs), `lifecycle.rs` (clone/fork, exit, wait), `kthread.rs` (kernel
+//! threads), `futex.rs` (futexes and robust lists), `fault.rs` (user
+//! faults). Signals are in `../signal.rs`.
 
 pub mod coredump;
 pub mod exec;
 pub mod fault;
 pub mod futex;
+pub mod kthread;
 pub mod lifecycle;
 pub mod sched;
 pub mod vm;
@@ -569,9 +570,11 @@ impl Switches {
 }
 
 /// The table's invariants, for the kernel self-check (kcheck): no more
-/// threads running than CPUs, each where its CPU's record says, every thread's process present, live threads counted
-/// right, every parent present (orphans went to init), memory held exactly
-/// by the living (or lent to a vfork child), bounded sizes.
+/// threads running than CPUs, each where its CPU's record says, every
+/// thread's process present, live threads counted right, every parent
+/// present (orphans went to init), memory held exactly by the living (or
+/// lent to a vfork child), bounded sizes. A kernel thread's process
+/// (kthread.rs) has no parent, no memory and no group.
 pub fn check() -> Result<(), &'static str> {
     let table = TABLE.lock();
     if table.procs.len() > MAX_PROCS || table.threads.len() > MAX_THREADS {
@@ -602,7 +605,11 @@ pub fn check() -> Result<(), &'static str> {
         }
     }
     for p in table.procs.values() {
-        if p.pid != INIT_PID && !table.procs.contains_key(&p.ppid) {
+        let kernel = p.is_kernel();
+        if kernel && (p.mem.is_some() || p.pgid != 0) {
+            return Err("proc: a kernel thread's process with memory or a group");
+        }
+        if p.pid != INIT_PID && !kernel && !table.procs.contains_key(&p.ppid) {
             return Err("proc: a parent is gone and its child was not given to init");
         }
         let live = table
@@ -618,10 +625,10 @@ pub fn check() -> Result<(), &'static str> {
             return Err("proc: a thread's stack not counted in its process");
         }
         let lent = table.procs.values().any(|c| c.borrowed_from == Some(p.pid));
-        if p.is_zombie() == (p.mem.is_some() || lent) {
+        if !kernel && p.is_zombie() == (p.mem.is_some() || lent) {
             return Err("proc: memory held by a zombie, or missing from a live process");
         }
-        if p.pgid == 0 {
+        if p.pgid == 0 && !kernel {
             return Err("proc: a process without a group");
         }
     }

@@ -89,6 +89,9 @@ pub enum Chan {
     DiskSlot(usize),
     /// The `sync::SleepLock` at this address to be let go.
     SleepLock(usize),
+    /// The flusher of this disk (its index) to look at once: its volume
+    /// was unmounted (fs/ext2.rs).
+    Flusher(usize),
 }
 
 /// The time slice in milliseconds (the boot option `slice_ms`).
@@ -190,8 +193,12 @@ fn pick(table: &mut super::Table, last: Tid, cpu: &percpu::Cpu) -> Option<(Tid, 
     t.cpu = cpu.index();
     t.slice_left = kcore::nice::slice_ticks(time_slice(), t.nice);
     t.fpu.restore();
-    if let Some(mem) = procs.get(&t.pid).and_then(|p| p.mem.as_ref()) {
-        mem.space.activate();
+    // A thread with no address space (a kernel thread, or one whose
+    // process let go of its memory on the way out) runs on the kernel's
+    // own table, never on the last one loaded, which may be freed under it.
+    match procs.get(&t.pid).and_then(|p| p.mem.as_ref()) {
+        Some(mem) => mem.space.activate(),
+        None => crate::mm::paging::activate_kernel_if_not(),
     }
     cpu.set_running(Some((tid, t.pid)));
     cpu.set_entry_top(t.kstack.entry_top());

@@ -558,6 +558,91 @@ fn a_tmpfs_mounts_and_unmounts() -> Outcome {
     )
 }
 
+/// The pid of the process named `name` (its /proc/PID/comm), if any.
+fn pid_named(name: &str) -> Result<Option<i32>, String> {
+    for entry in user::probe::dir_names("/proc")? {
+        let Ok(pid) = entry.parse::<i32>() else {
+            continue;
+        };
+        // A process may end between the listing and the read.
+        let comm = sys::read_file(&format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.strip_suffix(b"\n") == Some(name.as_bytes()) {
+            return Ok(Some(pid));
+        }
+    }
+    Ok(None)
+}
+
+/// Writes completed on the disk under test (/proc/diskstats' fifth field).
+fn disk_writes() -> Result<u64, String> {
+    let name = disk().trim_start_matches("/dev/");
+    let table = sys::read_file("/proc/diskstats").map_err(why("/proc/diskstats"))?;
+    let table = String::from_utf8_lossy(&table);
+    table
+        .lines()
+        .find(|l| l.split_whitespace().nth(2) == Some(name))
+        .and_then(|l| l.split_whitespace().nth(7))
+        .and_then(|f| f.parse().ok())
+        .ok_or_else(|| format!("/proc/diskstats has no writes figure for {name}:\n{table}"))
+}
+
+/// A write nobody syncs reaches the disk anyway: the volume's flusher, a
+/// kernel thread, commits the journal's open transaction once it is 5 s
+/// old, with nothing else touching the volume (before the flusher, only
+/// the next operation did). The flusher is a process to look at, but not
+/// to signal, and it ends with the mount.
+fn the_flusher_writes_what_nobody_synced() -> Outcome {
+    let name = format!("flush-{}", disk().trim_start_matches("/dev/"));
+    let mut flusher = 0;
+    mounted(0, || {
+        // Committed, flushed, and the commit's clock started again.
+        sys::sync();
+        let before = disk_writes()?;
+        let path = format!("{MNT}/unsynced");
+        let fd = sys::open(&path, O_WRONLY | O_CREAT | O_TRUNC, 0o644).map_err(why(&path))?;
+        sys::write_all(fd, &pattern(7, 5000)).map_err(why("write"))?;
+        sys::close(fd).map_err(why("close"))?;
+        let start = sys::monotonic_nanos();
+        while disk_writes()? == before {
+            ensure!(
+                sys::monotonic_nanos() - start < 30_000_000_000,
+                "no write reached {} in 30 s after an unsynced write ({before} before)",
+                disk()
+            );
+            sys::nanosleep(200_000_000).map_err(why("nanosleep"))?;
+        }
+        let pid = pid_named(&name)?.ok_or(format!("no process named {name} while mounted"))?;
+        let stat = sys::read_file(&format!("/proc/{pid}/stat")).map_err(why("stat"))?;
+        let stat = String::from_utf8_lossy(&stat);
+        let ppid = stat.rsplit(") ").next().and_then(|r| r.split(' ').nth(1));
+        ensure!(ppid == Some("0"), "{name}'s ppid in {stat:?} is not 0");
+        expect_err(
+            "readlink /proc/PID/exe of a kernel thread",
+            sys::readlink(&format!("/proc/{pid}/exe"), &mut [0u8; 64]).map(|_| ()),
+            Errno::ENOENT,
+        )?;
+        sys::kill(pid, abi::signal::SIGKILL).map_err(why("kill the flusher"))?;
+        sys::nanosleep(100_000_000).map_err(why("nanosleep"))?;
+        ensure!(
+            pid_named(&name)? == Some(pid),
+            "{name} (pid {pid}) did not outlive a SIGKILL"
+        );
+        flusher = pid;
+        Ok(())
+    })?;
+    // It ends with the mount (woken by the unmount, not left for its next
+    // round); 10 s leaves room for a busy host.
+    let start = sys::monotonic_nanos();
+    while sys::stat(&format!("/proc/{flusher}")).is_ok() {
+        ensure!(
+            sys::monotonic_nanos() - start < 10_000_000_000,
+            "{name} (pid {flusher}) still there 10 s after umount"
+        );
+        sys::nanosleep(50_000_000).map_err(why("nanosleep"))?;
+    }
+    Ok(())
+}
+
 const TESTS: &[Test] = user::tests![
     the_host_files_read_back,
     the_mount_shows_in_proc_mounts_and_statfs,
@@ -569,6 +654,7 @@ const TESTS: &[Test] = user::tests![
     several_writers_at_once,
     a_read_only_mount_refuses_changes,
     a_tmpfs_mounts_and_unmounts,
+    the_flusher_writes_what_nobody_synced,
 ];
 
 fn run() -> i32 {

@@ -195,6 +195,14 @@ impl<D: BlockDevice> Fs<D> {
         self.recovery
     }
 
+    /// Whether the journal's open transaction holds a change: what a
+    /// commit that is not asked for (the flusher's, every few seconds)
+    /// looks at first. False without a journal, where only `commit` (a
+    /// flush) makes changes durable.
+    pub fn transaction_is_open(&self) -> bool {
+        self.journal.is_some() && !(self.pending.is_empty() && self.revokes.is_empty())
+    }
+
     /// Commits the open transaction (with a journal) or flushes the
     /// device (without): after this, every change made so far survives a
     /// crash. fsync and sync end here.

@@ -698,6 +698,24 @@ fn space_freed_on_a_full_journaled_disk_can_be_used_again() {
 }
 
 #[test]
+fn only_a_journal_with_changes_has_a_transaction_to_commit() {
+    let scratch = Scratch::new("open-transaction");
+    for (kind, journaled) in [("ext3", true), ("ext2", false)] {
+        let image = scratch.0.join(format!("{kind}.img"));
+        mkfs(kind, 1024, &image, "4M", None, &[]);
+        let mut fs = mount(&image);
+        fs.commit().unwrap();
+        assert!(!fs.transaction_is_open(), "{kind}: open after a commit");
+        let root = fs.root();
+        fs.create(root, b"new", new_file(0o100644), 0).unwrap();
+        assert_eq!(fs.transaction_is_open(), journaled, "{kind} after a create");
+        fs.commit().unwrap();
+        assert!(!fs.transaction_is_open(), "{kind}: open after a commit");
+        fs.unmount().unwrap();
+    }
+}
+
+#[test]
 fn a_full_disk_is_enospc_and_keeps_what_was_there() {
     let scratch = Scratch::new("full");
     let image = scratch.0.join("disk.img");
