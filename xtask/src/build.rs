@@ -460,17 +460,24 @@ impl Boot {
     }
 }
 
+/// The root disk's /etc/motd: a text file on the disk, for a first
+/// `cat` (and docs/gdb.md's walk-through from read(2) to the disk).
+const MOTD: &str = "profkern: this file is on the disk, /dev/vda, an ext3 volume.\n";
+
 /// The root disk `cargo xtask run` boots on: `target/root.img`, an ext3
-/// image `mke2fs -d` makes from the user programs (in /bin), with the
-/// directories init mounts on (/dev, /proc, /tmp) and /root, /mnt. Made
+/// image `mke2fs -d` makes from the user programs (in /bin) and
+/// /etc/motd, with the directories init mounts on (/dev, /proc, /tmp)
+/// and /root, /mnt. Made
 /// on first use, or again with `fresh`; otherwise kept, so what a boot
 /// writes is there in the next, and only the programs in /bin that this
 /// build changed are written over (`refresh_programs`).
-pub fn root_image(opts: &Options, fresh: bool) -> Result<PathBuf, String> {
-    root_image_at(opts, &root().join("target/root.img"), fresh)
+pub fn root_image_path() -> PathBuf {
+    root().join("target/root.img")
 }
 
-/// `root_image` at `image` (the test suites make fresh ones of their own).
+/// Makes or refreshes the root disk at `image`: target/root.img
+/// (`root_image_path`) for `run` and `gdb`; the test suites make fresh
+/// ones of their own.
 pub fn root_image_at(opts: &Options, image: &Path, fresh: bool) -> Result<PathBuf, String> {
     let image = image.to_path_buf();
     let programs = user_programs(opts)?;
@@ -491,6 +498,8 @@ pub fn root_image_at(opts: &Options, image: &Path, fresh: bool) -> Result<PathBu
         std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .map_err(|e| format!("{e}"))?;
     }
+    let motd = tree.join("etc/motd");
+    std::fs::write(&motd, MOTD).map_err(|e| format!("cannot write {}: {e}", motd.display()))?;
     std::fs::set_permissions(
         tree.join("tmp"),
         std::os::unix::fs::PermissionsExt::from_mode(0o1777),

@@ -1,6 +1,8 @@
 //! `cargo xtask gdb`: the kernel under GDB.
 //!
-//! QEMU starts paused with its gdb stub on a free local port and the kernel's
+//! The machine is the one `cargo xtask run` boots (its root file system on
+//! target/root.img, `qemu::root_disk_boot`). QEMU starts paused with its
+//! gdb stub on a free local port and the kernel's
 //! console in `target/gdb-console.log` (the terminal belongs to gdb); gdb
 //! starts with the kernel's symbols (the unstripped ELF), the helpers in
 //! `xtask/gdb/profkern.gdb` (`tick`, `sample`, `cow`, `user NAME`) and the
@@ -12,16 +14,25 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
-use crate::build::{self, Boot};
+use crate::build;
 use crate::options::Options;
 use crate::qemu::{self, Console};
 use crate::setup;
 
-/// Runs gdb against a paused kernel; returns gdb's output in batch mode.
-pub fn session(opts: &Options, batch: Option<&Path>) -> Result<(bool, String), String> {
+/// Runs gdb against a paused kernel booted as `cargo xtask run` boots,
+/// its root disk at `root` (made there if missing or `--fresh`); returns
+/// gdb's output in batch mode.
+pub fn session(
+    opts: &Options,
+    batch: Option<&Path>,
+    root: &Path,
+) -> Result<(bool, String), String> {
     let gdb = setup::ensure("gdb", "gdb")?;
     let kernel = build::kernel(opts)?;
-    let image = build::image(opts, &Boot::normal(opts))?;
+    let mut opts = opts.clone();
+    let boot = qemu::root_disk_boot(&mut opts, "gdb", root)?;
+    let opts = &opts;
+    let image = build::image(opts, &boot)?;
     let port = TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map_err(|e| format!("no free local port for the gdb stub: {e}"))?
@@ -67,7 +78,8 @@ pub fn session(opts: &Options, batch: Option<&Path>) -> Result<(bool, String), S
 }
 
 pub fn run(opts: &Options, batch: Option<&PathBuf>) -> Result<ExitCode, String> {
-    let (ok, output) = session(opts, batch.map(PathBuf::as_path))?;
+    let root = build::root_image_path();
+    let (ok, output) = session(opts, batch.map(PathBuf::as_path), &root)?;
     print!("{output}");
     Ok(if ok {
         ExitCode::SUCCESS

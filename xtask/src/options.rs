@@ -13,8 +13,8 @@ commands:
           (`test -- NAME...` runs only the parts and suites whose names start so: the
           parts are listed at the end of this text)
   image   build the disk image and print its path
-  gdb     boot paused under GDB with the kernel's symbols (helpers: tick, sample, cow, user NAME;
-          docs/gdb.md walks through them)
+  gdb     boot as run does, paused under GDB with the kernel's symbols (helpers: tick, sample,
+          cow, user NAME; docs/gdb.md walks through them)
   prof    profile a C program: `prof prog.c [more.c...] [-- ARGS]` compiles it with
           musl-gcc -pg -static -O2 -g and the project's gprof runtime (libgmon.a), runs it
           with the kernel's native profil, brings gmon.out home and prints GNU gprof's flat
@@ -55,7 +55,7 @@ options:
   --jobs N           (test) QEMU suites run N at a time (default: one per host core;
                      a suite on more than one CPU, or counting ticks, runs alone); 1 runs
                      them one by one
-  --fresh            (run) make the root disk target/root.img again from the programs just
+  --fresh            (run, gdb) make the root disk target/root.img again from the programs just
                      built (files written in it are lost)
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
   --cflags FLAGS     (prof) compile the C sources with these instead of -O2 -g
@@ -248,6 +248,9 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     }
     if opts.quick && command != "bench" {
         return Err("--quick only goes with bench".into());
+    }
+    if opts.fresh && !matches!(command.as_str(), "run" | "gdb") {
+        return Err("--fresh only goes with run and gdb".into());
     }
     if opts.jobs.is_some() && command != "test" {
         return Err("--jobs only goes with test".into());
@@ -533,6 +536,11 @@ mod tests {
             parse_words("run --graph g.svg"),
             Err("--graph only goes with prof".into())
         );
+        assert_eq!(
+            parse_words("test --fresh"),
+            Err("--fresh only goes with run and gdb".into())
+        );
+        assert!(matches!(parse_words("gdb --fresh"), Ok(Command::Gdb(o)) if o.fresh));
         assert_eq!(
             parse_words("image /bin/ls"),
             Err("unknown option '/bin/ls'; try `cargo xtask help`".into())

@@ -305,28 +305,35 @@ pub fn boot_until(
     })
 }
 
-/// `cargo xtask run`.
-pub fn run(opts: &Options) -> Result<ExitCode, String> {
-    // The root file system is a disk, /dev/vda (init mounts it:
-    // user/src/bin/init.rs), and the user's `--disk`s follow it; unless
-    // files go in the ramdisk (`--add`), which the disk's root would hide.
-    let mut opts = opts.clone();
-    let boot_kind = if opts.add.is_empty() {
+/// How `run` and `gdb` boot: the root file system is a disk, /dev/vda
+/// (`root`, made by `build::root_image_at` on first use or with
+/// `--fresh`; init mounts it: user/src/bin/init.rs), and the user's
+/// `--disk`s follow it; unless files go in the ramdisk (`--add`), which
+/// the disk's root would hide. `name` names the boot's image.
+pub fn root_disk_boot(opts: &mut Options, name: &str, root: &Path) -> Result<Boot, String> {
+    if opts.add.is_empty() {
         if opts.disks.len() == kcore::virtio::MAX_DISKS {
             return Err(format!(
                 "--disk is given at most {} times with the root disk: it is /dev/vda",
                 kcore::virtio::MAX_DISKS - 1
             ));
         }
-        opts.disks.insert(0, build::root_image(&opts, opts.fresh)?);
-        Boot::test(&opts, "run", "root=/dev/vda\n")
+        opts.disks
+            .insert(0, build::root_image_at(opts, root, opts.fresh)?);
+        Ok(Boot::test(opts, name, "root=/dev/vda\n"))
     } else {
         if opts.fresh {
             return Err("--fresh makes the root disk, which --add leaves out".into());
         }
         eprintln!("xtask: booting on the ramdisk (--add given)");
-        Boot::normal(&opts)
-    };
+        Ok(Boot::normal(opts))
+    }
+}
+
+/// `cargo xtask run`.
+pub fn run(opts: &Options) -> Result<ExitCode, String> {
+    let mut opts = opts.clone();
+    let boot_kind = root_disk_boot(&mut opts, "run", &build::root_image_path())?;
     let opts = &opts;
     let image = build::image(opts, &boot_kind)?;
     // At a terminal (and with no time limit) QEMU gets it: the shell, or a

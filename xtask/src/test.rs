@@ -757,9 +757,13 @@ fn gdb_walkthroughs_are_true(opts: &Options, tally: &mut Tally) -> Result<(), St
         let script = build::root().join(format!("target/gdb-walkthrough-{name}.cmd"));
         std::fs::write(&script, crate::gdbdoc::script(walk))
             .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+        // Each walk-through boots on a root disk of its own, made afresh,
+        // so what it shows does not hang on what earlier boots wrote.
         let mut gdb_opts = opts.clone();
         gdb_opts.program = walk.program.clone();
-        let (_, output) = crate::gdb::session(&gdb_opts, Some(&script))?;
+        gdb_opts.fresh = true;
+        let root = build::root().join(format!("target/gdb-root-{name}.img"));
+        let (_, output) = crate::gdb::session(&gdb_opts, Some(&script), &root)?;
         let log = log_path(&format!("gdb-{name}"));
         if let Some(dir) = log.parent() {
             std::fs::create_dir_all(dir)
