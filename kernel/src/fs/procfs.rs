@@ -593,9 +593,18 @@ fn info(table: &Table, p: &Process) -> ProcessInfo {
         start_tick: p.start_tick,
         vsize,
         rss_pages,
-        // Every process has the console as its terminal (no sessions yet).
-        tty: super::dev::Device::Console.rdev(),
-        tty_pgrp: super::console::foreground(),
+        // Every process has the console as its terminal (no sessions yet),
+        // but a kernel thread, which has none, as on Linux.
+        tty: if p.is_kernel() {
+            0
+        } else {
+            super::dev::Device::Console.rdev()
+        },
+        tty_pgrp: if p.is_kernel() {
+            0
+        } else {
+            super::console::foreground()
+        },
         umask: p.umask,
         sig_pending: p.sig.shared.pending,
         sig_blocked,

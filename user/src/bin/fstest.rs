@@ -614,8 +614,13 @@ fn the_flusher_writes_what_nobody_synced() -> Outcome {
         let pid = pid_named(&name)?.ok_or(format!("no process named {name} while mounted"))?;
         let stat = sys::read_file(&format!("/proc/{pid}/stat")).map_err(why("stat"))?;
         let stat = String::from_utf8_lossy(&stat);
-        let ppid = stat.rsplit(") ").next().and_then(|r| r.split(' ').nth(1));
-        ensure!(ppid == Some("0"), "{name}'s ppid in {stat:?} is not 0");
+        // After the name: state, ppid, group, session, terminal; a kernel
+        // thread has none of the last four, as on Linux.
+        let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or("").split(' ').collect();
+        ensure!(
+            fields.get(1..5) == Some(&["0", "0", "0", "0"][..]),
+            "{name}'s parent, group, session or terminal in {stat:?} is not 0"
+        );
         expect_err(
             "readlink /proc/PID/exe of a kernel thread",
             sys::readlink(&format!("/proc/{pid}/exe"), &mut [0u8; 64]).map(|_| ()),
