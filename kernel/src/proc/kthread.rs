@@ -21,7 +21,9 @@
 //! turns interrupts on, runs the work and exits. Nothing preempts a kernel
 //! thread: preemption happens on the way back to user mode, which it never
 //! takes. So its work must sleep (`sched::wait_event_until`) to let others
-//! run, as the flusher does between rounds and on every disk request.
+//! run, as the flusher does between rounds, or give up the CPU when its
+//! time slice is over (`sched::cond_resched`), as every disk request does
+//! when it ends (a disk may answer before its requester sleeps).
 
 use abi::Errno;
 use alloc::boxed::Box;

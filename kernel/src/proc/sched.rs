@@ -329,6 +329,18 @@ pub fn yield_now() {
     }
 }
 
+/// Gives up the CPU if the running thread's time slice is over, staying
+/// runnable (Linux's `cond_resched`). Preemption happens only on the way
+/// back to user mode, so long work in the kernel that need not sleep (a
+/// kernel thread writing back many blocks to a disk that answers before
+/// the request's waiter sleeps) calls this between its steps to let
+/// others run. Caller holds no spinlock.
+pub fn cond_resched() {
+    if current_thread(|t| t.slice_left == 0) {
+        yield_now();
+    }
+}
+
 /// Sleeps on `chan` until `poll` returns Some. A signal that is not blocked
 /// ends the wait with `ERESTARTSYS`, which the way back to user mode turns
 /// into a restart of the call or `EINTR` (signal.rs).
