@@ -73,8 +73,8 @@ use crate::virtio_blk::{self, DiskId, MAX_TRANSFER, Op};
 
 /// The most the buffer cache keeps of one disk.
 const CACHE_BYTES: usize = 16 << 20;
-/// How old the open transaction may grow before an operation commits it
-/// (Linux's ext3 `commit=` default).
+/// How long after the last commit an open transaction is committed, by
+/// the flusher or the next operation (Linux's ext3 `commit=` default).
 const COMMIT_SECONDS: u64 = 5;
 /// How long a block may stay dirty in the cache before it is written
 /// back (Linux's `dirty_expire_centisecs`, 30 s).
