@@ -257,13 +257,12 @@ fn flusher(vol: Weak<Volume>) {
         vol.upgrade()
             .is_none_or(|v| v.unmounted.load(core::sync::atomic::Ordering::Acquire))
     };
+    let Some(disk) = vol.upgrade().map(|v| v.disk) else {
+        return;
+    };
+    let chan = crate::proc::sched::Chan::Flusher(disk.index());
     loop {
-        let disk = match vol.upgrade() {
-            Some(v) => v.disk,
-            None => return,
-        };
         let deadline = crate::clock::nanos_since_boot() + FLUSH_EVERY_SECONDS * 1_000_000_000;
-        let chan = crate::proc::sched::Chan::Flusher(disk.index());
         // Only a deadline or the unmount ends the sleep (a kernel thread
         // takes no signal).
         let _ =
@@ -271,12 +270,11 @@ fn flusher(vol: Weak<Volume>) {
         let Some(v) = vol.upgrade() else {
             return;
         };
-        match v.with(|_| Ok(())) {
-            Ok(()) => {}
-            Err(_) if over(&vol) => return,
-            // `with` has logged what was wrong with the disk; the next
-            // round tries again.
-            Err(_) => {}
+        // An error ends the flusher once the volume is gone; otherwise
+        // `with` has logged what was wrong with the disk, and the next
+        // round tries again.
+        if v.with(|_| Ok(())).is_err() && over(&vol) {
+            return;
         }
     }
 }

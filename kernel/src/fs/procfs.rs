@@ -577,6 +577,16 @@ fn info(table: &Table, p: &Process) -> ProcessInfo {
     let (sig_ignored, sig_caught) = p.sig.dispositions();
     // The leader's mask stands for the process's, as on Linux.
     let sig_blocked = table.threads.get(&p.pid).map_or(0, |t| t.sig.blocked);
+    // Every process has the console as its terminal (no sessions yet),
+    // but a kernel thread, which has none, as on Linux.
+    let (tty, tty_pgrp) = if p.is_kernel() {
+        (0, 0)
+    } else {
+        (
+            super::dev::Device::Console.rdev(),
+            super::console::foreground(),
+        )
+    };
     ProcessInfo {
         pid: p.pid,
         ppid: p.ppid,
@@ -593,18 +603,8 @@ fn info(table: &Table, p: &Process) -> ProcessInfo {
         start_tick: p.start_tick,
         vsize,
         rss_pages,
-        // Every process has the console as its terminal (no sessions yet),
-        // but a kernel thread, which has none, as on Linux.
-        tty: if p.is_kernel() {
-            0
-        } else {
-            super::dev::Device::Console.rdev()
-        },
-        tty_pgrp: if p.is_kernel() {
-            0
-        } else {
-            super::console::foreground()
-        },
+        tty,
+        tty_pgrp,
         umask: p.umask,
         sig_pending: p.sig.shared.pending,
         sig_blocked,
