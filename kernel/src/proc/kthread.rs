@@ -31,7 +31,7 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use x86_64::instructions::interrupts;
 
-use super::{INIT_PID, MAX_PROCS, Pid, Process, TABLE, Thread, Tid, current_thread};
+use super::{INIT_PID, Pid, Process, TABLE, Thread, Tid, current_thread};
 use crate::fs::file::{FdTable, Files};
 use crate::mm::kstack::KernelStack;
 use crate::sync::{IrqLock, Rank};
@@ -57,10 +57,7 @@ impl Process {
 pub fn spawn(name: &str, work: impl FnOnce() + Send + 'static) -> Result<Pid, Errno> {
     let kstack = KernelStack::for_kernel_thread(start).ok_or(Errno::ENOMEM)?;
     let mut table = TABLE.lock();
-    table.may_add_task()?;
-    if table.procs.len() >= MAX_PROCS {
-        return Err(Errno::EAGAIN);
-    }
+    table.may_add_process()?;
     let pid = table.alloc_pid();
     let files = Files::new(FdTable::default());
     let mut process = super::lifecycle::new_process(pid, 0, String::from(name), files, "/".into());

@@ -34,8 +34,8 @@ use x86_64::instructions::interrupts;
 
 use super::sched::{self, Chan};
 use super::{
-    INIT_PID, MAX_PROCS, MAX_THREADS, Pid, Process, State, TABLE, Thread, Tid, current,
-    current_both, current_thread, exec, futex,
+    INIT_PID, MAX_THREADS, Pid, Process, State, TABLE, Thread, Tid, current, current_both,
+    current_thread, exec, futex,
 };
 use crate::arch::trap::TrapFrame;
 use crate::fs::file::{FdTable, Files, Kind, OpenFile};
@@ -272,13 +272,7 @@ fn clone_process(
     share_memory: bool,
     share_files: bool,
 ) -> Result<usize, Errno> {
-    {
-        let table = TABLE.lock();
-        if table.procs.len() >= MAX_PROCS {
-            return Err(Errno::EAGAIN);
-        }
-        table.may_add_task()?;
-    }
+    TABLE.lock().may_add_process()?;
     current_both(|t, p| {
         if signal::interrupts(t, p) {
             return Err(signal::ERESTARTNOINTR);
@@ -306,11 +300,7 @@ fn clone_process(
         Err(e) => return abandon(e, None),
     };
     let mut table = TABLE.lock();
-    if let Err(e) = table.may_add_task().and(if table.procs.len() < MAX_PROCS {
-        Ok(())
-    } else {
-        Err(Errno::EAGAIN)
-    }) {
+    if let Err(e) = table.may_add_process() {
         drop(table);
         return abandon(e, Some((child, thread)));
     }

@@ -405,6 +405,15 @@ impl Table {
         Ok(())
     }
 
+    /// `may_add_task` for a task that is a new process: also below
+    /// `MAX_PROCS` (EAGAIN if not).
+    pub fn may_add_process(&self) -> Result<(), abi::Errno> {
+        if self.procs.len() >= MAX_PROCS {
+            return Err(abi::Errno::EAGAIN);
+        }
+        self.may_add_task()
+    }
+
     /// Threads running or runnable now (the load average's sample).
     pub fn active_threads(&self) -> u32 {
         self.threads
