@@ -15,14 +15,20 @@
 //! has its own lock, slots and vector, so nothing one disk does waits for
 //! another.
 //!
-//! ## One request (`transfer`, from a process: it sleeps)
+//! ## A transfer (`transfer`, from a process: it sleeps)
 //!
-//! Take a free slot, sleeping while all `SLOTS` are busy. A slot is a
-//! header and a status byte in the `headers` frame, and a frame of data.
-//! Copy the data in (a write), offer the chain header -> data -> status in
-//! the available ring, ring the doorbell, and sleep on the slot until the
-//! interrupt says it is done; then read the status, copy the data out (a
-//! read) and free the slot.
+//! A transfer of any length is cut into requests of at most
+//! `max_transfer` bytes (a slot's pages), which go out one after another
+//! without waiting: the device works on several at once, and the caller
+//! sleeps only for the oldest. For each request: take a free slot (a
+//! header and status byte in the `headers` frame, and up to
+//! `PAGES_PER_REQUEST` frames of data); copy the data in (a write); offer
+//! the chain header -> pages -> status in the available ring; ring the
+//! doorbell. Then, oldest first, sleep on each slot until the interrupt
+//! says it is done, read its status, copy the data out (a read) and free
+//! the slot. A caller that finds no free slot while it has requests out
+//! collects its own oldest first, so no caller ever sleeps for a slot
+//! while holding finished ones.
 //!
 //! ## The interrupt (`on_interrupt`, with the disk its vector names)
 //!
@@ -36,8 +42,9 @@
 //! in the order the device needs them.
 
 use abi::Errno;
+use alloc::collections::VecDeque;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 use kcore::pci::{
     Bar, CAP_MSIX, COMMAND, COMMAND_BUS_MASTER, COMMAND_INTX_DISABLE, COMMAND_MEMORY, Function,
 };
@@ -50,14 +57,18 @@ use crate::proc::sched::{self, Chan};
 use crate::sync::{IrqLock, Rank};
 use crate::{info, warn};
 
-/// Requests in flight at once; each takes three descriptors.
+/// The most requests in flight at once on one disk.
 const SLOTS: usize = 16;
-/// The most bytes one request moves: one slot's data frame.
-pub const MAX_TRANSFER: usize = 4096;
+/// The most pages one request moves (64 KiB). Fewer, larger requests
+/// are what makes a disk fast: each costs a doorbell, an interrupt and a
+/// wake-up, whatever its size.
+const PAGES_PER_REQUEST: usize = 16;
+const PAGE: usize = 4096;
 /// Bytes per slot in the headers frame: a 16-byte header, the status.
 const SLOT_HEADER: usize = 32;
-/// The queue size asked for: room for every slot's chain.
-const QUEUE_SIZE: u16 = 64;
+/// The queue size asked for: the most whose descriptor table fits in one
+/// frame (16 bytes each), room for 14 slots of 16 pages.
+const QUEUE_SIZE: u16 = 256;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum SlotState {
@@ -70,16 +81,35 @@ enum SlotState {
 
 struct Slot {
     state: SlotState,
-    data: DmaFrame,
+    /// Its data pages, `max_transfer` bytes in all.
+    pages: Vec<DmaFrame>,
+}
+
+impl Slot {
+    /// Copies `data` into the slot's pages, from the first.
+    fn fill(&self, data: &[u8]) {
+        for (page, chunk) in self.pages.iter().zip(data.chunks(PAGE)) {
+            page.write_bytes(0, chunk);
+        }
+    }
+
+    /// Copies the slot's pages out into `data`.
+    fn empty_into(&self, data: &mut [u8]) {
+        for (page, chunk) in self.pages.iter().zip(data.chunks_mut(PAGE)) {
+            page.read_bytes(0, chunk);
+        }
+    }
 }
 
 struct Disk {
     /// Queue 0's doorbell, a 16-bit register.
     doorbell: Registers,
     isr: Registers,
+    /// The descriptor table, a frame of its own.
+    descriptors: DmaFrame,
+    /// The available ring at 0 and the used ring at `used_at`.
     rings: DmaFrame,
     queue: Queue,
-    avail_at: usize,
     used_at: usize,
     headers: DmaFrame,
     slots: Vec<Slot>,
@@ -150,6 +180,8 @@ struct Facts {
     /// Whether it has a write cache to flush.
     has_flush: AtomicBool,
     read_only: AtomicBool,
+    /// The most bytes one request moves: a slot's pages.
+    max_transfer: AtomicUsize,
 }
 
 /// Each disk, once `init` found it. The locks share one rank: nothing
@@ -162,6 +194,7 @@ static FACTS: [Facts; MAX_DISKS] = [const {
         sectors: AtomicU64::new(0),
         has_flush: AtomicBool::new(false),
         read_only: AtomicBool::new(false),
+        max_transfer: AtomicUsize::new(0),
     }
 }; MAX_DISKS];
 
@@ -181,6 +214,12 @@ pub fn size_bytes(disk: DiskId) -> u64 {
 
 pub fn read_only(disk: DiskId) -> bool {
     facts(disk).read_only.load(Ordering::Relaxed)
+}
+
+/// The most bytes one request to `disk` moves; `transfer` cuts longer
+/// ones, and callers align their pieces to it.
+pub fn max_transfer(disk: DiskId) -> usize {
+    facts(disk).max_transfer.load(Ordering::Relaxed)
 }
 
 /// The window on one structure (`region`) of `f`'s BARs.
@@ -273,7 +312,8 @@ fn start(f: &Function, id: DiskId) -> Result<Disk, &'static str> {
         c.write_u8(common::DEVICE_STATUS, status::FAILED);
         return Err("the device does not offer VERSION_1");
     }
-    let wanted = feature::VERSION_1 | (offered & (feature::BLK_FLUSH | feature::BLK_RO));
+    let wanted = feature::VERSION_1
+        | (offered & (feature::BLK_FLUSH | feature::BLK_RO | feature::BLK_SEG_MAX));
     c.write_u32(common::DRIVER_FEATURE_SELECT, 0);
     c.write_u32(common::DRIVER_FEATURE, wanted as u32);
     c.write_u32(common::DRIVER_FEATURE_SELECT, 1);
@@ -289,17 +329,21 @@ fn start(f: &Function, id: DiskId) -> Result<Disk, &'static str> {
     c.write_u16(common::QUEUE_SELECT, 0);
     // A split queue's size is a power of two (virtio 1.0, 2.6).
     let max = c.read_u16(common::QUEUE_SIZE);
-    if max < 3 * SLOTS as u16 || !max.is_power_of_two() {
-        return Err("queue 0 is too small");
+    if !max.is_power_of_two() {
+        return Err("queue 0's size is not a power of two");
     }
     let size = QUEUE_SIZE.min(max);
+    let seg_max =
+        (offered & feature::BLK_SEG_MAX != 0).then(|| device.read_u32(virtio::BLK_CONFIG_SEG_MAX));
+    let shape = virtio::slot_shape(size, seg_max, SLOTS, PAGES_PER_REQUEST)
+        .ok_or("queue 0 is too small")?;
     c.write_u16(common::QUEUE_SIZE, size);
-    let (desc_len, avail_len, _) = virtio::ring_sizes(size);
-    let avail_at = desc_len;
-    let used_at = (avail_at + avail_len).next_multiple_of(4);
+    let (_, avail_len, _) = virtio::ring_sizes(size);
+    let used_at = avail_len.next_multiple_of(4);
+    let descriptors = DmaFrame::new().ok_or("no memory for the descriptors")?;
     let rings = DmaFrame::new().ok_or("no memory for the rings")?;
-    c.write_u64(common::QUEUE_DESC, rings.phys());
-    c.write_u64(common::QUEUE_DRIVER, rings.phys() + avail_at as u64);
+    c.write_u64(common::QUEUE_DESC, descriptors.phys());
+    c.write_u64(common::QUEUE_DRIVER, rings.phys());
     c.write_u64(common::QUEUE_DEVICE, rings.phys() + used_at as u64);
     c.write_u16(common::MSIX_CONFIG, 0xffff);
     c.write_u16(common::QUEUE_MSIX_VECTOR, 0);
@@ -317,12 +361,15 @@ fn start(f: &Function, id: DiskId) -> Result<Disk, &'static str> {
     c.write_u16(common::QUEUE_ENABLE, 1);
 
     let headers = DmaFrame::new().ok_or("no memory for request headers")?;
-    let mut slots = Vec::with_capacity(SLOTS);
-    for _ in 0..SLOTS {
-        let data = DmaFrame::new().ok_or("no memory for request data")?;
+    let mut slots = Vec::with_capacity(shape.slots);
+    for _ in 0..shape.slots {
+        let pages = (0..shape.pages)
+            .map(|_| DmaFrame::new())
+            .collect::<Option<Vec<_>>>()
+            .ok_or("no memory for request data")?;
         slots.push(Slot {
             state: SlotState::Free,
-            data,
+            pages,
         });
     }
     let sectors = u64::from(device.read_u32(0)) | u64::from(device.read_u32(4)) << 32;
@@ -334,13 +381,16 @@ fn start(f: &Function, id: DiskId) -> Result<Disk, &'static str> {
     facts
         .read_only
         .store(offered & feature::BLK_RO != 0, Ordering::Relaxed);
+    facts
+        .max_transfer
+        .store(shape.pages * PAGE, Ordering::Relaxed);
     c.write_u8(common::DEVICE_STATUS, features_ok | status::DRIVER_OK);
     Ok(Disk {
         doorbell,
         isr,
+        descriptors,
         rings,
         queue: Queue::new(size),
-        avail_at,
         used_at,
         headers,
         slots,
@@ -374,114 +424,178 @@ fn route_msix(f: &Function, cap: u8, vector: u64) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// What a request does.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    Read,
-    Write,
+/// What a transfer does, with the caller's buffer: a read fills it, a
+/// write sends it, a flush has none.
+pub enum Op<'a> {
+    Read(&'a mut [u8]),
+    Write(&'a [u8]),
     Flush,
 }
 
-/// Takes a free slot of `id`, sleeping while every slot is busy.
+impl Op<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Op::Read(data) => data.len(),
+            Op::Write(data) => data.len(),
+            Op::Flush => 0,
+        }
+    }
+}
+
+/// Takes a free slot of `id`, if there is one.
+fn try_take_slot(id: DiskId) -> Option<usize> {
+    let mut disk = DISKS[id.index()].lock();
+    let disk = disk.as_mut().expect("a disk");
+    let slot = disk.slots.iter().position(|s| s.state == SlotState::Free)?;
+    disk.slots[slot].state = SlotState::Busy;
+    Some(slot)
+}
+
+/// Takes a free slot of `id`, sleeping while every slot is busy. Only a
+/// caller with no request of its own out may sleep here (see the header).
 fn take_slot(id: DiskId) -> usize {
     let mut taken = None;
     sched::wait_uninterruptible(Chan::DiskSlot(id.index()), || {
-        let mut disk = DISKS[id.index()].lock();
-        let disk = disk.as_mut().expect("a disk");
-        taken = disk.slots.iter().position(|s| s.state == SlotState::Free);
-        if let Some(slot) = taken {
-            disk.slots[slot].state = SlotState::Busy;
-        }
+        taken = try_take_slot(id);
         taken.is_some()
     });
     taken.expect("the wait ends with a slot")
 }
 
-/// Moves `data.len()` bytes (a multiple of 512, at most `MAX_TRANSFER`)
-/// between the disk `id` at `sector` and `data`, or flushes the disk's
-/// write cache (`Op::Flush`, `data` empty). Sleeps until the device is
-/// done. EIO if it reports an error, EINVAL for a request past the disk's
-/// end, ENXIO if there is no such disk.
-pub fn transfer(id: DiskId, op: Op, sector: u64, data: &mut [u8]) -> Result<(), Errno> {
+/// One request of a transfer, offered to the device and not yet
+/// collected: its slot, and which bytes of the transfer it moves.
+struct Outstanding {
+    slot: usize,
+    bytes: core::ops::Range<usize>,
+    started: u64,
+}
+
+/// Moves `op`'s bytes (a multiple of 512) between the disk `id` at
+/// `sector` and the caller's buffer, or flushes the disk's write cache.
+/// Sleeps until the device is done with all of it. EIO if it reports an
+/// error for any part (the other parts are still waited for: their slots
+/// and the caller's buffer are the device's until then), EINVAL for a
+/// transfer past the disk's end, EROFS for a write to a read-only disk,
+/// ENXIO if there is no such disk.
+pub fn transfer(id: DiskId, sector: u64, mut op: Op) -> Result<(), Errno> {
     if !present(id) {
         return Err(Errno::ENXIO);
     }
     let facts = facts(id);
-    let len = data.len();
-    let sectors = len as u64 / virtio::SECTOR;
-    if len > MAX_TRANSFER
-        || !(len as u64).is_multiple_of(virtio::SECTOR)
-        || (op != Op::Flush
-            && (len == 0 || sector + sectors > facts.sectors.load(Ordering::Relaxed)))
+    let len = op.len();
+    if !(len as u64).is_multiple_of(virtio::SECTOR)
+        || (!matches!(op, Op::Flush)
+            && (len == 0
+                || sector + len as u64 / virtio::SECTOR > facts.sectors.load(Ordering::Relaxed)))
     {
         return Err(Errno::EINVAL);
     }
-    if op == Op::Flush && !facts.has_flush.load(Ordering::Relaxed) {
-        return Ok(());
+    match op {
+        Op::Flush if !facts.has_flush.load(Ordering::Relaxed) => return Ok(()),
+        Op::Write(_) if read_only(id) => return Err(Errno::EROFS),
+        _ => {}
     }
-    if op == Op::Write && read_only(id) {
-        return Err(Errno::EROFS);
+    // A flush is one request of no data; anything else, one per piece.
+    let piece = max_transfer(id);
+    let pieces = if matches!(op, Op::Flush) {
+        alloc::vec![0..0]
+    } else {
+        (0..len)
+            .step_by(piece)
+            .map(|at| at..len.min(at + piece))
+            .collect()
+    };
+    let mut out: VecDeque<Outstanding> = VecDeque::new();
+    let mut failed = false;
+    for bytes in pieces {
+        let slot = loop {
+            if let Some(slot) = try_take_slot(id) {
+                break slot;
+            }
+            match out.pop_front() {
+                Some(oldest) => failed |= !collect(id, oldest, &mut op),
+                None => break take_slot(id),
+            }
+        };
+        let started = crate::clock::nanos_since_boot();
+        let first = sector + bytes.start as u64 / virtio::SECTOR;
+        submit(id, &op, first, slot, bytes.clone());
+        out.push_back(Outstanding {
+            slot,
+            bytes,
+            started,
+        });
     }
+    while let Some(oldest) = out.pop_front() {
+        failed |= !collect(id, oldest, &mut op);
+    }
+    // A disk that answers at once never made the caller sleep: a long run
+    // of requests (a flusher's write-back) gives up the CPU at its slice's end.
+    sched::cond_resched();
+    if failed { Err(Errno::EIO) } else { Ok(()) }
+}
+
+/// Sleeps until the device is done with request `r` of a transfer, copies
+/// a read's bytes out, frees the slot; whether the device said OK.
+fn collect(id: DiskId, r: Outstanding, op: &mut Op) -> bool {
     let lock = &DISKS[id.index()];
-    let slot = take_slot(id);
-    let started = crate::clock::nanos_since_boot();
-    submit(lock, op, sector, slot, data);
-    sched::wait_uninterruptible(Chan::Disk(id.index(), slot), || {
+    sched::wait_uninterruptible(Chan::Disk(id.index(), r.slot), || {
         matches!(
-            lock.lock().as_ref().expect("a disk").slots[slot].state,
+            lock.lock().as_ref().expect("a disk").slots[r.slot].state,
             SlotState::Done(_)
         )
     });
-    let status = {
+    let ok = {
         let mut disk = lock.lock();
         let disk = disk.as_mut().expect("a disk");
-        let SlotState::Done(status) = disk.slots[slot].state else {
+        let SlotState::Done(status) = disk.slots[r.slot].state else {
             unreachable!("the wait ended on Done");
         };
-        if op == Op::Read && status == virtio::BLK_S_OK {
-            disk.slots[slot].data.read_bytes(0, data);
+        let ok = status == virtio::BLK_S_OK;
+        if let Op::Read(data) = op
+            && ok
+        {
+            disk.slots[r.slot].empty_into(&mut data[r.bytes.clone()]);
         }
-        disk.slots[slot].state = SlotState::Free;
+        disk.slots[r.slot].state = SlotState::Free;
         let now = crate::clock::nanos_since_boot();
+        let sectors = r.bytes.len() as u64 / virtio::SECTOR;
         let request = match op {
-            Op::Read => DiskRequest::Read { sectors },
-            Op::Write => DiskRequest::Write { sectors },
+            Op::Read(_) => DiskRequest::Read { sectors },
+            Op::Write(_) => DiskRequest::Write { sectors },
             Op::Flush => DiskRequest::Flush,
         };
-        disk.stats.record(request, now - started);
+        disk.stats.record(request, now - r.started);
         disk.stats.in_flight -= 1;
         if disk.stats.in_flight == 0 {
             disk.stats.busy_ns += now - disk.busy_since;
         }
-        status
+        ok
     };
     sched::wakeup(Chan::DiskSlot(id.index()));
-    // A disk that answers at once never made the caller sleep: a long run
-    // of requests (a flusher's write-back) gives up the CPU at its slice's end.
-    sched::cond_resched();
-    (status == virtio::BLK_S_OK).then_some(()).ok_or(Errno::EIO)
+    ok
 }
 
-/// Offers slot `slot`'s request to the device `disk` and rings its
-/// doorbell.
-fn submit(disk: &IrqLock<Option<Disk>>, op: Op, sector: u64, slot: usize, data: &[u8]) {
-    let mut disk = disk.lock();
+/// Offers the request for bytes `bytes` of `op` to the device `id`, in
+/// slot `slot` (taken), at `sector`, and rings its doorbell.
+fn submit(id: DiskId, op: &Op, sector: u64, slot: usize, bytes: core::ops::Range<usize>) {
+    let mut disk = DISKS[id.index()].lock();
     let disk = disk.as_mut().expect("a disk");
     if disk.stats.in_flight == 0 {
         disk.busy_since = crate::clock::nanos_since_boot();
     }
     disk.stats.in_flight += 1;
     let kind = match op {
-        Op::Read => virtio::BLK_T_IN,
-        Op::Write => virtio::BLK_T_OUT,
+        Op::Read(_) => virtio::BLK_T_IN,
+        Op::Write(_) => virtio::BLK_T_OUT,
         Op::Flush => virtio::BLK_T_FLUSH,
     };
     let header_at = slot * SLOT_HEADER;
     disk.headers
         .write_bytes(header_at, &virtio::blk_header(kind, sector));
     disk.headers.write_u8(header_at + 16, 0xff);
-    if op == Op::Write {
-        disk.slots[slot].data.write_bytes(0, data);
+    if let Op::Write(data) = op {
+        disk.slots[slot].fill(&data[bytes.clone()]);
     }
     let header = Buffer {
         addr: disk.headers.phys() + header_at as u64,
@@ -493,32 +607,39 @@ fn submit(disk: &IrqLock<Option<Disk>>, op: Op, sector: u64, slot: usize, data: 
         len: 1,
         device_writes: true,
     };
-    let data = Buffer {
-        addr: disk.slots[slot].data.phys(),
-        len: data.len() as u32,
-        device_writes: op == Op::Read,
-    };
-    let chain: &[Buffer] = if op == Op::Flush {
-        &[header, status]
-    } else {
-        &[header, data, status]
-    };
+    // The chain: the header, one buffer per page the request uses, the
+    // status byte.
+    let mut chain: Vec<Buffer> = Vec::with_capacity(PAGES_PER_REQUEST + 2);
+    chain.push(header);
+    let mut left = bytes.len();
+    for page in &disk.slots[slot].pages {
+        if left == 0 {
+            break;
+        }
+        let len = left.min(PAGE);
+        chain.push(Buffer {
+            addr: page.phys(),
+            len: len as u32,
+            device_writes: matches!(op, Op::Read(_)),
+        });
+        left -= len;
+    }
+    chain.push(status);
     let offer = disk
         .queue
-        .offer(chain)
+        .offer(&chain)
         .expect("every slot's chain fits in the queue");
     for (index, bytes) in &offer.descriptors {
-        disk.rings.write_bytes(16 * usize::from(*index), bytes);
+        disk.descriptors
+            .write_bytes(16 * usize::from(*index), bytes);
     }
     disk.head_slot[usize::from(offer.head)] = Some(slot);
-    disk.rings.write_u16(
-        disk.avail_at + 4 + 2 * usize::from(offer.avail_slot),
-        offer.head,
-    );
+    disk.rings
+        .write_u16(4 + 2 * usize::from(offer.avail_slot), offer.head);
     // The device may read the index as soon as it is written: everything
     // it points at must be in memory first.
     fence(Ordering::SeqCst);
-    disk.rings.write_u16(disk.avail_at + 2, offer.avail_idx);
+    disk.rings.write_u16(2, offer.avail_idx);
     fence(Ordering::SeqCst);
     disk.doorbell.write_u16(0, 0);
 }

@@ -67,7 +67,14 @@ pub mod feature {
     pub const BLK_FLUSH: u64 = 1 << 9;
     /// Block: read-only device.
     pub const BLK_RO: u64 = 1 << 5;
+    /// Block: the device says how many data buffers one request may have
+    /// (`seg_max`, at `BLK_CONFIG_SEG_MAX` of its configuration). Without
+    /// it a request has one, as Linux assumes.
+    pub const BLK_SEG_MAX: u64 = 1 << 2;
 }
+
+/// Where a block device's `seg_max` is in its device configuration.
+pub const BLK_CONFIG_SEG_MAX: usize = 12;
 
 /// Offsets in the common configuration structure (virtio 1.x, 4.1.4.3).
 pub mod common {
@@ -293,6 +300,34 @@ pub const BLK_S_UNSUPP: u8 = 2;
 /// virtio-blk counts in 512-byte sectors, whatever the block size.
 pub const SECTOR: u64 = 512;
 
+/// How a block driver cuts its queue into request slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotShape {
+    /// Requests in flight at once.
+    pub slots: usize,
+    /// Data buffers (pages) per request: a request moves at most this
+    /// many pages.
+    pub pages: usize,
+}
+
+/// The slots for a queue of `queue_size` descriptors, when the device
+/// allows `seg_max` data buffers per request (None: it did not say, so
+/// one), wanting at most `max_slots` slots of at most `max_pages` pages.
+/// A request's chain is a header, its pages and a status byte, and every
+/// slot's chain must fit in the queue at once. None when not even one
+/// slot of one page fits.
+pub fn slot_shape(
+    queue_size: u16,
+    seg_max: Option<u32>,
+    max_slots: usize,
+    max_pages: usize,
+) -> Option<SlotShape> {
+    let allowed = seg_max.map_or(1, |n| (n as usize).max(1));
+    let pages = max_pages.min(allowed).max(1);
+    let slots = (usize::from(queue_size) / (pages + 2)).min(max_slots);
+    (slots > 0).then_some(SlotShape { slots, pages })
+}
+
 /// The 16-byte header a block request starts with: type, a reserved
 /// word, and the first sector.
 pub fn blk_header(kind: u32, sector: u64) -> [u8; 16] {
@@ -468,5 +503,35 @@ mod tests {
         let h = blk_header(BLK_T_OUT, 0x1_0000_0002);
         assert_eq!(&h[0..4], &[1, 0, 0, 0]);
         assert_eq!(&h[8..16], &[2, 0, 0, 0, 1, 0, 0, 0]);
+    }
+
+    #[test]
+    fn slots_share_the_queue_and_respect_seg_max() {
+        // QEMU's virtio-blk: 256 descriptors, seg_max 254.
+        assert_eq!(
+            slot_shape(256, Some(254), 16, 16),
+            Some(SlotShape {
+                slots: 14,
+                pages: 16
+            })
+        );
+        // A device that gives no seg_max gets one page per request.
+        assert_eq!(
+            slot_shape(64, None, 16, 16),
+            Some(SlotShape {
+                slots: 16,
+                pages: 1
+            })
+        );
+        assert_eq!(
+            slot_shape(128, Some(4), 16, 16),
+            Some(SlotShape {
+                slots: 16,
+                pages: 4
+            })
+        );
+        // seg_max 0 is read as one; a queue too small for any chain fails.
+        assert_eq!(slot_shape(4, Some(0), 16, 16).map(|s| s.pages), Some(1));
+        assert_eq!(slot_shape(2, Some(8), 16, 16), None);
     }
 }

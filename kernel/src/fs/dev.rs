@@ -169,14 +169,12 @@ enum DiskIo<'a> {
 }
 
 /// Reads or writes at byte `*at` of the disk, in pieces of at most one
-/// request (`virtio_blk::MAX_TRANSFER`, aligned to it); a piece that
+/// request (`virtio_blk::max_transfer`, aligned to it); a piece that
 /// covers part of one is read first and, for a write, written back whole.
 /// Stops at the disk's end: a read there finds end of file, a write
 /// ENOSPC (as Linux's block devices).
 fn disk_io(id: DiskId, mut io: DiskIo, at: &mut u64) -> Result<usize, Errno> {
-    use crate::virtio_blk::{MAX_TRANSFER, Op, size_bytes};
-    let transfer =
-        |op, sector, piece: &mut [u8]| crate::virtio_blk::transfer(id, op, sector, piece);
+    use crate::virtio_blk::{Op, max_transfer, size_bytes, transfer};
     let size = size_bytes(id);
     let asked = match &io {
         DiskIo::Read(buf) => buf.len(),
@@ -189,8 +187,8 @@ fn disk_io(id: DiskId, mut io: DiskIo, at: &mut u64) -> Result<usize, Errno> {
         };
     }
     let len = asked.min((size - *at) as usize);
-    let piece_len = MAX_TRANSFER as u64;
-    let mut piece = alloc::vec![0u8; MAX_TRANSFER];
+    let piece_len = max_transfer(id) as u64;
+    let mut piece = alloc::vec![0u8; piece_len as usize];
     let mut done = 0;
     while done < len {
         let pos = *at + done as u64;
@@ -203,15 +201,15 @@ fn disk_io(id: DiskId, mut io: DiskIo, at: &mut u64) -> Result<usize, Errno> {
         let whole = n == piece_size;
         match &mut io {
             DiskIo::Read(buf) => {
-                transfer(Op::Read, sector, piece)?;
+                transfer(id, sector, Op::Read(piece))?;
                 buf[done..done + n].copy_from_slice(&piece[within..within + n]);
             }
             DiskIo::Write(buf) => {
                 if !whole {
-                    transfer(Op::Read, sector, piece)?;
+                    transfer(id, sector, Op::Read(piece))?;
                 }
                 piece[within..within + n].copy_from_slice(&buf[done..done + n]);
-                transfer(Op::Write, sector, piece)?;
+                transfer(id, sector, Op::Write(piece))?;
             }
         }
         done += n;

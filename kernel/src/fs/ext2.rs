@@ -9,7 +9,7 @@
 //!   Volume::fs: SleepLock<Fs<Cache<VirtioDisk>>>        (this file)
 //!   kcore::ext2::Fs: inodes, block maps, directories, the journal
 //!   kcore::bcache::Cache: the buffer cache (LRU, write-back)
-//!   VirtioDisk(id) -> virtio_blk::transfer: one request, asleep until done
+//!   VirtioDisk(id) -> virtio_blk::transfer: a few requests, asleep until done
 //! ```
 //!
 //! The disk's inode is the truth. A node is a copy of its attributes
@@ -69,7 +69,7 @@ use kcore::ext2::{BlockDevice, Error};
 
 use super::ramfs::{Content, DirEntry, Node, NodeRef, Times};
 use crate::sync::{IrqLock, Rank, SleepLock};
-use crate::virtio_blk::{self, DiskId, MAX_TRANSFER, Op};
+use crate::virtio_blk::{self, DiskId, Op};
 
 /// The most the buffer cache keeps of one disk.
 const CACHE_BYTES: usize = 16 << 20;
@@ -83,53 +83,48 @@ const DIRTY_SECONDS: u64 = 30;
 /// `dirty_writeback_centisecs`, 5 s).
 const FLUSH_EVERY_SECONDS: u64 = 5;
 
-/// A virtio disk as the file system sees it: blocks of any size up to
-/// `MAX_TRANSFER`, one request each, the caller asleep until it is done.
+/// A virtio disk as the file system sees it: blocks of any size, a run of
+/// them in as few requests as the driver can make, the caller asleep until
+/// they are done.
 pub struct VirtioDisk(DiskId);
+
+impl VirtioDisk {
+    /// The first sector of block `block`, blocks being `block_len` bytes.
+    fn sector(block: u64, block_len: usize) -> u64 {
+        block * block_len as u64 / kcore::virtio::SECTOR
+    }
+}
 
 impl BlockDevice for VirtioDisk {
     fn read(&mut self, block: u64, buf: &mut [u8]) -> kcore::ext2::Result<()> {
-        let id = self.0;
-        self.each_piece(block, buf.len(), |sector, at, len| {
-            virtio_blk::transfer(id, Op::Read, sector, &mut buf[at..at + len])
-        })
+        self.read_run(block, buf.len(), buf)
     }
 
     fn write(&mut self, block: u64, buf: &[u8]) -> kcore::ext2::Result<()> {
-        let mut piece = alloc::vec![0u8; MAX_TRANSFER];
-        let id = self.0;
-        self.each_piece(block, buf.len(), |sector, at, len| {
-            piece[..len].copy_from_slice(&buf[at..at + len]);
-            virtio_blk::transfer(id, Op::Write, sector, &mut piece[..len])
-        })
+        self.write_run(block, buf.len(), buf)
+    }
+
+    fn read_run(
+        &mut self,
+        first: u64,
+        block_len: usize,
+        buf: &mut [u8],
+    ) -> kcore::ext2::Result<()> {
+        let sector = Self::sector(first, block_len);
+        virtio_blk::transfer(self.0, sector, Op::Read(buf)).map_err(Error::Sys)
+    }
+
+    fn write_run(&mut self, first: u64, block_len: usize, buf: &[u8]) -> kcore::ext2::Result<()> {
+        let sector = Self::sector(first, block_len);
+        virtio_blk::transfer(self.0, sector, Op::Write(buf)).map_err(Error::Sys)
     }
 
     fn flush(&mut self) -> kcore::ext2::Result<()> {
-        virtio_blk::transfer(self.0, Op::Flush, 0, &mut []).map_err(Error::Sys)
+        virtio_blk::transfer(self.0, 0, Op::Flush).map_err(Error::Sys)
     }
 
     fn size(&self) -> Option<u64> {
         Some(virtio_blk::size_bytes(self.0))
-    }
-}
-
-impl VirtioDisk {
-    /// Calls `each(sector, offset, len)` for the requests block `block`
-    /// of `len` bytes takes.
-    fn each_piece(
-        &mut self,
-        block: u64,
-        len: usize,
-        mut each: impl FnMut(u64, usize, usize) -> Result<(), Errno>,
-    ) -> kcore::ext2::Result<()> {
-        let start = block * len as u64;
-        let mut at = 0;
-        while at < len {
-            let n = (len - at).min(MAX_TRANSFER);
-            each((start + at as u64) / 512, at, n).map_err(Error::Sys)?;
-            at += n;
-        }
-        Ok(())
     }
 }
 

@@ -112,22 +112,52 @@ impl DmaFrame {
     }
 
     /// Copies `out.len()` bytes from `at` out of the frame (after the
-    /// device wrote them: the caller saw its completion first).
+    /// device wrote them: the caller saw its completion first). Eight
+    /// bytes at a time where aligned: a page is 512 accesses, not 4096.
     pub fn read_bytes(&self, at: usize, out: &mut [u8]) {
         assert!(at + out.len() <= self.len, "read past a DMA frame");
         fence(Ordering::Acquire);
-        for (i, b) in out.iter_mut().enumerate() {
-            *b = self.read_u8(at + i);
+        let mut i = 0;
+        while i < out.len() {
+            if (at + i).is_multiple_of(8) && out.len() - i >= 8 {
+                out[i..i + 8].copy_from_slice(&self.read_word(at + i).to_le_bytes());
+                i += 8;
+            } else {
+                out[i] = self.read_u8(at + i);
+                i += 1;
+            }
         }
     }
 
     /// Copies `bytes` into the frame at `at` (before offering it to the
-    /// device, which the caller orders with a fence).
+    /// device, which the caller orders with a fence), eight at a time
+    /// where aligned.
     pub fn write_bytes(&self, at: usize, bytes: &[u8]) {
         assert!(at + bytes.len() <= self.len, "write past a DMA frame");
-        for (i, &b) in bytes.iter().enumerate() {
-            self.write_u8(at + i, b);
+        let mut i = 0;
+        while i < bytes.len() {
+            if (at + i).is_multiple_of(8) && bytes.len() - i >= 8 {
+                let word = u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+                self.write_word(at + i, word);
+                i += 8;
+            } else {
+                self.write_u8(at + i, bytes[i]);
+                i += 1;
+            }
         }
+    }
+
+    /// One aligned 64-bit read, volatile. (The `Window` methods for
+    /// registers split 64-bit values; memory takes them whole.)
+    fn read_word(&self, at: usize) -> u64 {
+        // SAFETY: `checked` keeps the access inside the frame, which
+        // `new` mapped, and aligns it.
+        unsafe { core::ptr::read_volatile(self.checked(at, 8).cast::<u64>()) }
+    }
+
+    fn write_word(&self, at: usize, value: u64) {
+        // SAFETY: as in `read_word`.
+        unsafe { core::ptr::write_volatile(self.checked(at, 8).cast::<u64>(), value) }
     }
 }
 

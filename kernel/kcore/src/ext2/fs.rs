@@ -43,6 +43,13 @@ use abi::types::{S_IFDIR, S_IFLNK, S_IFMT};
 const FAST_SYMLINK_MAX: usize = 59;
 /// Linux's ext2 link limit (`EXT2_LINK_MAX`): EMLINK past it.
 pub const LINK_MAX: u16 = 32000;
+/// How far past a read in file order the blocks are read ahead: Linux's
+/// default `read_ahead_kb`.
+const READ_AHEAD: u64 = 128 * 1024;
+/// The most blocks a read maps and asks for at once: a long read goes in
+/// chunks of this many, and a cache keeps no more than a part of itself
+/// for blocks read ahead anyway.
+const MAX_READ_AHEAD_BLOCKS: u64 = 1024;
 
 /// What a new inode starts with.
 #[derive(Clone, Copy, Debug)]
@@ -666,6 +673,11 @@ impl<D: BlockDevice> Fs<D> {
 
     /// Reads up to `buf.len()` bytes of `inode`'s data from `offset`;
     /// holes read as zeros. Returns the count (0 at or past the end).
+    ///
+    /// It goes a chunk of blocks at a time: map the chunk's blocks (each
+    /// indirect block read once, [`Fs::bmap_range`]), ask the device to
+    /// bring the missing ones in together ([`Fs::read_ahead`]), then copy;
+    /// a whole block goes straight into `buf`.
     pub fn read(&mut self, inode: &Inode, offset: u64, buf: &mut [u8]) -> Result<usize> {
         if offset >= inode.size {
             return Ok(0);
@@ -676,18 +688,114 @@ impl<D: BlockDevice> Fs<D> {
         let mut done = 0;
         while done < len {
             let at = offset + done as u64;
-            let within = (at % bs) as usize;
-            let n = (self.block_size - within).min(len - done);
-            match self.bmap(inode, at / bs)? {
-                0 => buf[done..done + n].fill(0),
-                b => {
-                    self.read_block(b, &mut block)?;
-                    buf[done..done + n].copy_from_slice(&block[within..within + n]);
+            let first = at / bs;
+            let count = (at + (len - done) as u64)
+                .div_ceil(bs)
+                .saturating_sub(first)
+                .min(MAX_READ_AHEAD_BLOCKS) as usize;
+            let blocks = self.bmap_range(inode, first, count)?;
+            self.read_ahead(inode, first, &blocks);
+            for b in blocks {
+                let at = offset + done as u64;
+                let within = (at % bs) as usize;
+                let n = (self.block_size - within).min(len - done);
+                let out = &mut buf[done..done + n];
+                match b {
+                    0 => out.fill(0),
+                    b if n == self.block_size => self.read_block(b, out)?,
+                    b => {
+                        self.read_block(b, &mut block)?;
+                        out.copy_from_slice(&block[within..within + n]);
+                    }
                 }
+                done += n;
             }
-            done += n;
         }
         Ok(len)
+    }
+
+    /// The disk blocks of file blocks `first..first + count` of `inode` (0
+    /// for a hole), as [`Fs::bmap`] gives them one by one, but reading
+    /// each indirect block on the way once, not once per block.
+    pub fn bmap_range(&mut self, inode: &Inode, first: u64, count: usize) -> Result<Vec<u32>> {
+        let per = self.per_block();
+        // The indirect block last read at each level, and its contents.
+        let mut seen: [Option<(u32, Vec<u8>)>; 3] = [None, None, None];
+        let mut out = Vec::with_capacity(count);
+        for n in first..first + count as u64 {
+            let route = blockmap::route(n, per)?;
+            let mut block = inode.block[route.slot];
+            for (level, &i) in route.indexes().iter().enumerate() {
+                if block == 0 {
+                    break;
+                }
+                let kept = match &mut seen[level] {
+                    Some((at, data)) if *at == block => data,
+                    slot => {
+                        let mut data = slot
+                            .take()
+                            .map_or_else(|| vec![0; self.block_size], |s| s.1);
+                        self.read_block(block, &mut data)?;
+                        &mut slot.insert((block, data)).1
+                    }
+                };
+                block = le32(kept, 4 * i);
+            }
+            if block != 0 && !self.in_range(block) {
+                return Err(Error::Corrupt("block pointer outside the file system"));
+            }
+            out.push(block);
+        }
+        Ok(out)
+    }
+
+    /// Tells the device that the disk blocks `blocks` (file blocks from
+    /// `first` on, 0 for a hole) are about to be read, as runs of
+    /// consecutive blocks, so that a cache brings the missing ones in with
+    /// a few large requests rather than one per block. When the reader
+    /// seems to go through the file in order (it starts at the beginning,
+    /// or the block before is still in memory), the `READ_AHEAD` bytes
+    /// after them go too, so that its next read finds them there.
+    ///
+    /// Only a hint: an error here is not the read's (a block past the read
+    /// has nothing to do with it), so it stops the hint and the read
+    /// itself reads, and reports, what it must.
+    fn read_ahead(&mut self, inode: &Inode, first: u64, blocks: &[u32]) {
+        let bs = self.block_size as u64;
+        let in_order = first == 0
+            || self
+                .bmap(inode, first - 1)
+                .is_ok_and(|b| b != 0 && self.dev.has_block(u64::from(b), self.block_size));
+        let next = first + blocks.len() as u64;
+        let ahead = if in_order {
+            (READ_AHEAD / bs).min(inode.size.div_ceil(bs).saturating_sub(next))
+        } else {
+            0
+        };
+        let beyond = self
+            .bmap_range(inode, next, ahead as usize)
+            .unwrap_or_default();
+        // (first disk block, count) of the run being gathered.
+        let mut run: Option<(u64, usize)> = None;
+        for &b in blocks.iter().chain(&beyond) {
+            let block = (b != 0 && !self.pending.contains_key(&b)).then_some(u64::from(b));
+            match (run, block) {
+                (Some((start, count)), Some(b)) if b == start + count as u64 => {
+                    run = Some((start, count + 1));
+                }
+                _ => {
+                    if let Some((start, count)) = run.take()
+                        && self.dev.read_ahead(start, count, self.block_size).is_err()
+                    {
+                        return;
+                    }
+                    run = block.map(|b| (b, 1));
+                }
+            }
+        }
+        if let Some((start, count)) = run {
+            let _ = self.dev.read_ahead(start, count, self.block_size);
+        }
     }
 
     /// Writes `data` into file `ino` at `offset`, allocating blocks as it

@@ -63,10 +63,48 @@ pub type Result<T> = core::result::Result<T, Error>;
 /// A write may sit in a cache until [`BlockDevice::flush`], which returns
 /// only when every write before it is durable (the disk's flush command):
 /// the journal's ordering rests on it.
+///
+/// A run of consecutive blocks can move at once ([`BlockDevice::read_run`],
+/// [`BlockDevice::write_run`]): a disk does that in a few large requests,
+/// which is most of what makes it fast.
 pub trait BlockDevice {
     fn read(&mut self, block: u64, buf: &mut [u8]) -> Result<()>;
     fn write(&mut self, block: u64, buf: &[u8]) -> Result<()>;
     fn flush(&mut self) -> Result<()>;
+
+    /// Reads the `buf.len() / block_len` blocks of `block_len` bytes from
+    /// block `first` on. By default one block at a time.
+    fn read_run(&mut self, first: u64, block_len: usize, buf: &mut [u8]) -> Result<()> {
+        for (i, block) in buf.chunks_mut(block_len).enumerate() {
+            self.read(first + i as u64, block)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `buf` as consecutive blocks of `block_len` bytes from block
+    /// `first` on. By default one block at a time.
+    fn write_run(&mut self, first: u64, block_len: usize, buf: &[u8]) -> Result<()> {
+        for (i, block) in buf.chunks(block_len).enumerate() {
+            self.write(first + i as u64, block)?;
+        }
+        Ok(())
+    }
+
+    /// A hint that blocks `first..first + count` (of `block_len` bytes)
+    /// are about to be read: a cache reads those it lacks now, in as few
+    /// requests as it can. By default nothing.
+    fn read_ahead(&mut self, first: u64, count: usize, block_len: usize) -> Result<()> {
+        let _ = (first, count, block_len);
+        Ok(())
+    }
+
+    /// Whether a read of `block` (of `block_len` bytes) would be answered
+    /// from memory: a cache's history, which the file system reads to
+    /// tell a reader going through a file in order. By default false.
+    fn has_block(&self, block: u64, block_len: usize) -> bool {
+        let _ = (block, block_len);
+        false
+    }
     /// The device's size in bytes, when it knows it: a file system that
     /// says it is larger is refused at mount (EINVAL, Linux's "block count
     /// exceeds size of device").

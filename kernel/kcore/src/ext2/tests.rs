@@ -375,6 +375,73 @@ fn reads_what_mke2fs_wrote() {
     }
 }
 
+/// An image file that counts the reads that reach it, a run being one.
+struct CountingReads {
+    image: ImageFile,
+    reads: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+impl BlockDevice for CountingReads {
+    fn read(&mut self, block: u64, buf: &mut [u8]) -> Result<()> {
+        self.reads.set(self.reads.get() + 1);
+        self.image.read(block, buf)
+    }
+    fn write(&mut self, block: u64, buf: &[u8]) -> Result<()> {
+        self.image.write(block, buf)
+    }
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn read_run(&mut self, first: u64, block_len: usize, buf: &mut [u8]) -> Result<()> {
+        self.reads.set(self.reads.get() + 1);
+        self.image
+            .0
+            .read_exact_at(buf, first * block_len as u64)
+            .map_err(|_| Error::Sys(Errno::EIO))
+    }
+}
+
+#[test]
+fn a_file_read_in_order_comes_in_a_few_large_reads() {
+    let scratch = Scratch::new("read-ahead");
+    let src = scratch.0.join("src");
+    std::fs::create_dir(&src).unwrap();
+    let data = pattern(3 << 20, 7);
+    std::fs::write(src.join("big"), &data).unwrap();
+    let image = scratch.0.join("disk.img");
+    mkfs("ext2", 4096, &image, "16M", Some(&src), &[]);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&image)
+        .unwrap();
+    let reads = std::rc::Rc::new(std::cell::Cell::new(0));
+    let disk = CountingReads {
+        image: ImageFile(file),
+        reads: reads.clone(),
+    };
+    let mut fs = Fs::mount(Cache::new(disk, 16 << 20), false).unwrap();
+    let root = fs.root();
+    let ino = fs.lookup(root, b"big").unwrap();
+    let inode = fs.inode(ino).unwrap();
+    let before = reads.get();
+    // As cat reads: 128 KiB at a time, in order.
+    let mut got = Vec::new();
+    let mut buf = vec![0; 128 * 1024];
+    loop {
+        let n = fs.read(&inode, got.len() as u64, &mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert!(got == data, "the file reads back as written");
+    let reads = reads.get() - before;
+    // 768 blocks and their indirect blocks: one read each without runs;
+    // runs of up to 256 KiB make it a few dozen.
+    assert!(reads <= 40, "{reads} reads of the device for 3 MiB");
+}
+
 /// A file system written here, described as the model the test keeps.
 struct Written {
     fs: Fs<ImageFile>,
