@@ -168,13 +168,15 @@ enum DiskIo<'a> {
     Write(&'a [u8]),
 }
 
-/// Reads or writes at byte `*at` of the disk, in pieces of at most one
-/// request (`virtio_blk::max_transfer`, aligned to it); a piece that
-/// covers part of one is read first and, for a write, written back whole.
-/// Stops at the disk's end: a read there finds end of file, a write
-/// ENOSPC (as Linux's block devices).
+/// Reads or writes at byte `*at` of the disk: the whole sectors in one
+/// transfer straight from or to `io`'s buffer (the driver cuts it into
+/// requests), and a sector the range covers only part of by reading it
+/// and, for a write, writing it back changed. Stops at the disk's end: a
+/// read there finds end of file, a write ENOSPC (as Linux's block
+/// devices).
 fn disk_io(id: DiskId, mut io: DiskIo, at: &mut u64) -> Result<usize, Errno> {
-    use crate::virtio_blk::{Op, max_transfer, size_bytes, transfer};
+    use crate::virtio_blk::{Op, size_bytes, transfer};
+    const SECTOR: u64 = kcore::virtio::SECTOR;
     let size = size_bytes(id);
     let asked = match &io {
         DiskIo::Read(buf) => buf.len(),
@@ -187,29 +189,29 @@ fn disk_io(id: DiskId, mut io: DiskIo, at: &mut u64) -> Result<usize, Errno> {
         };
     }
     let len = asked.min((size - *at) as usize);
-    let piece_len = max_transfer(id) as u64;
-    let mut piece = alloc::vec![0u8; piece_len as usize];
     let mut done = 0;
     while done < len {
         let pos = *at + done as u64;
-        let start = pos - pos % piece_len;
-        let within = (pos - start) as usize;
-        let piece_size = (size - start).min(piece_len) as usize;
-        let n = (piece_size - within).min(len - done);
-        let sector = start / 512;
-        let piece = &mut piece[..piece_size];
-        let whole = n == piece_size;
-        match &mut io {
-            DiskIo::Read(buf) => {
-                transfer(id, sector, Op::Read(piece))?;
-                buf[done..done + n].copy_from_slice(&piece[within..within + n]);
+        let within = (pos % SECTOR) as usize;
+        let left = len - done;
+        if within == 0 && left as u64 >= SECTOR {
+            let n = left - left % SECTOR as usize;
+            let bytes = done..done + n;
+            match &mut io {
+                DiskIo::Read(buf) => transfer(id, pos / SECTOR, Op::Read(&mut buf[bytes]))?,
+                DiskIo::Write(buf) => transfer(id, pos / SECTOR, Op::Write(&buf[bytes]))?,
             }
+            done += n;
+            continue;
+        }
+        let n = (SECTOR as usize - within).min(left);
+        let mut sector = [0u8; SECTOR as usize];
+        transfer(id, pos / SECTOR, Op::Read(&mut sector))?;
+        match &mut io {
+            DiskIo::Read(buf) => buf[done..done + n].copy_from_slice(&sector[within..within + n]),
             DiskIo::Write(buf) => {
-                if !whole {
-                    transfer(id, sector, Op::Read(piece))?;
-                }
-                piece[within..within + n].copy_from_slice(&buf[done..done + n]);
-                transfer(id, sector, Op::Write(piece))?;
+                sector[within..within + n].copy_from_slice(&buf[done..done + n]);
+                transfer(id, pos / SECTOR, Op::Write(&sector))?;
             }
         }
         done += n;

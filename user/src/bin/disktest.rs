@@ -238,12 +238,66 @@ fn the_edges_of_the_writes_are_exact() -> Outcome {
     Ok(())
 }
 
+/// /proc/diskstats' counts for vda: reads completed, sectors read, writes
+/// completed, sectors written.
+fn disk_counts() -> Result<[u64; 4], alloc::string::String> {
+    let table = sys::read_file("/proc/diskstats").map_err(|e| e.message())?;
+    let table = alloc::string::String::from_utf8_lossy(&table).into_owned();
+    let fields: Vec<u64> = table
+        .lines()
+        .find(|l| l.split_whitespace().nth(2) == Some("vda"))
+        .ok_or_else(|| format!("no vda in /proc/diskstats:\n{table}"))?
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    // major, minor, (name), reads, merged, sectors, ms, writes, merged, sectors
+    Ok([fields[2], fields[4], fields[6], fields[8]])
+}
+
+/// A large read goes to the disk in a few large requests, and an aligned
+/// write of whole sectors is written as it is: no read of its
+/// surroundings first, nothing more written than it holds.
+fn requests_are_as_large_as_the_device_allows() -> Outcome {
+    let fd = open_disk()?;
+    let mut buf = vec![0u8; 1 << 20];
+    let at = 16 << 20;
+    let before = disk_counts()?;
+    let n = pread_full(fd, &mut buf, at).map_err(|e| e.message())?;
+    ensure!(n == buf.len(), "read {n}");
+    check(&buf, at, host_byte, "the 1 MiB read")?;
+    let after = disk_counts()?;
+    let (reads, sectors) = (after[0] - before[0], after[1] - before[1]);
+    ensure!(sectors == 2048, "1 MiB read {sectors} sectors");
+    ensure!(
+        reads <= 16,
+        "1 MiB read in {reads} requests: at most 16 of 64 KiB"
+    );
+    let at = GUEST_REGION.start;
+    let bytes: Vec<u8> = (0..4096).map(|i| guest_byte(at + i)).collect();
+    let before = disk_counts()?;
+    let wrote = pwrite(fd, &bytes, at).map_err(|e| e.message())?;
+    ensure!(wrote == 4096, "wrote {wrote}");
+    let after = disk_counts()?;
+    let delta: Vec<u64> = (0..4).map(|i| after[i] - before[i]).collect();
+    ensure!(
+        delta == [0, 0, 1, 8],
+        "an aligned 4 KiB write made {} reads of {} sectors and {} writes of {} sectors; want one write of 8",
+        delta[0],
+        delta[1],
+        delta[2],
+        delta[3]
+    );
+    let _ = sys::close(fd);
+    Ok(())
+}
+
 const TESTS: &[Test] = user::tests![
     the_disk_is_a_block_device_of_its_size,
     reads_find_what_the_host_wrote,
     the_end_of_the_disk_is_the_end,
     writes_from_many_processes_land,
     the_edges_of_the_writes_are_exact,
+    requests_are_as_large_as_the_device_allows,
 ];
 
 fn run() -> i32 {
