@@ -304,7 +304,15 @@ impl<D: BlockDevice> Fs<D> {
     /// journal it joins the open transaction.
     fn write_meta(&mut self, block: u32, buf: &[u8]) -> Result<()> {
         if self.journal.is_some() {
-            self.pending.insert(block, buf.to_vec());
+            // A block changed again in the same transaction (a bitmap, an
+            // indirect block being filled) is copied over its pending
+            // copy rather than allocated anew.
+            match self.pending.get_mut(&block) {
+                Some(kept) if kept.len() == buf.len() => kept.copy_from_slice(buf),
+                _ => {
+                    self.pending.insert(block, buf.to_vec());
+                }
+            }
             Ok(())
         } else {
             self.dev.write(u64::from(block), buf)
@@ -515,17 +523,6 @@ impl<D: BlockDevice> Fs<D> {
         self.dev.flush()
     }
 
-    /// Finds a clear bit among the first `limit` of `bitmap`, from `from`
-    /// on, that `usable` accepts.
-    fn find_clear(
-        bitmap: &[u8],
-        from: usize,
-        limit: usize,
-        usable: impl Fn(usize) -> bool,
-    ) -> Option<usize> {
-        (from..limit).find(|&i| bitmap[i / 8] & (1 << (i % 8)) == 0 && usable(i))
-    }
-
     /// Allocates a block, trying group `goal` first: marks it in its
     /// bitmap and counts it. ENOSPC when every group is full.
     pub fn alloc_block(&mut self, goal: usize) -> Result<u32> {
@@ -545,7 +542,7 @@ impl<D: BlockDevice> Fs<D> {
             let freed = &self.freed;
             let usable = |bit: usize| !freed.contains(&(base + bit as u32));
             let limit = self.blocks_in_group(g) as usize;
-            let Some(bit) = Self::find_clear(&bitmap, 0, limit, usable) else {
+            let Some(bit) = find_clear(&bitmap, 0, limit, usable) else {
                 // The descriptor said there was room and the bitmap says
                 // not: trust neither and try the other groups.
                 continue;
@@ -625,7 +622,7 @@ impl<D: BlockDevice> Fs<D> {
             } else {
                 0
             };
-            let Some(bit) = Self::find_clear(&bitmap, from, ipg, |_| true) else {
+            let Some(bit) = find_clear(&bitmap, from, ipg, |_| true) else {
                 continue;
             };
             bitmap[bit / 8] |= 1 << (bit % 8);
@@ -1538,5 +1535,71 @@ impl<D: BlockDevice> Fs<D> {
     /// Free blocks and inodes, for statfs.
     pub fn free_counts(&self) -> (u32, u32) {
         (self.sb.free_blocks_count, self.sb.free_inodes_count)
+    }
+}
+
+/// Finds a clear bit among the first `limit` of `bitmap`, from `from`
+/// on, that `usable` accepts. Full bytes are passed over whole: a
+/// group's bitmap is mostly full in front of its free space, and every
+/// allocation looks from the start.
+fn find_clear(
+    bitmap: &[u8],
+    from: usize,
+    limit: usize,
+    usable: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    let mut i = from;
+    while i < limit {
+        if i.is_multiple_of(8) && bitmap[i / 8] == 0xff {
+            i += 8;
+        } else if bitmap[i / 8] & (1 << (i % 8)) == 0 && usable(i) {
+            return Some(i);
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_clear;
+    use std::vec::Vec;
+
+    /// The bit-by-bit search `find_clear` must agree with.
+    fn one_by_one(
+        bitmap: &[u8],
+        from: usize,
+        limit: usize,
+        usable: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        (from..limit).find(|&i| bitmap[i / 8] & (1 << (i % 8)) == 0 && usable(i))
+    }
+
+    #[test]
+    fn find_clear_skips_full_bytes_and_finds_what_one_by_one_finds() {
+        let mut x: u64 = 99;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..2000 {
+            let len = 1 + (next() % 64) as usize;
+            // Mostly full bytes, with a few clear bits here and there.
+            let bitmap: Vec<u8> = (0..len)
+                .map(|_| if next() % 4 == 0 { next() as u8 } else { 0xff })
+                .collect();
+            let limit = (next() % (8 * len as u64 + 1)) as usize;
+            let from = (next() % (limit as u64 + 1)) as usize;
+            let banned = (next() % (8 * len as u64)) as usize;
+            let usable = |i: usize| i != banned;
+            assert_eq!(
+                find_clear(&bitmap, from, limit, usable),
+                one_by_one(&bitmap, from, limit, usable),
+                "{bitmap:x?} from {from} limit {limit} banned {banned}"
+            );
+        }
     }
 }
