@@ -216,9 +216,9 @@ pub fn read_only(disk: DiskId) -> bool {
     facts(disk).read_only.load(Ordering::Relaxed)
 }
 
-/// The most bytes one request to `disk` moves; `transfer` cuts longer
-/// ones, and callers align their pieces to it.
-pub fn max_transfer(disk: DiskId) -> usize {
+/// The most bytes one request to `disk` moves: `transfer` cuts longer
+/// transfers into requests of this size.
+fn max_transfer(disk: DiskId) -> usize {
     facts(disk).max_transfer.load(Ordering::Relaxed)
 }
 
@@ -533,6 +533,12 @@ pub fn transfer(id: DiskId, sector: u64, mut op: Op) -> Result<(), Errno> {
     // of requests (a flusher's write-back) gives up the CPU at its slice's end.
     sched::cond_resched();
     if failed { Err(Errno::EIO) } else { Ok(()) }
+}
+
+/// Flushes the disk's write cache: when it returns, every write the disk
+/// finished before it is durable. Sleeps; errors as `transfer`'s.
+pub fn flush(id: DiskId) -> Result<(), Errno> {
+    transfer(id, 0, Op::Flush)
 }
 
 /// Sleeps until the device is done with request `r` of a transfer, copies

@@ -120,7 +120,7 @@ impl BlockDevice for VirtioDisk {
     }
 
     fn flush(&mut self) -> kcore::ext2::Result<()> {
-        virtio_blk::transfer(self.0, 0, Op::Flush).map_err(Error::Sys)
+        virtio_blk::flush(self.0).map_err(Error::Sys)
     }
 
     fn size(&self) -> Option<u64> {

@@ -225,7 +225,7 @@ pub fn sendfile(out_fd: i32, in_fd: i32, offset: u64, count: u64) -> SysResult {
 pub fn fsync(fd: i32) -> SysResult {
     let file = fd_file(fd)?;
     if let Some(disk) = file.block_device() {
-        crate::virtio_blk::transfer(disk, 0, crate::virtio_blk::Op::Flush)?;
+        crate::virtio_blk::flush(disk)?;
     }
     if let Kind::Node(node) = &file.kind
         && crate::fs::ext2::disk_of(node).is_some()
@@ -980,7 +980,7 @@ fn block_ioctl(disk: crate::virtio_blk::DiskId, request: u32, arg: u64) -> SysRe
         BLKGETSIZE64 => uaccess::write(arg, &crate::virtio_blk::size_bytes(disk)).map(|()| 0),
         BLKSSZGET => uaccess::write(arg, &512i32).map(|()| 0),
         BLKFLSBUF => {
-            crate::virtio_blk::transfer(disk, 0, crate::virtio_blk::Op::Flush)?;
+            crate::virtio_blk::flush(disk)?;
             Ok(0)
         }
         _ => Err(Errno::ENOTTY),

@@ -407,20 +407,7 @@ impl<D: BlockDevice> Fs<D> {
 
     /// The disk block holding logical block `n` of `inode`; 0 for a hole.
     pub fn bmap(&mut self, inode: &Inode, n: u64) -> Result<u32> {
-        let route = blockmap::route(n, self.per_block())?;
-        let mut block = inode.block[route.slot];
-        let mut buf = vec![0; self.block_size];
-        for &i in route.indexes() {
-            if block == 0 {
-                return Ok(0);
-            }
-            self.read_block(block, &mut buf)?;
-            block = le32(&buf, 4 * i);
-        }
-        if block != 0 && !self.in_range(block) {
-            return Err(Error::Corrupt("block pointer outside the file system"));
-        }
-        Ok(block)
+        Ok(self.bmap_range(inode, n, 1)?[0])
     }
 
     /// Like [`Fs::bmap`], but allocating the block, and every indirect
@@ -712,8 +699,8 @@ impl<D: BlockDevice> Fs<D> {
     }
 
     /// The disk blocks of file blocks `first..first + count` of `inode` (0
-    /// for a hole), as [`Fs::bmap`] gives them one by one, but reading
-    /// each indirect block on the way once, not once per block.
+    /// for a hole), each indirect block on the way read once for all the
+    /// blocks it maps, not once per block.
     pub fn bmap_range(&mut self, inode: &Inode, first: u64, count: usize) -> Result<Vec<u32>> {
         let per = self.per_block();
         // The indirect block last read at each level, and its contents.
