@@ -34,13 +34,15 @@
 //!    System V tables (`ipc::msg`, `ipc::sem`, `ipc::shm`, one at a time;
 //!    shm's reads the areas inside), the threads a PI futex sees exiting
 //!    (`proc::futex`), the mount table and a disk volume's
-//!    node table, orphans and pinned nodes (`fs::mount`, `fs::ext2`, one
-//!    at a time), a sleep lock's flag, the disk's request slots
+//!    node table and pinned nodes (`fs::mount`, `fs::ext2`, one at a
+//!    time), a sleep lock's flag, the disk's request slots
 //!    (`virtio_blk.rs`, taken by its interrupt too, never held to sleep);
 //! 4. profil's cost rings (taken inside the table by the timer path);
 //! 5. memory: a file's pages (`fs::filedata`, reached by the page-fault
-//!    path), the areas of the address spaces (`mm::areas`), kernel-stack
-//!    slots, the kernel heap (whose growth maps pages), one address
+//!    path), the areas of the address spaces (`mm::areas`), then what a
+//!    disk file's node leaves its volume when it goes (`fs::ext2`'s
+//!    `Released`: the last mapping of a file may hold its last node, and
+//!    mappings go inside the areas' lock), kernel-stack slots, the kernel heap (whose growth maps pages), one address
 //!    space's page tables (`mm::paging`'s `TablesLock`), frames;
 //! 6. the PIC, then the rate limit on lines user programs cause (`log`),
 //!    then the kernel log's ring (`log`), then the serial port: anything
@@ -383,6 +385,9 @@ pub enum Rank {
     FileData,
     /// The areas of the address spaces.
     Areas,
+    /// What a disk node leaves its volume when it goes (a mapping's drop,
+    /// inside the areas, may be a node's last).
+    Released,
     /// The kernel-stack slots.
     StackSlots,
     /// The kernel heap.
@@ -415,6 +420,7 @@ impl Rank {
         Rank::ProfilCosts,
         Rank::FileData,
         Rank::Areas,
+        Rank::Released,
         Rank::StackSlots,
         Rank::Heap,
         Rank::PageTables,

@@ -50,8 +50,30 @@
 //! unlink removes a name; the inode and its blocks go when the last name
 //! is gone and no node is left of it (a file unlinked while open lives on
 //! until its last close, as on Unix). A node dropped with no links puts its
-//! inode on the volume's `orphans`, which the next operation releases:
-//! dropping happens in places that may not sleep.
+//! inode on the volume's `orphans` (in `Released`), which the next
+//! operation releases: dropping happens in places that may not sleep.
+//!
+//! ## Mapped files: the page cache
+//!
+//! mmap and exec map frames, and a disk file's bytes are in the buffer
+//! cache's blocks, which are neither page-sized nor the file's own. So a
+//! file that is mapped or run gets a page cache, a `FileData` as a ramfs
+//! file has (`pages`), read whole from the disk when it is first needed,
+//! kept in its node's `DiskRef` for as long as the node lives. A mapping
+//! holds the node (mm's `MappedFile::disk_node`), so the page cache lives
+//! at least as long as its mappings and one running program's pages are
+//! the next one's. While it exists the file has one copy of each page
+//! for everyone: `read` comes from it, `write` and `truncate` change it as
+//! well as the disk, and a store through a shared mapping is there at
+//! once. Such a store reaches the disk when the page is written back
+//! (`write_back`): at `msync(MS_SYNC)`, `fsync`, `sync`, by the flusher
+//! every few seconds, and when the node goes (`Released::unwritten`). A
+//! private mapping's stores copy the page and never reach the file.
+//!
+//! Linux keeps every file's pages in its page cache, mapped or not, and
+//! lets memory pressure take them back. This kernel keeps the buffer
+//! cache for `read` and `write`, and makes a page cache only for files
+//! that are mapped, so an unmapped file is never held twice.
 
 use abi::Errno;
 use abi::types::{
@@ -67,9 +89,12 @@ use kcore::ext2::fs::{Fs, NewInode};
 use kcore::ext2::layout::{Inode, Time};
 use kcore::ext2::{BlockDevice, Error};
 
+use super::filedata::FileData;
 use super::ramfs::{Content, DirEntry, Node, NodeRef, Times};
 use crate::sync::{IrqLock, Rank, SleepLock};
 use crate::virtio_blk::{self, DiskId, Op};
+
+const PAGE: usize = crate::mm::PAGE_SIZE as usize;
 
 /// The most the buffer cache keeps of one disk.
 const CACHE_BYTES: usize = 16 << 20;
@@ -136,9 +161,8 @@ pub struct Volume {
     fs: SleepLock<Option<DiskFs>>,
     /// The nodes made of its inodes, by inode number.
     nodes: IrqLock<BTreeMap<u32, Weak<IrqLock<Node>>>>,
-    /// Inodes with no names whose last node went: released by the next
-    /// operation.
-    orphans: IrqLock<Vec<u32>>,
+    /// What nodes left when they went, for the next operation.
+    released: IrqLock<Released>,
     /// Nodes kept while the volume is mounted: a socket's name, whose
     /// node is the only thing tying the name to the bound socket.
     pinned: IrqLock<Vec<NodeRef>>,
@@ -155,6 +179,19 @@ pub struct Volume {
     unmounted: core::sync::atomic::AtomicBool,
 }
 
+/// What a node leaves for the volume's next operation when it goes
+/// (`node_dropped`: a drop may happen where sleeping is not allowed, even
+/// inside the areas' lock when a mapping goes, hence a lock of its own
+/// rank).
+#[derive(Default)]
+struct Released {
+    /// Inodes with no names whose last node went: released.
+    orphans: Vec<u32>,
+    /// The page caches of files whose last node went, with what a shared
+    /// mapping stored and was not yet written back: written back.
+    unwritten: Vec<(u32, FileData)>,
+}
+
 /// Where a node lives on a disk, and what of the inode the node does not
 /// keep in its own fields.
 pub struct DiskRef {
@@ -163,6 +200,11 @@ pub struct DiskRef {
     pub size: u64,
     /// 512-byte sectors held (`st_blocks`).
     pub sectors: u64,
+    /// A regular file's page cache, made when it is first mapped or run
+    /// (`pages`), gone with the node. While there is one, it is the
+    /// file's bytes for `read` too, and `write` and `truncate` change it
+    /// along with the disk.
+    pub pages: Option<FileData>,
 }
 
 /// The errno for a file system error on `disk`; corruption is logged
@@ -216,7 +258,7 @@ pub fn mount(disk: DiskId, read_only: bool) -> Result<(Arc<Volume>, NodeRef), Er
         read_only: fs.is_read_only(),
         fs: SleepLock::new(Some(fs)),
         nodes: IrqLock::new(Rank::Service, BTreeMap::new()),
-        orphans: IrqLock::new(Rank::Service, Vec::new()),
+        released: IrqLock::new(Rank::Released, Released::default()),
         pinned: IrqLock::new(Rank::Service, Vec::new()),
         disk,
         dev: super::dev::Device::Disk(disk).rdev(),
@@ -242,8 +284,9 @@ pub fn mount(disk: DiskId, read_only: bool) -> Result<(Arc<Volume>, NodeRef), Er
 }
 
 /// A volume's flusher (a kernel thread, started by `mount`): every
-/// `FLUSH_EVERY_SECONDS` it commits a transaction that has grown old and
-/// writes back blocks dirty for too long (`Volume::housekeeping`), so that
+/// `FLUSH_EVERY_SECONDS` it commits a transaction that has grown old,
+/// writes back blocks dirty for too long (`Volume::housekeeping`) and
+/// what shared mappings stored into page caches, so that
 /// what was written reaches the disk even when nothing else touches the
 /// volume. It holds the volume only while it works: it ends once the
 /// volume is unmounted or gone, woken early by `unmount`.
@@ -268,7 +311,7 @@ fn flusher(vol: Weak<Volume>) {
         // An error ends the flusher once the volume is gone; otherwise
         // `with` has logged what was wrong with the disk, and the next
         // round tries again.
-        if v.with(|_| Ok(())).is_err() && over(&vol) {
+        if v.with(|fs| v.write_back_mapped(fs)).is_err() && over(&vol) {
             return;
         }
     }
@@ -298,7 +341,10 @@ impl Volume {
     }
 
     fn housekeeping(&self, fs: &mut DiskFs) -> kcore::ext2::Result<()> {
-        let orphans = core::mem::take(&mut *self.orphans.lock());
+        let Released { orphans, unwritten } = core::mem::take(&mut *self.released.lock());
+        for (ino, pages) in unwritten {
+            write_back(fs, ino, &pages)?;
+        }
         for ino in orphans {
             fs.release(ino)?;
         }
@@ -357,6 +403,7 @@ impl Volume {
             ino,
             size: 0,
             sectors: 0,
+            pages: None,
         });
         copy_attributes(&mut node, &inode);
         let node = Arc::new(IrqLock::new(Rank::Node, node));
@@ -400,13 +447,33 @@ impl Volume {
             .any(|(&ino, n)| n.strong_count() > 0 && Some(ino) != root_ino)
     }
 
+    /// Writes back what shared mappings stored into the page caches of
+    /// the volume's live nodes (`write_back`).
+    fn write_back_mapped(&self, fs: &mut DiskFs) -> kcore::ext2::Result<()> {
+        let live: Vec<(u32, NodeRef)> = self
+            .nodes
+            .lock()
+            .iter()
+            .filter_map(|(&ino, n)| Some((ino, n.upgrade()?)))
+            .collect();
+        for (ino, node) in live {
+            if let Some(pages) = cached_pages(&node) {
+                write_back(fs, ino, &pages)?;
+                self.refresh(fs, ino)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Commits and flushes: `sync`, `syncfs`, and `fsync` of any file on
-    /// it (one journal holds every file's changes).
+    /// it (one journal holds every file's changes), after writing back
+    /// what shared mappings stored.
     pub fn sync(&self) -> Result<(), Errno> {
         if self.read_only {
             return Ok(());
         }
         self.with(|fs| {
+            self.write_back_mapped(fs)?;
             fs.dev.write_back_older_than(0)?;
             self.commit(fs)
         })
@@ -416,7 +483,7 @@ impl Volume {
     /// marks the file system clean, and forgets every cached block.
     pub fn unmount(&self) -> Result<(), Errno> {
         let pinned = core::mem::take(&mut *self.pinned.lock());
-        drop(pinned); // outside the lock: a node's drop may take `orphans`
+        drop(pinned); // outside the lock: a node's drop may take `released`
         let mut guard = self.fs.lock();
         let mut fs = guard.take().ok_or(Errno::EINVAL)?;
         self.unmounted
@@ -482,12 +549,84 @@ fn copy_attributes(node: &mut Node, inode: &Inode) {
 }
 
 /// Called when a disk node goes: an inode with no names left is released
-/// by the volume's next operation (this may run where sleeping is not
-/// allowed).
+/// by the volume's next operation, and stores a shared mapping made in
+/// its page cache are written back then (this may run where sleeping is
+/// not allowed). A file with no names has nowhere its stores could be
+/// read again, so they go with it.
 pub fn node_dropped(disk: &DiskRef, links: u32) {
+    // Whether the pages hold stores is not asked here: a node may go
+    // inside the areas' lock, after which a file's pages may not be
+    // locked. `write_back` finds out, and a page cache with none costs it
+    // nothing.
+    let mut released = disk.vol.released.lock();
     if links == 0 {
-        disk.vol.orphans.lock().push(disk.ino);
+        released.orphans.push(disk.ino);
+    } else if let Some(pages) = &disk.pages {
+        released.unwritten.push((disk.ino, pages.clone()));
     }
+}
+
+/// The node's page cache, if it has one.
+fn cached_pages(node: &NodeRef) -> Option<FileData> {
+    node.lock().disk.as_ref()?.pages.clone()
+}
+
+/// The page cache of disk file `node`: the one it has, or one made now
+/// from the file's bytes, for mmap and exec, which map its frames. The
+/// whole file is read at once (a page fault cannot wait for the disk: its
+/// path may hold the process table), except that a run of zeros stays a
+/// hole, so a sparse file costs only the frames of what it holds. ENOMEM
+/// when memory cannot hold it.
+pub fn pages(node: &NodeRef) -> Result<FileData, Errno> {
+    if let Some(pages) = cached_pages(node) {
+        return Ok(pages);
+    }
+    let (vol, ino) = disk_of(node).ok_or(Errno::EINVAL)?;
+    vol.with(|fs| {
+        // Another thread may have made it while this one waited.
+        if let Some(pages) = cached_pages(node) {
+            return Ok(pages);
+        }
+        let inode = fs.inode(ino)?;
+        let out_of_memory = |_| Error::Sys(Errno::ENOMEM);
+        let data = FileData::sized(inode.size).map_err(out_of_memory)?;
+        let mut buf = alloc::vec![0u8; 64 * 1024];
+        let mut at = 0u64;
+        while at < inode.size {
+            let n = fs.read(&inode, at, &mut buf)?;
+            if n == 0 {
+                break;
+            }
+            if buf[..n].iter().any(|&b| b != 0) {
+                data.write_at(at, &buf[..n]).map_err(out_of_memory)?;
+            }
+            at += n as u64;
+        }
+        if let Some(disk) = node.lock().disk.as_mut() {
+            disk.pages = Some(data.clone());
+        }
+        Ok(data)
+    })
+}
+
+/// Writes the pages of `ino`'s page cache that a shared mapping may have
+/// stored into to the file, each page that differs from the file's
+/// bytes: called holding the volume, so no `write` comes between the
+/// look and the write.
+fn write_back(fs: &mut DiskFs, ino: u32, pages: &FileData) -> kcore::ext2::Result<()> {
+    let mut page_bytes = alloc::vec![0u8; PAGE];
+    let mut on_disk = alloc::vec![0u8; PAGE];
+    for page in pages.stored_pages() {
+        let at = page * PAGE as u64;
+        let n = pages.read_at(at, &mut page_bytes);
+        let inode = fs.inode(ino)?;
+        let held = fs.read(&inode, at, &mut on_disk[..n])?;
+        if held != n || page_bytes[..n] != on_disk[..n] {
+            fs.write(ino, at, &page_bytes[..n])?;
+        }
+        pages.written_back(page);
+    }
+    Ok(())
 }
 
 /// The disk node `dir` and its inode: ENOTDIR for a node of another kind.
@@ -528,8 +667,13 @@ pub fn list(dir: &NodeRef) -> Result<Vec<DirEntry>, Errno> {
     })
 }
 
-/// Reads file bytes from `at` into `buf`; how many there were.
+/// Reads file bytes from `at` into `buf`; how many there were. A file
+/// with a page cache is read from it (it holds what shared mappings
+/// stored, not yet on the disk).
 pub fn read(node: &NodeRef, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+    if let Some(pages) = cached_pages(node) {
+        return Ok(pages.read_at(at, buf));
+    }
     let (vol, ino) = disk_of(node).ok_or(Errno::EINVAL)?;
     vol.with(|fs| {
         let inode = fs.inode(ino)?;
@@ -553,7 +697,17 @@ pub fn write(node: &NodeRef, at: u64, buf: &[u8], append: bool) -> Result<(u64, 
         let buf = &buf[..buf
             .len()
             .min(usize::try_from(limit - at).unwrap_or(usize::MAX))];
+        // The page cache, if there is one, takes the bytes too: its
+        // frames are got first, so that copy cannot fail after the disk's.
+        let pages = cached_pages(node);
+        if let Some(pages) = &pages {
+            let end = at.saturating_add(buf.len() as u64);
+            pages.allocate(at, end, true).map_err(Error::Sys)?;
+        }
         let n = fs.write(ino, at, buf)?;
+        if let Some(pages) = &pages {
+            pages.write_at(at, &buf[..n]).map_err(Error::Sys)?;
+        }
         vol.refresh(fs, ino)?;
         Ok((at, n))
     })
@@ -567,6 +721,9 @@ pub fn truncate(node: &NodeRef, len: u64) -> Result<(), Errno> {
     }
     vol.changing(|fs| {
         fs.truncate(ino, len)?;
+        if let Some(pages) = cached_pages(node) {
+            pages.truncate(len).map_err(Error::Sys)?;
+        }
         vol.refresh(fs, ino)
     })
 }
@@ -820,31 +977,11 @@ fn below(fs: &mut DiskFs, dir: u32, ancestor: u32) -> kcore::ext2::Result<bool> 
     Err(Error::Corrupt("a directory's \"..\" chain has no end"))
 }
 
-/// fsync(2) and fdatasync(2) of a disk file: the whole journal commits
-/// (ext3 logs every file's metadata in one transaction, as Linux's ext3).
+/// fsync(2) and fdatasync(2) of a disk file, and msync(2) with MS_SYNC of
+/// a mapping of one: what shared mappings stored is written back, and the
+/// whole journal commits (ext3 logs every file's metadata in one
+/// transaction, as Linux's ext3).
 pub fn fsync(node: &NodeRef) -> Result<(), Errno> {
     let (vol, _) = disk_of(node).ok_or(Errno::EINVAL)?;
     vol.sync()
-}
-
-/// The file's bytes in a `FileData` of their own, for a mapping or exec:
-/// a copy taken now (see mm's `file_mapping`: a shared mapping of a disk
-/// file is not offered yet).
-pub fn snapshot(node: &NodeRef) -> Result<super::filedata::FileData, Errno> {
-    let (vol, ino) = disk_of(node).ok_or(Errno::EINVAL)?;
-    let data = super::filedata::FileData::default();
-    let mut buf = alloc::vec![0u8; 64 * 1024];
-    let mut at = 0u64;
-    loop {
-        let n = vol.with(|fs| {
-            let inode = fs.inode(ino)?;
-            fs.read(&inode, at, &mut buf)
-        })?;
-        if n == 0 {
-            break;
-        }
-        data.write_at(at, &buf[..n])?;
-        at += n as u64;
-    }
-    Ok(data)
 }

@@ -32,6 +32,18 @@
 //! must. A page wholly past the end cannot be mapped: touching it is
 //! SIGBUS, as on Linux.
 //!
+//! A file on a disk gets these pages too, as its page cache, when it is
+//! first mapped or run (fs/ext2.rs, `ext2::pages`): then its reads come
+//! from them and its writes go to them as well as to the disk, so a store
+//! through a shared mapping is what `read` returns there as well. Such a
+//! store reaches the disk only when the page is written back: the pages a
+//! shared mapping that may store was given are marked (`map_page`'s
+//! `may_store`), and `stored_pages` lists them for the write-back. A mark
+//! stays while a mapping still holds the frame, since the mapping can
+//! store again without a fault (Linux write-protects the page after
+//! writing it back, and takes a fault to mark it again; here the mark is
+//! simply kept, and the write-back skips a page the disk already has).
+//!
 //! A running program's text is its file's pages (exec maps them privately,
 //! proc/exec.rs), so a store into the file would change the code under the
 //! program's feet. As on Linux, a file that some process runs cannot be
@@ -39,6 +51,7 @@
 //! exec holds an `ExecHold` on its file for as long as it lives.
 
 use abi::Errno;
+use alloc::collections::BTreeSet;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use x86_64::structures::paging::PhysFrame;
@@ -175,7 +188,9 @@ impl FileData {
     /// asked (which releases it when unmapped): a hole gets its frame now.
     /// `PastEnd` for a page wholly past the end (SIGBUS for a program's
     /// access), `NoMemory` when no frame is left.
-    pub fn map_page(&self, page: u64) -> Result<PhysFrame, FaultError> {
+    /// `may_store`: the mapping is shared and may be made writable, so
+    /// the page is marked for write-back (a disk file's, see the top).
+    pub fn map_page(&self, page: u64, may_store: bool) -> Result<PhysFrame, FaultError> {
         let mut pages = self.0.lock();
         if page >= pages.len.div_ceil(PAGE_SIZE) {
             return Err(FaultError::PastEnd);
@@ -184,8 +199,29 @@ impl FileData {
         pages
             .allocate(page, page + 1)
             .map_err(|_| FaultError::NoMemory)?;
+        if may_store {
+            pages.stored.insert(page);
+        }
         let frame = pages.pages[page].as_ref().expect("allocated above");
         Ok(frame.share())
+    }
+
+    /// The pages a shared mapping may have stored into since they were
+    /// last written back, lowest first.
+    pub fn stored_pages(&self) -> Vec<u64> {
+        self.0.lock().stored.iter().map(|&p| p as u64).collect()
+    }
+
+    /// Page `page` was written back: its mark goes unless a mapping still
+    /// holds its frame (and so may store into it again), or the page is
+    /// gone (truncated away).
+    pub fn written_back(&self, page: u64) {
+        let mut pages = self.0.lock();
+        let page = page as usize;
+        let mapped = matches!(pages.pages.get(page), Some(Some(frame)) if frame.is_shared());
+        if !mapped {
+            pages.stored.remove(&page);
+        }
     }
 }
 
@@ -230,6 +266,9 @@ struct Pages {
     len: u64,
     /// Address spaces running this file as their program (`ExecHold`).
     running: usize,
+    /// Pages given to a shared mapping that may store, not written back
+    /// since (`FileData::stored_pages`).
+    stored: BTreeSet<usize>,
 }
 
 impl Pages {
@@ -341,6 +380,7 @@ impl Pages {
         if keep < self.pages.len() {
             self.pages.truncate(keep); // the frames go back as they drop
             self.pages.shrink_to_fit();
+            self.stored.retain(|&p| p < keep);
         }
         if let Some(bytes) = self.page_mut(len_bytes / PAGE) {
             bytes[len_bytes % PAGE..].fill(0);

@@ -152,6 +152,21 @@ impl Drop for Node {
 }
 
 impl Node {
+    /// Whether some process runs this file as its program, so that
+    /// writing it is ETXTBSY: its pages are the program's text (a ramfs
+    /// file's own, a disk file's page cache).
+    pub fn is_running(&self) -> bool {
+        match &self.content {
+            Content::File(data) => data.is_running(),
+            Content::DiskFile => self
+                .disk
+                .as_ref()
+                .and_then(|d| d.pages.as_ref())
+                .is_some_and(|pages| pages.is_running()),
+            _ => false,
+        }
+    }
+
     /// A node with one name, made now.
     pub fn new(ino: u64, perm: u32, content: Content) -> Node {
         LIVE_NODES.fetch_add(1, Ordering::Relaxed);

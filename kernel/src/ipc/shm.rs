@@ -180,6 +180,7 @@ pub fn attach(id: i32, addr: u64, flags: u32) -> Result<u64, Errno> {
             ino: id as u64,
             name: segment.name.clone(),
             may_write: !read_only,
+            disk_node: None,
         };
         (file, page_up(segment.size).ok_or(Errno::EINVAL)?)
     };

@@ -46,11 +46,12 @@ use x86_64::structures::paging::PageTableFlags as Flags;
 use super::frames;
 use super::paging::{COW, MapError, SHARED, Space, prot_flags};
 use crate::fs::filedata::FileData;
+use crate::fs::ramfs::NodeRef;
 use crate::sync::{IrqLock, Rank};
 
 /// What a file area maps: the file's pages, and the inode and name that
 /// `/proc/PID/maps` shows (the path it was opened by, when it was mapped).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct MappedFile {
     pub data: FileData,
     pub ino: u64,
@@ -58,6 +59,22 @@ pub struct MappedFile {
     /// The descriptor was open for writing, so a shared mapping may be
     /// made writable (Linux's `VM_MAYWRITE`); without it mprotect refuses.
     pub may_write: bool,
+    /// A disk file's node, held as Linux's area holds its file: the node
+    /// keeps the page cache `data` is, its volume stays mounted (umount
+    /// is EBUSY), and msync finds where the stores go (fs/ext2.rs).
+    pub disk_node: Option<NodeRef>,
+}
+
+impl core::fmt::Debug for MappedFile {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("MappedFile")
+            .field("data", &self.data)
+            .field("ino", &self.ino)
+            .field("name", &self.name)
+            .field("may_write", &self.may_write)
+            .field("on_disk", &self.disk_node.is_some())
+            .finish()
+    }
 }
 
 impl PartialEq for MappedFile {
@@ -159,7 +176,9 @@ pub fn fault_in(space: &Space, addr: u64, write: bool) -> Result<(), FaultError>
     let (frame, flags) = match &area.kind {
         Kind::File(map) => {
             let index = map.offset_of(page.as_u64()) / super::PAGE_SIZE;
-            let frame = map.file.data.map_page(index)?;
+            // Only a disk file's stores have somewhere to be written back.
+            let may_store = map.shared && map.file.may_write && map.file.disk_node.is_some();
+            let frame = map.file.data.map_page(index, may_store)?;
             if map.shared {
                 (frame, flags | SHARED)
             } else if flags.contains(Flags::WRITABLE) {

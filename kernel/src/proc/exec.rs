@@ -191,20 +191,20 @@ pub fn load(
     stack_limit: u64,
     cred: &Cred,
 ) -> Result<Image, Errno> {
-    let node = ramfs::lookup(path)?;
-    // A program on a disk runs from a copy of its bytes (a private
-    // mapping of a disk file, syscall/mem.rs), read before the node's
-    // lock is taken: the disk sleeps.
-    let disk_copy = if crate::fs::file::is_disk_file(&node) {
-        Some(crate::fs::ext2::snapshot(&node)?)
+    let node_ref = ramfs::lookup(path)?;
+    // A program on a disk runs from its file's page cache, as any mapping
+    // of it (fs/ext2.rs), made before the node's lock is taken: the disk
+    // sleeps.
+    let disk_pages = if crate::fs::file::is_disk_file(&node_ref) {
+        Some(crate::fs::ext2::pages(&node_ref)?)
     } else {
         None
     };
     let (file, cred) = {
-        let node = node.lock();
-        let data = match (&node.content, &disk_copy) {
+        let node = node_ref.lock();
+        let data = match (&node.content, &disk_pages) {
             (Content::File(data), _) => data,
-            (Content::DiskFile, Some(copy)) => copy,
+            (Content::DiskFile, Some(pages)) => pages,
             _ => return Err(Errno::EACCES),
         };
         if !node.permits(cred, MAY_EXEC) {
@@ -219,6 +219,7 @@ pub fn load(
             ino: node.ino,
             name: Arc::from(path),
             may_write: false,
+            disk_node: disk_pages.is_some().then(|| node_ref.clone()),
         };
         (file, cred)
     };

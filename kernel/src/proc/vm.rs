@@ -51,10 +51,13 @@ use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
 use crate::fs::filedata::ExecHold;
+use crate::fs::ramfs::NodeRef;
 use crate::mm::areas::{self, Area, Areas, MappedFile};
 use crate::mm::frames::{self, KERNEL_RESERVE, alloc_user_frame};
 use crate::mm::paging::{AddressSpace, Space, prot_flags};
 use crate::mm::{PAGE_SIZE, USER_TOP, page_down, page_up};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
 
 pub const STACK_TOP: u64 = 0x0000_7fff_ffff_f000;
 /// The largest stack exec makes, for an unlimited `RLIMIT_STACK`: 256 GiB,
@@ -470,10 +473,13 @@ impl UserMemory {
         Ok(())
     }
 
-    /// msync(2): the range must be mapped (ENOMEM). A mapped file's pages
-    /// are the file's own (fs/filedata.rs), so there is nothing to write
-    /// back or to invalidate: once the flags are checked, done.
-    pub fn msync(&self, addr: u64, len: u64, flags: u32) -> Result<(), Errno> {
+    /// msync(2)'s checks: the range must be mapped (ENOMEM). A mapped
+    /// file's pages are the file's own (fs/filedata.rs), so nothing needs
+    /// invalidating; what is left to do is writing back the stores of
+    /// shared mappings of disk files, with MS_SYNC: their nodes are
+    /// returned, for the caller to sync once it holds no lock (the disk
+    /// sleeps). MS_ASYNC leaves them to the flusher, as Linux does.
+    pub fn msync(&self, addr: u64, len: u64, flags: u32) -> Result<Vec<NodeRef>, Errno> {
         use abi::types::{MS_ASYNC, MS_INVALIDATE, MS_SYNC};
         if flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0
             || !addr.is_multiple_of(PAGE_SIZE)
@@ -484,11 +490,29 @@ impl UserMemory {
         let end = page_up(len)
             .and_then(|len| addr.checked_add(len))
             .ok_or(Errno::ENOMEM)?;
-        if addr == end || self.areas(|a| a.covers(addr, end)) {
-            Ok(())
-        } else {
-            Err(Errno::ENOMEM)
+        if addr == end {
+            return Ok(Vec::new());
         }
+        if !self.areas(|a| a.covers(addr, end)) {
+            return Err(Errno::ENOMEM);
+        }
+        if flags & MS_SYNC == 0 {
+            return Ok(Vec::new());
+        }
+        let mut nodes: Vec<NodeRef> = Vec::new();
+        for range in self.ranges() {
+            if range.start >= end || range.end <= addr {
+                continue;
+            }
+            if let Kind::File(map) = &range.area.kind
+                && map.shared
+                && let Some(node) = &map.file.disk_node
+                && !nodes.iter().any(|n| Arc::ptr_eq(n, node))
+            {
+                nodes.push(node.clone());
+            }
+        }
+        Ok(nodes)
     }
 
     /// madvise(2) over `[addr, addr + len)` (`kcore::vma::advice` reads

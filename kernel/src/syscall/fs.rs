@@ -251,7 +251,7 @@ pub fn truncate(path: u64, len: i64) -> SysResult {
                 return Err(Errno::EACCES);
             }
             crate::fs::ext2::check_writable(&node)?;
-            if matches!(&node.content, Content::File(data) if data.is_running()) {
+            if node.is_running() {
                 return Err(Errno::ETXTBSY);
             }
         }
@@ -440,8 +440,7 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
         let owned = cred.owns(node.uid);
         // A program some process runs is not to be written (ETXTBSY):
         // its text is the file's pages (fs/filedata.rs).
-        let busy = want & MAY_WRITE != 0
-            && matches!(&node.content, Content::File(data) if data.is_running());
+        let busy = want & MAY_WRITE != 0 && node.is_running();
         // Nothing on a read-only disk opens for writing (Linux checks it
         // after the permission bits).
         if permitted && want & MAY_WRITE != 0 && !node.is_dir() && node.is_regular() {

@@ -58,7 +58,7 @@ pub fn mmap(addr: u64, len: u64, prot: u32, flags: u32, fd: i32, offset: u64) ->
     });
     let shared = check_mmap(addr, len, flags, prot, offset, opened_for, USER_TOP)?;
     let file = match opened {
-        Some(opened) => mapping_of(&opened, shared)?,
+        Some(opened) => mapping_of(&opened)?,
         None => None,
     };
     // Shared anonymous memory is a file with no name, as on Linux, so that
@@ -71,6 +71,7 @@ pub fn mmap(addr: u64, len: u64, prot: u32, flags: u32, fd: i32, offset: u64) ->
                 ino: ramfs::new_ino(),
                 name: Arc::from("/dev/zero (deleted)"),
                 may_write: opened_for.is_none_or(|o| o.write),
+                disk_node: None,
             },
             0,
         )),
@@ -89,12 +90,12 @@ pub fn mmap(addr: u64, len: u64, prot: u32, flags: u32, fd: i32, offset: u64) ->
 /// The file an mmap of `opened` maps: a regular file's pages, or None for
 /// `/dev/zero` (anonymous memory, as on Linux). ENODEV for what has no
 /// pages to map (pipes, directories, other devices, /proc).
-fn mapping_of(opened: &OpenFile, shared: bool) -> Result<Option<MappedFile>, Errno> {
+fn mapping_of(opened: &OpenFile) -> Result<Option<MappedFile>, Errno> {
     let Kind::Node(node) = &opened.kind else {
         return Err(Errno::ENODEV);
     };
     if crate::fs::file::is_disk_file(node) {
-        return disk_mapping(node, opened, shared);
+        return disk_mapping(node, opened).map(Some);
     }
     let node = node.lock();
     match &node.content {
@@ -103,31 +104,23 @@ fn mapping_of(opened: &OpenFile, shared: bool) -> Result<Option<MappedFile>, Err
             ino: node.ino,
             name: Arc::from(opened.path.as_deref().unwrap_or("")),
             may_write: opened.writable(),
+            disk_node: None,
         })),
         Content::Device(Device::Zero) => Ok(None),
         _ => Err(Errno::ENODEV),
     }
 }
 
-/// A private mapping of a file on a mounted disk: the file's bytes as
-/// they are now, in pages of their own (a store copies, as for any
-/// private mapping; a later write to the file does not show, which POSIX
-/// leaves open). A shared mapping needs the disk file's pages to be its
-/// page cache, which is not built yet: ENODEV.
-fn disk_mapping(
-    node: &ramfs::NodeRef,
-    opened: &OpenFile,
-    shared: bool,
-) -> Result<Option<MappedFile>, Errno> {
-    if shared {
-        return Err(Errno::ENODEV);
-    }
-    Ok(Some(MappedFile {
-        data: crate::fs::ext2::snapshot(node)?,
+/// A mapping of a file on a mounted disk: its page cache
+/// (fs/ext2.rs, `ext2::pages`), and its node, which the mapping holds.
+fn disk_mapping(node: &ramfs::NodeRef, opened: &OpenFile) -> Result<MappedFile, Errno> {
+    Ok(MappedFile {
+        data: crate::fs::ext2::pages(node)?,
         ino: node.lock().ino,
         name: Arc::from(opened.path.as_deref().unwrap_or("")),
         may_write: opened.writable(),
-    }))
+        disk_node: Some(node.clone()),
+    })
 }
 
 pub fn madvise(addr: u64, len: u64, advice: u32) -> SysResult {
@@ -195,8 +188,15 @@ fn lock_limit(p: &crate::proc::Process) -> u64 {
     }
 }
 
+/// msync(2): with MS_SYNC, the disk files the range maps shared are
+/// synced (their stores written back, fs/ext2.rs), asleep on the disk
+/// with no lock held.
 pub fn msync(addr: u64, len: u64, flags: u32) -> SysResult {
-    with_memory(|m, _| m.msync(addr, len, flags)).map(|()| 0)
+    let disk_files = with_memory(|m, _| m.msync(addr, len, flags))?;
+    for node in disk_files {
+        crate::fs::ext2::fsync(&node)?;
+    }
+    Ok(0)
 }
 
 pub fn munmap(addr: u64, len: u64) -> SysResult {

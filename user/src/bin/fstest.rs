@@ -558,6 +558,144 @@ fn a_tmpfs_mounts_and_unmounts() -> Outcome {
     )
 }
 
+/// mmap(2) of `len` bytes of `fd` from 0, `flags` MAP_SHARED or
+/// MAP_PRIVATE, readable and writable.
+fn map_file(fd: i32, len: usize, flags: u32) -> Result<&'static mut [u8], String> {
+    let prot = (PROT_READ | PROT_WRITE) as usize;
+    let addr =
+        call(nr::MMAP, &[0, len, prot, flags as usize, fd as usize, 0]).map_err(why("mmap"))?;
+    // SAFETY: the kernel mapped `len` bytes at `addr` for this process,
+    // and nothing else refers to them until `unmap`.
+    Ok(unsafe { core::slice::from_raw_parts_mut(addr as *mut u8, len) })
+}
+
+fn unmap(map: &mut [u8]) -> Outcome {
+    sys::munmap(map.as_mut_ptr(), map.len()).map_err(why("munmap"))
+}
+
+/// A shared mapping of a disk file is the file (its page cache, fs/ext2.rs):
+/// a store through it is what `read` returns at once, a `write` is what
+/// it sees, a private mapping's store is its own, and the stores reach the
+/// disk, by msync(MS_SYNC) for one file and, for another, by nobody's
+/// asking (the file closed and unmapped, then the volume unmounted), as
+/// the next mount reads. A mapped file keeps its volume busy.
+fn a_shared_mapping_of_a_disk_file_is_the_file() -> Outcome {
+    const LEN: usize = 3 * 4096 + 100;
+    let synced = format!("{MNT}/mapped-synced");
+    let unsynced = format!("{MNT}/mapped-unsynced");
+    let mut want_synced = pattern(31, LEN as u64);
+    let mut want_unsynced = pattern(32, LEN as u64);
+    mounted(0, || {
+        write_file(&synced, &want_synced, 4096)?;
+        let fd = sys::open(&synced, O_RDWR, 0).map_err(why(&synced))?;
+        let map = map_file(fd, LEN, MAP_SHARED)?;
+        ensure!(
+            *map == *want_synced,
+            "the mapping does not hold the file's bytes"
+        );
+        let stored = b"stored through the mapping";
+        map[4100..4100 + stored.len()].copy_from_slice(stored);
+        want_synced[4100..4100 + stored.len()].copy_from_slice(stored);
+        let mut back = vec![0u8; LEN];
+        let n = pread(fd, &mut back, 0).map_err(why("pread"))?;
+        ensure!(
+            n == LEN && back == want_synced,
+            "pread does not see the mapping's store"
+        );
+        let written = b"written by pwrite";
+        pwrite(fd, written, 9000).map_err(why("pwrite"))?;
+        want_synced[9000..9000 + written.len()].copy_from_slice(written);
+        ensure!(
+            map[9000..9000 + written.len()] == *written,
+            "the mapping does not see pwrite's bytes"
+        );
+        check_file(&synced, &want_synced)?;
+        // A private mapping's store stays in the mapping.
+        let private = map_file(fd, LEN, MAP_PRIVATE)?;
+        ensure!(
+            *private == *want_synced,
+            "a private mapping does not hold the file's bytes"
+        );
+        private[0] ^= 0xff;
+        check_file(&synced, &want_synced)?;
+        unmap(private)?;
+        call(nr::MSYNC, &[map.as_ptr() as usize, LEN, MS_SYNC as usize]).map_err(why("msync"))?;
+        sys::close(fd).map_err(why("close"))?;
+        expect_err(
+            "umount with a file mapped",
+            sys::umount2(MNT, 0),
+            Errno::EBUSY,
+        )?;
+        unmap(map)?;
+
+        write_file(&unsynced, &want_unsynced, 4096)?;
+        let fd = sys::open(&unsynced, O_RDWR, 0).map_err(why(&unsynced))?;
+        let map = map_file(fd, 4 * 4096, MAP_SHARED)?;
+        sys::close(fd).map_err(why("close"))?;
+        for page in 0..4 {
+            map[page * 4096 + 7] = b'!';
+            want_unsynced[page * 4096 + 7] = b'!';
+        }
+        // The last page's bytes past the end are not the file's: they
+        // must not reach it.
+        map[LEN + 5] = b'?';
+        unmap(map)?;
+        check_file(&unsynced, &want_unsynced)
+    })?;
+    mounted(0, || {
+        check_file(&synced, &want_synced)?;
+        check_file(&unsynced, &want_unsynced)?;
+        let st = sys::stat(&unsynced).map_err(why("stat"))?;
+        ensure!(st.st_size == LEN as i64, "the size became {}", st.st_size);
+        Ok(())
+    })
+}
+
+/// A program run from the disk runs from its file's page cache, so the
+/// file is busy for writers while it runs (ETXTBSY, as for a ramfs
+/// file), and free again once it ended; its running keeps the volume
+/// busy.
+fn a_program_on_the_disk_is_busy_while_it_runs() -> Outcome {
+    let prog = format!("{MNT}/sleep-copy");
+    mounted(0, || {
+        let bytes = sys::read_file("/bin/sleep").map_err(why("/bin/sleep"))?;
+        write_file(&prog, &bytes, 64 * 1024)?;
+        let c = cpath(&prog);
+        call(nr::CHMOD, &[c.as_ptr() as usize, 0o755]).map_err(why("chmod"))?;
+        let pid = sys::fork().map_err(why("fork"))? as i32;
+        if pid == 0 {
+            let e = sys::execve(&prog, &[&prog, "30"], &[]);
+            println!("fstest: exec {prog}: {}", e.message());
+            sys::exit(127);
+        }
+        // Until the child's program is the copy.
+        let start = sys::monotonic_nanos();
+        let mut buf = [0u8; 128];
+        loop {
+            let exe = sys::readlink(&format!("/proc/{pid}/exe"), &mut buf);
+            if exe.is_ok_and(|exe| exe == prog) {
+                break;
+            }
+            ensure!(
+                sys::monotonic_nanos() - start < 10_000_000_000,
+                "{prog} is not running 10 s after the fork"
+            );
+            sys::nanosleep(20_000_000).map_err(why("nanosleep"))?;
+        }
+        let busy = sys::open(&prog, O_WRONLY, 0);
+        let truncated = call(nr::TRUNCATE, &[c.as_ptr() as usize, 0]);
+        let unmounted = sys::umount2(MNT, 0);
+        sys::kill(pid, abi::signal::SIGKILL).map_err(why("kill"))?;
+        sys::waitpid(pid).map_err(why("waitpid"))?;
+        expect_err("open for writing while it runs", busy, Errno::ETXTBSY)?;
+        expect_err("truncate while it runs", truncated, Errno::ETXTBSY)?;
+        expect_err("umount while it runs", unmounted, Errno::EBUSY)?;
+        let fd = sys::open(&prog, O_WRONLY, 0).map_err(why("open for writing after"))?;
+        sys::close(fd).map_err(why("close"))?;
+        sys::unlink(&prog).map_err(why("unlink"))
+    })
+}
+
 /// The pid of the process named `name` (its /proc/PID/comm), if any.
 fn pid_named(name: &str) -> Result<Option<i32>, String> {
     for entry in user::probe::dir_names("/proc")? {
@@ -660,6 +798,8 @@ const TESTS: &[Test] = user::tests![
     a_read_only_mount_refuses_changes,
     a_tmpfs_mounts_and_unmounts,
     the_flusher_writes_what_nobody_synced,
+    a_shared_mapping_of_a_disk_file_is_the_file,
+    a_program_on_the_disk_is_busy_while_it_runs,
 ];
 
 fn run() -> i32 {
