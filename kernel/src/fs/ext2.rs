@@ -342,8 +342,17 @@ impl Volume {
 
     fn housekeeping(&self, fs: &mut DiskFs) -> kcore::ext2::Result<()> {
         let Released { orphans, unwritten } = core::mem::take(&mut *self.released.lock());
+        // A failed write-back is the lost stores' alone (Linux too drops
+        // them, and tells the next fsync): the operation that happened to
+        // come next goes on, and so do the other files.
         for (ino, pages) in unwritten {
-            write_back(fs, ino, &pages)?;
+            if let Err(e) = write_back(fs, ino, &pages) {
+                crate::warn!(
+                    "ext2: {}: inode {ino}: stores through a mapping lost: {:?}",
+                    self.disk.name(),
+                    errno(self.disk, e)
+                );
+            }
         }
         for ino in orphans {
             fs.release(ino)?;

@@ -195,6 +195,10 @@ pub fn load(
     // A program on a disk runs from its file's page cache, as any mapping
     // of it (fs/ext2.rs), made before the node's lock is taken: the disk
     // sleeps.
+    // (A file this caller may not run is refused before it is read.)
+    if !node_ref.lock().permits(cred, MAY_EXEC) {
+        return Err(Errno::EACCES);
+    }
     let disk_pages = if crate::fs::file::is_disk_file(&node_ref) {
         Some(crate::fs::ext2::pages(&node_ref)?)
     } else {
