@@ -42,8 +42,9 @@
 //!    path), the areas of the address spaces (`mm::areas`), then what a
 //!    disk file's node leaves its volume when it goes (`fs::ext2`'s
 //!    `Released`: the last mapping of a file may hold its last node, and
-//!    mappings go inside the areas' lock), kernel-stack slots, the kernel heap (whose growth maps pages), one address
-//!    space's page tables (`mm::paging`'s `TablesLock`), frames;
+//!    mappings go inside the areas' lock), kernel-stack slots, the kernel
+//!    heap (whose growth maps pages), one address space's page tables
+//!    (`mm::paging`'s `TablesLock`), frames;
 //! 6. the PIC, then the rate limit on lines user programs cause (`log`),
 //!    then the kernel log's ring (`log`), then the serial port: anything
 //!    may print.

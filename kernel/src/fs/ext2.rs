@@ -466,8 +466,9 @@ impl Volume {
             .filter_map(|(&ino, n)| Some((ino, n.upgrade()?)))
             .collect();
         for (ino, node) in live {
-            if let Some(pages) = cached_pages(&node) {
-                write_back(fs, ino, &pages)?;
+            if let Some(pages) = cached_pages(&node)
+                && write_back(fs, ino, &pages)?
+            {
                 self.refresh(fs, ino)?;
             }
         }
@@ -621,21 +622,28 @@ pub fn pages(node: &NodeRef) -> Result<FileData, Errno> {
 /// Writes the pages of `ino`'s page cache that a shared mapping may have
 /// stored into to the file, each page that differs from the file's
 /// bytes: called holding the volume, so no `write` comes between the
-/// look and the write.
-fn write_back(fs: &mut DiskFs, ino: u32, pages: &FileData) -> kcore::ext2::Result<()> {
+/// look and the write. Whether it wrote any (the inode changed).
+fn write_back(fs: &mut DiskFs, ino: u32, pages: &FileData) -> kcore::ext2::Result<bool> {
+    let stored = pages.stored_pages();
+    if stored.is_empty() {
+        return Ok(false); // most page caches: programs and private mappings
+    }
     let mut page_bytes = alloc::vec![0u8; PAGE];
     let mut on_disk = alloc::vec![0u8; PAGE];
-    for page in pages.stored_pages() {
+    let mut inode = fs.inode(ino)?;
+    let mut wrote = false;
+    for page in stored {
         let at = page * PAGE as u64;
         let n = pages.read_at(at, &mut page_bytes);
-        let inode = fs.inode(ino)?;
         let held = fs.read(&inode, at, &mut on_disk[..n])?;
         if held != n || page_bytes[..n] != on_disk[..n] {
             fs.write(ino, at, &page_bytes[..n])?;
+            inode = fs.inode(ino)?; // its block map may have grown
+            wrote = true;
         }
         pages.written_back(page);
     }
-    Ok(())
+    Ok(wrote)
 }
 
 /// The disk node `dir` and its inode: ENOTDIR for a node of another kind.

@@ -192,13 +192,13 @@ pub fn load(
     cred: &Cred,
 ) -> Result<Image, Errno> {
     let node_ref = ramfs::lookup(path)?;
-    // A program on a disk runs from its file's page cache, as any mapping
-    // of it (fs/ext2.rs), made before the node's lock is taken: the disk
-    // sleeps.
-    // (A file this caller may not run is refused before it is read.)
+    // A file this caller may not run is refused before anything is read.
     if !node_ref.lock().permits(cred, MAY_EXEC) {
         return Err(Errno::EACCES);
     }
+    // A program on a disk runs from its file's page cache, as any mapping
+    // of it (fs/ext2.rs), made before the node's lock is taken: the disk
+    // sleeps.
     let disk_pages = if crate::fs::file::is_disk_file(&node_ref) {
         Some(crate::fs::ext2::pages(&node_ref)?)
     } else {
@@ -211,9 +211,6 @@ pub fn load(
             (Content::DiskFile, Some(pages)) => pages,
             _ => return Err(Errno::EACCES),
         };
-        if !node.permits(cred, MAY_EXEC) {
-            return Err(Errno::EACCES);
-        }
         let set_uid = (node.perm & S_ISUID != 0).then_some(node.uid);
         let set_gid = (node.perm & (S_ISGID | S_IXGRP) == S_ISGID | S_IXGRP).then_some(node.gid);
         let mut cred = cred.clone();
