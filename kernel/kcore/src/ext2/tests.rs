@@ -764,6 +764,53 @@ fn space_freed_on_a_full_journaled_disk_can_be_used_again() {
     fs.unmount().unwrap();
 }
 
+/// On ext3 a block freed in the open transaction is not handed out
+/// before the commit (after a crash it would still be the old file's),
+/// while a block that transaction both allocated and freed may go again
+/// at once: no committed file ever had it.
+#[test]
+fn a_freed_block_waits_for_the_commit_unless_the_transaction_made_it() {
+    let scratch = Scratch::new("committed-data");
+    let image = scratch.0.join("disk.img");
+    mkfs("ext3", 1024, &image, "4M", None, &[]);
+    let mut fs = mount(&image);
+    let root = fs.root();
+    let data = pattern(1024, 3);
+    let first_block = |fs: &mut Fs<ImageFile>, ino| {
+        let inode = fs.inode(ino).unwrap();
+        fs.bmap(&inode, 0).unwrap()
+    };
+    let old = fs.create(root, b"old", new_file(0o100644), 0).unwrap();
+    fs.write(old, 0, &data).unwrap();
+    let old_block = first_block(&mut fs, old);
+    fs.commit().unwrap();
+    let (ino, _) = fs.unlink(root, b"old", NOW).unwrap();
+    fs.release_after(ino).unwrap();
+    // Made and removed within this transaction: its block may go again.
+    let brief = fs.create(root, b"brief", new_file(0o100644), 0).unwrap();
+    fs.write(brief, 0, &data).unwrap();
+    let brief_block = first_block(&mut fs, brief);
+    let (ino, _) = fs.unlink(root, b"brief", NOW).unwrap();
+    fs.release_after(ino).unwrap();
+    let new = fs.create(root, b"new", new_file(0o100644), 0).unwrap();
+    fs.write(new, 0, &data).unwrap();
+    let new_block = first_block(&mut fs, new);
+    assert_ne!(
+        new_block, old_block,
+        "the old file's block went before the commit"
+    );
+    assert_eq!(
+        new_block, brief_block,
+        "a block no commit saw was kept back"
+    );
+    // After the commit the old file's block is free like any other.
+    fs.commit().unwrap();
+    let after = fs.create(root, b"after", new_file(0o100644), 0).unwrap();
+    fs.write(after, 0, &data).unwrap();
+    assert_eq!(first_block(&mut fs, after), old_block);
+    fs.unmount().unwrap();
+}
+
 #[test]
 fn only_a_journal_with_changes_has_a_transaction_to_commit() {
     let scratch = Scratch::new("open-transaction");
