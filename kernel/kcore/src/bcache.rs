@@ -10,7 +10,12 @@
 //!
 //! - [`BlockDevice::flush`] writes every dirty block, in block order, and
 //!   then flushes the device: when it returns, every write before it is
-//!   durable. fsync, sync and the journal's commit rest on this.
+//!   durable. fsync, sync and the journal's commit rest on this. The one
+//!   exception is a block dirty only with a committed transaction's home
+//!   copy ([`BlockDevice::write_logged`]): the log holds it durable
+//!   already, so it waits for the journal's checkpoint
+//!   ([`BlockDevice::flush_all`]), the flusher or eviction, and an fsync
+//!   does not write the blocks of every commit before it again.
 //! - [`Cache::write_back_older_than`]: the kernel's flusher thread writes
 //!   the blocks dirty for longer than the age limit, so a crash loses at
 //!   most that much of what nobody asked to be durable.
@@ -53,6 +58,9 @@ struct Buffer {
     dirty_since: Option<u64>,
     /// The use stamp of its last access (the key in `by_use`).
     used: u64,
+    /// Dirty only with what the journal holds durable
+    /// ([`BlockDevice::write_logged`]): `flush` may leave it.
+    logged: bool,
 }
 
 /// Counts for `/proc` and the tests.
@@ -207,11 +215,17 @@ impl<D: BlockDevice> Cache<D> {
     }
 
     /// Marks block `at` dirty as of now, if it was clean.
-    fn mark_dirty(&mut self, at: u64) {
+    /// A `logged` change is one the journal holds durable: the block
+    /// stays one `flush` may leave only while every change since it was
+    /// last written is.
+    fn mark_dirty(&mut self, at: u64, logged: bool) {
         let buffer = self.buffers.get_mut(&at).expect("a kept block");
         if buffer.dirty_since.is_none() {
             buffer.dirty_since = Some(self.now);
+            buffer.logged = logged;
             self.dirty.insert((self.now, at));
+        } else {
+            buffer.logged &= logged;
         }
     }
 
@@ -221,6 +235,7 @@ impl<D: BlockDevice> Cache<D> {
         if let Some(since) = buffer.dirty_since.take() {
             self.dirty.remove(&(since, at));
         }
+        buffer.logged = false;
     }
 
     /// Forgets block `at` (written back or clean); its size.
@@ -277,19 +292,56 @@ impl<D: BlockDevice> Cache<D> {
         Ok(true)
     }
 
-    /// Keeps `data` as block `at`.
-    fn insert(&mut self, at: u64, data: Vec<u8>, dirty: bool) {
+    /// Keeps `data` as block `at`, clean.
+    fn insert(&mut self, at: u64, data: Vec<u8>) {
         self.held += data.len();
         let buffer = Buffer {
             data,
             dirty_since: None,
             used: u64::MAX,
+            logged: false,
         };
         self.buffers.insert(at, buffer);
         self.touch(at);
-        if dirty {
-            self.mark_dirty(at);
+    }
+
+    /// `write` and `write_logged`: keeps the block dirty, or writes it
+    /// through when it cannot be kept.
+    fn write_kept(&mut self, block: u64, buf: &[u8], logged: bool) -> Result<()> {
+        let len = buf.len() as u64;
+        let at = block * len;
+        if let Some(buffer) = self.buffers.get_mut(&at)
+            && buffer.data.len() == buf.len()
+        {
+            buffer.data.copy_from_slice(buf);
+            self.mark_dirty(at, logged);
+            self.touch(at);
+            return Ok(());
         }
+        self.drop_overlapping(at, len)?;
+        if len <= MAX_BLOCK && self.make_room(buf.len())? {
+            self.insert(at, buf.to_vec());
+            self.mark_dirty(at, logged);
+            Ok(())
+        } else {
+            self.dev.write(block, buf)
+        }
+    }
+
+    /// Writes every dirty block `flush` must (`all`: the logged ones
+    /// too), in block order, then flushes the device.
+    fn flush_dirty(&mut self, all: bool) -> Result<()> {
+        let mut dirty: Vec<u64> = self
+            .dirty
+            .iter()
+            .map(|&(_, at)| at)
+            .filter(|at| all || !self.buffers[at].logged)
+            .collect();
+        dirty.sort_unstable();
+        for at in dirty {
+            self.write_back(at)?;
+        }
+        self.dev.flush()
     }
 }
 
@@ -309,29 +361,17 @@ impl<D: BlockDevice> BlockDevice for Cache<D> {
         self.drop_overlapping(at, len)?;
         self.dev.read(block, buf)?;
         if len <= MAX_BLOCK && self.make_room(buf.len())? {
-            self.insert(at, buf.to_vec(), false);
+            self.insert(at, buf.to_vec());
         }
         Ok(())
     }
 
     fn write(&mut self, block: u64, buf: &[u8]) -> Result<()> {
-        let len = buf.len() as u64;
-        let at = block * len;
-        if let Some(buffer) = self.buffers.get_mut(&at)
-            && buffer.data.len() == buf.len()
-        {
-            buffer.data.copy_from_slice(buf);
-            self.mark_dirty(at);
-            self.touch(at);
-            return Ok(());
-        }
-        self.drop_overlapping(at, len)?;
-        if len <= MAX_BLOCK && self.make_room(buf.len())? {
-            self.insert(at, buf.to_vec(), true);
-            Ok(())
-        } else {
-            self.dev.write(block, buf)
-        }
+        self.write_kept(block, buf, false)
+    }
+
+    fn write_logged(&mut self, block: u64, buf: &[u8]) -> Result<()> {
+        self.write_kept(block, buf, true)
     }
 
     fn size(&self) -> Option<u64> {
@@ -375,7 +415,7 @@ impl<D: BlockDevice> BlockDevice for Cache<D> {
                 if !self.make_room(block_len)? {
                     return Ok(());
                 }
-                self.insert(at + (i * block_len) as u64, data.to_vec(), false);
+                self.insert(at + (i * block_len) as u64, data.to_vec());
                 self.stats.read_ahead += 1;
             }
             block += n;
@@ -383,14 +423,15 @@ impl<D: BlockDevice> BlockDevice for Cache<D> {
         Ok(())
     }
 
-    /// Writes every dirty block, in block order, then flushes the device.
+    /// Writes every dirty block but those only the journal's checkpoint
+    /// waits for, in block order, then flushes the device.
     fn flush(&mut self) -> Result<()> {
-        let mut dirty: Vec<u64> = self.dirty.iter().map(|&(_, at)| at).collect();
-        dirty.sort_unstable();
-        for at in dirty {
-            self.write_back(at)?;
-        }
-        self.dev.flush()
+        self.flush_dirty(false)
+    }
+
+    /// Writes every dirty block, in block order, then flushes the device.
+    fn flush_all(&mut self) -> Result<()> {
+        self.flush_dirty(true)
     }
 }
 
@@ -469,6 +510,26 @@ mod tests {
         assert_eq!(a, c.dev.bytes[3072..4096]);
         assert_eq!(c.dev.reads, 1);
         assert_eq!((c.stats.hits, c.stats.misses), (1, 1));
+    }
+
+    #[test]
+    fn a_logged_block_waits_for_flush_all_unless_written_plainly_since() {
+        let mut c = Cache::new(Disk::new(64 * 1024), 16 * 1024);
+        c.write_logged(2, &[7; 1024]).unwrap();
+        c.write(5, &[8; 1024]).unwrap();
+        c.flush().unwrap();
+        assert_eq!(c.dev.writes, [(5 * 1024, 1024)], "only the plain write");
+        assert_eq!(c.held().1, 1024, "the logged block is still dirty");
+        // A plain write over a logged one must reach the disk at a flush.
+        c.write_logged(3, &[9; 1024]).unwrap();
+        c.write(3, &[10; 1024]).unwrap();
+        c.flush().unwrap();
+        assert_eq!(c.dev.writes[1..], [(3 * 1024, 1024)]);
+        c.flush_all().unwrap();
+        assert_eq!(c.dev.writes[2..], [(2 * 1024, 1024)]);
+        assert_eq!(c.dev.bytes[2048..3072], [7; 1024]);
+        assert_eq!(c.held().1, 0);
+        assert_eq!(c.dev.flushes, 3);
     }
 
     #[test]

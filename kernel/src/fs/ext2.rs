@@ -482,9 +482,10 @@ impl Volume {
         if self.read_only {
             return Ok(());
         }
+        // The commit's flush writes the file data before its commit
+        // block (ordered mode), and flushes even when nothing is logged.
         self.with(|fs| {
             self.write_back_mapped(fs)?;
-            fs.dev.write_back_older_than(0)?;
             self.commit(fs)
         })
     }

@@ -223,7 +223,10 @@ impl<D: BlockDevice> Fs<D> {
     /// device (without): after this, every change made so far survives a
     /// crash. fsync and sync end here.
     pub fn commit(&mut self) -> Result<()> {
+        let open = self.transaction_is_open();
         match &mut self.journal {
+            // Nothing to log, but file data written since may be waiting.
+            Some(_) if !open => self.dev.flush(),
             Some(journal) => {
                 let pending = core::mem::take(&mut self.pending);
                 let revokes = core::mem::take(&mut self.revokes);
@@ -329,6 +332,61 @@ impl<D: BlockDevice> Fs<D> {
         }
     }
 
+    /// Runs `f` on metadata block `block` as the file system sees it: the
+    /// open transaction's copy, when it has one, read where it lies.
+    fn peek_meta<R>(&mut self, block: u32, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        if let Some(kept) = self.pending.get(&block) {
+            return Ok(f(kept));
+        }
+        let mut buf = vec![0; self.block_size];
+        self.read_block(block, &mut buf)?;
+        Ok(f(&buf))
+    }
+
+    /// Changes metadata block `block` with `f`, as `write_meta` would
+    /// write it. With a journal the open transaction's copy is changed
+    /// where it lies: a change of a few bytes (a bit, an inode, a
+    /// counter) costs no copy of the block. `f` checks before it changes
+    /// anything: an error from it leaves the block as it was.
+    fn change_meta<R>(&mut self, block: u32, f: impl FnOnce(&mut [u8]) -> Result<R>) -> Result<R> {
+        self.meta_in_place(block, |buf| f(buf).map(|out| (out, true)))
+    }
+
+    /// As `change_meta`, for a change `f` may find it cannot make: it
+    /// returns false having changed nothing, and nothing is written.
+    fn change_meta_if(
+        &mut self,
+        block: u32,
+        f: impl FnOnce(&mut [u8]) -> Result<bool>,
+    ) -> Result<bool> {
+        self.meta_in_place(block, |buf| f(buf).map(|changed| (changed, changed)))
+    }
+
+    /// `change_meta`'s work: `f` says what it returns and whether it
+    /// changed the block.
+    fn meta_in_place<R>(
+        &mut self,
+        block: u32,
+        f: impl FnOnce(&mut [u8]) -> Result<(R, bool)>,
+    ) -> Result<R> {
+        if self.journal.is_some()
+            && let Some(kept) = self.pending.get_mut(&block)
+        {
+            return f(kept).map(|(out, _)| out);
+        }
+        let mut buf = vec![0; self.block_size];
+        self.read_block(block, &mut buf)?;
+        let (out, changed) = f(&mut buf)?;
+        match (changed, self.journal.is_some()) {
+            (false, _) => {}
+            (true, true) => {
+                self.pending.insert(block, buf);
+            }
+            (true, false) => self.dev.write(u64::from(block), &buf)?,
+        }
+        Ok(out)
+    }
+
     /// Whether the open transaction has grown enough to commit in the
     /// middle of a long operation (at a point where what it changed is
     /// consistent), leaving room for one more block's changes.
@@ -393,9 +451,8 @@ impl<D: BlockDevice> Fs<D> {
     /// Reads inode `ino`, refusing one whose contents cannot be used.
     pub fn inode(&mut self, ino: u32) -> Result<Inode> {
         let (block, at) = self.inode_place(ino)?;
-        let mut buf = vec![0; self.block_size];
-        self.read_block(block, &mut buf)?;
-        let inode = Inode::decode(&buf[at..at + usize::from(self.sb.inode_size)])?;
+        let size = usize::from(self.sb.inode_size);
+        let inode = self.peek_meta(block, |buf| Inode::decode(&buf[at..at + size]))??;
         if inode.flags & (flags::EXTENTS | flags::INLINE_DATA) != 0 {
             return Err(Error::Corrupt("inode uses extents or inline data (ext4)"));
         }
@@ -406,10 +463,11 @@ impl<D: BlockDevice> Fs<D> {
     pub fn write_inode(&mut self, ino: u32, inode: &Inode) -> Result<()> {
         self.writable()?;
         let (block, at) = self.inode_place(ino)?;
-        let mut buf = vec![0; self.block_size];
-        self.read_block(block, &mut buf)?;
-        inode.encode(&mut buf[at..at + usize::from(self.sb.inode_size)]);
-        self.write_meta(block, &buf)
+        let size = usize::from(self.sb.inode_size);
+        self.change_meta(block, |buf| {
+            inode.encode(&mut buf[at..at + size]);
+            Ok(())
+        })
     }
 
     // ---- the block map ----
@@ -476,11 +534,16 @@ impl<D: BlockDevice> Fs<D> {
     /// Writes group `g`'s descriptor and the superblock's counters.
     fn write_counters(&mut self, g: usize) -> Result<()> {
         let at = g * GroupDesc::SIZE;
-        self.groups[g].encode(&mut self.gdt_raw[at..at + GroupDesc::SIZE]);
-        let block_index = at / self.block_size;
-        let start = block_index * self.block_size;
-        let chunk = self.gdt_raw[start..start + self.block_size].to_vec();
-        self.write_meta(self.sb.first_data_block + 1 + block_index as u32, &chunk)?;
+        let gd = self.groups[g];
+        gd.encode(&mut self.gdt_raw[at..at + GroupDesc::SIZE]);
+        // The table's block holds what gdt_raw holds (every change to a
+        // descriptor comes here): only this one's bytes change.
+        let block = self.sb.first_data_block + 1 + (at / self.block_size) as u32;
+        let within = at % self.block_size;
+        self.change_meta(block, |buf| {
+            gd.encode(&mut buf[within..within + GroupDesc::SIZE]);
+            Ok(())
+        })?;
         self.write_superblock()
     }
 
@@ -503,8 +566,15 @@ impl<D: BlockDevice> Fs<D> {
     /// Writes the superblock as metadata (with a journal: in the open
     /// transaction).
     fn write_superblock(&mut self) -> Result<()> {
-        let (block, buf) = self.superblock_block()?;
-        self.write_meta(block, &buf)
+        self.sb.encode(&mut self.sb_raw);
+        let (block, at) = self.superblock_place();
+        let raw = core::mem::take(&mut self.sb_raw);
+        let written = self.change_meta(block, |buf| {
+            buf[at..at + SUPERBLOCK_SIZE].copy_from_slice(&raw);
+            Ok(())
+        });
+        self.sb_raw = raw;
+        written
     }
 
     /// Writes the superblock in place and flushes, outside any
@@ -527,22 +597,27 @@ impl<D: BlockDevice> Fs<D> {
             return Err(Error::Sys(Errno::ENOSPC));
         }
         let count = self.groups.len();
-        let mut bitmap = vec![0; self.block_size];
         for g in (0..count).map(|k| (goal + k) % count) {
             if self.groups[g].free_blocks_count == 0 {
                 continue;
             }
             let bitmap_block = self.groups[g].block_bitmap;
-            self.read_block(bitmap_block, &mut bitmap)?;
-            let kept_back = self.committed.get(&bitmap_block).map(Vec::as_slice);
             let limit = self.blocks_in_group(g) as usize;
-            let Some(bit) = find_clear(&bitmap, kept_back, 0, limit) else {
+            // Out of the map while the search borrows it, and back before
+            // anything can return.
+            let kept_back = self.committed.remove(&bitmap_block);
+            let found = self.peek_meta(bitmap_block, |bitmap| {
+                find_clear(bitmap, kept_back.as_deref(), 0, limit)
+            });
+            if let Some(kept_back) = kept_back {
+                self.committed.insert(bitmap_block, kept_back);
+            }
+            let Some(bit) = found? else {
                 // The descriptor said there was room and the bitmap says
                 // not: trust neither and try the other groups.
                 continue;
             };
-            bitmap[bit / 8] |= 1 << (bit % 8);
-            self.write_meta(bitmap_block, &bitmap)?;
+            self.set_bit(bitmap_block, bit)?;
             self.groups[g].free_blocks_count -= 1;
             self.sb.free_blocks_count -= 1;
             self.write_counters(g)?;
@@ -561,8 +636,7 @@ impl<D: BlockDevice> Fs<D> {
         let bit = (rel % self.sb.blocks_per_group) as usize;
         let bitmap_block = self.groups[g].block_bitmap;
         if self.journal.is_some() && !self.committed.contains_key(&bitmap_block) {
-            let mut before = vec![0; self.block_size];
-            self.read_block(bitmap_block, &mut before)?;
+            let before = self.peek_meta(bitmap_block, <[u8]>::to_vec)?;
             self.committed.insert(bitmap_block, before);
         }
         self.clear_bit(bitmap_block, bit, "freeing a block that is already free")?;
@@ -613,24 +687,23 @@ impl<D: BlockDevice> Fs<D> {
             self.group_of_inode(parent)
         };
         let ipg = self.sb.inodes_per_group as usize;
-        let mut bitmap = vec![0; self.block_size];
         for g in (0..count).map(|k| (start + k) % count) {
             if self.groups[g].free_inodes_count == 0 {
                 continue;
             }
             let bitmap_block = self.groups[g].inode_bitmap;
-            self.read_block(bitmap_block, &mut bitmap)?;
             // The reserved inodes (1 to first_ino - 1) are never handed out.
             let from = if g == 0 {
                 self.sb.first_ino as usize - 1
             } else {
                 0
             };
-            let Some(bit) = find_clear(&bitmap, None, from, ipg) else {
+            let found =
+                self.peek_meta(bitmap_block, |bitmap| find_clear(bitmap, None, from, ipg))?;
+            let Some(bit) = found else {
                 continue;
             };
-            bitmap[bit / 8] |= 1 << (bit % 8);
-            self.write_meta(bitmap_block, &bitmap)?;
+            self.set_bit(bitmap_block, bit)?;
             self.groups[g].free_inodes_count -= 1;
             if is_dir {
                 self.groups[g].used_dirs_count += 1;
@@ -642,16 +715,25 @@ impl<D: BlockDevice> Fs<D> {
         Err(Error::Sys(Errno::ENOSPC))
     }
 
+    /// Sets bit `bit` of the bitmap in block `bitmap_block`: the search
+    /// just found it clear.
+    fn set_bit(&mut self, bitmap_block: u32, bit: usize) -> Result<()> {
+        self.change_meta(bitmap_block, |bitmap| {
+            bitmap[bit / 8] |= 1 << (bit % 8);
+            Ok(())
+        })
+    }
+
     /// Clears bit `bit` of the bitmap in block `bitmap_block`; a bit
     /// already clear is corruption (`why`): something was freed twice.
     fn clear_bit(&mut self, bitmap_block: u32, bit: usize, why: &'static str) -> Result<()> {
-        let mut bitmap = vec![0; self.block_size];
-        self.read_block(bitmap_block, &mut bitmap)?;
-        if bitmap[bit / 8] & (1 << (bit % 8)) == 0 {
-            return Err(Error::Corrupt(why));
-        }
-        bitmap[bit / 8] &= !(1 << (bit % 8));
-        self.write_meta(bitmap_block, &bitmap)
+        self.change_meta(bitmap_block, |bitmap| {
+            if bitmap[bit / 8] & (1 << (bit % 8)) == 0 {
+                return Err(Error::Corrupt(why));
+            }
+            bitmap[bit / 8] &= !(1 << (bit % 8));
+            Ok(())
+        })
     }
 
     fn free_inode(&mut self, ino: u32, was_dir: bool) -> Result<()> {
@@ -812,6 +894,7 @@ impl<D: BlockDevice> Fs<D> {
     /// [`Fs::write`] as a step of a larger operation.
     fn write_within(&mut self, ino: u32, offset: u64, data: &[u8]) -> Result<usize> {
         let mut inode = self.inode(ino)?;
+        let before = inode.clone();
         if offset > inode.size {
             self.zero_tail(&inode)?;
         }
@@ -825,8 +908,11 @@ impl<D: BlockDevice> Fs<D> {
             .write_blocks(ino, &mut inode, offset, &data[..len], &mut done)
             .err();
         // The inode is written even after a failure: blocks allocated on
-        // the way are already its own.
-        self.write_inode(ino, &inode)?;
+        // the way are already its own. An overwrite within the file's
+        // blocks changes nothing in it, and logs nothing.
+        if inode != before {
+            self.write_inode(ino, &inode)?;
+        }
         match failure {
             Some(e) if done == 0 => Err(e),
             _ => Ok(done),
@@ -1025,12 +1111,17 @@ impl<D: BlockDevice> Fs<D> {
 
     /// Reads directory block `n` of `dir`; a hole is corruption.
     fn dir_block(&mut self, dir: &Inode, n: u64, buf: &mut [u8]) -> Result<u32> {
+        let b = self.dir_block_place(dir, n)?;
+        self.read_block(b, buf)?;
+        Ok(b)
+    }
+
+    /// The disk block of directory block `n` of `dir`; a hole is
+    /// corruption.
+    fn dir_block_place(&mut self, dir: &Inode, n: u64) -> Result<u32> {
         match self.bmap(dir, n)? {
             0 => Err(Error::Corrupt("hole in a directory")),
-            b => {
-                self.read_block(b, buf)?;
-                Ok(b)
-            }
+            b => Ok(b),
         }
     }
 
@@ -1074,19 +1165,25 @@ impl<D: BlockDevice> Fs<D> {
     /// offset there, its inode and file type.
     fn find(&mut self, dir: &Inode, name: &[u8]) -> Result<Option<(u64, usize, u32, u8)>> {
         let filetype = self.sb.has_filetype();
-        let mut buf = vec![0; self.block_size];
+        let inodes = self.sb.inodes_count;
         for n in 0..self.dir_blocks(dir)? {
-            self.dir_block(dir, n, &mut buf)?;
-            for entry in dir::entries(&buf, filetype) {
-                let e = entry?;
-                if e.ino != 0 && e.name == name {
-                    if e.ino > self.sb.inodes_count {
-                        return Err(Error::Corrupt(
-                            "directory entry names an inode out of range",
-                        ));
+            let b = self.dir_block_place(dir, n)?;
+            let found = self.peek_meta(b, |buf| -> Result<_> {
+                for entry in dir::entries(buf, filetype) {
+                    let e = entry?;
+                    if e.ino != 0 && e.name == name {
+                        if e.ino > inodes {
+                            return Err(Error::Corrupt(
+                                "directory entry names an inode out of range",
+                            ));
+                        }
+                        return Ok(Some((n, e.offset, e.ino, e.file_type)));
                     }
-                    return Ok(Some((n, e.offset, e.ino, e.file_type)));
                 }
+                Ok(None)
+            })??;
+            if found.is_some() {
+                return Ok(found);
             }
         }
         Ok(None)
@@ -1114,16 +1211,15 @@ impl<D: BlockDevice> Fs<D> {
         let filetype = self.sb.has_filetype();
         let ftype = if filetype { dir::file_type_of(mode) } else { 0 };
         let mut d = self.inode(dir_ino)?;
-        let mut buf = vec![0; self.block_size];
         for n in 0..self.dir_blocks(&d)? {
-            let b = self.dir_block(&d, n, &mut buf)?;
-            if dir::insert(&mut buf, name, ino, ftype, filetype)? {
-                self.write_meta(b, &buf)?;
+            let b = self.dir_block_place(&d, n)?;
+            if self.change_meta_if(b, |buf| dir::insert(buf, name, ino, ftype, filetype))? {
                 return self.dir_changed(dir_ino, &mut d);
             }
         }
         let n = d.size / self.block_size as u64;
         let (b, _) = self.bmap_alloc(dir_ino, &mut d, n)?;
+        let mut buf = vec![0; self.block_size];
         dir::init_empty(&mut buf);
         dir::insert(&mut buf, name, ino, ftype, filetype)?;
         self.write_meta(b, &buf)?;
@@ -1145,10 +1241,9 @@ impl<D: BlockDevice> Fs<D> {
         let Some((n, offset, ino, _)) = self.find(&d, name)? else {
             return Err(Error::Sys(Errno::ENOENT));
         };
-        let mut buf = vec![0; self.block_size];
-        let b = self.dir_block(&d, n, &mut buf)?;
-        dir::remove(&mut buf, offset, self.sb.has_filetype())?;
-        self.write_meta(b, &buf)?;
+        let b = self.dir_block_place(&d, n)?;
+        let filetype = self.sb.has_filetype();
+        self.change_meta(b, |buf| dir::remove(buf, offset, filetype))?;
         self.dir_changed(dir_ino, &mut d)?;
         Ok(ino)
     }

@@ -21,8 +21,12 @@
 //!
 //! The writer here keeps the log simple: transactions are appended from
 //! the log's first block, and when the next one would not fit before the
-//! end, everything logged is checkpointed (the device flushed, so the home
-//! copies are durable) and the log starts again empty. It never writes a
+//! end, everything logged is checkpointed (the home copies written and
+//! the device flushed, `BlockDevice::flush_all`) and the log starts again
+//! empty. Until then the home copies are written as a cache finds it
+//! convenient (`BlockDevice::write_logged`): a commit's flush does not
+//! wait for the previous commits' blocks, as JBD2 leaves them to its
+//! checkpoint. It never writes a
 //! transaction across the end, but recovery reads logs that do, as Linux
 //! and e2fsck write them.
 
@@ -394,7 +398,7 @@ impl Journal {
 
     /// Makes everything logged durable at home and empties the log.
     pub fn checkpoint(&mut self, dev: &mut impl BlockDevice) -> Result<()> {
-        dev.flush()?;
+        dev.flush_all()?;
         self.mark_empty(dev)
     }
 
@@ -519,8 +523,10 @@ impl Journal {
 
         self.head = at;
         self.next_sequence = sequence.wrapping_add(1);
+        // Home, when the cache finds it convenient: the log holds them
+        // until the checkpoint, which waits for them (`flush_all`).
         for (&home, data) in blocks {
-            dev.write(u64::from(home), data)?;
+            dev.write_logged(u64::from(home), data)?;
             self.logged.insert(home);
         }
         Ok(())

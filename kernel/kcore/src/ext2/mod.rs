@@ -72,6 +72,22 @@ pub trait BlockDevice {
     fn write(&mut self, block: u64, buf: &[u8]) -> Result<()>;
     fn flush(&mut self) -> Result<()>;
 
+    /// Writes a block whose contents the journal already holds durable:
+    /// a committed transaction's copy going to its home place. Recovery
+    /// would write it again after a crash, so [`BlockDevice::flush`] need
+    /// not wait for it, only [`BlockDevice::flush_all`]. By default a
+    /// plain write.
+    fn write_logged(&mut self, block: u64, buf: &[u8]) -> Result<()> {
+        self.write(block, buf)
+    }
+
+    /// As [`BlockDevice::flush`], with the blocks written by
+    /// [`BlockDevice::write_logged`]: what a checkpoint waits for before
+    /// it lets the log forget them. By default a flush.
+    fn flush_all(&mut self) -> Result<()> {
+        self.flush()
+    }
+
     /// Reads the `buf.len() / block_len` blocks of `block_len` bytes from
     /// block `first` on. By default one block at a time.
     fn read_run(&mut self, first: u64, block_len: usize, buf: &mut [u8]) -> Result<()> {
