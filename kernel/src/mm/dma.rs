@@ -9,6 +9,14 @@
 //! another. Ordering against the device (publish a descriptor before the
 //! index that offers it) is the caller's, with `fence`s.
 //!
+//! The one exception is a request's data (`DmaFrame::read_bytes`,
+//! `DmaFrame::write_bytes`), copied with one `memcpy`: the device touches
+//! those bytes only between the offer and the completion, and the copy
+//! is made outside that span (before the offer, after the completion),
+//! so there is nothing for volatile accesses to guard against. Word by
+//! word, a 64 KiB request's copy was a visible share of a disk read's
+//! time under TCG.
+//!
 //! "Valid" here means: inside the one frame or the one register window
 //! the value was made for. Each accessor (`Window`) checks its offset
 //! against that and panics on a stray one, which is a driver bug, before
@@ -111,53 +119,38 @@ impl DmaFrame {
         self.frame.start_address().as_u64()
     }
 
-    /// Copies `out.len()` bytes from `at` out of the frame (after the
-    /// device wrote them: the caller saw its completion first). Eight
-    /// bytes at a time where aligned: a page is 512 accesses, not 4096.
+    /// The kernel's address of bytes `at..at + len` of the frame, which
+    /// must lie inside it.
+    fn range(&self, at: usize, len: usize) -> *mut u8 {
+        assert!(
+            at.checked_add(len).is_some_and(|end| end <= self.len),
+            "{len} bytes at {at:#x} of a {:#x}-byte DMA frame",
+            self.len
+        );
+        (self.base + at as u64) as *mut u8
+    }
+
+    /// Copies `out.len()` bytes from `at` out of the frame, after the
+    /// device wrote them: the caller saw its completion first, and the
+    /// device writes them again only after the next offer.
     pub fn read_bytes(&self, at: usize, out: &mut [u8]) {
-        assert!(at + out.len() <= self.len, "read past a DMA frame");
+        let from = self.range(at, out.len());
         fence(Ordering::Acquire);
-        let mut i = 0;
-        while i < out.len() {
-            if (at + i).is_multiple_of(8) && out.len() - i >= 8 {
-                out[i..i + 8].copy_from_slice(&self.read_word(at + i).to_le_bytes());
-                i += 8;
-            } else {
-                out[i] = self.read_u8(at + i);
-                i += 1;
-            }
-        }
+        // SAFETY: `range` keeps the bytes inside the frame, which `new`
+        // mapped and nothing else owns; the device is done with them (the
+        // fence orders the copy after the completion the caller saw), so
+        // nothing writes them during the copy, and `out` is the caller's
+        // own memory, not the frame's.
+        unsafe { core::ptr::copy_nonoverlapping(from, out.as_mut_ptr(), out.len()) }
     }
 
-    /// Copies `bytes` into the frame at `at` (before offering it to the
-    /// device, which the caller orders with a fence), eight at a time
-    /// where aligned.
+    /// Copies `bytes` into the frame at `at`, before offering it to the
+    /// device (which the caller orders after the copy with a fence).
     pub fn write_bytes(&self, at: usize, bytes: &[u8]) {
-        assert!(at + bytes.len() <= self.len, "write past a DMA frame");
-        let mut i = 0;
-        while i < bytes.len() {
-            if (at + i).is_multiple_of(8) && bytes.len() - i >= 8 {
-                let word = u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-                self.write_word(at + i, word);
-                i += 8;
-            } else {
-                self.write_u8(at + i, bytes[i]);
-                i += 1;
-            }
-        }
-    }
-
-    /// One aligned 64-bit read, volatile. (The `Window` methods for
-    /// registers split 64-bit values; memory takes them whole.)
-    fn read_word(&self, at: usize) -> u64 {
-        // SAFETY: `checked` keeps the access inside the frame, which
-        // `new` mapped, and aligns it.
-        unsafe { core::ptr::read_volatile(self.checked(at, 8).cast::<u64>()) }
-    }
-
-    fn write_word(&self, at: usize, value: u64) {
-        // SAFETY: as in `read_word`.
-        unsafe { core::ptr::write_volatile(self.checked(at, 8).cast::<u64>(), value) }
+        let to = self.range(at, bytes.len());
+        // SAFETY: as in `read_bytes`: inside the frame, which the device
+        // does not read before the offer that follows.
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), to, bytes.len()) }
     }
 }
 
