@@ -89,6 +89,10 @@ pub struct Cache<D: BlockDevice> {
     /// of it rather than at every kept block.
     dirty: BTreeSet<(u64, u64)>,
     next_use: u64,
+    /// Where a read-ahead's run lands before its blocks are kept: kept
+    /// from one run to the next (up to `MAX_RUN` bytes), since a fresh
+    /// zeroed megabyte for each was a tenth of a long read's time.
+    run: Vec<u8>,
     held: usize,
     capacity: usize,
     /// The time the owner last told (`set_now`), in whatever unit it
@@ -108,6 +112,7 @@ impl<D: BlockDevice> Cache<D> {
             by_use: BTreeMap::new(),
             dirty: BTreeSet::new(),
             next_use: 0,
+            run: Vec::new(),
             held: 0,
             capacity,
             now: 0,
@@ -409,15 +414,20 @@ impl<D: BlockDevice> BlockDevice for Cache<D> {
             }
             let at = block * block_len as u64;
             self.drop_overlapping(at, n * block_len as u64)?;
-            let mut bytes = alloc::vec![0; n as usize * block_len];
-            self.dev.read_run(block, block_len, &mut bytes)?;
-            for (i, data) in bytes.chunks(block_len).enumerate() {
+            let len = n as usize * block_len;
+            let mut bytes = core::mem::take(&mut self.run);
+            if bytes.len() < len {
+                bytes.resize(len, 0);
+            }
+            self.dev.read_run(block, block_len, &mut bytes[..len])?;
+            for (i, data) in bytes[..len].chunks(block_len).enumerate() {
                 if !self.make_room(block_len)? {
                     return Ok(());
                 }
                 self.insert(at + (i * block_len) as u64, data.to_vec());
                 self.stats.read_ahead += 1;
             }
+            self.run = bytes;
             block += n;
         }
         Ok(())
