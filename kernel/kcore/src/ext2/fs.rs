@@ -1254,11 +1254,12 @@ impl<D: BlockDevice> Fs<D> {
         let Some((n, offset, _, _)) = self.find(&d, name)? else {
             return Err(Error::Sys(Errno::ENOENT));
         };
-        let mut buf = vec![0; self.block_size];
-        let b = self.dir_block(&d, n, &mut buf)?;
+        let b = self.dir_block_place(&d, n)?;
         let filetype = self.sb.has_filetype();
-        dir::retarget(&mut buf, offset, ino, dir::file_type_of(mode), filetype);
-        self.write_meta(b, &buf)?;
+        self.change_meta(b, |buf| {
+            dir::retarget(buf, offset, ino, dir::file_type_of(mode), filetype);
+            Ok(())
+        })?;
         self.dir_changed(dir_ino, &mut d)
     }
 
