@@ -30,6 +30,16 @@
 //! collects its own oldest first, so no caller ever sleeps for a slot
 //! while holding finished ones.
 //!
+//! ## A started read (`start_read`, then `finish_read`)
+//!
+//! The buffer cache's prefetch offers a read of one request and goes on
+//! without sleeping; `finish_read` later sleeps until it is done, copies
+//! it out and frees the slot, as `collect` does for a transfer. Until
+//! then the slot is held by someone who is not waiting for it, against
+//! the rule above, so started reads may take at most `max_detached` of
+//! the slots and never sleep for one: a transfer always finds the others
+//! free or held by callers that collect their own.
+//!
 //! ## The interrupt (`on_interrupt`, with the disk its vector names)
 //!
 //! Take back every used entry the device added, mark each one's slot done
@@ -83,6 +93,11 @@ struct Slot {
     state: SlotState,
     /// Its data pages, `max_transfer` bytes in all.
     pages: Vec<DmaFrame>,
+    /// When its request was offered, for /proc/diskstats' times.
+    offered_at: u64,
+    /// Whether its request was started by `start_read`, to be finished
+    /// by `finish_read`, rather than by a `transfer` that waits for it.
+    detached: bool,
 }
 
 impl Slot {
@@ -119,6 +134,8 @@ struct Disk {
     stats: DiskStats,
     /// Since when it has had a request, while it has one.
     busy_since: u64,
+    /// How many slots `start_read`'s requests hold (see `MAX_DETACHED`).
+    detached: usize,
 }
 
 /// The most disks the driver keeps (vda to vdd); the vectors from
@@ -370,6 +387,8 @@ fn start(f: &Function, id: DiskId) -> Result<Disk, &'static str> {
         slots.push(Slot {
             state: SlotState::Free,
             pages,
+            offered_at: 0,
+            detached: false,
         });
     }
     let sectors = u64::from(device.read_u32(0)) | u64::from(device.read_u32(4)) << 32;
@@ -397,6 +416,7 @@ fn start(f: &Function, id: DiskId) -> Result<Disk, &'static str> {
         head_slot: (0..size).map(|_| None).collect(),
         stats: DiskStats::default(),
         busy_since: 0,
+        detached: 0,
     })
 }
 
@@ -467,7 +487,6 @@ fn take_slot(id: DiskId) -> usize {
 struct Outstanding {
     slot: usize,
     bytes: core::ops::Range<usize>,
-    started: u64,
 }
 
 /// Moves `op`'s bytes (a multiple of 512) between the disk `id` at
@@ -517,14 +536,9 @@ pub fn transfer(id: DiskId, sector: u64, mut op: Op) -> Result<(), Errno> {
                 None => break take_slot(id),
             }
         };
-        let started = crate::clock::nanos_since_boot();
         let first = sector + bytes.start as u64 / virtio::SECTOR;
         submit(id, &op, first, slot, bytes.clone());
-        out.push_back(Outstanding {
-            slot,
-            bytes,
-            started,
-        });
+        out.push_back(Outstanding { slot, bytes });
     }
     while let Some(oldest) = out.pop_front() {
         failed |= !collect(id, oldest, &mut op);
@@ -539,6 +553,90 @@ pub fn transfer(id: DiskId, sector: u64, mut op: Op) -> Result<(), Errno> {
 /// finished before it is durable. Sleeps; errors as `transfer`'s.
 pub fn flush(id: DiskId) -> Result<(), Errno> {
     transfer(id, 0, Op::Flush)
+}
+
+/// The most slots of `slots` that `start_read`'s requests may hold at
+/// once. A `transfer` always finds the rest either free or held by
+/// callers that collect their own without waiting for anything but the
+/// device, so it never waits on a read nobody may come back for.
+fn max_detached(slots: usize) -> usize {
+    slots - slots.div_ceil(4)
+}
+
+/// A read started by `start_read`: its slot, and its length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Started {
+    slot: usize,
+    len: usize,
+}
+
+impl Started {
+    /// As a number, for a `BlockDevice` ticket.
+    pub fn to_ticket(self) -> u64 {
+        (self.slot as u64) << 32 | self.len as u64
+    }
+
+    /// Back from `to_ticket`.
+    pub fn from_ticket(ticket: u64) -> Started {
+        Started {
+            slot: (ticket >> 32) as usize,
+            len: ticket as u32 as usize,
+        }
+    }
+}
+
+/// Offers a read of `len` bytes (a multiple of 512, at most one request's)
+/// at `sector` of disk `id` and returns at once, without sleeping: the
+/// request for `finish_read`, which must come for it (its slot stays the
+/// caller's until then). None, and nothing offered, when the read is
+/// not one request on a present disk, or every slot a started read may
+/// take is taken (see `max_detached`): the caller reads with `transfer`.
+pub fn start_read(id: DiskId, sector: u64, len: usize) -> Option<Started> {
+    let facts = facts(id);
+    if !present(id)
+        || len == 0
+        || len > max_transfer(id)
+        || !(len as u64).is_multiple_of(virtio::SECTOR)
+        || sector + len as u64 / virtio::SECTOR > facts.sectors.load(Ordering::Relaxed)
+    {
+        return None;
+    }
+    let slot = {
+        let mut disk = DISKS[id.index()].lock();
+        let disk = disk.as_mut().expect("a disk");
+        if disk.detached >= max_detached(disk.slots.len()) {
+            return None;
+        }
+        let slot = disk.slots.iter().position(|s| s.state == SlotState::Free)?;
+        disk.slots[slot].state = SlotState::Busy;
+        disk.slots[slot].detached = true;
+        disk.detached += 1;
+        slot
+    };
+    // A read's data is not looked at when it goes out: an empty buffer
+    // of the right length says how many pages the chain takes.
+    submit(id, &Op::Read(&mut []), sector, slot, 0..len);
+    Some(Started { slot, len })
+}
+
+/// Sleeps until the read `started` is done and copies its bytes into
+/// `buf` (as long as the read), freeing its slot. EIO if the device
+/// reported an error.
+pub fn finish_read(id: DiskId, started: Started, buf: &mut [u8]) -> Result<(), Errno> {
+    assert_eq!(
+        buf.len(),
+        started.len,
+        "finish_read into a buffer of another length"
+    );
+    let request = Outstanding {
+        slot: started.slot,
+        bytes: 0..started.len,
+    };
+    if collect(id, request, &mut Op::Read(buf)) {
+        Ok(())
+    } else {
+        Err(Errno::EIO)
+    }
 }
 
 /// Sleeps until the device is done with request `r` of a transfer, copies
@@ -563,7 +661,12 @@ fn collect(id: DiskId, r: Outstanding, op: &mut Op) -> bool {
         {
             disk.slots[r.slot].empty_into(&mut data[r.bytes.clone()]);
         }
-        disk.slots[r.slot].state = SlotState::Free;
+        let slot = &mut disk.slots[r.slot];
+        slot.state = SlotState::Free;
+        let offered_at = slot.offered_at;
+        if core::mem::take(&mut slot.detached) {
+            disk.detached -= 1;
+        }
         let now = crate::clock::nanos_since_boot();
         let sectors = r.bytes.len() as u64 / virtio::SECTOR;
         let request = match op {
@@ -571,7 +674,7 @@ fn collect(id: DiskId, r: Outstanding, op: &mut Op) -> bool {
             Op::Write(_) => DiskRequest::Write { sectors },
             Op::Flush => DiskRequest::Flush,
         };
-        disk.stats.record(request, now - r.started);
+        disk.stats.record(request, now - offered_at);
         disk.stats.in_flight -= 1;
         if disk.stats.in_flight == 0 {
             disk.stats.busy_ns += now - disk.busy_since;
@@ -591,6 +694,7 @@ fn submit(id: DiskId, op: &Op, sector: u64, slot: usize, bytes: core::ops::Range
         disk.busy_since = crate::clock::nanos_since_boot();
     }
     disk.stats.in_flight += 1;
+    disk.slots[slot].offered_at = crate::clock::nanos_since_boot();
     let kind = match op {
         Op::Read(_) => virtio::BLK_T_IN,
         Op::Write(_) => virtio::BLK_T_OUT,

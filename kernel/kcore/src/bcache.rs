@@ -36,12 +36,22 @@
 //! that are missing, in as few requests as the disk allows. A disk's cost
 //! is mostly per request, not per byte.
 //!
+//! [`BlockDevice::prefetch`] does not wait: it starts reads of the blocks
+//! a reader will want after those ([`BlockDevice::start_read`]) and
+//! returns, so the disk reads the next stretch of a file while the reader
+//! copies this one. Such a read is *in flight*: its blocks count as kept
+//! (`has_block`), and the first access that touches one of them lands
+//! the read, waiting for it if the disk is not done, and keeps its
+//! blocks. Landing one starts what the reader wanted next that the
+//! device had no room to start before, so the disk always has the next
+//! stretch to read while the reader is still going.
+//!
 //! Blocks are kept by their byte offset and length, since the file system
 //! reads its superblock in 1 KiB before it knows its block size: an access
 //! that overlaps kept blocks of another size writes those back and drops
 //! them first, so no byte is ever kept twice.
 
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::vec::Vec;
 
 use crate::ext2::{BlockDevice, Result};
@@ -50,6 +60,9 @@ use crate::ext2::{BlockDevice, Result};
 const MAX_BLOCK: u64 = 64 * 1024;
 /// The most bytes one write-back or read-ahead moves at once.
 const MAX_RUN: usize = 1024 * 1024;
+/// The most bytes one prefetch read moves: one request of the disks this
+/// kernel drives, so that each lands as soon as its own request is done.
+const FLIGHT: usize = 64 * 1024;
 
 struct Buffer {
     data: Vec<u8>,
@@ -63,6 +76,22 @@ struct Buffer {
     logged: bool,
 }
 
+/// A read [`BlockDevice::prefetch`] started and nobody has landed yet:
+/// `count` blocks of `block_len` bytes, the device's ticket, and when it
+/// started.
+struct Flight {
+    block_len: usize,
+    count: usize,
+    ticket: u64,
+    since: u64,
+}
+
+impl Flight {
+    fn bytes(&self) -> u64 {
+        (self.count * self.block_len) as u64
+    }
+}
+
 /// Counts for `/proc` and the tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -71,8 +100,11 @@ pub struct Stats {
     /// Dirty blocks written to the disk, for any of the three reasons.
     pub written_back: u64,
     pub evicted: u64,
-    /// Blocks read before anyone asked for them (`read_ahead`).
+    /// Blocks read before anyone asked for them (`read_ahead`, and
+    /// `prefetch` once landed).
     pub read_ahead: u64,
+    /// Reads `prefetch` started (each lands later).
+    pub prefetches: u64,
     /// Writes to the disk (each a run of one block or more).
     pub runs_written: u64,
 }
@@ -88,6 +120,13 @@ pub struct Cache<D: BlockDevice> {
     /// flusher's pass, made at every operation, looks only at the old end
     /// of it rather than at every kept block.
     dirty: BTreeSet<(u64, u64)>,
+    /// The reads in flight, by the byte offset of their first block. They
+    /// never overlap each other or a kept block.
+    flights: BTreeMap<u64, Flight>,
+    /// What `prefetch` was asked for and could not start yet: (first
+    /// block, count, block length), oldest first, at most `capacity / 4`
+    /// bytes.
+    wanted: VecDeque<(u64, usize, usize)>,
     next_use: u64,
     /// Where a read-ahead's run lands before its blocks are kept: kept
     /// from one run to the next (up to `MAX_RUN` bytes), since a fresh
@@ -111,6 +150,8 @@ impl<D: BlockDevice> Cache<D> {
             buffers: BTreeMap::new(),
             by_use: BTreeMap::new(),
             dirty: BTreeSet::new(),
+            flights: BTreeMap::new(),
+            wanted: VecDeque::new(),
             next_use: 0,
             run: Vec::new(),
             held: 0,
@@ -154,6 +195,27 @@ impl<D: BlockDevice> Cache<D> {
         Ok(written)
     }
 
+    /// Lands the reads in flight started before `now - age`, and forgets
+    /// what `prefetch` still wanted: a reader that stopped must not keep
+    /// the disk's request slots (the flusher's pass). How many it landed.
+    pub fn land_older_than(&mut self, age: u64) -> usize {
+        let limit = self.now.saturating_sub(age);
+        let stale: Vec<u64> = self
+            .flights
+            .iter()
+            .filter(|(_, f)| f.since < limit)
+            .map(|(&at, _)| at)
+            .collect();
+        if !stale.is_empty() {
+            self.wanted.clear();
+        }
+        for &at in &stale {
+            // Only a hint was lost if it fails; a reader reads again.
+            let _ = self.land(at);
+        }
+        stale.len()
+    }
+
     /// Gives back up to `bytes` bytes of clean blocks, least recently used
     /// first; how many bytes it gave back.
     pub fn shrink(&mut self, bytes: usize) -> usize {
@@ -176,12 +238,126 @@ impl<D: BlockDevice> Cache<D> {
     /// Writes back everything and forgets every block (a raw device write
     /// or an unmount must not leave copies that could go stale).
     pub fn invalidate(&mut self) -> Result<()> {
+        self.land_all();
         let all: Vec<u64> = self.buffers.keys().copied().collect();
         for at in all {
             self.write_back(at)?;
             self.drop_buffer(at);
         }
         Ok(())
+    }
+
+    /// The first read in flight with a byte in `at..at + len`, if any.
+    fn flight_over(&self, at: u64, len: u64) -> Option<u64> {
+        if self.flights.is_empty() {
+            return None;
+        }
+        let reach = at.saturating_sub(FLIGHT as u64 - 1);
+        self.flights
+            .range(reach..at + len)
+            .find(|&(&start, f)| start + f.bytes() > at)
+            .map(|(&start, _)| start)
+    }
+
+    /// Lands the read in flight at `start`: waits for it if the device is
+    /// not done, keeps its blocks (those there is room for), and starts
+    /// what `prefetch` still wants in the slot it leaves. An error loses
+    /// only the read: its blocks stay missing, and whoever needs one reads
+    /// it and reports the error then.
+    fn land(&mut self, start: u64) -> Result<()> {
+        let flight = self.flights.remove(&start).expect("a read in flight");
+        let len = flight.bytes() as usize;
+        let mut bytes = core::mem::take(&mut self.run);
+        if bytes.len() < len {
+            bytes.resize(len, 0);
+        }
+        let landed = self.dev.finish_read(flight.ticket, &mut bytes[..len]);
+        if landed.is_ok() {
+            for (i, data) in bytes[..len].chunks(flight.block_len).enumerate() {
+                if !self.make_room(flight.block_len)? {
+                    break;
+                }
+                self.insert(start + (i * flight.block_len) as u64, data.to_vec());
+                self.stats.read_ahead += 1;
+            }
+        }
+        self.run = bytes;
+        self.start_wanted();
+        landed
+    }
+
+    /// Lands every read in flight with a byte in `at..at + len`, so that
+    /// what the caller does next there sees the disk's bytes kept.
+    fn land_overlapping(&mut self, at: u64, len: u64) {
+        while let Some(start) = self.flight_over(at, len) {
+            // The read is gone either way; its error is reported by
+            // whoever reads its blocks again.
+            let _ = self.land(start);
+        }
+    }
+
+    /// Lands every read in flight, and forgets what `prefetch` wanted.
+    fn land_all(&mut self) {
+        self.wanted.clear();
+        while let Some((&start, _)) = self.flights.first_key_value() {
+            let _ = self.land(start);
+        }
+    }
+
+    /// Starts reads of what `prefetch` wanted, oldest first, in runs of
+    /// missing blocks of up to `FLIGHT` bytes, until the device has no
+    /// room for more (the rest waits for the next landing) or nothing is
+    /// left.
+    fn start_wanted(&mut self) {
+        while let Some(&(first, count, block_len)) = self.wanted.front() {
+            let missing = |cache: &Self, block: u64| !cache.has_block(block, block_len);
+            let end = first + count as u64;
+            let mut block = first;
+            while block < end && !missing(self, block) {
+                block += 1;
+            }
+            if block == end {
+                self.wanted.pop_front();
+                continue;
+            }
+            let mut n = 1;
+            while block + n < end
+                && (n as usize + 1) * block_len <= FLIGHT
+                && missing(self, block + n)
+            {
+                n += 1;
+            }
+            let at = block * block_len as u64;
+            let len = n as usize * block_len;
+            // A kept block of another size there would be kept twice.
+            if self.overlaps_other_size(at, len as u64) {
+                self.wanted[0] = (block + n, (end - block - n) as usize, block_len);
+                continue;
+            }
+            let Some(ticket) = self.dev.start_read(block, block_len, len) else {
+                self.wanted[0] = (block, (end - block) as usize, block_len);
+                return;
+            };
+            self.flights.insert(
+                at,
+                Flight {
+                    block_len,
+                    count: n as usize,
+                    ticket,
+                    since: self.now,
+                },
+            );
+            self.stats.prefetches += 1;
+            self.wanted[0] = (block + n, (end - block - n) as usize, block_len);
+        }
+    }
+
+    /// Whether a kept block of a size other than `len`'s shares a byte
+    /// with `at..at + len`.
+    fn overlaps_other_size(&self, at: u64, len: u64) -> bool {
+        self.buffers
+            .range(at.saturating_sub(MAX_BLOCK - 1)..at + len)
+            .any(|(&start, b)| start + b.data.len() as u64 > at && b.data.len() as u64 != len)
     }
 
     /// Writes block `at` to the disk if it is dirty, and with it the dirty
@@ -267,6 +443,7 @@ impl<D: BlockDevice> Cache<D> {
     /// Writes back and forgets kept blocks of another size that share a
     /// byte with `at..at + len`.
     fn drop_overlapping(&mut self, at: u64, len: u64) -> Result<()> {
+        self.land_overlapping(at, len);
         let overlapping: Vec<u64> = self
             .buffers
             .range(at.saturating_sub(MAX_BLOCK - 1)..at + len)
@@ -315,6 +492,7 @@ impl<D: BlockDevice> Cache<D> {
     fn write_kept(&mut self, block: u64, buf: &[u8], logged: bool) -> Result<()> {
         let len = buf.len() as u64;
         let at = block * len;
+        self.land_overlapping(at, len);
         if let Some(buffer) = self.buffers.get_mut(&at)
             && buffer.data.len() == buf.len()
         {
@@ -354,6 +532,7 @@ impl<D: BlockDevice> BlockDevice for Cache<D> {
     fn read(&mut self, block: u64, buf: &mut [u8]) -> Result<()> {
         let len = buf.len() as u64;
         let at = block * len;
+        self.land_overlapping(at, len);
         if let Some(buffer) = self.buffers.get(&at)
             && buffer.data.len() == buf.len()
         {
@@ -383,10 +562,15 @@ impl<D: BlockDevice> BlockDevice for Cache<D> {
         self.dev.size()
     }
 
+    /// True also for a block in flight: it is on its way in.
     fn has_block(&self, block: u64, block_len: usize) -> bool {
+        let at = block * block_len as u64;
         self.buffers
-            .get(&(block * block_len as u64))
+            .get(&at)
             .is_some_and(|b| b.data.len() == block_len)
+            || self
+                .flight_over(at, block_len as u64)
+                .is_some_and(|start| self.flights[&start].block_len == block_len)
     }
 
     /// Reads the missing blocks of `first..first + count` in runs of up to
@@ -433,6 +617,22 @@ impl<D: BlockDevice> BlockDevice for Cache<D> {
         Ok(())
     }
 
+    /// Asks for `first..first + count` after what is wanted already,
+    /// forgetting the oldest wishes past a quarter of the cache, and
+    /// starts what the device has room for.
+    fn prefetch(&mut self, first: u64, count: usize, block_len: usize) {
+        if block_len == 0 || block_len as u64 > MAX_BLOCK || count == 0 {
+            return;
+        }
+        self.wanted.push_back((first, count, block_len));
+        let bytes =
+            |w: &VecDeque<(u64, usize, usize)>| w.iter().map(|&(_, n, l)| n * l).sum::<usize>();
+        while self.wanted.len() > 1 && bytes(&self.wanted) > self.capacity / 4 {
+            self.wanted.pop_front();
+        }
+        self.start_wanted();
+    }
+
     /// Writes every dirty block but those only the journal's checkpoint
     /// waits for, in block order, then flushes the device.
     fn flush(&mut self) -> Result<()> {
@@ -442,6 +642,14 @@ impl<D: BlockDevice> BlockDevice for Cache<D> {
     /// Writes every dirty block, in block order, then flushes the device.
     fn flush_all(&mut self) -> Result<()> {
         self.flush_dirty(true)
+    }
+}
+
+/// A cache that goes lands its reads in flight first: every read a
+/// device started must be finished (a disk's slot is held until then).
+impl<D: BlockDevice> Drop for Cache<D> {
+    fn drop(&mut self) {
+        self.land_all();
     }
 }
 
@@ -460,6 +668,13 @@ mod tests {
         flushes: usize,
         reads: usize,
         fail_writes: bool,
+        /// How many reads `start_read` keeps in flight at once (0: none).
+        slots: usize,
+        /// The reads in flight by ticket: where, and what the disk held
+        /// when each started (a disk reads at some moment before the
+        /// finish; the start is the one a stale copy would show).
+        started: BTreeMap<u64, (usize, Vec<u8>)>,
+        next_ticket: u64,
     }
 
     impl Disk {
@@ -467,6 +682,25 @@ mod tests {
             Disk {
                 bytes: (0..len).map(|i| (i % 251) as u8).collect(),
                 ..Disk::default()
+            }
+        }
+
+        /// One that keeps up to `slots` reads in flight.
+        fn starting(len: usize, slots: usize) -> Disk {
+            Disk {
+                slots,
+                ..Disk::new(len)
+            }
+        }
+
+        /// A real disk may do a write and a read of the same bytes in
+        /// either order: the cache must never ask it to.
+        fn check_no_read_in_flight(&self, at: usize, len: usize) {
+            for (start, bytes) in self.started.values() {
+                assert!(
+                    at + len <= *start || start + bytes.len() <= at,
+                    "a write over a read in flight"
+                );
             }
         }
     }
@@ -483,6 +717,7 @@ mod tests {
                 return Err(Error::Sys(Errno::EIO));
             }
             let at = block as usize * buf.len();
+            self.check_no_read_in_flight(at, buf.len());
             self.bytes[at..at + buf.len()].copy_from_slice(buf);
             self.writes.push((at as u64, buf.len()));
             Ok(())
@@ -497,6 +732,7 @@ mod tests {
                 return Err(Error::Sys(Errno::EIO));
             }
             let at = first as usize * block_len;
+            self.check_no_read_in_flight(at, buf.len());
             self.bytes[at..at + buf.len()].copy_from_slice(buf);
             self.writes.push((at as u64, buf.len()));
             Ok(())
@@ -505,6 +741,23 @@ mod tests {
             let at = first as usize * block_len;
             buf.copy_from_slice(&self.bytes[at..at + buf.len()]);
             self.reads += 1;
+            Ok(())
+        }
+        fn start_read(&mut self, first: u64, block_len: usize, len: usize) -> Option<u64> {
+            if self.started.len() >= self.slots {
+                return None;
+            }
+            let at = first as usize * block_len;
+            let ticket = self.next_ticket;
+            self.next_ticket += 1;
+            self.started
+                .insert(ticket, (at, self.bytes[at..at + len].to_vec()));
+            self.reads += 1;
+            Some(ticket)
+        }
+        fn finish_read(&mut self, ticket: u64, buf: &mut [u8]) -> Result<()> {
+            let (_, bytes) = self.started.remove(&ticket).expect("a started read");
+            buf.copy_from_slice(&bytes);
             Ok(())
         }
     }
@@ -723,6 +976,59 @@ mod tests {
         assert_eq!(c.stats.read_ahead, 6 + 64);
     }
 
+    #[test]
+    fn a_prefetch_starts_what_the_disk_has_room_for_and_the_rest_as_reads_land() {
+        let mut c = Cache::new(Disk::starting(1024 * 1024, 2), 512 * 1024);
+        // 48 blocks of 4 KiB: three reads of 64 KiB, room for two at once.
+        c.prefetch(0, 48, 4096);
+        assert_eq!((c.dev.started.len(), c.stats.prefetches), (2, 2));
+        assert!(c.has_block(31, 4096), "in flight counts as kept");
+        assert!(!c.has_block(32, 4096), "not started yet");
+        assert_eq!(c.held().0, 0, "nothing landed yet");
+        let mut buf = vec![0; 4096];
+        c.read(5, &mut buf).unwrap();
+        assert_eq!(buf, c.dev.bytes[5 * 4096..6 * 4096]);
+        assert_eq!(c.stats.prefetches, 3, "the landing started the third");
+        assert_eq!(c.held().0, 16 * 4096, "the first read's blocks are kept");
+        for block in 16..48 {
+            c.read(block, &mut buf).unwrap();
+        }
+        assert_eq!(c.dev.reads, 3, "every block came with the three reads");
+        assert!(c.dev.started.is_empty());
+        assert_eq!((c.stats.misses, c.stats.read_ahead), (0, 48));
+    }
+
+    #[test]
+    fn a_write_over_a_block_in_flight_waits_for_the_read_and_wins() {
+        let mut c = Cache::new(Disk::starting(1024 * 1024, 4), 512 * 1024);
+        c.prefetch(0, 16, 4096);
+        c.write(3, &[7; 4096]).unwrap();
+        assert!(c.dev.started.is_empty(), "the read landed first");
+        let mut buf = vec![0; 4096];
+        c.read(3, &mut buf).unwrap();
+        assert_eq!(buf, [7; 4096]);
+        c.prefetch(16, 16, 4096);
+        c.invalidate().unwrap();
+        assert!(c.dev.started.is_empty(), "invalidate lands every read");
+    }
+
+    #[test]
+    fn reads_nobody_came_for_are_landed_by_the_flusher() {
+        let mut c = Cache::new(Disk::starting(1024 * 1024, 1), 512 * 1024);
+        c.set_now(10);
+        c.prefetch(0, 32, 4096);
+        assert_eq!(c.dev.started.len(), 1, "one read; the second wanted");
+        c.set_now(11);
+        assert_eq!(c.land_older_than(1), 0, "a second old: maybe still wanted");
+        c.set_now(12);
+        assert_eq!(c.land_older_than(1), 1);
+        assert!(
+            c.dev.started.is_empty(),
+            "the slot is free, nothing started in it"
+        );
+        assert!(c.has_block(15, 4096) && !c.has_block(16, 4096));
+    }
+
     /// The cache's own bookkeeping agrees with its blocks.
     fn assert_consistent(c: &Cache<Disk>) {
         let dirty: BTreeSet<(u64, u64)> = c
@@ -735,11 +1041,28 @@ mod tests {
         assert_eq!(c.held, held);
         assert!(c.held <= c.capacity);
         assert_eq!(c.by_use.len(), c.buffers.len());
+        assert_eq!(
+            c.flights.len(),
+            c.dev.started.len(),
+            "every read in flight is known"
+        );
+        let mut end = 0;
+        for (&at, f) in &c.flights {
+            assert!(at >= end, "reads in flight overlap");
+            end = at + f.bytes();
+            assert!(
+                c.buffers
+                    .range(..end)
+                    .next_back()
+                    .is_none_or(|(&b, buffer)| b + buffer.data.len() as u64 <= at || b >= end),
+                "a read in flight over a kept block"
+            );
+        }
     }
 
     #[test]
     fn random_use_keeps_the_books_and_the_bytes_right() {
-        let mut c = Cache::new(Disk::new(256 * 1024), 24 * 1024);
+        let mut c = Cache::new(Disk::starting(256 * 1024, 3), 24 * 1024);
         let mut model = c.dev.bytes.clone();
         let mut x: u64 = 0x1234_5678;
         let mut next = |n: u64| {
@@ -764,7 +1087,8 @@ mod tests {
                     let at = block as usize * 1024;
                     model[at..at + 1024].fill(byte);
                 }
-                4 => c.read_ahead(block, next(40) as usize, 1024).unwrap(),
+                4 if next(2) == 0 => c.read_ahead(block, next(40) as usize, 1024).unwrap(),
+                4 => c.prefetch(block, next(120) as usize, 1024),
                 5 => {
                     c.write_back_older_than(next(20)).unwrap();
                 }
@@ -780,5 +1104,6 @@ mod tests {
         }
         c.flush().unwrap();
         assert!(c.dev.bytes == model, "the disk holds every write");
+        assert!(c.stats.prefetches > 100, "reads went in flight");
     }
 }

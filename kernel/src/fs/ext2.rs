@@ -104,6 +104,10 @@ const COMMIT_SECONDS: u64 = 5;
 /// How long a block may stay dirty in the cache before it is written
 /// back (Linux's `dirty_expire_centisecs`, 30 s).
 const DIRTY_SECONDS: u64 = 30;
+/// How long a read the cache started ahead of a reader may wait for it
+/// before the flusher lands it anyway, so that a reader that stopped
+/// does not keep the disk's request slots.
+const UNWANTED_READ_SECONDS: u64 = 1;
 /// How often the flusher looks at its volume (Linux's
 /// `dirty_writeback_centisecs`, 5 s).
 const FLUSH_EVERY_SECONDS: u64 = 5;
@@ -146,6 +150,16 @@ impl BlockDevice for VirtioDisk {
 
     fn flush(&mut self) -> kcore::ext2::Result<()> {
         virtio_blk::flush(self.0).map_err(Error::Sys)
+    }
+
+    fn start_read(&mut self, first: u64, block_len: usize, len: usize) -> Option<u64> {
+        let sector = Self::sector(first, block_len);
+        virtio_blk::start_read(self.0, sector, len).map(virtio_blk::Started::to_ticket)
+    }
+
+    fn finish_read(&mut self, ticket: u64, buf: &mut [u8]) -> kcore::ext2::Result<()> {
+        let started = virtio_blk::Started::from_ticket(ticket);
+        virtio_blk::finish_read(self.0, started, buf).map_err(Error::Sys)
     }
 
     fn size(&self) -> Option<u64> {
@@ -357,11 +371,12 @@ impl Volume {
         for ino in orphans {
             fs.release(ino)?;
         }
+        let now = crate::clock::nanos_since_boot();
+        fs.dev.set_now(now / 1_000_000_000);
+        fs.dev.land_older_than(UNWANTED_READ_SECONDS);
         if self.read_only {
             return Ok(());
         }
-        let now = crate::clock::nanos_since_boot();
-        fs.dev.set_now(now / 1_000_000_000);
         fs.dev.write_back_older_than(DIRTY_SECONDS)?;
         // Only ext3's journal commits on a timer, and only a transaction
         // with something in it: an idle disk gets no requests. (On ext2

@@ -837,8 +837,10 @@ impl<D: BlockDevice> Fs<D> {
     /// consecutive blocks, so that a cache brings the missing ones in with
     /// a few large requests rather than one per block. When the reader
     /// seems to go through the file in order (it starts at the beginning,
-    /// or the block before is still in memory), the `READ_AHEAD` bytes
-    /// after them go too, so that its next read finds them there.
+    /// or the block before is still in memory), the device is also asked
+    /// to start on the `READ_AHEAD` bytes after them without waiting
+    /// ([`BlockDevice::prefetch`]), so the disk reads them while the
+    /// reader copies these, and its next read finds them there.
     ///
     /// Only a hint: an error here is not the read's (a block past the read
     /// has nothing to do with it), so it stops the hint and the read
@@ -849,6 +851,11 @@ impl<D: BlockDevice> Fs<D> {
             || self
                 .bmap(inode, first - 1)
                 .is_ok_and(|b| b != 0 && self.dev.has_block(u64::from(b), self.block_size));
+        for (start, count) in self.disk_runs(blocks) {
+            if self.dev.read_ahead(start, count, self.block_size).is_err() {
+                return;
+            }
+        }
         let next = first + blocks.len() as u64;
         let ahead = if in_order {
             (READ_AHEAD / bs).min(inode.size.div_ceil(bs).saturating_sub(next))
@@ -858,27 +865,29 @@ impl<D: BlockDevice> Fs<D> {
         let beyond = self
             .bmap_range(inode, next, ahead as usize)
             .unwrap_or_default();
-        // (first disk block, count) of the run being gathered.
-        let mut run: Option<(u64, usize)> = None;
-        for &b in blocks.iter().chain(&beyond) {
-            let block = (b != 0 && !self.pending.contains_key(&b)).then_some(u64::from(b));
-            match (run, block) {
-                (Some((start, count)), Some(b)) if b == start + count as u64 => {
-                    run = Some((start, count + 1));
-                }
-                _ => {
-                    if let Some((start, count)) = run.take()
-                        && self.dev.read_ahead(start, count, self.block_size).is_err()
-                    {
-                        return;
-                    }
-                    run = block.map(|b| (b, 1));
-                }
+        for (start, count) in self.disk_runs(&beyond) {
+            self.dev.prefetch(start, count, self.block_size);
+        }
+    }
+
+    /// The runs of consecutive disk blocks in `blocks`, as (first block,
+    /// count), leaving out holes (0) and blocks the open transaction has
+    /// changed (its copy is the one to read, not the disk's).
+    fn disk_runs(&self, blocks: &[u32]) -> Vec<(u64, usize)> {
+        let mut runs: Vec<(u64, usize)> = Vec::new();
+        for &b in blocks {
+            if b == 0 || self.pending.contains_key(&b) {
+                runs.push((0, 0));
+                continue;
+            }
+            let b = u64::from(b);
+            match runs.last_mut() {
+                Some((start, count)) if *count > 0 && b == *start + *count as u64 => *count += 1,
+                _ => runs.push((b, 1)),
             }
         }
-        if let Some((start, count)) = run {
-            let _ = self.dev.read_ahead(start, count, self.block_size);
-        }
+        runs.retain(|&(_, count)| count > 0);
+        runs
     }
 
     /// Writes `data` into file `ino` at `offset`, allocating blocks as it

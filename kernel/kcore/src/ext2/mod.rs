@@ -114,6 +114,32 @@ pub trait BlockDevice {
         Ok(())
     }
 
+    /// A hint that blocks `first..first + count` (of `block_len` bytes)
+    /// will be read after the ones being read now: a cache starts reading
+    /// those it lacks and returns without waiting for them, so that the
+    /// disk works while the reader copies what it has. By default nothing.
+    fn prefetch(&mut self, first: u64, count: usize, block_len: usize) {
+        let _ = (first, count, block_len);
+    }
+
+    /// Starts reading the `len` bytes of blocks of `block_len` bytes from
+    /// block `first` on and returns without waiting: a ticket for
+    /// [`BlockDevice::finish_read`], which must come for it exactly once.
+    /// None, and nothing started, when the device cannot start that read
+    /// now (longer than it starts at once, or too many started already),
+    /// and always by default: a device that reads only when asked.
+    fn start_read(&mut self, first: u64, block_len: usize, len: usize) -> Option<u64> {
+        let _ = (first, block_len, len);
+        None
+    }
+
+    /// Waits for the read `ticket` from [`BlockDevice::start_read`] and
+    /// copies its bytes into `buf`, as long as the read.
+    fn finish_read(&mut self, ticket: u64, buf: &mut [u8]) -> Result<()> {
+        let _ = (ticket, buf);
+        unreachable!("finish_read of a ticket start_read never gave")
+    }
+
     /// Whether a read of `block` (of `block_len` bytes) would be answered
     /// from memory: a cache's history, which the file system reads to
     /// tell a reader going through a file in order. By default false.
