@@ -28,7 +28,9 @@
 //! says it is done, read its status, copy the data out (a read) and free
 //! the slot. A caller that finds no free slot while it has requests out
 //! collects its own oldest first, so no caller ever sleeps for a slot
-//! while holding finished ones.
+//! while holding finished ones. `write_each` does the same for several
+//! stretches apart on the disk (a flush's dirty runs): all their requests
+//! are one queue, so the second stretch does not wait for the first.
 //!
 //! ## A started read (`start_read`, then `finish_read`)
 //!
@@ -483,9 +485,11 @@ fn take_slot(id: DiskId) -> usize {
 }
 
 /// One request of a transfer, offered to the device and not yet
-/// collected: its slot, and which bytes of the transfer it moves.
+/// collected: its slot, which stretch of the transfer it belongs to,
+/// and which bytes of that stretch it moves.
 struct Outstanding {
     slot: usize,
+    stretch: usize,
     bytes: core::ops::Range<usize>,
 }
 
@@ -496,52 +500,93 @@ struct Outstanding {
 /// and the caller's buffer are the device's until then), EINVAL for a
 /// transfer past the disk's end, EROFS for a write to a read-only disk,
 /// ENXIO if there is no such disk.
-pub fn transfer(id: DiskId, sector: u64, mut op: Op) -> Result<(), Errno> {
-    if !present(id) {
-        return Err(Errno::ENXIO);
-    }
-    let facts = facts(id);
+pub fn transfer(id: DiskId, sector: u64, op: Op) -> Result<(), Errno> {
+    transfer_each(id, &mut [(sector, op)])
+}
+
+/// Writes each of `writes` (a first sector and its bytes, a multiple of
+/// 512) to disk `id`, the requests of all of them in flight together:
+/// a flush's dirty runs lie apart on the disk (a file's data here, the
+/// journal's log there), and one waiting for the other would cost a
+/// round trip to the device each. Sleeps until all are done; errors as
+/// `transfer`'s, and nothing is written if any stretch is invalid.
+pub fn write_each(id: DiskId, writes: &[(u64, &[u8])]) -> Result<(), Errno> {
+    let mut stretches: Vec<(u64, Op)> = writes
+        .iter()
+        .map(|&(sector, data)| (sector, Op::Write(data)))
+        .collect();
+    transfer_each(id, &mut stretches)
+}
+
+/// Whether `op` at `sector` is a transfer disk `id` can make: EINVAL
+/// for a length not a multiple of 512, an empty read or write, or one
+/// past the disk's end; EROFS for a write to a read-only disk.
+fn check(id: DiskId, sector: u64, op: &Op) -> Result<(), Errno> {
     let len = op.len();
+    let sectors = facts(id).sectors.load(Ordering::Relaxed);
     if !(len as u64).is_multiple_of(virtio::SECTOR)
         || (!matches!(op, Op::Flush)
-            && (len == 0
-                || sector + len as u64 / virtio::SECTOR > facts.sectors.load(Ordering::Relaxed)))
+            && (len == 0 || sector + len as u64 / virtio::SECTOR > sectors))
     {
         return Err(Errno::EINVAL);
     }
-    match op {
-        Op::Flush if !facts.has_flush.load(Ordering::Relaxed) => return Ok(()),
-        Op::Write(_) if read_only(id) => return Err(Errno::EROFS),
-        _ => {}
+    if matches!(op, Op::Write(_)) && read_only(id) {
+        return Err(Errno::EROFS);
     }
-    // A flush is one request of no data; anything else, one per piece.
+    Ok(())
+}
+
+/// `transfer` for several stretches, each a first sector and its op.
+/// Every request is offered as soon as a slot is free, the oldest
+/// collected when none is: the device always has as many as it has room
+/// for. A flush is not ordered after writes offered with it, so it only
+/// comes alone (`flush`).
+fn transfer_each(id: DiskId, stretches: &mut [(u64, Op)]) -> Result<(), Errno> {
+    if !present(id) {
+        return Err(Errno::ENXIO);
+    }
+    for (sector, op) in stretches.iter() {
+        check(id, *sector, op)?;
+    }
+    // A flush is one request of no data (none on a disk without a write
+    // cache); anything else, one per piece.
     let piece = max_transfer(id);
-    let pieces = if matches!(op, Op::Flush) {
-        alloc::vec![0..0]
-    } else {
-        (0..len)
-            .step_by(piece)
-            .map(|at| at..len.min(at + piece))
-            .collect()
-    };
+    let has_flush = facts(id).has_flush.load(Ordering::Relaxed);
+    let mut requests = Vec::new();
+    for (stretch, (_, op)) in stretches.iter().enumerate() {
+        match op {
+            Op::Flush if has_flush => requests.push((stretch, 0..0)),
+            Op::Flush => {}
+            _ => {
+                let len = op.len();
+                let pieces = (0..len).step_by(piece).map(|at| at..len.min(at + piece));
+                requests.extend(pieces.map(|bytes| (stretch, bytes)));
+            }
+        }
+    }
     let mut out: VecDeque<Outstanding> = VecDeque::new();
     let mut failed = false;
-    for bytes in pieces {
+    for (stretch, bytes) in requests {
         let slot = loop {
             if let Some(slot) = try_take_slot(id) {
                 break slot;
             }
             match out.pop_front() {
-                Some(oldest) => failed |= !collect(id, oldest, &mut op),
+                Some(oldest) => failed |= !collect(id, &oldest, &mut stretches[oldest.stretch].1),
                 None => break take_slot(id),
             }
         };
+        let (sector, op) = &stretches[stretch];
         let first = sector + bytes.start as u64 / virtio::SECTOR;
-        submit(id, &op, first, slot, bytes.clone());
-        out.push_back(Outstanding { slot, bytes });
+        submit(id, op, first, slot, bytes.clone());
+        out.push_back(Outstanding {
+            slot,
+            stretch,
+            bytes,
+        });
     }
     while let Some(oldest) = out.pop_front() {
-        failed |= !collect(id, oldest, &mut op);
+        failed |= !collect(id, &oldest, &mut stretches[oldest.stretch].1);
     }
     // A disk that answers at once never made the caller sleep: a long run
     // of requests (a flusher's write-back) gives up the CPU at its slice's end.
@@ -630,9 +675,10 @@ pub fn finish_read(id: DiskId, started: Started, buf: &mut [u8]) -> Result<(), E
     );
     let request = Outstanding {
         slot: started.slot,
+        stretch: 0,
         bytes: 0..started.len,
     };
-    if collect(id, request, &mut Op::Read(buf)) {
+    if collect(id, &request, &mut Op::Read(buf)) {
         Ok(())
     } else {
         Err(Errno::EIO)
@@ -641,7 +687,7 @@ pub fn finish_read(id: DiskId, started: Started, buf: &mut [u8]) -> Result<(), E
 
 /// Sleeps until the device is done with request `r` of a transfer, copies
 /// a read's bytes out, frees the slot; whether the device said OK.
-fn collect(id: DiskId, r: Outstanding, op: &mut Op) -> bool {
+fn collect(id: DiskId, r: &Outstanding, op: &mut Op) -> bool {
     let lock = &DISKS[id.index()];
     sched::wait_uninterruptible(Chan::Disk(id.index(), r.slot), || {
         matches!(

@@ -8,9 +8,10 @@
 //! block; a write only changes the kept copy and marks it dirty, with the
 //! time it first became dirty. Dirty blocks reach the disk in three ways:
 //!
-//! - [`BlockDevice::flush`] writes every dirty block, in block order, and
-//!   then flushes the device: when it returns, every write before it is
-//!   durable. fsync, sync and the journal's commit rest on this. The one
+//! - [`BlockDevice::flush`] writes every dirty block, in block order and
+//!   in runs handed to the disk together ([`BlockDevice::write_runs`]),
+//!   and then flushes the device: when it returns, every write before it
+//!   is durable. fsync, sync and the journal's commit rest on this. The one
 //!   exception is a block dirty only with a committed transaction's home
 //!   copy ([`BlockDevice::write_logged`]): the log holds it durable
 //!   already, so it waits for the journal's checkpoint
@@ -54,7 +55,7 @@
 use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
 use alloc::vec::Vec;
 
-use crate::ext2::{BlockDevice, Result};
+use crate::ext2::{BlockDevice, Result, Run};
 
 /// The longest block kept: an access longer than this goes to the disk.
 const MAX_BLOCK: u64 = 64 * 1024;
@@ -63,6 +64,9 @@ const MAX_RUN: usize = 1024 * 1024;
 /// The most bytes one prefetch read moves: one request of the disks this
 /// kernel drives, so that each lands as soon as its own request is done.
 const FLIGHT: usize = 64 * 1024;
+/// The most bytes of dirty runs handed to the disk at once: enough to
+/// keep every request slot of a disk busy.
+const WRITE_BATCH: usize = 4 * MAX_RUN;
 
 struct Buffer {
     data: Vec<u8>,
@@ -177,22 +181,21 @@ impl<D: BlockDevice> Cache<D> {
         (self.held, dirty)
     }
 
-    /// Writes back every block dirty since before `now - age` (the
-    /// flusher's pass), with the dirty blocks that follow each on the disk;
-    /// how many blocks it wrote. Does not flush the device: nothing waits
-    /// on these writes.
+    /// Writes back every block dirty for `age` or longer (since `now -
+    /// age` or before: the flusher's pass), with the dirty blocks that
+    /// follow each on the disk; how many blocks it wrote. Does not flush
+    /// the device: nothing waits on these writes. Before `age` has passed
+    /// since time 0, no block is that old.
     pub fn write_back_older_than(&mut self, age: u64) -> Result<usize> {
-        let limit = self.now.saturating_sub(age);
+        let Some(limit) = self.now.checked_sub(age) else {
+            return Ok(0);
+        };
         let old: Vec<u64> = self
             .dirty
             .range(..(limit + 1, 0))
             .map(|&(_, at)| at)
             .collect();
-        let mut written = 0;
-        for &at in &old {
-            written += self.write_back(at)?;
-        }
-        Ok(written)
+        self.write_back_all(&old)
     }
 
     /// Lands the reads in flight started before `now - age`, and forgets
@@ -240,8 +243,8 @@ impl<D: BlockDevice> Cache<D> {
     pub fn invalidate(&mut self) -> Result<()> {
         self.land_all();
         let all: Vec<u64> = self.buffers.keys().copied().collect();
+        self.write_back_all(&all)?;
         for at in all {
-            self.write_back(at)?;
             self.drop_buffer(at);
         }
         Ok(())
@@ -259,6 +262,49 @@ impl<D: BlockDevice> Cache<D> {
             .map(|(&start, _)| start)
     }
 
+    /// The first run of blocks of `block_len` bytes in `from..end` that
+    /// the cache lacks (`has_block`), up to `max_bytes` long: its first
+    /// block and how many blocks. None when it has them all.
+    fn next_missing_run(
+        &self,
+        from: u64,
+        end: u64,
+        block_len: usize,
+        max_bytes: usize,
+    ) -> Option<(u64, u64)> {
+        let missing = |block: u64| !self.has_block(block, block_len);
+        let block = (from..end).find(|&b| missing(b))?;
+        let mut n = 1;
+        while block + n < end && (n as usize + 1) * block_len <= max_bytes && missing(block + n) {
+            n += 1;
+        }
+        Some((block, n))
+    }
+
+    /// The buffer runs are read into, at least `len` bytes long, kept from
+    /// one run to the next: the caller puts it back in `self.run`.
+    fn take_run_buffer(&mut self, len: usize) -> Vec<u8> {
+        let mut bytes = core::mem::take(&mut self.run);
+        if bytes.len() < len {
+            bytes.resize(len, 0);
+        }
+        bytes
+    }
+
+    /// Keeps `bytes`, read from the disk, as the blocks of `block_len`
+    /// bytes from byte `at` on, while the cache has room; whether it kept
+    /// them all.
+    fn keep_run(&mut self, at: u64, block_len: usize, bytes: &[u8]) -> Result<bool> {
+        for (i, data) in bytes.chunks(block_len).enumerate() {
+            if !self.make_room(block_len)? {
+                return Ok(false);
+            }
+            self.insert(at + (i * block_len) as u64, data.to_vec());
+            self.stats.read_ahead += 1;
+        }
+        Ok(true)
+    }
+
     /// Lands the read in flight at `start`: waits for it if the device is
     /// not done, keeps its blocks (those there is room for), and starts
     /// what `prefetch` still wants in the slot it leaves. An error loses
@@ -267,23 +313,12 @@ impl<D: BlockDevice> Cache<D> {
     fn land(&mut self, start: u64) -> Result<()> {
         let flight = self.flights.remove(&start).expect("a read in flight");
         let len = flight.bytes() as usize;
-        let mut bytes = core::mem::take(&mut self.run);
-        if bytes.len() < len {
-            bytes.resize(len, 0);
-        }
+        let mut bytes = self.take_run_buffer(len);
         let landed = self.dev.finish_read(flight.ticket, &mut bytes[..len]);
-        if landed.is_ok() {
-            for (i, data) in bytes[..len].chunks(flight.block_len).enumerate() {
-                if !self.make_room(flight.block_len)? {
-                    break;
-                }
-                self.insert(start + (i * flight.block_len) as u64, data.to_vec());
-                self.stats.read_ahead += 1;
-            }
-        }
+        let landed = landed.and_then(|()| self.keep_run(start, flight.block_len, &bytes[..len]));
         self.run = bytes;
         self.start_wanted();
-        landed
+        landed.map(|_| ())
     }
 
     /// Lands every read in flight with a byte in `at..at + len`, so that
@@ -310,23 +345,11 @@ impl<D: BlockDevice> Cache<D> {
     /// left.
     fn start_wanted(&mut self) {
         while let Some(&(first, count, block_len)) = self.wanted.front() {
-            let missing = |cache: &Self, block: u64| !cache.has_block(block, block_len);
             let end = first + count as u64;
-            let mut block = first;
-            while block < end && !missing(self, block) {
-                block += 1;
-            }
-            if block == end {
+            let Some((block, n)) = self.next_missing_run(first, end, block_len, FLIGHT) else {
                 self.wanted.pop_front();
                 continue;
-            }
-            let mut n = 1;
-            while block + n < end
-                && (n as usize + 1) * block_len <= FLIGHT
-                && missing(self, block + n)
-            {
-                n += 1;
-            }
+            };
             let at = block * block_len as u64;
             let len = n as usize * block_len;
             // A kept block of another size there would be kept twice.
@@ -364,35 +387,101 @@ impl<D: BlockDevice> Cache<D> {
     /// blocks of its size that follow it on the disk, up to `MAX_RUN`
     /// bytes, in one write; how many blocks it wrote.
     fn write_back(&mut self, at: u64) -> Result<usize> {
+        self.write_back_all(&[at])
+    }
+
+    /// Writes back the dirty ones of `blocks`, each with the dirty blocks
+    /// of its size that follow it on the disk (`dirty_run`), handing the
+    /// disk up to `WRITE_BATCH` bytes of runs at once (`write_runs`), so
+    /// that runs apart on it are written together; how many blocks it
+    /// wrote. A block stays dirty until the write of its batch succeeded.
+    fn write_back_all(&mut self, blocks: &[u64]) -> Result<usize> {
+        let mut written = 0;
+        let mut batch: Vec<Vec<u64>> = Vec::new();
+        let mut taken = BTreeSet::new();
+        let mut batch_bytes = 0;
+        for &at in blocks {
+            if taken.contains(&at) {
+                continue;
+            }
+            let run = self.dirty_run(at, &taken);
+            if run.is_empty() {
+                continue;
+            }
+            batch_bytes += run.len() * self.buffers[&at].data.len();
+            taken.extend(run.iter().copied());
+            batch.push(run);
+            if batch_bytes >= WRITE_BATCH {
+                written += self.write_batch(&batch)?;
+                batch.clear();
+                taken.clear();
+                batch_bytes = 0;
+            }
+        }
+        written += self.write_batch(&batch)?;
+        Ok(written)
+    }
+
+    /// Block `at`, if it is dirty, and the dirty blocks of its size that
+    /// follow it on the disk and are not in `taken`, up to `MAX_RUN`
+    /// bytes: what one write moves. Empty if `at` is clean.
+    fn dirty_run(&self, at: u64, taken: &BTreeSet<u64>) -> Vec<u64> {
         let buffer = self.buffers.get(&at).expect("a kept block");
         if buffer.dirty_since.is_none() {
-            return Ok(0);
+            return Vec::new();
         }
         let len = buffer.data.len();
         let mut run = alloc::vec![at];
         while run.len() * len < MAX_RUN {
             let next = at + (run.len() * len) as u64;
             match self.buffers.get(&next) {
-                Some(b) if b.data.len() == len && b.dirty_since.is_some() => run.push(next),
+                Some(b)
+                    if b.data.len() == len && b.dirty_since.is_some() && !taken.contains(&next) =>
+                {
+                    run.push(next);
+                }
                 _ => break,
             }
         }
-        let first = at / len as u64;
-        if let [only] = run[..] {
-            self.dev.write(first, &self.buffers[&only].data)?;
-        } else {
-            let mut bytes = Vec::with_capacity(run.len() * len);
-            for at in &run {
-                bytes.extend_from_slice(&self.buffers[at].data);
+        run
+    }
+
+    /// Writes `runs` (from `dirty_run`) with one `write_runs` and marks
+    /// their blocks clean; how many blocks that was.
+    fn write_batch(&mut self, runs: &[Vec<u64>]) -> Result<usize> {
+        if runs.is_empty() {
+            return Ok(0);
+        }
+        let bytes: Vec<(u64, usize, Vec<u8>)> = runs
+            .iter()
+            .map(|run| {
+                let len = self.buffers[&run[0]].data.len();
+                let mut bytes = Vec::with_capacity(run.len() * len);
+                for at in run {
+                    bytes.extend_from_slice(&self.buffers[at].data);
+                }
+                (run[0] / len as u64, len, bytes)
+            })
+            .collect();
+        let disk_runs: Vec<Run> = bytes
+            .iter()
+            .map(|(first, block_len, data)| Run {
+                first: *first,
+                block_len: *block_len,
+                data,
+            })
+            .collect();
+        self.dev.write_runs(&disk_runs)?;
+        let mut blocks = 0;
+        for run in runs {
+            for &at in run {
+                self.mark_clean(at);
             }
-            self.dev.write_run(first, len, &bytes)?;
+            blocks += run.len();
         }
-        for &at in &run {
-            self.mark_clean(at);
-        }
-        self.stats.written_back += run.len() as u64;
-        self.stats.runs_written += 1;
-        Ok(run.len())
+        self.stats.written_back += blocks as u64;
+        self.stats.runs_written += runs.len() as u64;
+        Ok(blocks)
     }
 
     /// Marks block `at` dirty as of now, if it was clean.
@@ -521,9 +610,7 @@ impl<D: BlockDevice> Cache<D> {
             .filter(|at| all || !self.buffers[at].logged)
             .collect();
         dirty.sort_unstable();
-        for at in dirty {
-            self.write_back(at)?;
-        }
+        self.write_back_all(&dirty)?;
         self.dev.flush()
     }
 }
@@ -581,38 +668,20 @@ impl<D: BlockDevice> BlockDevice for Cache<D> {
         if block_len == 0 || block_len as u64 > MAX_BLOCK {
             return Ok(());
         }
-        let count = count.min(self.capacity / 4 / block_len) as u64;
-        let missing = |cache: &Self, block: u64| !cache.has_block(block, block_len);
-        let mut block = first;
-        while block < first + count {
-            if !missing(self, block) {
-                block += 1;
-                continue;
-            }
-            let mut n = 1;
-            while block + n < first + count
-                && (n as usize + 1) * block_len <= MAX_RUN
-                && missing(self, block + n)
-            {
-                n += 1;
-            }
+        let end = first + count.min(self.capacity / 4 / block_len) as u64;
+        let mut from = first;
+        while let Some((block, n)) = self.next_missing_run(from, end, block_len, MAX_RUN) {
             let at = block * block_len as u64;
             self.drop_overlapping(at, n * block_len as u64)?;
             let len = n as usize * block_len;
-            let mut bytes = core::mem::take(&mut self.run);
-            if bytes.len() < len {
-                bytes.resize(len, 0);
-            }
-            self.dev.read_run(block, block_len, &mut bytes[..len])?;
-            for (i, data) in bytes[..len].chunks(block_len).enumerate() {
-                if !self.make_room(block_len)? {
-                    return Ok(());
-                }
-                self.insert(at + (i * block_len) as u64, data.to_vec());
-                self.stats.read_ahead += 1;
-            }
+            let mut bytes = self.take_run_buffer(len);
+            let read = self.dev.read_run(block, block_len, &mut bytes[..len]);
+            let kept = read.and_then(|()| self.keep_run(at, block_len, &bytes[..len]));
             self.run = bytes;
-            block += n;
+            if !kept? {
+                return Ok(());
+            }
+            from = block + n;
         }
         Ok(())
     }
@@ -665,6 +734,9 @@ mod tests {
     struct Disk {
         bytes: Vec<u8>,
         writes: Vec<(u64, usize)>,
+        /// How many runs each `write_runs` brought: the runs a disk
+        /// would have in flight together.
+        batches: Vec<usize>,
         flushes: usize,
         reads: usize,
         fail_writes: bool,
@@ -737,6 +809,13 @@ mod tests {
             self.writes.push((at as u64, buf.len()));
             Ok(())
         }
+        fn write_runs(&mut self, runs: &[Run]) -> Result<()> {
+            self.batches.push(runs.len());
+            for run in runs {
+                self.write_run(run.first, run.block_len, run.data)?;
+            }
+            Ok(())
+        }
         fn read_run(&mut self, first: u64, block_len: usize, buf: &mut [u8]) -> Result<()> {
             let at = first as usize * block_len;
             buf.copy_from_slice(&self.bytes[at..at + buf.len()]);
@@ -773,6 +852,45 @@ mod tests {
         assert_eq!(a, c.dev.bytes[3072..4096]);
         assert_eq!(c.dev.reads, 1);
         assert_eq!((c.stats.hits, c.stats.misses), (1, 1));
+    }
+
+    #[test]
+    fn a_flush_hands_the_disk_its_runs_together_a_batch_at_a_time() {
+        let mut c = Cache::new(Disk::new(8 << 20), 8 << 20);
+        // Three runs apart on the disk (a file's data, the log, ...).
+        for block in [2, 3, 40, 90] {
+            c.write(block, &[block as u8; 1024]).unwrap();
+        }
+        c.flush().unwrap();
+        assert_eq!(c.dev.batches, [3], "one batch of three runs");
+        assert_eq!(
+            c.dev.writes,
+            [(2048, 2048), (40 * 1024, 1024), (90 * 1024, 1024)]
+        );
+        assert_eq!(c.dev.flushes, 1);
+        // Five runs of MAX_RUN: the disk gets WRITE_BATCH bytes at once.
+        let block = vec![5; 4096];
+        for b in 0..5 * MAX_RUN as u64 / 4096 {
+            c.write(b, &block).unwrap();
+        }
+        c.flush().unwrap();
+        let per_batch = WRITE_BATCH / MAX_RUN;
+        assert_eq!(c.dev.batches[1..], [per_batch, 5 - per_batch]);
+        assert_eq!(c.held().1, 0);
+    }
+
+    #[test]
+    fn a_batch_that_fails_leaves_its_blocks_dirty() {
+        let mut c = Cache::new(Disk::new(64 * 1024), 64 * 1024);
+        c.write(2, &[7; 1024]).unwrap();
+        c.write(9, &[8; 1024]).unwrap();
+        c.dev.fail_writes = true;
+        assert!(c.flush().is_err());
+        assert_eq!(c.held().1, 2048, "both still dirty");
+        c.dev.fail_writes = false;
+        c.flush().unwrap();
+        assert_eq!(c.dev.bytes[2048..3072], [7; 1024]);
+        assert_eq!(c.dev.bytes[9 * 1024..10 * 1024], [8; 1024]);
     }
 
     #[test]
@@ -868,6 +986,19 @@ mod tests {
         c.write(6, &[6; 1024]).unwrap();
         assert_eq!(c.write_back_older_than(3000).unwrap(), 2);
         assert_eq!(c.dev.writes.last(), Some(&(5 * 1024, 2048)));
+    }
+
+    #[test]
+    fn no_block_is_old_before_the_age_limit_has_passed_since_time_0() {
+        // A kernel's clock starts at boot: in its first seconds, a block
+        // dirtied at second 0 is young, not older than any limit.
+        let mut c = Cache::new(Disk::new(64 * 1024), 64 * 1024);
+        c.write(1, &[1; 1024]).unwrap();
+        c.set_now(5);
+        assert_eq!(c.write_back_older_than(30).unwrap(), 0);
+        assert!(c.dev.writes.is_empty());
+        c.set_now(30);
+        assert_eq!(c.write_back_older_than(30).unwrap(), 1);
     }
 
     #[test]
@@ -1027,6 +1158,26 @@ mod tests {
             "the slot is free, nothing started in it"
         );
         assert!(c.has_block(15, 4096) && !c.has_block(16, 4096));
+    }
+
+    #[test]
+    fn a_landing_that_cannot_make_room_still_starts_the_next_read() {
+        let mut c = Cache::new(Disk::starting(1024 * 1024, 1), 8 * 1024);
+        c.write(0, &[1; 1024]).unwrap();
+        c.dev.fail_writes = true; // block 0 cannot be evicted
+        c.prefetch(10, 100, 1024);
+        assert_eq!(c.flights.keys().copied().collect::<Vec<_>>(), [10 * 1024]);
+        // Landing keeps 7 blocks, then eviction fails on block 0.
+        let mut buf = vec![0; 1024];
+        c.read(10, &mut buf).unwrap();
+        assert_eq!(buf, c.dev.bytes[10 * 1024..11 * 1024]);
+        assert_eq!(
+            c.flights.keys().copied().collect::<Vec<_>>(),
+            [74 * 1024],
+            "the slot the landing freed reads what was wanted next"
+        );
+        assert_eq!(c.run.len(), FLIGHT, "the run buffer is kept");
+        assert_consistent(&c);
     }
 
     /// The cache's own bookkeeping agrees with its blocks.

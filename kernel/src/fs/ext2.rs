@@ -87,7 +87,7 @@ use kcore::bcache::Cache;
 use kcore::cred::{Cred, MAY_EXEC, MAY_WRITE};
 use kcore::ext2::fs::{Fs, NewInode};
 use kcore::ext2::layout::{Inode, Time};
-use kcore::ext2::{BlockDevice, Error};
+use kcore::ext2::{BlockDevice, Error, Run};
 
 use super::filedata::FileData;
 use super::ramfs::{Content, DirEntry, Node, NodeRef, Times};
@@ -146,6 +146,14 @@ impl BlockDevice for VirtioDisk {
     fn write_run(&mut self, first: u64, block_len: usize, buf: &[u8]) -> kcore::ext2::Result<()> {
         let sector = Self::sector(first, block_len);
         virtio_blk::transfer(self.0, sector, Op::Write(buf)).map_err(Error::Sys)
+    }
+
+    fn write_runs(&mut self, runs: &[Run]) -> kcore::ext2::Result<()> {
+        let writes: Vec<(u64, &[u8])> = runs
+            .iter()
+            .map(|run| (Self::sector(run.first, run.block_len), run.data))
+            .collect();
+        virtio_blk::write_each(self.0, &writes).map_err(Error::Sys)
     }
 
     fn flush(&mut self) -> kcore::ext2::Result<()> {

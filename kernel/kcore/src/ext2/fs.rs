@@ -875,18 +875,21 @@ impl<D: BlockDevice> Fs<D> {
     /// changed (its copy is the one to read, not the disk's).
     fn disk_runs(&self, blocks: &[u32]) -> Vec<(u64, usize)> {
         let mut runs: Vec<(u64, usize)> = Vec::new();
+        // Whether the next block may extend the last run: not across a
+        // block left out, even when the one after it follows on the disk.
+        let mut joinable = false;
         for &b in blocks {
             if b == 0 || self.pending.contains_key(&b) {
-                runs.push((0, 0));
+                joinable = false;
                 continue;
             }
             let b = u64::from(b);
             match runs.last_mut() {
-                Some((start, count)) if *count > 0 && b == *start + *count as u64 => *count += 1,
+                Some((start, count)) if joinable && b == *start + *count as u64 => *count += 1,
                 _ => runs.push((b, 1)),
             }
+            joinable = true;
         }
-        runs.retain(|&(_, count)| count > 0);
         runs
     }
 

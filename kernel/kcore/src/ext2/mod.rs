@@ -67,6 +67,16 @@ pub type Result<T> = core::result::Result<T, Error>;
 /// A run of consecutive blocks can move at once ([`BlockDevice::read_run`],
 /// [`BlockDevice::write_run`]): a disk does that in a few large requests,
 /// which is most of what makes it fast.
+/// Consecutive blocks to write, for [`BlockDevice::write_runs`]: the
+/// `data.len() / block_len` blocks of `block_len` bytes from block
+/// `first` on.
+#[derive(Clone, Copy, Debug)]
+pub struct Run<'a> {
+    pub first: u64,
+    pub block_len: usize,
+    pub data: &'a [u8],
+}
+
 pub trait BlockDevice {
     fn read(&mut self, block: u64, buf: &mut [u8]) -> Result<()>;
     fn write(&mut self, block: u64, buf: &[u8]) -> Result<()>;
@@ -102,6 +112,17 @@ pub trait BlockDevice {
     fn write_run(&mut self, first: u64, block_len: usize, buf: &[u8]) -> Result<()> {
         for (i, block) in buf.chunks(block_len).enumerate() {
             self.write(first + i as u64, block)?;
+        }
+        Ok(())
+    }
+
+    /// Writes each of `runs`, as [`BlockDevice::write_run`] would one
+    /// after another. A disk offers all their requests before it waits
+    /// for any, so runs apart on it (a file's data, the journal's log)
+    /// cost one round trip, not one each. By default one after another.
+    fn write_runs(&mut self, runs: &[Run]) -> Result<()> {
+        for run in runs {
+            self.write_run(run.first, run.block_len, run.data)?;
         }
         Ok(())
     }
