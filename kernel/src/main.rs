@@ -121,6 +121,8 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     }
     fs::export::init(opts.export);
     fs::procfs::set_cmdline(opts.cmdline());
+    proc::exec::set_randomize_va_space(opts.randomize_va_space)
+        .expect("bootopts checked the level");
 
     arch::pic::init();
     // Before the other CPUs start: only the boot CPU may use the PCI

@@ -60,6 +60,10 @@ pub const ERESTARTNOINTR: Errno = Errno(513);
 /// call any more", so nothing restarts a frame sigreturn restored.
 pub const NOT_A_SYSCALL: u64 = u64::MAX;
 
+/// The most stack a handler's frame (`deliver`) takes on an alternate
+/// stack: what exec tells programs in AT_MINSIGSTKSZ.
+pub const MIN_STACK_FOR_FRAME: u64 = rules::frame_stack_bytes(size_of::<SigFrame>() as u64);
+
 /// Length of the `syscall` instruction: a restart backs rip up by this.
 const SYSCALL_INSN_LEN: u64 = 2;
 

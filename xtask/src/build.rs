@@ -191,6 +191,105 @@ pub fn musl_programs() -> Result<Vec<(String, PathBuf)>, String> {
     Ok(programs)
 }
 
+/// The C sources of the dynamically linked programs.
+pub const DYNAMIC_DIR: &str = "tests/dynamic";
+
+/// How each `tests/dynamic/*.c` is built, as a user builds a program on a
+/// Debian machine: (name suffix, compiler, flags). Each build names its own
+/// interpreter: musl's loader is its libc, glibc's is ld-linux-x86-64.so.2.
+const DYNAMIC_BUILDS: &[(&str, &str, &str, &[&str])] = &[
+    ("musl", "musl-gcc", "musl-tools", &["-fPIE", "-pie"]),
+    ("glibc", "gcc", "gcc", &["-fPIE", "-pie"]),
+    ("glibc-nopie", "gcc", "gcc", &["-fno-PIE", "-no-pie"]),
+];
+
+/// A program built for the host, and what it needs at run time: the
+/// host's files, each at the same path in the guest (its interpreter, and
+/// for glibc the libraries `ldd` lists).
+pub struct Dynamic {
+    pub name: String,
+    pub elf: PathBuf,
+    pub libraries: Vec<PathBuf>,
+}
+
+/// Compiles every `tests/dynamic/*.c` each way of `DYNAMIC_BUILDS` into
+/// `target/dynamic/NAME-BUILD`: ordinary dynamically linked Linux programs,
+/// which run unchanged on the host and on this kernel once their loader
+/// and libraries are there.
+pub fn dynamic_programs() -> Result<Vec<Dynamic>, String> {
+    let out_dir = root().join("target/dynamic");
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let mut programs = Vec::new();
+    for source in c_sources(&root().join(DYNAMIC_DIR)) {
+        for (suffix, compiler, package, flags) in DYNAMIC_BUILDS {
+            let cc = crate::setup::ensure(compiler, package)?;
+            let name = format!("{}-{suffix}", stem(&source));
+            let out = out_dir.join(&name);
+            if !up_to_date(&out, &[&source]) {
+                let mut cmd = Command::new(&cc);
+                cmd.args(*flags)
+                    .args(["-O2", "-g", "-w", "-pthread", "-o"])
+                    .arg(&out)
+                    .arg(&source);
+                run_checked(&mut cmd, &format!("compiling {}", source.display()))?;
+            }
+            let mut libraries = vec![interpreter(&out)?];
+            if *compiler == "gcc" {
+                libraries.extend(ldd_libraries(&out)?);
+            }
+            programs.push(Dynamic {
+                name,
+                elf: out,
+                libraries,
+            });
+        }
+    }
+    Ok(programs)
+}
+
+/// The interpreter `elf` names in its `PT_INTERP`, read with the kernel's
+/// own parser.
+fn interpreter(elf: &Path) -> Result<PathBuf, String> {
+    let bytes = std::fs::read(elf).map_err(|e| format!("{}: {e}", elf.display()))?;
+    let exe = kcore::elf::parse(&bytes, bytes.len() as u64)
+        .map_err(|e| format!("{}: {}", elf.display(), e.message()))?;
+    let name = exe
+        .interp
+        .ok_or_else(|| format!("{} names no interpreter", elf.display()))?;
+    let start = usize::try_from(name.offset)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    let end = usize::try_from(name.offset + name.len)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    let path = kcore::elf::interp_path(&bytes[start..end], name.len)
+        .map_err(|e| format!("{}: its PT_INTERP: {}", elf.display(), e.message()))?;
+    Ok(PathBuf::from(path))
+}
+
+/// The libraries glibc's loader finds for `elf` on the host (`ldd`'s
+/// `NAME => PATH` lines).
+fn ldd_libraries(elf: &Path) -> Result<Vec<PathBuf>, String> {
+    let out = Command::new("ldd")
+        .arg(elf)
+        .output()
+        .map_err(|e| format!("cannot run ldd: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "ldd {}: {}",
+            elf.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.split_once("=> ")?.1.split_whitespace().next())
+        .filter(|path| path.starts_with('/'))
+        .map(PathBuf::from)
+        .collect())
+}
+
 /// Compiles `source` the way a Debian user builds a program for gprof,
 /// `gcc -pg -static -O2 -g`: glibc's own gcrt1.o and gmon, which sample
 /// through SIGPROF (libc6-dev, installed if missing). Returns the ELF,

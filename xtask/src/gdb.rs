@@ -1,4 +1,6 @@
-//! `cargo xtask gdb`: the kernel under GDB.
+//! `cargo xtask gdb`: the kernel under GDB, booted with address-space
+//! layout randomisation off (`randomize_va_space=0`), so user addresses
+//! are the same in every session, as under GDB on Linux.
 //!
 //! The machine is the one `cargo xtask run` boots (its root file system on
 //! target/root.img, `qemu::root_disk_boot`). QEMU starts paused with its
@@ -30,6 +32,10 @@ pub fn session(
     let gdb = setup::ensure("gdb", "gdb")?;
     let kernel = build::kernel(opts)?;
     let mut opts = opts.clone();
+    // Fixed addresses, as GDB gives every program it starts on Linux
+    // (its disable-randomization setting); a --boot randomize_va_space
+    // line, which comes after this one, still wins.
+    opts.boot.insert(0, "randomize_va_space=0".to_string());
     let boot = qemu::root_disk_boot(&mut opts, "gdb", root)?;
     let opts = &opts;
     let image = build::image(opts, &boot)?;

@@ -584,7 +584,7 @@ mod tests {
             ("run --boot lock", "--boot needs KEY=VALUE, not 'lock'"),
             (
                 "run --boot slice=3",
-                "--boot slice=3: unknown key 'slice'; the kernel knows hz (--hz), tick (--tick), mode, init, init_arg (-- PROGRAM ARGS), root, crash, export (--export), lock, hold_panic, loglevel, quiet, slice_ms, profhz",
+                "--boot slice=3: unknown key 'slice'; the kernel knows hz (--hz), tick (--tick), mode, init, init_arg (-- PROGRAM ARGS), root, crash, export (--export), lock, hold_panic, loglevel, quiet, slice_ms, profhz, randomize_va_space",
             ),
             (
                 "run --boot lock=fair",

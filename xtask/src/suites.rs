@@ -72,6 +72,11 @@ pub enum Expect {
     /// fetched once, each running `tests/glibc/shell.sh` under
     /// `/bin/musltests`: stdout and exit status as on the host's Linux.
     Glibc,
+    /// The dynamically linked programs of `tests/dynamic/`, built against
+    /// musl and glibc (`build::dynamic_programs`), with the host's loaders
+    /// and libraries at their own paths in the ramdisk, run by
+    /// `/bin/musltests`: stdout and exit status as on the host's Linux.
+    Dynamic,
 }
 
 pub struct Suite {
@@ -506,6 +511,11 @@ pub fn suites() -> Vec<Suite> {
             // As `musl` above.
             timeout: 1800,
             ..usertests("glibc", Tick::Pit)
+        },
+        Suite {
+            program: &["/bin/musltests"],
+            expect: Expect::Dynamic,
+            ..usertests("dynamic", Tick::Pit)
         },
         Suite {
             // The firmware's tables list every processor QEMU was given,

@@ -531,6 +531,35 @@ fn glibc_cases() -> Result<(Vec<SameAsLinux>, Vec<RamdiskFile>), String> {
     Ok((cases, adds))
 }
 
+/// The dynamic cases: each program of `tests/dynamic/` as each build made
+/// it, run with two arguments, and the files to put in the ramdisk: the
+/// programs, and the host's loaders and libraries at the paths they have
+/// on the host (where the programs look for them).
+fn dynamic_cases() -> Result<(Vec<SameAsLinux>, Vec<RamdiskFile>), String> {
+    let mut cases = Vec::new();
+    let mut adds: Vec<RamdiskFile> = Vec::new();
+    for program in build::dynamic_programs()? {
+        let guest = format!("/bin/{}", program.name);
+        let args = ["one", "two"].map(String::from);
+        cases.push(SameAsLinux {
+            name: program.name.clone(),
+            host: [program.elf.display().to_string()]
+                .into_iter()
+                .chain(args.clone())
+                .collect(),
+            guest: [guest.clone()].into_iter().chain(args).collect(),
+        });
+        adds.push((program.elf.display().to_string(), guest));
+        for library in program.libraries {
+            let path = library.display().to_string();
+            if !adds.iter().any(|(_, guest)| *guest == path) {
+                adds.push((path.clone(), path));
+            }
+        }
+    }
+    Ok((cases, adds))
+}
+
 fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), String> {
     // The disk suites below run alone (`places`) and keep it throughout.
     let lock = build_lock()?;
@@ -570,6 +599,18 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         Expect::Glibc => {
             let (cases, adds) = glibc_cases()?;
             boot_opts.add.extend(adds);
+            cases
+        }
+        Expect::Dynamic => {
+            let (cases, adds) = dynamic_cases()?;
+            boot_opts.add.extend(adds);
+            // tests/dynamic/aslr.c runs under the host's randomisation
+            // on both sides (Linux's default and this kernel's is 2).
+            let level = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space")
+                .map_err(|e| format!("reading the host's randomize_va_space: {e}"))?;
+            boot_opts
+                .boot
+                .push(format!("randomize_va_space={}", level.trim()));
             cases
         }
         _ => Vec::new(),
@@ -648,7 +689,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             let quiet = !boot_opts.verbose;
             check_output(suite.name, &outcome, (lines, status, quiet), tally)
         }
-        Expect::Musl | Expect::Glibc => check_same_as_linux(suite.name, &outcome, &cases, tally)?,
+        Expect::Musl | Expect::Glibc | Expect::Dynamic => {
+            check_same_as_linux(suite.name, &outcome, &cases, tally)?
+        }
         Expect::DiskKills(_) | Expect::DiskFuzz(_) | Expect::LinuxAgrees => {
             unreachable!("run above")
         }

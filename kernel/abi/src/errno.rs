@@ -65,6 +65,7 @@ errnos! {
     ENOMSG = 42, "No message of desired type";
     EIDRM = 43, "Identifier removed";
     EOVERFLOW = 75, "Value too large for data type";
+    ELIBBAD = 80, "Accessing a corrupted shared library";
     ENOTSOCK = 88, "Not a socket";
     EDESTADDRREQ = 89, "Destination address required";
     EMSGSIZE = 90, "Message too large";

@@ -199,6 +199,7 @@ pub const SYNCFS: usize = 306;
 pub const GETCPU: usize = 309;
 pub const RENAMEAT2: usize = 316;
 pub const GETRANDOM: usize = 318;
+pub const MEMBARRIER: usize = 324;
 pub const MLOCK2: usize = 325;
 pub const PREADV2: usize = 327;
 pub const PWRITEV2: usize = 328;

@@ -691,6 +691,11 @@ pub const fn wait_term_signal(status: i32) -> Option<u32> {
     }
 }
 
+// membarrier(2) commands.
+pub const MEMBARRIER_CMD_QUERY: u32 = 0;
+pub const MEMBARRIER_CMD_PRIVATE_EXPEDITED: u32 = 8;
+pub const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: u32 = 16;
+
 // Aux vector keys.
 pub const AT_NULL: u64 = 0;
 pub const AT_PHDR: u64 = 3;
@@ -704,10 +709,15 @@ pub const AT_UID: u64 = 11;
 pub const AT_EUID: u64 = 12;
 pub const AT_GID: u64 = 13;
 pub const AT_EGID: u64 = 14;
+pub const AT_PLATFORM: u64 = 15;
+pub const AT_HWCAP: u64 = 16;
 pub const AT_CLKTCK: u64 = 17;
 pub const AT_SECURE: u64 = 23;
 pub const AT_RANDOM: u64 = 25;
+pub const AT_HWCAP2: u64 = 26;
 pub const AT_EXECFN: u64 = 31;
+pub const AT_SYSINFO_EHDR: u64 = 33;
+pub const AT_MINSIGSTKSZ: u64 = 51;
 
 /// One region of the AIX multi-region form of profil: `profil((char *)array,
 /// (size_t)-1, 0, 0)` with an array ended by an entry whose `p_high` is 0.

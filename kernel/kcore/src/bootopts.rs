@@ -51,6 +51,10 @@ pub struct BootOptions<'a> {
     /// `root=/dev/vda`: the disk init mounts as `/` (its own business:
     /// the kernel shows it in /proc/cmdline, as Linux does).
     pub root: &'a str,
+    /// `randomize_va_space=N`: how much exec randomises a new address
+    /// space (`crate::aslr`), until root writes
+    /// /proc/sys/kernel/randomize_va_space.
+    pub randomize_va_space: u32,
     /// The text the options came from, for the repeated `init_arg` lines.
     text: &'a str,
     /// A deliberate crash to check the exception reports (`crash=pagefault`).
@@ -82,6 +86,7 @@ impl Default for BootOptions<'_> {
             mode: Mode::Normal,
             init: "/bin/init",
             root: "",
+            randomize_va_space: crate::aslr::LEVEL_DEFAULT,
             text: "",
             crash: None,
             export: "",
@@ -119,6 +124,8 @@ pub const KEYS: &[&str] = &[
     "quiet",      // warnings and errors only (lab 1.1)
     "slice_ms",   // the time slice (lab 3.2)
     "profhz",     // profil's own rate (lab 9.1)
+    // Address-space layout randomisation, 0 to 2.
+    "randomize_va_space",
 ];
 
 /// Checks one `key=value` line as the kernel will read it: None if the
@@ -152,6 +159,14 @@ impl<'a> BootOptions<'a> {
         let value = value.trim();
         match key.trim() {
             "root" => self.root = value,
+            "randomize_va_space" => {
+                self.randomize_va_space = match value {
+                    "0" => 0,
+                    "1" => 1,
+                    "2" => 2,
+                    _ => return Err("randomize_va_space must be 0, 1 or 2"),
+                }
+            }
             "hz" => {
                 let hz: u32 = value.parse().map_err(|_| "hz is not a number")?;
                 if !HZ_RANGE.contains(&hz) {

@@ -366,6 +366,14 @@ impl Cred {
         self.caps.effective = if self.euid == 0 { ALL_CAPS } else { 0 };
     }
 
+    /// Whether a program runs as someone other than its caller (after
+    /// `exec` of a set-user-ID or set-group-ID file): AT_SECURE, so libc
+    /// distrusts the environment, and exec randomises its layout whatever
+    /// the caller's personality says.
+    pub fn secure(&self) -> bool {
+        self.euid != self.ruid || self.egid != self.rgid
+    }
+
     /// Whether this process may signal one with `target`'s ids (kill(2)):
     /// root may; anyone else when its real or effective user id is the
     /// target's real or saved one.

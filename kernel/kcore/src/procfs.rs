@@ -501,6 +501,18 @@ pub fn diskstats_line(major: u32, minor: u32, name: &str, d: &DiskStats) -> Stri
     )
 }
 
+/// The number a write to a /proc/sys setting gives, as Linux's
+/// `proc_dointvec` reads it: optional spaces, a decimal integer with an
+/// optional sign, optional spaces and newlines; None for anything else.
+pub fn parse_setting(written: &[u8]) -> Option<i64> {
+    let text = core::str::from_utf8(written).ok()?;
+    let number = text.trim_matches(|c: char| c == ' ' || c == '\t' || c == '\n');
+    if number.is_empty() || number.contains(char::is_whitespace) {
+        return None;
+    }
+    number.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     /// 1 MiB written in 4 KiB requests after one read, then a flush: each
@@ -578,6 +590,16 @@ mod tests {
 
     use super::*;
     use crate::vma::Area;
+
+    #[test]
+    fn a_setting_is_one_decimal_number() {
+        assert_eq!(parse_setting(b"2\n"), Some(2));
+        assert_eq!(parse_setting(b" 0 "), Some(0));
+        assert_eq!(parse_setting(b"-1"), Some(-1));
+        for bad in [&b""[..], b"\n", b"two", b"1 2", b"0x1", b"\xff"] {
+            assert_eq!(parse_setting(bad), None, "{bad:?}");
+        }
+    }
 
     fn sample() -> ProcessInfo {
         ProcessInfo {

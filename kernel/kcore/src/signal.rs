@@ -101,6 +101,16 @@ pub fn frame_layout(sp: u64, size: u64, skip_red_zone: bool) -> Option<(u64, u64
     Some((frame, fpu))
 }
 
+/// The most stack `frame_layout` takes below `sp` for a frame of `size`
+/// bytes on an alternate stack (no red zone to skip): what exec tells a
+/// program in `AT_MINSIGSTKSZ`, so that it can size a `sigaltstack` that
+/// always holds a handler's frame.
+pub const fn frame_stack_bytes(size: u64) -> u64 {
+    // The FPU area's 64-byte alignment, the frame's 16 and the return
+    // address slot, each at its worst.
+    FPU_STATE_SIZE + 63 + size + 15 + 8
+}
+
 /// The rflags bits a handler's context may change on the way back
 /// (CF, PF, AF, ZF, SF, TF, DF, OF, RF, AC: Linux's FIX_EFLAGS); the rest
 /// (IF, IOPL, VM, ...) stay what the kernel says.
@@ -270,6 +280,15 @@ pub fn alarm_seconds_from_nanos(nanos: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_never_takes_more_than_frame_stack_bytes() {
+        let size = 440;
+        for sp in (0x7000_0000u64..0x7000_0100).chain([0x7fff_ffff_f000]) {
+            let (frame, _) = frame_layout(sp, size, false).unwrap();
+            assert!(sp - frame <= frame_stack_bytes(size), "sp {sp:#x}");
+        }
+    }
 
     #[test]
     fn a_real_timer_fires_at_its_deadline_and_not_before() {

@@ -134,3 +134,10 @@ pub fn describe() -> Description {
         flags,
     }
 }
+
+/// AT_HWCAP, what exec hands every program: CPUID leaf 1's EDX, the
+/// instruction-set bits Linux gives as x86's `ELF_HWCAP`. Every CPU of the
+/// machine says the same.
+pub fn hwcap() -> u64 {
+    u64::from(__cpuid(1).edx)
+}

@@ -522,6 +522,13 @@ fn read_at(node: &mut Node, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
             Ok(n)
         }
         Content::ProcPagemap(pid) => super::procfs::pagemap_read(*pid, at, buf),
+        Content::ProcSetting(setting) => {
+            let text = setting.text();
+            let from = (at as usize).min(text.len());
+            let n = buf.len().min(text.len() - from);
+            buf[..n].copy_from_slice(&text.as_bytes()[from..from + n]);
+            Ok(n)
+        }
         Content::Dir(_) | Content::ProcDir(_) | Content::DiskDir => Err(Errno::EISDIR),
         // A disk file sleeps: its callers serve it without the lock.
         Content::DiskFile => Err(Errno::EINVAL),
@@ -558,6 +565,13 @@ fn write_at(node: &mut Node, at: u64, buf: &[u8]) -> Result<u64, Errno> {
         // /proc's files take no writes (Linux's answer to root, who may
         // open them for writing).
         Content::ProcFile(_) | Content::ProcPagemap(_) => Err(Errno::EIO),
+        // A setting takes the whole value in one write, as Linux's
+        // sysctls do; writing nothing changes nothing.
+        Content::ProcSetting(_) if buf.is_empty() => Ok(at),
+        Content::ProcSetting(setting) => {
+            setting.set(buf)?;
+            Ok(at + buf.len() as u64)
+        }
         Content::Symlink(_) => Err(Errno::EINVAL),
         Content::Socket(_) | Content::Special { .. } => Err(Errno::ENXIO),
         Content::Fifo(_) => Err(Errno::ESPIPE),
@@ -594,7 +608,7 @@ pub fn truncate_node(node: &NodeRef, len: u64) -> Result<(), Errno> {
         | Content::Fifo(_)
         | Content::Special { .. } => Err(Errno::EINVAL),
         // Nothing to cut (Linux lets root truncate them, to no effect).
-        Content::ProcFile(_) | Content::ProcPagemap(_) => Ok(()),
+        Content::ProcFile(_) | Content::ProcPagemap(_) | Content::ProcSetting(_) => Ok(()),
     }
 }
 

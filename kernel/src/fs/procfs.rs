@@ -7,7 +7,9 @@
 //! A file's node is made on lookup with its whole text in it
 //! (`Content::ProcFile`), so one `open` reads one consistent snapshot, as
 //! Linux's `seq_file` gives one per read from offset 0. Files are read-only
-//! (`open` for writing is EACCES) and report size 0, as on Linux.
+//! (`open` for writing is EACCES) and report size 0, as on Linux; the
+//! settings of /proc/sys that root may change (`Setting`) are read and
+//! written where they live.
 //!
 //! | path | what |
 //! |---|---|
@@ -30,6 +32,7 @@
 //! | `/proc/sys/kernel/ostype`, `osrelease` | uname's system name and release |
 //! | `/proc/sys/kernel/printk`, `dmesg_restrict` | the console's log level, who may read the log |
 //! | `/proc/sys/kernel/tainted`, `core_pattern` | 0 (nothing taints this kernel), where a core dump goes |
+//! | `/proc/sys/kernel/randomize_va_space` | how much exec randomises an address space, 0 to 2 (`kcore::aslr`): the one file root may write (`Setting`) |
 //! | `/proc/sysvipc/shm`, `msg`, `sem` | the System V IPC objects (`ipc/`), a line each, as ipcs(1) reads them |
 //! | `/proc/diskstats` | each disk's requests, sectors and times since boot, in Linux's 20 fields (`virtio_blk.rs`) |
 //! | `/proc/bus/pci/devices` | the PCI functions found at boot (`pci.rs`): address, ids, IRQ, BARs and their sizes, driver |
@@ -73,7 +76,8 @@ pub enum Dir {
 }
 
 /// The directories of `/proc/sys`, and the files of each: read-only here
-/// (Linux lets root write most; these show the kernel's fixed values).
+/// (Linux lets root write most; these show the kernel's fixed values),
+/// but for the `Setting`s.
 const SYS_DIRS: &[(&str, Dir)] = &[("fs", Dir::SysFs), ("kernel", Dir::SysKernel)];
 const SYS_FS_FILES: &[&str] = &[
     "file-max",
@@ -90,9 +94,49 @@ const SYS_KERNEL_FILES: &[&str] = &[
     "ostype",
     "pid_max",
     "printk",
+    "randomize_va_space",
     "tainted",
     "threads-max",
 ];
+
+/// The /proc/sys files root may write, each a kernel setting: read where
+/// it lives at every read, set by a write of its new value (as Linux's
+/// sysctls: one decimal number, EINVAL for anything else or out of range).
+/// Mode 0644, so no one else may open one for writing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// `/proc/sys/kernel/randomize_va_space`: how much exec randomises a
+    /// new address space (proc/exec.rs, `kcore::aslr`).
+    RandomizeVaSpace,
+}
+
+impl Setting {
+    fn of(name: &str) -> Option<Setting> {
+        match name {
+            "randomize_va_space" => Some(Setting::RandomizeVaSpace),
+            _ => None,
+        }
+    }
+
+    /// The file's text: the value now.
+    pub fn text(self) -> String {
+        match self {
+            Setting::RandomizeVaSpace => format!("{}\n", crate::proc::exec::randomize_va_space()),
+        }
+    }
+
+    /// A write of `written` (the caller may write files of mode 0644
+    /// only as root: open checked).
+    pub fn set(self, written: &[u8]) -> Result<(), Errno> {
+        let value = kcore::procfs::parse_setting(written).ok_or(Errno::EINVAL)?;
+        match self {
+            Setting::RandomizeVaSpace => {
+                let level = u32::try_from(value).map_err(|_| Errno::EINVAL)?;
+                crate::proc::exec::set_randomize_va_space(level)
+            }
+        }
+    }
+}
 
 /// The boot options on one line (`/proc/cmdline`), set once at boot.
 static CMDLINE: spin::Once<String> = spin::Once::new();
@@ -255,6 +299,10 @@ pub fn lookup(dir: Dir, name: &str) -> Result<NodeRef, Errno> {
                 SYS_KERNEL_FILES
             };
             let index = names.iter().position(|&f| f == name).ok_or(Errno::ENOENT)?;
+            if let Some(setting) = Setting::of(name) {
+                let ino = ino(dir, Some(index));
+                return Ok(node(ino, 0o644, Content::ProcSetting(setting)));
+            }
             Ok(file(dir, index, sys_file(name).into_bytes()))
         }
         Dir::SysVipc => {

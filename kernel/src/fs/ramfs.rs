@@ -63,6 +63,9 @@ pub enum Content {
     /// `/proc/PID/pagemap` of this process: too large to make whole, so
     /// each read makes the entries it asks for (fs/procfs.rs).
     ProcPagemap(u32),
+    /// A /proc/sys file root may write: a kernel setting, read and set
+    /// where it lives at each read and write (fs/procfs.rs).
+    ProcSetting(super::procfs::Setting),
     /// A symbolic link: the path it points to, followed by path walks (only
     /// `/proc` makes them so far).
     Symlink(String),
@@ -235,6 +238,7 @@ impl Node {
             Content::File(_)
             | Content::ProcFile(_)
             | Content::ProcPagemap(_)
+            | Content::ProcSetting(_)
             | Content::DiskFile => S_IFREG,
             Content::Dir(_) | Content::ProcDir(_) | Content::DiskDir => S_IFDIR,
             Content::Device(d) if d.is_block() => S_IFBLK,
@@ -296,6 +300,7 @@ impl Node {
             | Content::ProcDir(_)
             | Content::ProcFile(_)
             | Content::ProcPagemap(_)
+            | Content::ProcSetting(_)
             | Content::Socket(_)
             | Content::Fifo(_)
             | Content::Special { .. } => 0,

@@ -19,6 +19,8 @@ use abi::types::*;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, Ordering};
+use kcore::aslr;
 use kcore::cred::{Cred, MAY_EXEC};
 use kcore::elf::{self, Executable, PF_W, PF_X};
 use kcore::vma::{FileMap, Kind};
@@ -26,7 +28,7 @@ use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
 
 use super::sched::{self, Chan};
-use super::vm::{STACK_MAX, STACK_TOP, UserMemory};
+use super::vm::{MMAP_TOP, STACK_MAX, STACK_TOP, UserMemory};
 use super::{TABLE, current, current_both};
 use crate::arch::trap::TrapFrame;
 use crate::fs::filedata::{ExecHold, FileData};
@@ -68,6 +70,10 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usi
         p.name = name;
         p.exe = full;
         p.cmdline = cmdline;
+        if image.cred.secure() {
+            // Linux's PER_CLEAR_ON_SETID: no layout the caller chose.
+            p.personality &= !aslr::PER_CLEAR_ON_SETID;
+        }
         if *p.cred != image.cred {
             p.cred = Arc::new(image.cred);
         }
@@ -184,6 +190,12 @@ fn read_strings(array: u64) -> Result<Vec<String>, Errno> {
 /// with credentials `cred`: EACCES unless the file is a regular file it may
 /// execute. A set-user-ID file runs as its owner, a set-group-ID one (with
 /// group execute) as its group.
+///
+/// A dynamically linked program (one with `PT_INTERP`) gets its
+/// interpreter, the dynamic loader, mapped beside it (`load_interpreter`),
+/// and starts there: the loader finds the program through the auxiliary
+/// vector (AT_PHDR, AT_ENTRY), maps its libraries with mmap, and jumps to
+/// the program's entry.
 pub fn load(
     path: &str,
     argv: &[String],
@@ -191,7 +203,74 @@ pub fn load(
     stack_limit: u64,
     cred: &Cred,
 ) -> Result<Image, Errno> {
-    let node_ref = ramfs::lookup(path)?;
+    let program = open_program(path, cred)?;
+    let mut new_cred = cred.clone();
+    new_cred.exec(program.set_uid, program.set_gid);
+    let file = program.file;
+    let exe = parse_headers(&file.data)?;
+    // A program that runs as someone else is always randomised: its
+    // caller's personality must not make it easier to attack.
+    let moved = layout_offsets(new_cred.secure());
+    // A position-independent program goes where Linux puts it, moved up
+    // when randomisation is on.
+    // (Its first segment lands there whatever address the file gave it:
+    // the bias wraps, as Linux's `load_bias` does.)
+    let bias = if exe.relocatable {
+        (elf::DYN_BASE + moved.pie).wrapping_sub(exe.span().0)
+    } else {
+        0
+    };
+    let exe = exe.placed(bias, USER_TOP)?;
+    let (_, image_end) = exe.span();
+    let mut mem = UserMemory::new(
+        AddressSpace::new().ok_or(Errno::ENOMEM)?,
+        image_end + moved.brk,
+        MMAP_TOP - moved.mmap,
+    );
+    load_segments(&mut mem, &exe, &file)?;
+    let interp = match exe.interp {
+        Some(name) => Some(load_interpreter(&mut mem, &file, name, cred)?),
+        None => None,
+    };
+    mem.program = Some(ExecHold::new(&file.data));
+    let stack_top = STACK_TOP - moved.stack;
+    let stack_bottom = stack_top - stack_size(stack_limit, path, argv, envp);
+    mem.record(stack_bottom, stack_top, PROT_READ | PROT_WRITE, Kind::Stack);
+    // The top of the stack, where every program starts, is mapped now (a
+    // fault per page of it would be pure cost); the rest comes on demand.
+    let eager = stack_top - (stack_top - stack_bottom).min(STACK_EAGER);
+    let stack_flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
+    mem.map_zeroed(eager, stack_top, stack_flags)?;
+    let start = Start {
+        exe: &exe,
+        interp_base: interp.as_ref().map_or(0, |(base, _)| *base),
+        path,
+        argv,
+        envp,
+    };
+    let stack = (stack_bottom, stack_top, moved.stack_sp);
+    let stack_pointer = build_stack(&mem, &start, stack, &new_cred)?;
+    Ok(Image {
+        mem,
+        entry: interp.map_or(exe.entry, |(_, entry)| entry),
+        stack_pointer,
+        cred: new_cred,
+    })
+}
+
+/// A file exec may map, and whom it makes the program run as.
+struct ProgramFile {
+    file: MappedFile,
+    set_uid: Option<u32>,
+    set_gid: Option<u32>,
+}
+
+/// Opens `path` for exec by a caller with credentials `cred`: EACCES
+/// unless it is a regular file the caller may execute. Its name, as
+/// /proc/PID/maps shows it, is the path with no symbolic link in it, as
+/// Linux shows the file itself.
+fn open_program(path: &str, cred: &Cred) -> Result<ProgramFile, Errno> {
+    let (node_ref, real) = ramfs::lookup_real(path)?;
     // A file this caller may not run is refused before anything is read.
     if !node_ref.lock().permits(cred, MAY_EXEC) {
         return Err(Errno::EACCES);
@@ -204,52 +283,101 @@ pub fn load(
     } else {
         None
     };
-    let (file, cred) = {
-        let node = node_ref.lock();
-        let data = match (&node.content, &disk_pages) {
-            (Content::File(data), _) => data,
-            (Content::DiskFile, Some(pages)) => pages,
-            _ => return Err(Errno::EACCES),
-        };
-        let set_uid = (node.perm & S_ISUID != 0).then_some(node.uid);
-        let set_gid = (node.perm & (S_ISGID | S_IXGRP) == S_ISGID | S_IXGRP).then_some(node.gid);
-        let mut cred = cred.clone();
-        cred.exec(set_uid, set_gid);
-        let file = MappedFile {
+    let node = node_ref.lock();
+    let data = match (&node.content, &disk_pages) {
+        (Content::File(data), _) => data,
+        (Content::DiskFile, Some(pages)) => pages,
+        _ => return Err(Errno::EACCES),
+    };
+    Ok(ProgramFile {
+        file: MappedFile {
             data: data.clone(),
             ino: node.ino,
-            name: Arc::from(path),
+            name: Arc::from(real.as_str()),
             may_write: false,
             disk_node: disk_pages.is_some().then(|| node_ref.clone()),
-        };
-        (file, cred)
+        },
+        set_uid: (node.perm & S_ISUID != 0).then_some(node.uid),
+        set_gid: (node.perm & (S_ISGID | S_IXGRP) == S_ISGID | S_IXGRP).then_some(node.gid),
+    })
+}
+
+/// Maps the interpreter that `program` names at `name` into `mem`, where
+/// mmap would put a mapping its size (the top of the mmap region), and
+/// returns its base (AT_BASE) and entry point. The errors are Linux's: the
+/// name's own faults are the program's (`elf::interp_path`), a missing or
+/// unrunnable file is ENOENT or EACCES, one shorter than an ELF header is
+/// EIO, and one that is not a loadable x86_64 ELF is ELIBBAD ("accessing
+/// a corrupted shared library"). The interpreter's own set-ID bits and
+/// `PT_INTERP` mean nothing.
+fn load_interpreter(
+    mem: &mut UserMemory,
+    program: &MappedFile,
+    name: elf::InterpName,
+    cred: &Cred,
+) -> Result<(u64, u64), Errno> {
+    let mut bytes = alloc::vec![0u8; name.len as usize];
+    let got = program.data.read_at(name.offset, &mut bytes);
+    let path = elf::interp_path(&bytes[..got], name.len)?;
+    // A relative name is the caller's working directory's, as on Linux
+    // (which only a program built for one machine's layout would use).
+    let path = if path.starts_with('/') {
+        String::from(path)
+    } else {
+        // (init's exec at boot has no caller: "/".)
+        let cwd = TABLE.lock().current_mut().map(|p| p.cwd.clone());
+        kcore::path::resolve(cwd.as_deref().unwrap_or("/"), path)?
     };
-    let exe = parse_headers(&file.data)?;
-    let image_end = exe
-        .segments
-        .iter()
-        .map(|s| s.vaddr + s.mem_size)
-        .max()
-        .unwrap_or(0);
-    let mut mem = UserMemory::new(
-        AddressSpace::new().ok_or(Errno::ENOMEM)?,
-        page_up(image_end).ok_or(Errno::ENOEXEC)?,
-    );
-    load_segments(&mut mem, &exe, &file)?;
-    mem.program = Some(ExecHold::new(&file.data));
-    let stack_bottom = STACK_TOP - stack_size(stack_limit, path, argv, envp);
-    mem.record(stack_bottom, STACK_TOP, PROT_READ | PROT_WRITE, Kind::Stack);
-    // The top of the stack, where every program starts, is mapped now (a
-    // fault per page of it would be pure cost); the rest comes on demand.
-    let eager = STACK_TOP - (STACK_TOP - stack_bottom).min(STACK_EAGER);
-    let stack_flags = Flags::PRESENT | Flags::WRITABLE | Flags::NO_EXECUTE;
-    mem.map_zeroed(eager, STACK_TOP, stack_flags)?;
-    let stack_pointer = build_stack(&mem, &exe, path, argv, envp, stack_bottom, &cred)?;
-    Ok(Image {
-        mem,
-        entry: exe.entry,
-        stack_pointer,
-        cred,
+    let interp = open_program(&path, cred)?.file;
+    // Linux reads the ELF header whole first: a shorter file is EIO.
+    if interp.data.len() < elf::EHDR_SIZE as u64 {
+        return Err(Errno::EIO);
+    }
+    let exe = parse_headers(&interp.data).map_err(|_| Errno::ELIBBAD)?;
+    let bias = if exe.relocatable {
+        let (low, high) = exe.span();
+        mem.room_for(high - low)?.wrapping_sub(low)
+    } else {
+        0
+    };
+    let exe = exe.placed(bias, USER_TOP).map_err(|_| Errno::ELIBBAD)?;
+    load_segments(mem, &exe, &interp)?;
+    Ok((bias, exe.entry))
+}
+
+/// The level of randomisation exec applies
+/// (`/proc/sys/kernel/randomize_va_space`, `kcore::aslr`): the boot
+/// option `randomize_va_space` sets it, root may change it at any time.
+static RANDOMIZE_VA_SPACE: AtomicU32 = AtomicU32::new(aslr::LEVEL_DEFAULT);
+
+/// The setting, as /proc/sys/kernel/randomize_va_space shows it.
+pub fn randomize_va_space() -> u32 {
+    RANDOMIZE_VA_SPACE.load(Ordering::Relaxed)
+}
+
+/// Sets it: EINVAL past `aslr::LEVEL_MAX`, as Linux's sysctl refuses.
+pub fn set_randomize_va_space(level: u32) -> Result<(), Errno> {
+    if level > aslr::LEVEL_MAX {
+        return Err(Errno::EINVAL);
+    }
+    RANDOMIZE_VA_SPACE.store(level, Ordering::Relaxed);
+    Ok(())
+}
+
+/// How far this exec moves each part of the address space, for the
+/// caller's personality (`ADDR_NO_RANDOMIZE` turns it off, unless the
+/// program is `secure`: set-user-ID or set-group-ID) and the setting.
+fn layout_offsets(secure: bool) -> aslr::Offsets {
+    // At boot no process runs (init's exec): it gets the setting.
+    let personality = match secure {
+        true => 0,
+        false => TABLE.lock().current_mut().map_or(0, |p| p.personality),
+    };
+    let level = aslr::level(randomize_va_space(), personality);
+    aslr::offsets(level, || {
+        let mut word = [0u8; 8];
+        crate::random::fill(&mut word);
+        u64::from_le_bytes(word)
     })
 }
 
@@ -264,7 +392,7 @@ fn parse_headers(file: &FileData) -> Result<Executable, Errno> {
     }
     let mut headers = alloc::vec![0u8; end];
     let got = file.read_at(0, &mut headers);
-    elf::parse(&headers[..got], file.len(), USER_TOP)
+    elf::parse(&headers[..got], file.len())
 }
 
 /// Most bytes the ELF header and program headers may take (Linux reads up
@@ -347,7 +475,11 @@ fn random_bytes() -> [u8; 16] {
 const STACK_EAGER: u64 = 256 * 1024;
 
 /// The auxiliary vector's entries (`build_stack`), with its AT_NULL.
-const AUXV_ENTRIES: u64 = 16;
+const AUXV_ENTRIES: u64 = 20;
+
+/// AT_PLATFORM's string: where glibc's loader once looked for libraries
+/// built for this processor.
+const PLATFORM: &str = "x86_64";
 
 /// How large the stack area is: `RLIMIT_STACK` (at most `STACK_MAX`), but
 /// never too small for the arguments, which Linux also places whatever the
@@ -357,7 +489,8 @@ const AUXV_ENTRIES: u64 = 16;
 /// program that recurses past its limit faults below the area (SIGSEGV),
 /// as on Linux.
 fn stack_size(limit: u64, path: &str, argv: &[String], envp: &[String]) -> u64 {
-    let strings: u64 = core::iter::once(path)
+    let strings: u64 = [path, PLATFORM]
+        .into_iter()
         .chain(argv.iter().map(String::as_str))
         .chain(envp.iter().map(String::as_str))
         .map(|s| s.len() as u64 + 1)
@@ -370,19 +503,35 @@ fn stack_size(limit: u64, path: &str, argv: &[String], envp: &[String]) -> u64 {
     page_up(wanted).unwrap_or(STACK_MAX)
 }
 
-/// Lays out the initial stack as the Linux x86_64 ABI does, between
-/// `bottom` and `STACK_TOP`; returns rsp.
+/// What a program starts with, besides its memory: its image, its
+/// interpreter's base (0 for none), and the strings exec was given.
+struct Start<'a> {
+    exe: &'a Executable,
+    interp_base: u64,
+    path: &'a str,
+    argv: &'a [String],
+    envp: &'a [String],
+}
+
+/// Lays out the initial stack as the Linux x86_64 ABI does, in `stack`
+/// (bottom, top, and how far below the top the strings start); returns
+/// rsp.
 fn build_stack(
     mem: &UserMemory,
-    exe: &Executable,
-    path: &str,
-    argv: &[String],
-    envp: &[String],
-    bottom: u64,
+    start: &Start,
+    stack: (u64, u64, u64),
     cred: &Cred,
 ) -> Result<u64, Errno> {
+    let (bottom, top, below_top) = stack;
+    let Start {
+        exe,
+        interp_base,
+        path,
+        argv,
+        envp,
+    } = *start;
     let space = &mem.space;
-    let mut sp = STACK_TOP;
+    let mut sp = top - below_top;
     let mut push = |bytes: &[u8]| -> Result<u64, Errno> {
         sp -= bytes.len() as u64;
         if sp < bottom {
@@ -398,6 +547,7 @@ fn build_stack(
         push(&bytes)
     };
     let execfn = cstr(path)?;
+    let platform = cstr(PLATFORM)?;
     let env_ptrs: Vec<u64> = envp
         .iter()
         .rev()
@@ -410,11 +560,14 @@ fn build_stack(
         .collect::<Result<Vec<_>, _>>()?;
     let random = push(&random_bytes())?;
     let auxv: [(u64, u64); AUXV_ENTRIES as usize] = [
+        (AT_MINSIGSTKSZ, crate::signal::MIN_STACK_FOR_FRAME),
+        (AT_HWCAP, crate::arch::cpuid::hwcap()),
+        (AT_PAGESZ, 4096),
+        (AT_CLKTCK, u64::from(crate::clock::hz())),
         (AT_PHDR, exe.phdr_vaddr),
         (AT_PHENT, 56),
         (AT_PHNUM, u64::from(exe.phnum)),
-        (AT_PAGESZ, 4096),
-        (AT_BASE, 0),
+        (AT_BASE, interp_base),
         (AT_FLAGS, 0),
         (AT_ENTRY, exe.entry),
         (AT_UID, u64::from(cred.ruid)),
@@ -423,13 +576,12 @@ fn build_stack(
         (AT_EGID, u64::from(cred.egid)),
         // A program running as someone else: libc must not trust the
         // environment (LD_PRELOAD, MALLOC_* ...).
-        (
-            AT_SECURE,
-            u64::from(cred.euid != cred.ruid || cred.egid != cred.rgid),
-        ),
-        (AT_CLKTCK, u64::from(crate::clock::hz())),
+        (AT_SECURE, u64::from(cred.secure())),
         (AT_RANDOM, random),
+        // No FSGSBASE or ring-3 MWAIT for user code here.
+        (AT_HWCAP2, 0),
         (AT_EXECFN, execfn),
+        (AT_PLATFORM, platform),
         (AT_NULL, 0),
     ];
     let mut words: Vec<u64> = Vec::new();

@@ -10,6 +10,11 @@
 //!          ...               free, one unmapped guard page
 //!     STACK_TOP - RLIMIT_STACK .. STACK_TOP   the user stack
 //!
+//! Those are the places with randomisation off. With it on (the default,
+//! `kcore::aslr`), exec moves the stack's top down, the mmap region's top
+//! (`UserMemory::mmap_top`) down, a position-independent program's base up
+//! and, at level 2, the heap's start up, by a random number of pages each.
+//!
 //! Where things are is kept twice, for two readers. The areas
 //! (`kcore::vma::Areas`, kept by mm/areas.rs for each address space) are
 //! the kernel's list of mapped ranges, with their rights and purpose: mmap
@@ -64,6 +69,14 @@ pub const STACK_TOP: u64 = 0x0000_7fff_ffff_f000;
 /// a quarter of the room between the mmap region and the stack.
 pub const STACK_MAX: u64 = 1 << 38;
 const _: () = assert!(STACK_MAX <= (STACK_TOP - MMAP_TOP) / 2);
+// Moved as far as randomisation moves them, the largest stack still ends
+// above the mmap region, and the mmap region above a position-independent
+// program's image and heap room (`BRK_MAX`), 64 GiB of them together.
+const _: () = assert!(STACK_MAX + kcore::aslr::STACK_MAX_SHIFT < STACK_TOP - MMAP_TOP);
+const _: () = assert!(
+    kcore::elf::DYN_BASE + kcore::aslr::PIE_MAX_SHIFT + (1 << 36) + kcore::aslr::BRK_MAX_SHIFT
+        < MMAP_TOP - kcore::aslr::MMAP_MAX_SHIFT
+);
 pub const MMAP_TOP: u64 = 0x0000_7f00_0000_0000;
 /// Most the heap may grow past its start.
 pub const BRK_MAX: u64 = 1 << 32;
@@ -78,17 +91,26 @@ pub struct UserMemory {
     pub space: AddressSpace,
     pub brk_start: u64,
     pub brk: u64,
+    /// The top of the mmap region: `MMAP_TOP`, lowered by exec's
+    /// randomisation (`kcore::aslr`) when it is on.
+    pub mmap_top: u64,
+    /// membarrier(2)'s MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED was
+    /// called: the private command may be used (Linux keeps it per
+    /// address space too, so exec forgets it and fork keeps it).
+    pub membarrier_registered: bool,
     /// The program file this memory was made from by exec, kept busy for
     /// writers while the memory lives (fs/filedata.rs: `ExecHold`).
     pub program: Option<ExecHold>,
 }
 
 impl UserMemory {
-    pub fn new(space: AddressSpace, brk_start: u64) -> UserMemory {
+    pub fn new(space: AddressSpace, brk_start: u64, mmap_top: u64) -> UserMemory {
         UserMemory {
             space,
             brk_start,
             brk: brk_start,
+            mmap_top,
+            membarrier_registered: false,
             program: None,
         }
     }
@@ -309,8 +331,15 @@ impl UserMemory {
     /// everything leaves brk no room to grow (musl's malloc-brk-fail).
     fn find_room(&self, len: u64) -> Option<u64> {
         let low = self.mmap_low();
-        self.areas(|a| a.find_gap(len, low, MMAP_TOP))
+        self.areas(|a| a.find_gap(len, low, self.mmap_top))
             .or_else(|| self.areas(|a| a.find_gap(len, MMAP_MIN, low)))
+    }
+
+    /// Where exec puts an image of `len` bytes that is not the program (its
+    /// interpreter): where mmap would put a mapping that size, the top of
+    /// the mmap region. ENOMEM if there is no room.
+    pub fn room_for(&self, len: u64) -> Result<u64, Errno> {
+        self.find_room(len).ok_or(Errno::ENOMEM)
     }
 
     /// munmap(2): unmapping what is not mapped is not an error.
@@ -391,7 +420,11 @@ impl UserMemory {
         }
         let new_end = old.checked_add(new_len).ok_or(Errno::ENOMEM)?;
         self.may_expand(limits, Usage::of(&area, new_len - old_len))?;
-        let high = if old < MMAP_TOP { MMAP_TOP } else { USER_TOP };
+        let high = if old < self.mmap_top {
+            self.mmap_top
+        } else {
+            USER_TOP
+        };
         // The new pages come on demand, as in a new mapping.
         if new_end <= high && !self.areas(|a| a.overlaps(old_end, new_end)) {
             self.areas(|a| a.insert(old_end, new_end, area));
@@ -619,6 +652,8 @@ impl UserMemory {
             space,
             brk_start: self.brk_start,
             brk: self.brk,
+            mmap_top: self.mmap_top,
+            membarrier_registered: self.membarrier_registered,
             program: self.program.clone(),
         }
     }

@@ -13,7 +13,9 @@
 use abi::Errno;
 use abi::types::{
     CAP_IPC_LOCK, MAP_ANONYMOUS, MAP_PRIVATE, MAP_SHARED, MAP_TYPE, MCL_CURRENT, MCL_FUTURE,
-    MCL_ONFAULT, MLOCK_ONFAULT, PROT_EXEC, PROT_READ, PROT_WRITE, RLIMIT_MEMLOCK,
+    MCL_ONFAULT, MEMBARRIER_CMD_PRIVATE_EXPEDITED, MEMBARRIER_CMD_QUERY,
+    MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, MLOCK_ONFAULT, PROT_EXEC, PROT_READ, PROT_WRITE,
+    RLIMIT_MEMLOCK,
 };
 use alloc::sync::Arc;
 
@@ -125,6 +127,37 @@ fn disk_mapping(node: &ramfs::NodeRef, opened: &OpenFile) -> Result<MappedFile, 
 
 pub fn madvise(addr: u64, len: u64, advice: u32) -> SysResult {
     with_memory(|m, _| m.madvise(addr, len, advice)).map(|()| 0)
+}
+
+/// membarrier(2), the private expedited form that musl's and glibc's
+/// dynamic loaders ask for: once registered, a call returns only when
+/// every CPU running a thread of this process has passed a memory
+/// barrier. The shootdown that a TLB flush uses reaches exactly those CPUs
+/// and waits for each to answer, and an interrupt and its `iretq` order
+/// memory on x86; a thread not running passes the barrier of the context
+/// switch before it runs again. The global commands are not offered
+/// (QUERY leaves them out): EINVAL, as on a Linux built without them.
+pub fn membarrier(cmd: u32, flags: u32) -> SysResult {
+    const OFFERED: u32 =
+        MEMBARRIER_CMD_PRIVATE_EXPEDITED | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED;
+    if flags != 0 {
+        return Err(Errno::EINVAL);
+    }
+    match cmd {
+        MEMBARRIER_CMD_QUERY => Ok(OFFERED as usize),
+        MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED => with_memory(|m, _| {
+            m.membarrier_registered = true;
+            Ok(0)
+        }),
+        MEMBARRIER_CMD_PRIVATE_EXPEDITED => with_memory(|m, _| {
+            if !m.membarrier_registered {
+                return Err(Errno::EPERM);
+            }
+            m.space.flush_others();
+            Ok(0)
+        }),
+        _ => Err(Errno::EINVAL),
+    }
 }
 
 /// mlock(2), and mlock2(2) with its one flag, MLOCK_ONFAULT.

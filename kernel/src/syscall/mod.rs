@@ -186,6 +186,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::MADVISE => mem::madvise(a[0], a[1], a[2] as u32),
         sys::MLOCK => mem::mlock2(a[0], a[1], 0),
         sys::MLOCK2 => mem::mlock2(a[0], a[1], a[2] as u32),
+        sys::MEMBARRIER => mem::membarrier(a[0] as u32, a[1] as u32),
         sys::MUNLOCK => mem::munlock(a[0], a[1]),
         sys::MLOCKALL => mem::mlockall(a[0] as u32),
         sys::MUNLOCKALL => Ok(0),

@@ -121,6 +121,7 @@ const CALLS: &[(usize, u64)] = &[
     (MLOCK, 1),
     (MUNLOCK, 1),
     (MLOCK2, 1),
+    (MEMBARRIER, 1),
     (MLOCKALL, 1),
     (MUNLOCKALL, 1),
     (KILL, 2),

@@ -70,7 +70,8 @@ fn frames_in_use() -> u64 {
         // thread runs here, and the byte written is the one read.
         unsafe { p.write_volatile(p.read_volatile()) };
     }
-    let own_heap = brk.div_ceil(4096) as u64;
+    // Counted from the first break, wherever exec put the heap.
+    let own_heap = (brk.div_ceil(4096) - first.div_ceil(4096)) as u64;
     sys::kinfo().map_or(0, |k| k.frames_in_use() - own_heap)
 }
 
@@ -136,6 +137,7 @@ const TESTS: &[Test] = user::tests![
     prot_none_pages_are_inaccessible,
     faults_kill_only_the_process,
     failed_exec_leaves_the_caller,
+    randomize_va_space_moves_stacks_and_root_may_stop_it,
     kill_ends_a_blocked_child,
     nanosleep_sleeps,
     preemption_lets_others_run,

@@ -451,3 +451,105 @@ pub(super) fn proc_sys_says_what_the_kernel_does() -> Outcome {
     ensure!(now == 5, "printk says {now} after CONSOLE_LEVEL 5");
     Ok(())
 }
+
+/// The `[stack]` line of /proc/self/maps of `/bin/cat` run by a child
+/// (after `personality(persona)` when `persona` is not 0): where exec put
+/// a new program's stack.
+fn stack_of_a_new_program(persona: usize) -> Result<String, String> {
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        if persona != 0 && raw(nr::PERSONALITY, &[persona]).is_err() {
+            sys::exit(3);
+        }
+        let _ = sys::dup2(w, 1);
+        sys::execve("/bin/cat", &["cat", "/proc/self/maps"], &[]);
+        sys::exit(2);
+    }
+    let _ = sys::close(w);
+    let mut text = Vec::new();
+    let mut buf = [0u8; 512];
+    while let Ok(n @ 1..) = sys::read(r, &mut buf) {
+        text.extend_from_slice(&buf[..n]);
+    }
+    let _ = sys::close(r);
+    let status = sys::waitpid(pid as i32).map_err(|e| e.message())?;
+    ensure!(
+        sys::exited(status) == Some(0),
+        "cat gave status {status:#x}"
+    );
+    let text = String::from_utf8_lossy(&text).into_owned();
+    text.lines()
+        .find(|line| line.ends_with("[stack]"))
+        .map(String::from)
+        .ok_or_else(|| format!("no [stack] line in\n{text}"))
+}
+
+/// Sets /proc/sys/kernel/randomize_va_space by a write, as `echo N >` does.
+fn set_randomize_va_space(text: &str) -> Result<(), Errno> {
+    let fd = sys::open("/proc/sys/kernel/randomize_va_space", O_WRONLY | O_TRUNC, 0)?;
+    let written = sys::write_all(fd, text.as_bytes());
+    let _ = sys::close(fd);
+    written
+}
+
+/// Address-space layout randomisation: with it on, three new programs'
+/// stacks are not all in one place; written off (root only, 0 to 2), or
+/// turned off by `personality(ADDR_NO_RANDOMIZE)`, two are, at the top of
+/// user space.
+pub(super) fn randomize_va_space_moves_stacks_and_root_may_stop_it() -> Outcome {
+    const ADDR_NO_RANDOMIZE: usize = 0x0004_0000;
+    let level = proc_number("/proc/sys/kernel/randomize_va_space")?;
+    let restore = |outcome: Outcome| {
+        let back = set_randomize_va_space(&format!("{level}\n"));
+        outcome?;
+        back.map_err(|e| format!("setting it back to {level}: {}", e.message()))
+    };
+    restore((|| {
+        set_randomize_va_space("2\n").map_err(|e| format!("root writes 2: {}", e.message()))?;
+        ensure!(
+            proc_number("/proc/sys/kernel/randomize_va_space")? == 2,
+            "reads back"
+        );
+        let moved: Vec<String> = (0..3)
+            .map(|_| stack_of_a_new_program(0))
+            .collect::<Result<_, _>>()?;
+        ensure!(
+            moved.iter().any(|s| *s != moved[0]),
+            "three stacks in one place at level 2: {}",
+            moved[0]
+        );
+        let pinned = [
+            stack_of_a_new_program(ADDR_NO_RANDOMIZE)?,
+            stack_of_a_new_program(ADDR_NO_RANDOMIZE)?,
+        ];
+        ensure!(
+            pinned[0] == pinned[1] && pinned[0].contains("-7ffffffff000 "),
+            "ADDR_NO_RANDOMIZE: {pinned:?}"
+        );
+        set_randomize_va_space("0").map_err(|e| format!("root writes 0: {}", e.message()))?;
+        let fixed = [stack_of_a_new_program(0)?, stack_of_a_new_program(0)?];
+        ensure!(fixed == pinned, "level 0: {fixed:?}, not {pinned:?}");
+        for bad in ["3\n", "-1", "two", "1 2"] {
+            expect_err(
+                &format!("writing {bad:?}"),
+                set_randomize_va_space(bad),
+                Errno::EINVAL,
+            )?;
+        }
+        let status = child_status(|| {
+            if raw(nr::SETUID, &[1000]).is_err() {
+                return 10;
+            }
+            match set_randomize_va_space("2") {
+                Err(Errno::EACCES) => 0,
+                _ => 11,
+            }
+        })?;
+        ensure!(
+            sys::exited(status) == Some(0),
+            "a user's write: status {status:#x}"
+        );
+        Ok(())
+    })())
+}
