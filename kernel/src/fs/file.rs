@@ -515,20 +515,9 @@ fn read_at(node: &mut Node, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
             node.accessed();
             Ok(n)
         }
-        Content::ProcFile(text) => {
-            let from = (at as usize).min(text.len());
-            let n = buf.len().min(text.len() - from);
-            buf[..n].copy_from_slice(&text[from..from + n]);
-            Ok(n)
-        }
+        Content::ProcFile(text) => Ok(read_text(text, at, buf)),
         Content::ProcPagemap(pid) => super::procfs::pagemap_read(*pid, at, buf),
-        Content::ProcSetting(setting) => {
-            let text = setting.text();
-            let from = (at as usize).min(text.len());
-            let n = buf.len().min(text.len() - from);
-            buf[..n].copy_from_slice(&text.as_bytes()[from..from + n]);
-            Ok(n)
-        }
+        Content::ProcSetting(setting) => Ok(read_text(setting.text().as_bytes(), at, buf)),
         Content::Dir(_) | Content::ProcDir(_) | Content::DiskDir => Err(Errno::EISDIR),
         // A disk file sleeps: its callers serve it without the lock.
         Content::DiskFile => Err(Errno::EINVAL),
@@ -543,6 +532,15 @@ fn read_at(node: &mut Node, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
         Content::Device(d) if d.is_block() => Err(Errno::EINVAL),
         Content::Device(d) => d.read(buf, &mut at.clone(), false),
     }
+}
+
+/// Copies the bytes of a /proc text from `at` into `buf`; how many there
+/// were (none past its end).
+fn read_text(text: &[u8], at: u64, buf: &mut [u8]) -> usize {
+    let from = usize::try_from(at).unwrap_or(usize::MAX).min(text.len());
+    let n = buf.len().min(text.len() - from);
+    buf[..n].copy_from_slice(&text[from..from + n]);
+    n
 }
 
 /// Writes `buf` into the file at `at`, growing it as needed; returns the
