@@ -6,25 +6,67 @@
 //! `on_timer_interrupt`, which counts it and hands it on, so nothing above this
 //! file knows which chip is ticking. The TSC, calibrated against the PIT at
 //! boot, gives the finer time that `clock_gettime` and the benchmarks need.
+//!
+//! Timekeeping is Linux's: the clock's state as of the last tick
+//! (`kcore::vdso::Base`) sits behind a sequence lock, and a reading is that
+//! state plus the TSC cycles since, scaled. The boot CPU's tick moves the
+//! state on and publishes it in the clock page every process maps
+//! (vdso.rs), which the kernel's readers read as well as the vDSO: one
+//! state, read with the same arithmetic, so the system call and the vDSO
+//! give the same time. Readers never wait; the writers (the tick,
+//! `set_realtime`) take `TIMEKEEPING`.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kcore::bootopts::TickSource;
+use kcore::vdso::{Base, Clock, ClockPage, Time};
 
 use crate::arch::{self, apic, pic, pit, trap::TrapFrame};
+use crate::sync::{IrqLock, Rank};
 
 static TICKS: AtomicU64 = AtomicU64::new(0);
 static HZ: AtomicU32 = AtomicU32::new(0);
 /// 0 until `init` calibrates the TSC.
 static TSC_PER_SEC: AtomicU64 = AtomicU64::new(0);
-static TSC_AT_BOOT: AtomicU64 = AtomicU64::new(0);
+
+/// The clock's state, for its writers (the tick and `set_realtime`): the
+/// one writer a sequence lock allows at a time.
+static TIMEKEEPING: IrqLock<Base> = IrqLock::new(
+    Rank::Clock,
+    Base {
+        user_tsc: false,
+        cycle_last: 0,
+        mult: 0,
+        mono_sec: 0,
+        mono_nsec_scaled: 0,
+        wall_offset: Time { sec: 0, nsec: 0 },
+    },
+);
+/// What the kernel reads before the vDSO's clock page exists: a page
+/// nobody publishes to, whose state says the clock has not started.
+static NOT_STARTED: ClockPage = ClockPage::new();
+
+/// The published state, which the kernel reads: the very page every
+/// process's vDSO reads (vdso.rs). One page, not a copy for each: with a
+/// copy, a reader between the two publishes would see the new state in
+/// one and the old in the other, and a coarse clock read by the system
+/// call and then by the vDSO would step back a tick (tests/musl/vdso.c
+/// caught it on four CPUs).
+fn published() -> &'static ClockPage {
+    crate::vdso::clock_page().unwrap_or(&NOT_STARTED)
+}
 
 /// Calibrates the TSC and starts the tick at `hz` from `source`; `rsdp`
 /// leads to the HPET's table. An HPET that cannot tick leaves the PIT
 /// ticking, with a warning.
 pub fn init(hz: u32, source: TickSource, rsdp: Option<u64>) {
     let start = arch::rdtsc();
-    TSC_PER_SEC.store(calibrate_tsc(), Ordering::Relaxed);
-    TSC_AT_BOOT.store(start, Ordering::Relaxed);
+    let per_sec = calibrate_tsc();
+    TSC_PER_SEC.store(per_sec, Ordering::Relaxed);
+    let wall = Time {
+        sec: boot_unix_time(),
+        nsec: 0,
+    };
+    publish(&mut TIMEKEEPING.lock(), Base::start(start, per_sec, wall));
     HZ.store(hz, Ordering::Relaxed);
     match source {
         TickSource::Pit => {
@@ -105,25 +147,70 @@ pub fn tsc_per_sec() -> u64 {
     TSC_PER_SEC.load(Ordering::Relaxed)
 }
 
-/// Nanoseconds since the clock was calibrated, from the TSC; 0 before
-/// that (the ramfs stamps its first files' times before the clock starts).
-pub fn nanos_since_boot() -> u64 {
-    let per_sec = tsc_per_sec();
-    if per_sec == 0 {
-        return 0;
+/// Makes `base` the clock's state: the kernel's readers and every
+/// process's vDSO see it from now on. The caller holds `TIMEKEEPING`
+/// (`state`), so the page has one writer.
+fn publish(state: &mut Base, base: Base) {
+    *state = base;
+    let page = crate::vdso::clock_page().expect("vdso::init runs before the clock starts");
+    page.publish(&base);
+}
+
+/// Clock `clock` now. Before the clock starts: the time since boot is 0,
+/// and the wall clock is the RTC's (the ramfs stamps its first files'
+/// times before then).
+pub fn now(clock: Clock) -> Time {
+    let base = published().read();
+    if !base.user_tsc {
+        return match clock {
+            Clock::Realtime | Clock::RealtimeCoarse => Time {
+                sec: boot_unix_time(),
+                nsec: 0,
+            },
+            Clock::Monotonic | Clock::MonotonicCoarse => Time::default(),
+        };
     }
-    let cycles = arch::rdtsc().saturating_sub(TSC_AT_BOOT.load(Ordering::Relaxed));
-    (u128::from(cycles) * 1_000_000_000 / u128::from(per_sec)) as u64
+    base.now(clock, arch::rdtsc())
+}
+
+/// Nanoseconds since the clock was calibrated, from the TSC; 0 before
+/// that.
+pub fn nanos_since_boot() -> u64 {
+    now(Clock::Monotonic).nanos()
 }
 
 /// The Unix time at boot, read from the RTC the first time it is asked.
 static BOOT_UNIX_TIME: spin::Once<u64> = spin::Once::new();
 
+fn boot_unix_time() -> u64 {
+    *BOOT_UNIX_TIME.call_once(arch::rtc::unix_time)
+}
+
 /// Nanoseconds since the Unix epoch (CLOCK_REALTIME, file times).
 pub fn realtime_nanos() -> u64 {
-    let boot = *BOOT_UNIX_TIME.call_once(arch::rtc::unix_time);
-    boot.saturating_mul(1_000_000_000)
-        .saturating_add(nanos_since_boot())
+    now(Clock::Realtime).nanos()
+}
+
+/// Sets the wall clock (clock_settime, settimeofday); the time since boot
+/// does not move. EINVAL for a time before the time since boot, as Linux
+/// refuses one, or nanoseconds past a second.
+pub fn set_realtime(wall: Time) -> Result<(), abi::Errno> {
+    let mut state = TIMEKEEPING.lock();
+    if !state.user_tsc {
+        return Err(abi::Errno::EINVAL); // (no process runs before the clock)
+    }
+    let base = state
+        .set_wall(arch::rdtsc(), wall)
+        .ok_or(abi::Errno::EINVAL)?;
+    publish(&mut state, base);
+    Ok(())
+}
+
+/// The boot CPU's tick: the clock's state moves on to now.
+fn advance() {
+    let mut state = TIMEKEEPING.lock();
+    let base = state.advance(arch::rdtsc());
+    publish(&mut state, base);
 }
 
 /// The timer interrupt, from whichever source ticks, on any CPU. The boot
@@ -138,6 +225,7 @@ pub fn on_timer_interrupt(tf: &mut TrapFrame) {
     let keeps_time = arch::percpu::this_cpu().index() == 0;
     if keeps_time {
         TICKS.fetch_add(1, Ordering::Relaxed);
+        advance();
     }
     crate::proc::on_tick(tf, keeps_time);
 }

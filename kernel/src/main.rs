@@ -44,6 +44,8 @@ mod sync;
 #[deny(unsafe_code)]
 mod syscall;
 #[deny(unsafe_code)]
+mod vdso;
+#[deny(unsafe_code)]
 mod virtio_blk;
 
 use bootloader_api::config::{BootloaderConfig, Mapping};
@@ -129,6 +131,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     // configuration ports (arch/pci.rs).
     pci::init();
     virtio_blk::init();
+    vdso::init();
     clock::init(opts.hz, opts.tick, boot_info.rsdp_addr.into_option());
     proc::sched::set_slice_ms(opts.slice_ms);
     if opts.profhz != 0

@@ -45,7 +45,9 @@
 //!    mappings go inside the areas' lock), kernel-stack slots, the kernel
 //!    heap (whose growth maps pages), one address space's page tables
 //!    (`mm::paging`'s `TablesLock`), frames;
-//! 6. the PIC, then the rate limit on lines user programs cause (`log`),
+//! 6. the clock's state (`clock.rs`'s `TIMEKEEPING`, held by the tick and
+//!    by clock_settime only to publish a new state; its readers take no
+//!    lock), then the PIC, then the rate limit on lines user programs cause (`log`),
 //!    then the kernel log's ring (`log`), then the serial port: anything
 //!    may print.
 //!
@@ -397,6 +399,8 @@ pub enum Rank {
     PageTables,
     /// The frame allocator.
     Frames,
+    /// The clock's state, for its writers (clock.rs).
+    Clock,
     /// The PIC and its mask.
     Pic,
     /// The console's rate limit for user-caused lines.
@@ -426,6 +430,7 @@ impl Rank {
         Rank::Heap,
         Rank::PageTables,
         Rank::Frames,
+        Rank::Clock,
         Rank::Pic,
         Rank::LogLimit,
         Rank::LogRing,

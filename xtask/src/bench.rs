@@ -530,13 +530,14 @@ fn chart(ours: &Results, linux: &Results, rates: &[u32]) -> String {
 
 /// Benchmarks that must have produced a number on each side.
 fn missing(ours: &Results, linux: &Results, cpus: u32) -> Vec<String> {
-    const BOTH: [&str; 27] = [
+    const BOTH: [&str; 28] = [
         "null_syscall_getppid",
         "null_syscall_with_500_processes_asleep",
         "unassigned_syscall_enosys",
         "read_0_bytes_from_a_pipe",
         "write_1_byte_to_dev_null",
         "clock_gettime_syscall",
+        "clock_gettime_vdso",
         "pipe_write_then_read_1_byte",
         "pipe_64KiB_to_another_process",
         "ramfs_read_4KiB",

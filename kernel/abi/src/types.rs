@@ -407,6 +407,8 @@ pub const CAP_IPC_LOCK: u32 = 14;
 pub const CAP_SYS_ADMIN: u32 = 21;
 pub const CAP_SYS_NICE: u32 = 23;
 pub const CAP_SYS_RESOURCE: u32 = 24;
+/// Setting the wall clock (clock_settime, settimeofday).
+pub const CAP_SYS_TIME: u32 = 25;
 pub const CAP_MKNOD: u32 = 27;
 pub const CAP_LEASE: u32 = 28;
 pub const CAP_MAC_OVERRIDE: u32 = 32;

@@ -40,6 +40,7 @@ pub mod spread;
 pub mod symbols;
 pub mod thread;
 pub mod time;
+pub mod vdso;
 pub mod virtio;
 pub mod vma;
 pub mod wait;

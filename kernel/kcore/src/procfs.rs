@@ -183,7 +183,10 @@ pub fn maps_line<F>(range: &Range<F>, describe: impl Fn(&F) -> MappedName) -> St
         Kind::Anonymous | Kind::GrowsDown { .. } => (false, 0, "00:00", 0, String::new()),
         Kind::File(map) => {
             let MappedName { ino, name } = describe(&map.file);
-            (map.shared, map.offset_of(range.start), "00:01", ino, name)
+            // Inode 0: the kernel's own pages ([vdso], [vvar]), which
+            // belong to no file system: device 00:00, as Linux shows them.
+            let device = if ino == 0 { "00:00" } else { "00:01" };
+            (map.shared, map.offset_of(range.start), device, ino, name)
         }
     };
     let mut line = format!(

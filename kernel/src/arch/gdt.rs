@@ -9,7 +9,8 @@
 //!
 //! The order of the entries is fixed by `syscall`/`sysret`: the STAR MSR
 //! expects kernel data right after kernel code, and user data right before
-//! user code.
+//! user code. After the TSS (two entries) comes one more, which user code
+//! reads and never loads: the CPU's number, for the vDSO's getcpu.
 
 use alloc::boxed::Box;
 use spin::Once;
@@ -88,6 +89,8 @@ fn load(index: usize, (double_fault, nmi): (VirtAddr, VirtAddr)) {
         let user_data = gdt.append(Descriptor::user_data_segment());
         let user_code = gdt.append(Descriptor::user_code_segment());
         let tss = gdt.append(Descriptor::tss_segment(tss));
+        let cpu_number = gdt.append(cpu_number_segment(index));
+        assert_eq!(cpu_number.0, kcore::vdso::CPU_NUMBER_SELECTOR);
         (
             gdt,
             Selectors {
@@ -108,6 +111,16 @@ fn load(index: usize, (double_fault, nmi): (VirtAddr, VirtAddr)) {
         ES::set_reg(SegmentSelector(0));
         load_tss(sel.tss);
     }
+}
+
+/// A ring-3 data segment that nothing loads: its limit is the CPU's
+/// number, which the vDSO's `getcpu` reads with LSL, an instruction user
+/// code may run (Linux's `GDT_ENTRY_CPUNODE`). Byte granularity, so the
+/// limit is the number itself.
+fn cpu_number_segment(index: usize) -> Descriptor {
+    use x86_64::structures::gdt::DescriptorFlags as F;
+    let present_data = F::USER_SEGMENT | F::PRESENT | F::WRITABLE | F::ACCESSED | F::DPL_RING_3;
+    Descriptor::UserSegment(present_data.bits() | index as u64)
 }
 
 pub fn selectors() -> &'static Selectors {

@@ -58,6 +58,25 @@ pub fn phys_to_virt(phys: impl Into<PhysAddrLike>) -> VirtAddr {
     VirtAddr::new(phys.into().0 + offset)
 }
 
+/// The kernel's view of the clock page (`kcore::vdso::ClockPage`) in
+/// `frame`, the frame the vDSO's data page is (vdso.rs). The caller must
+/// hold a use of `frame` for as long as the kernel runs (vdso.rs takes one
+/// and never gives it back), and the frame must have been zeroed.
+pub fn clock_page_at(
+    frame: x86_64::structures::paging::PhysFrame,
+) -> &'static kcore::vdso::ClockPage {
+    use kcore::vdso::ClockPage;
+    const _: () = assert!(core::mem::size_of::<ClockPage>() <= PAGE_SIZE as usize);
+    let at = phys_to_virt(frame.start_address()).as_u64();
+    // SAFETY: the frame is mapped at `at` through the physical-memory
+    // window, page-aligned (more than ClockPage's alignment) and larger
+    // than it; it is never freed (the caller's contract), so `'static`
+    // holds; zeroes are a valid ClockPage (all atomics). User mappings of
+    // the frame are read-only and the vDSO reads it with atomic loads, so
+    // every access to it, the kernel's and user code's, is atomic.
+    unsafe { &*(at as *const ClockPage) }
+}
+
 /// The end of what the physical-memory window maps: the bootloader maps
 /// every region of its memory map, and always the first 4 GiB, where the
 /// local APIC and the PCI BARs below 4 GiB are (bootloader 0.11's

@@ -232,6 +232,7 @@ pub fn load(
         Some(name) => Some(load_interpreter(&mut mem, &file, name, cred)?),
         None => None,
     };
+    let vdso = crate::vdso::map(&mut mem)?;
     mem.program = Some(ExecHold::new(&file.data));
     let stack_top = STACK_TOP - moved.stack;
     let stack_bottom = stack_top - stack_size(stack_limit, path, argv, envp);
@@ -244,6 +245,7 @@ pub fn load(
     let start = Start {
         exe: &exe,
         interp_base: interp.as_ref().map_or(0, |(base, _)| *base),
+        vdso,
         path,
         argv,
         envp,
@@ -475,7 +477,7 @@ fn random_bytes() -> [u8; 16] {
 const STACK_EAGER: u64 = 256 * 1024;
 
 /// The auxiliary vector's entries (`build_stack`), with its AT_NULL.
-const AUXV_ENTRIES: u64 = 20;
+const AUXV_ENTRIES: u64 = 21;
 
 /// AT_PLATFORM's string: where glibc's loader once looked for libraries
 /// built for this processor.
@@ -504,10 +506,12 @@ fn stack_size(limit: u64, path: &str, argv: &[String], envp: &[String]) -> u64 {
 }
 
 /// What a program starts with, besides its memory: its image, its
-/// interpreter's base (0 for none), and the strings exec was given.
+/// interpreter's base (0 for none), the vDSO's address, and the strings
+/// exec was given.
 struct Start<'a> {
     exe: &'a Executable,
     interp_base: u64,
+    vdso: u64,
     path: &'a str,
     argv: &'a [String],
     envp: &'a [String],
@@ -526,6 +530,7 @@ fn build_stack(
     let Start {
         exe,
         interp_base,
+        vdso,
         path,
         argv,
         envp,
@@ -560,6 +565,8 @@ fn build_stack(
         .collect::<Result<Vec<_>, _>>()?;
     let random = push(&random_bytes())?;
     let auxv: [(u64, u64); AUXV_ENTRIES as usize] = [
+        // Where libc finds the vDSO (vdso.rs).
+        (AT_SYSINFO_EHDR, vdso),
         (AT_MINSIGSTKSZ, crate::signal::MIN_STACK_FOR_FRAME),
         (AT_HWCAP, crate::arch::cpuid::hwcap()),
         (AT_PAGESZ, 4096),

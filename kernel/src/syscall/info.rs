@@ -2,40 +2,44 @@
 
 use abi::Errno;
 use abi::types::{
-    CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW,
+    CAP_SYS_TIME, CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW,
     CLOCK_PROCESS_CPUTIME_ID, CLOCK_REALTIME, CLOCK_REALTIME_COARSE, CLOCK_TAI,
     CLOCK_THREAD_CPUTIME_ID, GETRANDOM_MAX, GRND_INSECURE, GRND_NONBLOCK, GRND_RANDOM, KInfo,
     ProcInfo, Timespec, Utsname,
 };
+
+use kcore::vdso::{Clock, Time};
 
 use super::SysResult;
 use crate::mm::uaccess;
 use crate::proc::{TABLE, current};
 use crate::{clock, mm};
 
+/// clock_gettime(2). The clocks the vDSO also answers come from the same
+/// published state by the same arithmetic (clock.rs, `kcore::vdso`), so a
+/// program gets the same time either way.
 pub fn clock_gettime(clock_id: u32, ts: u64) -> SysResult {
-    let nanos = match clock_id {
-        CLOCK_REALTIME | CLOCK_REALTIME_COARSE | CLOCK_TAI => clock::realtime_nanos(),
-        CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_MONOTONIC_COARSE | CLOCK_BOOTTIME => {
-            clock::nanos_since_boot()
-        }
+    let time = match clock_id {
         // CPU time at the tick's resolution: all threads', or the caller's.
         CLOCK_PROCESS_CPUTIME_ID => {
             let ticks = current(|p| p.user_ticks + p.system_ticks);
-            ticks * 1_000_000_000 / u64::from(clock::hz())
+            Time::from_nanos(ticks * 1_000_000_000 / u64::from(clock::hz()))
         }
         CLOCK_THREAD_CPUTIME_ID => {
             let ticks = crate::proc::current_thread(|t| t.cpu_ticks);
-            ticks * 1_000_000_000 / u64::from(clock::hz())
+            Time::from_nanos(ticks * 1_000_000_000 / u64::from(clock::hz()))
         }
-        _ => return Err(Errno::EINVAL),
+        _ => clock::now(Clock::from_id(clock_id).ok_or(Errno::EINVAL)?),
     };
-    let value = Timespec {
-        tv_sec: (nanos / 1_000_000_000) as i64,
-        tv_nsec: (nanos % 1_000_000_000) as i64,
-    };
-    uaccess::write(ts, &value)?;
+    uaccess::write(ts, &timespec(time))?;
     Ok(0)
+}
+
+fn timespec(time: Time) -> Timespec {
+    Timespec {
+        tv_sec: time.sec as i64,
+        tv_nsec: time.nsec as i64,
+    }
 }
 
 /// gettimeofday(2): the time, and a zeroed `struct timezone` (minutes
@@ -46,15 +50,64 @@ pub fn gettimeofday(tv: u64, tz: u64) -> SysResult {
         uaccess::write(tz, &[0i32; 2])?;
     }
     if tv != 0 {
-        let nanos = clock::realtime_nanos();
-        uaccess::write(
-            tv,
-            &[
-                (nanos / 1_000_000_000) as i64,
-                ((nanos % 1_000_000_000) / 1000) as i64,
-            ],
-        )?;
+        let now = clock::now(Clock::Realtime);
+        uaccess::write(tv, &[now.sec as i64, (now.nsec / 1000) as i64])?;
     }
+    Ok(0)
+}
+
+/// clock_settime(2): only the wall clock may be set (EINVAL for the
+/// others), with nanoseconds inside a second and not to before the time
+/// since boot (EINVAL), by a caller with CAP_SYS_TIME (EPERM); Linux's
+/// checks, in Linux's order. Every process's vDSO sees the new time at
+/// once.
+pub fn clock_settime(clock_id: u32, ts: u64) -> SysResult {
+    if clock_id != CLOCK_REALTIME {
+        return Err(Errno::EINVAL);
+    }
+    let wanted: Timespec = uaccess::read(ts)?;
+    set_wall(wanted.tv_sec, wanted.tv_nsec)
+}
+
+/// settimeofday(2): the wall clock in microseconds. A timezone is
+/// checked (at most 15 hours from UTC, EINVAL) and not kept: this kernel
+/// keeps UTC (Linux uses the zone only for FAT's times). Either pointer
+/// may be null.
+pub fn settimeofday(tv: u64, tz: u64) -> SysResult {
+    let wall = match tv {
+        0 => None,
+        _ => {
+            let [sec, usec]: [i64; 2] = uaccess::read(tv)?;
+            if !(0..1_000_000).contains(&usec) {
+                return Err(Errno::EINVAL);
+            }
+            Some((sec, usec * 1000))
+        }
+    };
+    if tz != 0 {
+        let [minutes_west, _dst]: [i32; 2] = uaccess::read(tz)?;
+        if !(-15 * 60..=15 * 60).contains(&minutes_west) {
+            return Err(Errno::EINVAL);
+        }
+    }
+    match wall {
+        Some((sec, nsec)) => set_wall(sec, nsec),
+        None if crate::proc::cred().capable(CAP_SYS_TIME) => Ok(0),
+        None => Err(Errno::EPERM),
+    }
+}
+
+fn set_wall(sec: i64, nsec: i64) -> SysResult {
+    if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
+        return Err(Errno::EINVAL);
+    }
+    if !crate::proc::cred().capable(CAP_SYS_TIME) {
+        return Err(Errno::EPERM);
+    }
+    clock::set_realtime(Time {
+        sec: sec as u64,
+        nsec: nsec as u64,
+    })?;
     Ok(0)
 }
 
@@ -283,29 +336,25 @@ pub fn getcpu(cpu: u64, node: u64) -> SysResult {
     Ok(0)
 }
 
-/// time(2): seconds since the epoch.
+/// time(2): seconds since the epoch as of the last tick, as Linux's
+/// `ktime_get_real_seconds` and the vDSO's `time` give them.
 pub fn time(out: u64) -> SysResult {
-    let seconds = (clock::realtime_nanos() / 1_000_000_000) as i64;
+    let seconds = clock::now(Clock::RealtimeCoarse).sec as i64;
     if out != 0 {
         uaccess::write(out, &seconds)?;
     }
     Ok(seconds as usize)
 }
 
-/// clock_getres(2): the TSC-backed clocks resolve nanoseconds, the CPU-time
-/// clocks one tick.
+/// clock_getres(2): the TSC-backed clocks resolve nanoseconds; the coarse
+/// clocks, which stop at the last tick, and the CPU-time clocks one tick.
 pub fn clock_getres(clock_id: u32, out: u64) -> SysResult {
     let nanos = match clock_id {
-        CLOCK_REALTIME
-        | CLOCK_REALTIME_COARSE
-        | CLOCK_TAI
-        | CLOCK_MONOTONIC
-        | CLOCK_MONOTONIC_RAW
+        CLOCK_REALTIME | CLOCK_TAI | CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_BOOTTIME => 1,
+        CLOCK_REALTIME_COARSE
         | CLOCK_MONOTONIC_COARSE
-        | CLOCK_BOOTTIME => 1,
-        CLOCK_PROCESS_CPUTIME_ID | CLOCK_THREAD_CPUTIME_ID => {
-            1_000_000_000 / u64::from(clock::hz())
-        }
+        | CLOCK_PROCESS_CPUTIME_ID
+        | CLOCK_THREAD_CPUTIME_ID => 1_000_000_000 / u64::from(clock::hz()),
         _ => return Err(Errno::EINVAL),
     };
     if out != 0 {

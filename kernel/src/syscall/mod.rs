@@ -274,6 +274,8 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::ARCH_PRCTL => process::arch_prctl(a[0] as u32, a[1]),
         sys::CLOCK_GETTIME => info::clock_gettime(a[0] as u32, a[1]),
         sys::GETTIMEOFDAY => info::gettimeofday(a[0], a[1]),
+        sys::CLOCK_SETTIME => info::clock_settime(a[0] as u32, a[1]),
+        sys::SETTIMEOFDAY => info::settimeofday(a[0], a[1]),
         sys::UNAME => info::uname(a[0]),
         sys::GETRANDOM => info::getrandom(a[0], a[1], a[2] as u32),
         sys::KINFO => info::kinfo(a[0]),
