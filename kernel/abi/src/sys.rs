@@ -154,6 +154,7 @@ pub const GETTID: usize = 186;
 pub const TKILL: usize = 200;
 pub const TIME: usize = 201;
 pub const FUTEX: usize = 202;
+pub const SCHED_SETAFFINITY: usize = 203;
 pub const SCHED_GETAFFINITY: usize = 204;
 pub const EPOLL_CREATE: usize = 213;
 pub const GETDENTS64: usize = 217;

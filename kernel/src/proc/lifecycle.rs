@@ -204,6 +204,7 @@ fn clone_thread(
         thread.nice = t.nice;
         thread.timer_slack = t.timer_slack;
         thread.tsc_faults = t.tsc_faults;
+        thread.allowed_cpus = t.allowed_cpus;
         thread.fs_base = if request.set_tls { args.tls } else { t.fs_base };
         thread.gs_base = t.gs_base;
         // Linux: a thread starts without the caller's alternate stack.
@@ -413,6 +414,7 @@ fn copy_current(
         thread.nice = t.nice;
         thread.timer_slack = t.timer_slack;
         thread.tsc_faults = t.tsc_faults;
+        thread.allowed_cpus = t.allowed_cpus;
         thread.sig = t.sig.for_child(true);
         thread.fpu = t.fpu.clone();
         thread.fs_base = t.fs_base;

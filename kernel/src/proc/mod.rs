@@ -211,6 +211,9 @@ pub struct Thread {
     /// prctl's PR_SET_TSC, PR_TSC_SIGSEGV. Copied by fork and clone, kept
     /// across exec, as on Linux.
     pub tsc_faults: bool,
+    /// The CPUs it may run on, one bit each (sched_setaffinity(2)); every
+    /// CPU at first. Copied by fork and clone, kept across exec.
+    pub allowed_cpus: u64,
     /// The user's FS base (thread pointer), set by arch_prctl or clone.
     pub fs_base: u64,
     /// The user's GS base, set by arch_prctl(ARCH_SET_GS).
@@ -270,7 +273,12 @@ impl Thread {
     /// CPU to run it (sched.rs). The table is locked by the caller.
     pub fn make_runnable(&mut self) {
         self.state = State::Runnable;
-        sched::kick_idle_cpu(self.cpu);
+        sched::kick_idle_cpu(self.cpu, self.allowed_cpus);
+    }
+
+    /// Whether it may run on CPU `cpu` (sched_setaffinity).
+    pub fn may_run_on(&self, cpu: u32) -> bool {
+        self.allowed_cpus & 1u64.checked_shl(cpu).unwrap_or(0) != 0
     }
 
     /// A thread of process `pid` that enters user mode through the frame
@@ -288,6 +296,7 @@ impl Thread {
             switches: Switches::default(),
             timer_slack: abi::types::DEFAULT_TIMER_SLACK_NS,
             tsc_faults: false,
+            allowed_cpus: u64::MAX,
             wake_at: None,
             fs_base: 0,
             gs_base: 0,
@@ -682,7 +691,9 @@ pub fn return_to_user(tf: &mut crate::arch::trap::TrapFrame) {
     let (profil, resched, stopped, signals) = match TABLE.lock().current_both() {
         Some((t, p)) => (
             t.prof.has_pending(),
-            t.slice_left == 0,
+            // The slice is over, or its CPU mask no longer has this CPU
+            // (sched_setaffinity): either way it gives up the CPU.
+            t.slice_left == 0 || !t.may_run_on(crate::arch::percpu::this_cpu().index()),
             p.stopped,
             crate::signal::need_attention(t, p),
         ),

@@ -116,6 +116,11 @@ fn can_run(t: &super::Thread) -> bool {
     t.state == State::Runnable && !t.on_cpu
 }
 
+/// Whether CPU `cpu` may pick `t` now: runnable, and allowed there.
+fn can_run_on(t: &super::Thread, cpu: u32) -> bool {
+    can_run(t) && t.may_run_on(cpu)
+}
+
 /// The scheduler loop of one CPU; never returns. Every CPU runs one, on
 /// its own stack (the boot stack, or the stack arch/smp.rs gave an AP),
 /// and all of them pick from the one table: a thread runs on whichever
@@ -167,6 +172,11 @@ fn put_back(table: &mut super::Table, tid: Tid) -> Option<alloc::boxed::Box<supe
         .get_mut(&tid)
         .expect("a thread leaves the table only here");
     t.on_cpu = false;
+    if t.state == State::Runnable && !t.may_run_on(percpu::this_cpu().index()) {
+        // Its mask changed while it ran here (sched_setaffinity): an idle
+        // CPU it may use would not look at the table on its own.
+        kick_idle_cpu(t.cpu, t.allowed_cpus);
+    }
     if t.state == State::Dead {
         table.threads.remove(&tid)
     } else {
@@ -179,7 +189,8 @@ fn put_back(table: &mut super::Table, tid: Tid) -> Option<alloc::boxed::Box<supe
 /// Returns its tid and stack, None when nothing can run. Caller holds the
 /// table's lock, with interrupts off.
 fn pick(table: &mut super::Table, last: Tid, cpu: &percpu::Cpu) -> Option<(Tid, kstack::StackId)> {
-    let runnable = |(_, t): &(&Tid, &alloc::boxed::Box<super::Thread>)| can_run(t);
+    let here = cpu.index();
+    let runnable = |(_, t): &(&Tid, &alloc::boxed::Box<super::Thread>)| can_run_on(t, here);
     let tid = table
         .threads
         .range(last + 1..)
@@ -249,33 +260,40 @@ fn idle(cpu: &percpu::Cpu) {
     crate::mm::paging::activate_kernel_if_not();
     let bit = 1 << cpu.index();
     IDLE.fetch_or(bit, Ordering::SeqCst);
-    let found = TABLE.lock().threads.values().any(|t| can_run(t));
+    let found = TABLE
+        .lock()
+        .threads
+        .values()
+        .any(|t| can_run_on(t, cpu.index()));
     if !found {
         crate::clock::idle_halt();
     }
     IDLE.fetch_and(!bit, Ordering::SeqCst);
 }
 
-/// A thread became runnable: if a CPU other than this one is idle, claims
-/// it and sends it the wake IPI, the thread's last CPU (`last_cpu`) first
-/// if that one idles (its caches still hold the thread's data). Several
-/// threads made runnable at once claim several CPUs.
-pub fn kick_idle_cpu(last_cpu: u32) {
+/// A thread became runnable: if a CPU other than this one is idle and the
+/// thread may run there (`allowed`, its affinity mask), claims it and
+/// sends it the wake IPI, the thread's last CPU (`last_cpu`) first if that
+/// one idles (its caches still hold the thread's data). Several threads
+/// made runnable at once claim several CPUs.
+pub fn kick_idle_cpu(last_cpu: u32, allowed: u64) {
     let me = 1u32 << percpu::this_cpu().index();
+    // (IDLE has a bit for each of at most 32 CPUs.)
+    let allowed = allowed as u32;
     let claim = |bit: u32| IDLE.fetch_and(!bit, Ordering::SeqCst) & bit != 0;
-    let preferred = 1u32.checked_shl(last_cpu).unwrap_or(0) & !me;
+    let preferred = 1u32.checked_shl(last_cpu).unwrap_or(0) & !me & allowed;
     if preferred != 0 && claim(preferred) {
         crate::arch::smp::wake(last_cpu as usize);
         return;
     }
-    let mut idle = IDLE.load(Ordering::SeqCst) & !me;
+    let mut idle = IDLE.load(Ordering::SeqCst) & !me & allowed;
     while idle != 0 {
         let bit = idle.isolate_lowest_one();
         if claim(bit) {
             crate::arch::smp::wake(bit.trailing_zeros() as usize);
             return;
         }
-        idle = IDLE.load(Ordering::SeqCst) & !me;
+        idle = IDLE.load(Ordering::SeqCst) & !me & allowed;
     }
 }
 

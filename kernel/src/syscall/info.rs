@@ -2,10 +2,10 @@
 
 use abi::Errno;
 use abi::types::{
-    CAP_SYS_TIME, CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_RAW,
-    CLOCK_PROCESS_CPUTIME_ID, CLOCK_REALTIME, CLOCK_REALTIME_COARSE, CLOCK_TAI,
-    CLOCK_THREAD_CPUTIME_ID, GETRANDOM_MAX, GRND_INSECURE, GRND_NONBLOCK, GRND_RANDOM, KInfo,
-    ProcInfo, Timespec, Utsname,
+    CAP_SYS_NICE, CAP_SYS_TIME, CLOCK_BOOTTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE,
+    CLOCK_MONOTONIC_RAW, CLOCK_PROCESS_CPUTIME_ID, CLOCK_REALTIME, CLOCK_REALTIME_COARSE,
+    CLOCK_TAI, CLOCK_THREAD_CPUTIME_ID, GETRANDOM_MAX, GRND_INSECURE, GRND_NONBLOCK, GRND_RANDOM,
+    KInfo, ProcInfo, Timespec, Utsname,
 };
 
 use kcore::vdso::{Clock, Time};
@@ -295,29 +295,79 @@ pub fn setrlimit(resource: u32, new: u64) -> SysResult {
     prlimit64(0, resource, new, 0)
 }
 
-/// sched_getaffinity(2): every running CPU, since any thread may run on
-/// any of them (there is no sched_setaffinity); like Linux, the answer is
-/// one 64-bit word of mask and its size. `pid` may name any thread.
-pub fn sched_getaffinity(pid: i32, size: u64, mask: u64) -> SysResult {
-    if pid < 0
-        || pid != 0
-            && !crate::proc::TABLE
-                .lock()
-                .threads
-                .contains_key(&(pid as u32))
-    {
-        return Err(Errno::ESRCH);
+/// The online CPUs, one bit each.
+fn online_mask() -> u64 {
+    let cpus = crate::arch::percpu::online() as u32;
+    1u64.checked_shl(cpus).map_or(u64::MAX, |bit| bit - 1)
+}
+
+/// The thread `pid` names for the affinity calls (0: the caller); ESRCH
+/// for none.
+fn affinity_target(pid: i32) -> Result<u32, Errno> {
+    match pid {
+        0 => Ok(crate::proc::current_thread(|t| t.tid)),
+        1.. if crate::proc::TABLE
+            .lock()
+            .threads
+            .contains_key(&(pid as u32)) =>
+        {
+            Ok(pid as u32)
+        }
+        _ => Err(Errno::ESRCH),
     }
-    if size < 8 {
+}
+
+/// sched_setaffinity(2): the CPUs thread `pid` (0: the caller) may run
+/// on, from `len` bytes of mask at `mask` (Linux's cpumask: one 64-bit
+/// word here, a shorter one zero-filled, a longer one cut). The mask is
+/// kept to the online CPUs, and EINVAL if none is left; EPERM unless the
+/// caller's effective user is the target's real or effective user, or it
+/// has CAP_SYS_NICE (Linux's `check_same_owner`). A thread running where
+/// it may no longer run gives up its CPU at once, and the scheduler runs
+/// it only where it may (proc/sched.rs).
+pub fn sched_setaffinity(pid: i32, len: u64, mask: u64) -> SysResult {
+    // Linux's order: the mask is read (EFAULT), the thread found (ESRCH),
+    // the owner checked (EPERM), and then an empty mask refused (EINVAL).
+    let mut bytes = [0u8; 8];
+    let take = len.min(8) as usize;
+    uaccess::copy_from_user(&mut bytes[..take], mask)?;
+    let allowed = u64::from_le_bytes(bytes) & online_mask();
+    let tid = affinity_target(pid)?;
+    let cred = crate::proc::cred();
+    let mut table = crate::proc::TABLE.lock();
+    let table = &mut *table;
+    let t = table.threads.get_mut(&tid).ok_or(Errno::ESRCH)?;
+    let owner = table.procs.get(&t.pid).map(|p| (p.cred.ruid, p.cred.euid));
+    let same_owner = owner.is_some_and(|(ruid, euid)| cred.euid == ruid || cred.euid == euid);
+    if !same_owner && !cred.capable(CAP_SYS_NICE) {
+        return Err(Errno::EPERM);
+    }
+    if allowed == 0 {
         return Err(Errno::EINVAL);
     }
-    let cpus = crate::arch::percpu::online() as u32;
-    let bits = if cpus >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << cpus) - 1
-    };
-    uaccess::write(mask, &bits)?;
+    t.allowed_cpus = allowed;
+    if t.on_cpu && !t.may_run_on(t.cpu) {
+        t.note_work(crate::proc::Work::Resched);
+    }
+    Ok(0)
+}
+
+/// sched_getaffinity(2): the CPUs thread `pid` (0: the caller) may run
+/// on, as one 64-bit word of mask; returns its size, as Linux returns
+/// its cpumask's. EINVAL for a buffer shorter than that or not a whole
+/// number of words.
+pub fn sched_getaffinity(pid: i32, size: u64, mask: u64) -> SysResult {
+    let tid = affinity_target(pid)?;
+    if size < 8 || !size.is_multiple_of(8) {
+        return Err(Errno::EINVAL);
+    }
+    let allowed = crate::proc::TABLE
+        .lock()
+        .threads
+        .get(&tid)
+        .map(|t| t.allowed_cpus)
+        .ok_or(Errno::ESRCH)?;
+    uaccess::write(mask, &(allowed & online_mask()))?;
     Ok(8)
 }
 

@@ -266,6 +266,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::PRLIMIT64 => info::prlimit64(a[0] as i32, a[1] as u32, a[2], a[3]),
         sys::GETRLIMIT => info::getrlimit(a[0] as u32, a[1]),
         sys::SETRLIMIT => info::setrlimit(a[0] as u32, a[1]),
+        sys::SCHED_SETAFFINITY => info::sched_setaffinity(a[0] as i32, a[1], a[2]),
         sys::SCHED_GETAFFINITY => info::sched_getaffinity(a[0] as i32, a[1], a[2]),
         sys::GETCPU => info::getcpu(a[0], a[1]),
         sys::PRCTL => process::prctl(a[0] as u32, a[1]),
