@@ -12,6 +12,37 @@ use core::mem::{offset_of, size_of};
 
 use crate::types::*;
 
+/// `linux/stat.h`: `struct statx`.
+#[test]
+fn statx() {
+    assert_eq!(size_of::<Statx>(), 256);
+    assert_eq!(size_of::<StatxTimestamp>(), 16);
+    assert_eq!(offset_of!(Statx, stx_blksize), 4);
+    assert_eq!(offset_of!(Statx, stx_attributes), 8);
+    assert_eq!(offset_of!(Statx, stx_nlink), 16);
+    assert_eq!(offset_of!(Statx, stx_uid), 20);
+    assert_eq!(offset_of!(Statx, stx_gid), 24);
+    assert_eq!(offset_of!(Statx, stx_mode), 28);
+    assert_eq!(offset_of!(Statx, stx_ino), 32);
+    assert_eq!(offset_of!(Statx, stx_size), 40);
+    assert_eq!(offset_of!(Statx, stx_blocks), 48);
+    assert_eq!(offset_of!(Statx, stx_attributes_mask), 56);
+    assert_eq!(offset_of!(Statx, stx_atime), 64);
+    assert_eq!(offset_of!(Statx, stx_btime), 80);
+    assert_eq!(offset_of!(Statx, stx_ctime), 96);
+    assert_eq!(offset_of!(Statx, stx_mtime), 112);
+    assert_eq!(offset_of!(Statx, stx_rdev_major), 128);
+    assert_eq!(offset_of!(Statx, stx_rdev_minor), 132);
+    assert_eq!(offset_of!(Statx, stx_dev_major), 136);
+    assert_eq!(offset_of!(Statx, stx_dev_minor), 140);
+    assert_eq!(offset_of!(Statx, stx_mnt_id), 144);
+    assert_eq!(offset_of!(Statx, stx_dio_mem_align), 152);
+    assert_eq!(
+        (STATX_BASIC_STATS, STATX_MNT_ID, STATX_RESERVED),
+        (0x7ff, 0x1000, 0x8000_0000)
+    );
+}
+
 /// `asm/stat.h`: `struct stat`.
 #[test]
 fn stat() {

@@ -430,7 +430,7 @@ pub fn try_cmpxchg_u32(addr: u64, expected: u32, new: u32) -> Option<u32> {
 pub unsafe trait Pod: Copy {}
 
 // SAFETY: integers and these repr(C) structs of integers accept every bit
-// pattern; their padding (Stat, StackT, SigInfo) is written
+// pattern; their padding (Stat, Statx, StackT, SigInfo) is written
 // as zero fields.
 unsafe impl Pod for u8 {}
 unsafe impl Pod for u16 {}
@@ -441,6 +441,7 @@ unsafe impl Pod for i64 {}
 unsafe impl Pod for abi::types::KInfo {}
 unsafe impl Pod for abi::types::ProcInfo {}
 unsafe impl Pod for abi::types::Stat {}
+unsafe impl Pod for abi::types::Statx {}
 unsafe impl Pod for abi::types::Timespec {}
 unsafe impl Pod for abi::types::Utsname {}
 unsafe impl Pod for abi::types::Prof {}

@@ -545,6 +545,54 @@ pub fn stat(dirfd: i32, path: u64, buf: u64, flags: u32) -> SysResult {
     Ok(0)
 }
 
+/// statx(2): what stat gives, in `struct statx`, for `path` relative to
+/// `dirfd` (or the descriptor itself, with `AT_EMPTY_PATH` and an empty
+/// path). Every basic field is given whatever `mask` asks (Linux gives
+/// more than asked too); `STATX_RESERVED` in the mask, an unknown flag,
+/// or both sync flags at once are EINVAL, as on Linux.
+pub fn statx(dirfd: i32, path: u64, flags: u32, mask: u32, buf: u64) -> SysResult {
+    use abi::types::{AT_EMPTY_PATH, AT_NO_AUTOMOUNT, AT_STATX_SYNC_TYPE, STATX_RESERVED, Statx};
+    let known = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH | AT_STATX_SYNC_TYPE;
+    if flags & !known != 0
+        || flags & AT_STATX_SYNC_TYPE == AT_STATX_SYNC_TYPE
+        || mask & STATX_RESERVED != 0
+    {
+        return Err(Errno::EINVAL);
+    }
+    let st = if flags & AT_EMPTY_PATH != 0 && uaccess::read::<u8>(path)? == 0 {
+        fd_path(dirfd)?.stat()
+    } else {
+        let path = user_path(dirfd, path)?;
+        let node = if flags & AT_SYMLINK_NOFOLLOW != 0 {
+            ramfs::lookup_nofollow(&path)?
+        } else {
+            ramfs::lookup(&path)?
+        };
+        file::stat_node(&node)
+    };
+    uaccess::write(buf, &Statx::from_stat(&st))?;
+    Ok(0)
+}
+
+/// fadvise64(2), posix_fadvise: how the caller will read a file. The
+/// advice is checked (EINVAL for an unknown one or a negative length,
+/// ESPIPE for a pipe or a socket, EBADF for no file) and then not acted
+/// on: a ramfs file is in memory already, and a disk file's pages come as
+/// they are read. Advice is a hint, and Linux too may ignore it.
+pub fn fadvise64(fd: i32, _offset: i64, len: i64, advice: u32) -> SysResult {
+    let file = fd_file(fd)?;
+    if matches!(
+        file.kind,
+        Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_)
+    ) {
+        return Err(Errno::ESPIPE);
+    }
+    if advice > abi::types::POSIX_FADV_NOREUSE || len < 0 {
+        return Err(Errno::EINVAL);
+    }
+    Ok(0)
+}
+
 pub fn fstat(fd: i32, buf: u64) -> SysResult {
     let st = fd_path(fd)?.stat();
     uaccess::write(buf, &st)?;

@@ -92,6 +92,8 @@ pub fn dispatch(tf: &mut TrapFrame) {
         ),
         sys::NEWFSTATAT => fs::stat(a[0] as i32, a[1], a[2], a[3] as u32),
         sys::FSTAT => fs::fstat(a[0] as i32, a[1]),
+        sys::STATX => fs::statx(a[0] as i32, a[1], a[2] as u32, a[3] as u32, a[4]),
+        sys::FADVISE64 => fs::fadvise64(a[0] as i32, a[1] as i64, a[2] as i64, a[3] as u32),
         sys::POLL => poll::poll(a[0], a[1], a[2] as i32),
         sys::PPOLL => poll::ppoll(a[0], a[1], a[2], a[3], a[4]),
         sys::SELECT => poll::select(a[0] as i32, a[1], a[2], a[3], a[4]),
