@@ -522,6 +522,20 @@ pub(crate) fn fresh_disk_image(suite: &str, disk: Disk) -> Result<std::path::Pat
         }
         Disk::Ext3 => make_ext3_image(suite, &path)?,
         Disk::Root => return Err("a root disk is made by build::root_image_at".into()),
+        Disk::Debian => {
+            // A copy, so the test never changes what `run --root debian`
+            // boots on (holes stay holes: the image is 1 GiB, mostly empty).
+            let from = crate::rootfs::image(false)?;
+            let copied = Command::new("cp")
+                .args(["--sparse=always", "-f"])
+                .arg(&from)
+                .arg(&path)
+                .status()
+                .map_err(|e| format!("cp: {e}"))?;
+            if !copied.success() {
+                return Err(format!("copying {} failed", from.display()));
+            }
+        }
     }
     Ok(path)
 }
@@ -562,7 +576,7 @@ pub(crate) fn check_disk_image(
     match disk {
         Disk::Pattern => check_pattern_image(suite, path, tally),
         Disk::Ext3 => check_ext3_image(suite, path, tally),
-        Disk::Root => check_root_image(suite, path, tally),
+        Disk::Root | Disk::Debian => check_root_image(suite, path, tally),
     }
 }
 

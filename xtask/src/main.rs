@@ -33,6 +33,7 @@ mod prof;
 mod qemu;
 mod readme;
 mod repo;
+mod rootfs;
 mod setup;
 mod suites;
 mod test;
@@ -61,6 +62,7 @@ fn main() -> ExitCode {
                 options::Command::Bench(opts) => bench::run(&opts),
                 options::Command::Figures => figures::run(),
                 options::Command::Book => book::run(),
+                options::Command::Rootfs => rootfs::run(),
                 options::Command::Lab(options::LabCommand::List) => lab::list(),
                 options::Command::Lab(options::LabCommand::Start(id)) => lab::start(&id),
                 options::Command::Lab(options::LabCommand::Check(id)) => lab::run(&id),

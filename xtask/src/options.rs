@@ -27,6 +27,9 @@ commands:
           --seed S (default: random; a failure prints the seed to replay), --workers W
   book    render docs/book/ to HTML with mdBook (installed once into target/tools) in
           target/book/, with its figures and appendices; every link is checked
+  rootfs  make target/debian-root/root.img, a Debian 12 root file system (bash, coreutils, grep,
+          sed, findutils, procps, python3 and its tests) from Debian's packages (apt-get
+          download, dpkg-deb, mke2fs -d; fetched once, kept), and print its path
   figures remake the book's SVG figures (docs/book/figures/*.svg) from their graphviz sources
   lab     the book's labs: `lab` lists them, `lab start ID` makes a git branch lab/ID with
           that piece of the kernel taken out, `lab ID` runs its check (done, or what is missing)
@@ -56,7 +59,9 @@ options:
                      a suite on more than one CPU, or counting ticks, runs alone); 1 runs
                      them one by one
   --fresh            (run, gdb) make the root disk target/root.img again from the programs just
-                     built (files written in it are lost)
+                     built (files written in it are lost), or the Debian root with --root debian
+  --root debian      (run, gdb) boot on the Debian root file system (`rootfs` above) instead:
+                     init logs root in to Debian's bash
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
   --cflags FLAGS     (prof) compile the C sources with these instead of -O2 -g
   --all              (prof) sum the profiles of every process the program made (gprof -s)
@@ -107,6 +112,9 @@ pub struct Options {
     pub disks: Vec<std::path::PathBuf>,
     /// `run --fresh`: make the root disk image again from the programs.
     pub fresh: bool,
+    /// `run --root debian`: boot on the Debian root (xtask/src/rootfs.rs)
+    /// instead of target/root.img.
+    pub debian_root: bool,
     /// `test --jobs N`: how many QEMU suites run at once (None: one per
     /// host core).
     pub jobs: Option<u32>,
@@ -168,6 +176,7 @@ impl Default for Options {
             verbose: false,
             disks: Vec::new(),
             fresh: false,
+            debian_root: false,
             jobs: None,
             guest_out: None,
         }
@@ -190,6 +199,8 @@ pub enum Command {
     Figures,
     /// `book`: the book as HTML.
     Book,
+    /// `rootfs`: the Debian root image (xtask/src/rootfs.rs).
+    Rootfs,
 }
 
 /// What `cargo xtask lab` was asked.
@@ -211,6 +222,8 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         "help" | "-h" | "--help" => return Ok(Command::Help),
         "figures" if rest.is_empty() => return Ok(Command::Figures),
         "book" if rest.is_empty() => return Ok(Command::Book),
+        "rootfs" if rest.is_empty() => return Ok(Command::Rootfs),
+        "rootfs" => return Err("usage: cargo xtask rootfs (no options)".into()),
         "book" => return Err("usage: cargo xtask book (no options)".into()),
         "figures" => return Err("usage: cargo xtask figures (no options)".into()),
         "lab" => {
@@ -251,6 +264,9 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     }
     if opts.fresh && !matches!(command.as_str(), "run" | "gdb") {
         return Err("--fresh only goes with run and gdb".into());
+    }
+    if opts.debian_root && !matches!(command.as_str(), "run" | "gdb") {
+        return Err("--root only goes with run and gdb".into());
     }
     if opts.jobs.is_some() && command != "test" {
         return Err("--jobs only goes with test".into());
@@ -421,6 +437,13 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
             "--uefi" => opts.uefi = true,
             "--quick" => opts.quick = true,
             "--fresh" => opts.fresh = true,
+            "--root" => match value("--root")?.as_str() {
+                "debian" => opts.debian_root = true,
+                "programs" => opts.debian_root = false,
+                other => {
+                    return Err(format!("--root takes debian or programs, not '{other}'"));
+                }
+            },
             "--jobs" => {
                 let v = value("--jobs")?;
                 opts.jobs = Some(v.parse().ok().filter(|n| (1..=64).contains(n)).ok_or_else(

@@ -318,12 +318,18 @@ pub fn root_disk_boot(opts: &mut Options, name: &str, root: &Path) -> Result<Boo
                 kcore::virtio::MAX_DISKS - 1
             ));
         }
-        opts.disks
-            .insert(0, build::root_image_at(opts, root, opts.fresh)?);
+        let image = match opts.debian_root {
+            true => crate::rootfs::image(opts.fresh)?,
+            false => build::root_image_at(opts, root, opts.fresh)?,
+        };
+        opts.disks.insert(0, image);
         Ok(Boot::test(opts, name, "root=/dev/vda\n"))
     } else {
         if opts.fresh {
             return Err("--fresh makes the root disk, which --add leaves out".into());
+        }
+        if opts.debian_root {
+            return Err("--root debian boots on a disk, which --add leaves out".into());
         }
         eprintln!("xtask: booting on the ramdisk (--add given)");
         Ok(Boot::normal(opts))

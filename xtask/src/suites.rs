@@ -155,6 +155,9 @@ pub enum Disk {
     /// after power-off e2fsck finds it clean and unmounted, and
     /// /root/kept, which the suite's program writes last, holds "kept".
     Root,
+    /// A fresh copy of the Debian root (`rootfs::image`, `run --root
+    /// debian`), mounted as / and checked after as `Root` is.
+    Debian,
 }
 
 /// What /bin/callgraph's profile must show (user/profiled: `a` on top,
@@ -413,6 +416,47 @@ pub fn suites() -> Vec<Suite> {
             conf: "root=/dev/vda\n",
             expect: Expect::UserSuite("fstest:"),
             ..usertests("ext3-second-disk", Tick::Pit)
+        },
+        // Debian's bash as `run --root debian` gives it: init logs root
+        // in (its login shell, home and environment from the disk's
+        // /etc/passwd), and bash has job control on the console.
+        Suite {
+            name: "debian-login",
+            program: &[],
+            disks: &[Disk::Debian],
+            conf: "root=/dev/vda\n",
+            // init shows the message of the day and starts root's login
+            // shell; what is typed waits in the console until bash reads
+            // it. Each line goes once the output before it shows (a
+            // prompt ends no line, so it cannot be waited for); the quotes
+            // keep a trigger out of the echo of what was typed.
+            typing: &[
+                (
+                    "unchanged.",
+                    "echo \"home=$HOME\" \"$PATH\"; id; pwd; echo \"$0 $PS1\"\n",
+                ),
+                ("$ ", "sleep 100 &\n"),
+                ("[1] ", "jobs; echo n''ow\n"),
+                ("now", "kill %1; wait $!; echo \"kil\"\"led: $?\"\n"),
+                (
+                    "killed:",
+                    "cd /etc && ls -d host* && echo k''ept > /root/kept\n",
+                ),
+                ("kept", "exit 7\n"),
+            ],
+            expect: Expect::Output(
+                &[
+                    "*home=/root /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                    "uid=0(root) gid=0(root) groups=0(root)",
+                    "/root",
+                    "-bash ${debian_chroot:+($debian_chroot)}\\u@\\h:\\w\\$ ",
+                    "*[1]+  Running                 sleep 100 &",
+                    "*killed: 143",
+                    "*host.conf  hostname  hosts",
+                ],
+                7,
+            ),
+            ..usertests("debian-login", Tick::Pit)
         },
         // The whole of usertests with / on the disk (programs exec'd from
         // ext3, /tmp in memory), then a file written for the host to read.

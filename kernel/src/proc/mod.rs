@@ -518,14 +518,18 @@ pub fn dump_threads() {
         let futex = t
             .futex
             .map_or(alloc::string::String::new(), |w| alloc::format!(" {w:?}"));
+        // Where in user code it last entered the kernel: for a program
+        // spinning in user mode, where it spins (look the address up in
+        // /proc/PID/maps).
         crate::info!(
-            "  tid {:>4} pid {:>4} {:<12} {:?} cpu {}{}{futex}",
+            "  tid {:>4} pid {:>4} {:<12} {:?} cpu {}{}{futex} user pc {:#x}",
             t.tid,
             t.pid,
             name,
             t.state,
             t.cpu,
             if t.on_cpu { " (on it)" } else { "" },
+            t.user_pc_at_entry(),
         );
     }
 }

@@ -11,6 +11,13 @@
 //! program and exits with its status, which powers the machine off. Without,
 //! it runs the shell on the console; when the shell exits, so does init.
 //! Meanwhile it reaps every orphan the kernel hands it.
+//!
+//! Which shell: where /etc/passwd names root's (a Debian root from
+//! `cargo xtask run --root debian`), init logs root in as `login -f root`
+//! would on a console: root's shell, started as a login shell (argv[0]
+//! "-bash", so it reads /etc/profile and ~/.profile), in root's home, with
+//! login's environment (`kcore::login`). Without one (the project's own
+//! root), the project's /bin/sh with PATH=/bin.
 
 #![no_std]
 #![no_main]
@@ -84,15 +91,72 @@ fn run() -> i32 {
     status
 }
 
+/// Root's account, if /etc/passwd names it with a shell that can run.
+fn root_login() -> Option<kcore::login::Account> {
+    let passwd = sys::read_file("/etc/passwd").ok()?;
+    let root = kcore::login::account(&String::from_utf8_lossy(&passwd), 0)?;
+    sys::access(&root.shell, abi::types::X_OK).ok()?;
+    Some(root)
+}
+
+/// What init runs: the path, its argv, its environment, and where.
+struct Program {
+    path: String,
+    argv: Vec<String>,
+    env: Vec<String>,
+    dir: Option<String>,
+}
+
+/// The program named on the command line, else root's login shell, else
+/// the project's shell (see the top of the file).
+fn program() -> Program {
+    let args: Vec<String> = libc_lite::env::args().skip(1).map(String::from).collect();
+    let plain_env = || alloc::vec![String::from("PATH=/bin"), String::from("HOME=/")];
+    if !args.is_empty() {
+        return Program {
+            path: args[0].clone(),
+            argv: args,
+            env: plain_env(),
+            dir: None,
+        };
+    }
+    match root_login() {
+        Some(root) => {
+            // What login(1) shows first: the message of the day.
+            if let Ok(motd) = sys::read_file("/etc/motd") {
+                libc_lite::print!("{}", String::from_utf8_lossy(&motd));
+            }
+            Program {
+                argv: alloc::vec![root.login_argv0()],
+                env: root.environment("linux"),
+                dir: Some(root.home.clone()),
+                path: root.shell,
+            }
+        }
+        None => Program {
+            path: String::from("/bin/sh"),
+            argv: alloc::vec![String::from("/bin/sh")],
+            env: plain_env(),
+            dir: None,
+        },
+    }
+}
+
 /// Runs the program (or the shell) and reaps orphans until it ends; its
 /// exit status.
 fn run_program() -> i32 {
-    let args: Vec<&str> = libc_lite::env::args().skip(1).collect();
-    let argv: &[&str] = if args.is_empty() { &["/bin/sh"] } else { &args };
+    let program = program();
     let child = match sys::fork() {
         Ok(0) => {
-            let e = sys::execve(argv[0], argv, &["PATH=/bin", "HOME=/"]);
-            eprintln!("init: cannot run {}: {}", argv[0], e.message());
+            if let Some(dir) = &program.dir
+                && let Err(e) = sys::chdir(dir)
+            {
+                eprintln!("init: cannot enter {dir}: {}", e.message());
+            }
+            let argv: Vec<&str> = program.argv.iter().map(String::as_str).collect();
+            let env: Vec<&str> = program.env.iter().map(String::as_str).collect();
+            let e = sys::execve(&program.path, &argv, &env);
+            eprintln!("init: cannot run {}: {}", program.path, e.message());
             sys::exit(127);
         }
         Ok(pid) => pid,

@@ -806,9 +806,9 @@ fn test(args: &[&str]) -> i32 {
                 "-L" | "-h" => {
                     sys::lstat(operand).is_ok_and(|st| st.st_mode & 0o170000 == 0o120000)
                 }
-                "-r" => sys::access(operand, 4).is_ok(),
-                "-w" => sys::access(operand, 2).is_ok(),
-                "-x" => sys::access(operand, 1).is_ok(),
+                "-r" => sys::access(operand, abi::types::R_OK).is_ok(),
+                "-w" => sys::access(operand, abi::types::W_OK).is_ok(),
+                "-x" => sys::access(operand, abi::types::X_OK).is_ok(),
                 _ => {
                     eprintln!("test: {op}: unknown operator");
                     return 2;
