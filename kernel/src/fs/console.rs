@@ -210,8 +210,11 @@ fn edit_line(byte: u8) {
     }
 }
 
-/// Reads up to `buf.len()` bytes of complete lines, sleeping until there are some.
-pub fn read(buf: &mut [u8]) -> Result<usize, abi::Errno> {
+/// Reads up to `buf.len()` bytes of complete lines, sleeping until there
+/// are some; with `nonblock` (the file's O_NONBLOCK), EAGAIN instead of
+/// sleeping, as a terminal gives on Linux (readline and bash open
+/// /dev/tty so, and clear the flag when they see EAGAIN).
+pub fn read(buf: &mut [u8], nonblock: bool) -> Result<usize, abi::Errno> {
     sched::wait_event(Chan::Console, || {
         let mut input = INPUT.lock();
         if !input.ready.is_empty() {
@@ -219,14 +222,16 @@ pub fn read(buf: &mut [u8]) -> Result<usize, abi::Errno> {
             for (dst, src) in buf.iter_mut().zip(input.ready.drain(..n)) {
                 *dst = src;
             }
-            Some(n)
+            Some(Ok(n))
         } else if input.eof {
             input.eof = false;
-            Some(0)
+            Some(Ok(0))
+        } else if nonblock {
+            Some(Err(abi::Errno::EAGAIN))
         } else {
             None
         }
-    })
+    })?
 }
 
 /// Whether a read would return at once (a line, or end of file, typed).

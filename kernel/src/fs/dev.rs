@@ -118,7 +118,7 @@ impl Device {
                 *at = next;
                 Ok(n)
             }
-            Device::Console | Device::Tty => console::read(buf),
+            Device::Console | Device::Tty => console::read(buf, nonblock),
             Device::Null => Ok(0),
             Device::Zero | Device::Full => {
                 buf.fill(0);

@@ -393,6 +393,23 @@ pub(super) fn dev_tty_is_the_terminal() -> Outcome {
     Ok(())
 }
 
+/// A read of the terminal through a descriptor opened with O_NONBLOCK,
+/// with nothing typed, is EAGAIN, as on Linux; it used to sleep until a
+/// line came (bash and readline open /dev/tty so). The same file read
+/// without the flag is not asked here: nothing would ever be typed.
+pub(super) fn a_nonblocking_terminal_read_with_nothing_typed_is_eagain() -> Outcome {
+    use abi::types::{O_NONBLOCK, O_RDWR};
+    for path in ["/dev/tty", "/dev/console"] {
+        let fd = sys::open(path, O_RDWR | O_NONBLOCK, 0)
+            .map_err(|e| format!("open {path}: {}", e.message()))?;
+        let mut byte = [0u8; 1];
+        let got = sys::read(fd, &mut byte);
+        sys::close(fd).ok();
+        expect_err(&format!("read {path}"), got, Errno::EAGAIN)?;
+    }
+    Ok(())
+}
+
 /// Writes a file until memory runs out: ENOSPC, and an earlier file keeps
 /// every byte; deleting the big one gives its memory back.
 pub(super) fn a_full_ramfs_is_enospc_and_loses_nothing() -> Outcome {

@@ -148,6 +148,7 @@ const TESTS: &[Test] = user::tests![
     proc_bus_pci_lists_the_machine,
     termios_is_linux_sized,
     dev_tty_is_the_terminal,
+    a_nonblocking_terminal_read_with_nothing_typed_is_eagain,
     nproc_limit_stops_fork,
     a_full_ramfs_is_enospc_and_loses_nothing,
     a_foreign_pointer_is_efault,
