@@ -441,7 +441,7 @@ fn programs_write_xor_execute() -> TestResult {
         crate::fs::ramfs::list(&bin).map_err(|e| format!("/bin: {e:?}"))?
     {
         let path = format!("/bin/{name}");
-        let argv = [path.clone()];
+        let argv = [path.clone().into_bytes()];
         let image = match crate::proc::exec::load(
             &path,
             &argv,

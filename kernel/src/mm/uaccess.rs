@@ -501,12 +501,21 @@ pub fn write<T: Pod>(addr: u64, value: &T) -> Result<(), Errno> {
     copy_to_user(addr, bytes)
 }
 
-/// Reads a NUL-terminated string of at most `max` bytes (not counting the NUL).
+/// Reads a NUL-terminated string of at most `max` bytes (not counting the
+/// NUL) that must be UTF-8 (EINVAL otherwise): a path, which this kernel's
+/// file systems name in UTF-8.
+pub fn read_cstr(addr: u64, max: usize) -> Result<String, Errno> {
+    String::from_utf8(read_cbytes(addr, max)?).map_err(|_| Errno::EINVAL)
+}
+
+/// Reads a NUL-terminated string of at most `max` bytes (not counting the
+/// NUL), whatever its bytes: exec's arguments and environment, which Linux
+/// passes on as they are.
 ///
 /// It copies 128 bytes at a time, never past the end of a page in one copy:
 /// the string may end just before memory the process cannot read, and most
 /// paths are short (copying to the page's end cost a 4 KiB copy per path).
-pub fn read_cstr(addr: u64, max: usize) -> Result<String, Errno> {
+pub fn read_cbytes(addr: u64, max: usize) -> Result<Vec<u8>, Errno> {
     const STEP: u64 = 128;
     let mut out = Vec::new();
     let mut at = addr;
@@ -527,7 +536,7 @@ pub fn read_cstr(addr: u64, max: usize) -> Result<String, Errno> {
     if out.len() > max {
         return Err(Errno::ENAMETOOLONG);
     }
-    String::from_utf8(out).map_err(|_| Errno::EINVAL)
+    Ok(out)
 }
 
 /// Reads a NULL-terminated array of pointers (argv, envp): at most `max`

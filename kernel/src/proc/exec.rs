@@ -150,10 +150,10 @@ pub fn user_entry_frame(entry: u64, stack_pointer: u64) -> TrapFrame {
 
 /// argv as /proc/PID/cmdline shows it: each string NUL-terminated, cut at
 /// `CMDLINE_MAX` bytes.
-pub fn cmdline(argv: &[String]) -> Vec<u8> {
+pub fn cmdline(argv: &[Vec<u8>]) -> Vec<u8> {
     let mut out: Vec<u8> = argv
         .iter()
-        .flat_map(|a| a.bytes().chain(core::iter::once(0)))
+        .flat_map(|a| a.iter().copied().chain(core::iter::once(0)))
         .take(super::CMDLINE_MAX)
         .collect();
     out.shrink_to_fit();
@@ -164,12 +164,14 @@ pub fn program_name(path: &str) -> String {
     String::from(path.rsplit('/').next().unwrap_or(path))
 }
 
-fn read_strings(array: u64) -> Result<Vec<String>, Errno> {
+/// argv or envp: the strings as bytes, whatever they hold (Linux passes
+/// on bytes that are no UTF-8, and Python's tests pass them).
+fn read_strings(array: u64) -> Result<Vec<Vec<u8>>, Errno> {
     let ptrs = uaccess::read_ptr_array(array, MAX_ARGS)?;
     let mut total = 0;
     let mut out = Vec::with_capacity(ptrs.len());
     for ptr in ptrs {
-        let s = uaccess::read_cstr(ptr, ARG_MAX).map_err(|e| {
+        let s = uaccess::read_cbytes(ptr, ARG_MAX).map_err(|e| {
             if e == Errno::ENAMETOOLONG {
                 Errno::E2BIG
             } else {
@@ -198,8 +200,8 @@ fn read_strings(array: u64) -> Result<Vec<String>, Errno> {
 /// the program's entry.
 pub fn load(
     path: &str,
-    argv: &[String],
-    envp: &[String],
+    argv: &[Vec<u8>],
+    envp: &[Vec<u8>],
     stack_limit: u64,
     cred: &Cred,
 ) -> Result<Image, Errno> {
@@ -490,11 +492,11 @@ const PLATFORM: &str = "x86_64";
 /// costs what the program uses, and a
 /// program that recurses past its limit faults below the area (SIGSEGV),
 /// as on Linux.
-fn stack_size(limit: u64, path: &str, argv: &[String], envp: &[String]) -> u64 {
-    let strings: u64 = [path, PLATFORM]
+fn stack_size(limit: u64, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> u64 {
+    let strings: u64 = [path.as_bytes(), PLATFORM.as_bytes()]
         .into_iter()
-        .chain(argv.iter().map(String::as_str))
-        .chain(envp.iter().map(String::as_str))
+        .chain(argv.iter().map(Vec::as_slice))
+        .chain(envp.iter().map(Vec::as_slice))
         .map(|s| s.len() as u64 + 1)
         .sum();
     // argc, the two pointer arrays with their NULLs, the auxv pairs, the
@@ -513,8 +515,8 @@ struct Start<'a> {
     interp_base: u64,
     vdso: u64,
     path: &'a str,
-    argv: &'a [String],
-    envp: &'a [String],
+    argv: &'a [Vec<u8>],
+    envp: &'a [Vec<u8>],
 }
 
 /// Lays out the initial stack as the Linux x86_64 ABI does, in `stack`
@@ -545,14 +547,14 @@ fn build_stack(
         space.write_user(sp, bytes).map_err(|_| Errno::E2BIG)?;
         Ok(sp)
     };
-    let mut cstr = |s: &str| -> Result<u64, Errno> {
+    let mut cstr = |s: &[u8]| -> Result<u64, Errno> {
         let mut bytes = Vec::with_capacity(s.len() + 1);
-        bytes.extend_from_slice(s.as_bytes());
+        bytes.extend_from_slice(s);
         bytes.push(0);
         push(&bytes)
     };
-    let execfn = cstr(path)?;
-    let platform = cstr(PLATFORM)?;
+    let execfn = cstr(path.as_bytes())?;
+    let platform = cstr(PLATFORM.as_bytes())?;
     let env_ptrs: Vec<u64> = envp
         .iter()
         .rev()

@@ -47,9 +47,11 @@ use crate::signal;
 /// Creates process 1 running `path` with `args`, its stdin, stdout and stderr
 /// on the console.
 pub fn spawn_init(path: &str, args: &[String]) -> Result<(), Errno> {
-    let mut argv = Vec::from([String::from(path)]);
-    argv.extend_from_slice(args);
-    let envp = [String::from("PATH=/bin"), String::from("HOME=/")];
+    let argv: Vec<Vec<u8>> = core::iter::once(path)
+        .chain(args.iter().map(String::as_str))
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+    let envp = [b"PATH=/bin".to_vec(), b"HOME=/".to_vec()];
     let image = exec::load(
         path,
         &argv,
