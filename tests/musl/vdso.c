@@ -232,6 +232,10 @@ int main(void)
     struct timeval bad_tv = {now.tv_sec, 1000000};
     printf("settimeofday(tv_usec 1e6): %s\n", outcome(settimeofday(&bad_tv, 0)));
     printf("settimeofday(NULL, NULL) as root: %s\n", outcome(settimeofday(0, 0)));
+    /* Linux's TIME_SETTOD_SEC_MAX: no later, so no clock in nanoseconds
+     * overflows; refused before the privilege is asked for. */
+    struct timespec late = {8277292036, 0};
+    printf("clock_settime(TIME_SETTOD_SEC_MAX): %s\n", outcome(clock_settime(CLOCK_REALTIME, &late)));
     pid_t child = fork();
     if (child == 0) {
         if (setuid(65534))
@@ -240,6 +244,8 @@ int main(void)
         printf("clock_settime as nobody: %s\n", outcome(clock_settime(CLOCK_REALTIME, &now)));
         struct timeval tv = {now.tv_sec, 0};
         printf("settimeofday as nobody: %s\n", outcome(settimeofday(&tv, 0)));
+        printf("clock_settime(TIME_SETTOD_SEC_MAX) as nobody: %s\n",
+               outcome(clock_settime(CLOCK_REALTIME, &late)));
         _exit(0);
     }
     int status;

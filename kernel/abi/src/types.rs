@@ -541,6 +541,24 @@ pub const PRIO_PROCESS: u32 = 0;
 pub const PRIO_PGRP: u32 = 1;
 pub const PRIO_USER: u32 = 2;
 
+// sched_setscheduler(2) and its family: the policies, and the flag that
+// may be or'ed into one to put a child back to normal at fork.
+pub const SCHED_OTHER: u32 = 0;
+pub const SCHED_FIFO: u32 = 1;
+pub const SCHED_RR: u32 = 2;
+pub const SCHED_BATCH: u32 = 3;
+pub const SCHED_IDLE: u32 = 5;
+pub const SCHED_DEADLINE: u32 = 6;
+pub const SCHED_RESET_ON_FORK: u32 = 0x4000_0000;
+
+/// `struct sched_param`: a real-time priority, 1 to 99; 0 for the normal
+/// policies.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedParam {
+    pub sched_priority: i32,
+}
+
 /// renameat2(2): fail with EEXIST rather than replace.
 pub const RENAME_NOREPLACE: u32 = 1;
 

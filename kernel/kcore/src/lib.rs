@@ -33,6 +33,7 @@ pub mod login;
 pub mod nice;
 pub mod path;
 pub mod pci;
+pub mod policy;
 pub mod procfs;
 pub mod profil;
 pub mod random;

@@ -42,6 +42,12 @@ use abi::types::{
 
 pub const NSEC_PER_SEC: u64 = 1_000_000_000;
 
+/// The latest wall clock settimeofday and clock_settime accept: Linux's
+/// TIME_SETTOD_SEC_MAX, the seconds a signed 64-bit count of nanoseconds
+/// holds (KTIME_SEC_MAX) less 30 years of uptime, so that no clock the
+/// kernel keeps in nanoseconds can overflow while the machine runs.
+pub const SETTOD_SEC_MAX: u64 = i64::MAX as u64 / NSEC_PER_SEC - 30 * 31_536_000;
+
 /// The scale of the TSC's rate: a reading is `delta * mult >> SHIFT`
 /// nanoseconds. 32 bits keep the rate's rounding under one part in 4e9
 /// (a quarter of a millisecond a month) for any TSC from 1 MHz up.
@@ -177,9 +183,10 @@ impl Base {
 
     /// The state with the wall clock set to `wall` at TSC reading `tsc`.
     /// None for a time before the time since boot (Linux's settimeofday
-    /// refuses one too: EINVAL), or with `nsec` past a second.
+    /// refuses one too: EINVAL), at or past `SETTOD_SEC_MAX`, or with
+    /// `nsec` past a second.
     pub fn set_wall(&self, tsc: u64, wall: Time) -> Option<Base> {
-        if wall.nsec >= NSEC_PER_SEC {
+        if wall.nsec >= NSEC_PER_SEC || wall.sec >= SETTOD_SEC_MAX {
             return None;
         }
         let since_boot = self.monotonic(tsc);
@@ -395,6 +402,18 @@ mod tests {
             nsec: NSEC_PER_SEC,
         };
         assert_eq!(base.set_wall(tsc, bad), None);
+        // Nor so late that a clock in nanoseconds could overflow.
+        let late = Time {
+            sec: SETTOD_SEC_MAX,
+            nsec: 0,
+        };
+        assert_eq!(base.set_wall(tsc, late), None);
+        assert_eq!(SETTOD_SEC_MAX, 8_277_292_036);
+        let latest = Time {
+            sec: SETTOD_SEC_MAX - 1,
+            nsec: 999_999_999,
+        };
+        assert!(base.set_wall(tsc, latest).is_some());
         // The earliest allowed: the wall clock equals the time since boot.
         let equal = base.set_wall(tsc, base.monotonic(tsc)).unwrap();
         assert_eq!(equal.wall_offset, Time::default());

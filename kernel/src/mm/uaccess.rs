@@ -443,6 +443,7 @@ unsafe impl Pod for abi::types::ProcInfo {}
 unsafe impl Pod for abi::types::Stat {}
 unsafe impl Pod for abi::types::Statx {}
 unsafe impl Pod for abi::types::Timespec {}
+unsafe impl Pod for abi::types::SchedParam {}
 unsafe impl Pod for abi::types::Utsname {}
 unsafe impl Pod for abi::types::Prof {}
 unsafe impl Pod for abi::types::ProfStat {}

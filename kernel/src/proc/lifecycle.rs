@@ -203,7 +203,8 @@ fn clone_thread(
         t.fpu.save();
         let mut thread = Thread::new(tid, p.pid, kstack);
         thread.fpu = t.fpu.clone();
-        thread.nice = t.nice;
+        thread.nice = t.scheduling.child_nice(t.nice);
+        thread.scheduling = t.scheduling.for_child();
         thread.timer_slack = t.timer_slack;
         thread.tsc_faults = t.tsc_faults;
         thread.allowed_cpus = t.allowed_cpus;
@@ -413,7 +414,8 @@ fn copy_current(
         child.sig = p.sig.for_child();
         child.prof = p.prof.for_child();
         let mut thread = Thread::new(0, 0, kstack);
-        thread.nice = t.nice;
+        thread.nice = t.scheduling.child_nice(t.nice);
+        thread.scheduling = t.scheduling.for_child();
         thread.timer_slack = t.timer_slack;
         thread.tsc_faults = t.tsc_faults;
         thread.allowed_cpus = t.allowed_cpus;

@@ -194,6 +194,9 @@ pub struct Thread {
     /// Its nice, -20 to 19 (setpriority(2)): how long its slices are
     /// against a nice 0 thread's (`kcore::nice`).
     pub nice: i32,
+    /// Its policy (sched_setscheduler(2)), which with its nice sets the
+    /// length of its slices (`kcore::policy`).
+    pub scheduling: kcore::policy::Scheduling,
     /// Ticks it ran, user and system (CLOCK_THREAD_CPUTIME_ID), and of
     /// those the ones in user mode (getrusage's RUSAGE_THREAD).
     pub cpu_ticks: u64,
@@ -291,6 +294,7 @@ impl Thread {
             kstack,
             slice_left: 0,
             nice: 0,
+            scheduling: kcore::policy::Scheduling::default(),
             cpu_ticks: 0,
             user_ticks: 0,
             switches: Switches::default(),

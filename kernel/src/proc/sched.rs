@@ -202,7 +202,7 @@ fn pick(table: &mut super::Table, last: Tid, cpu: &percpu::Cpu) -> Option<(Tid, 
     t.state = State::Running;
     t.on_cpu = true;
     t.cpu = cpu.index();
-    t.slice_left = kcore::nice::slice_ticks(time_slice(), t.nice);
+    t.slice_left = t.scheduling.policy.slice_ticks(time_slice(), t.nice);
     t.fpu.restore();
     // A thread with no address space (a kernel thread, or one whose
     // process let go of its memory on the way out) runs on the kernel's

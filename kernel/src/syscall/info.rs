@@ -98,7 +98,11 @@ pub fn settimeofday(tv: u64, tz: u64) -> SysResult {
 }
 
 fn set_wall(sec: i64, nsec: i64) -> SysResult {
-    if sec < 0 || !(0..1_000_000_000).contains(&nsec) {
+    // Linux's order: a time out of range before the privilege, a time
+    // before boot (in `set_realtime`) after it.
+    if !(0..kcore::vdso::SETTOD_SEC_MAX as i64).contains(&sec)
+        || !(0..1_000_000_000).contains(&nsec)
+    {
         return Err(Errno::EINVAL);
     }
     if !crate::proc::cred().capable(CAP_SYS_TIME) {

@@ -17,6 +17,7 @@ mod ipc;
 mod kbench;
 mod mem;
 mod mount;
+mod policy;
 mod poll;
 mod priority;
 mod process;
@@ -270,6 +271,13 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::SETRLIMIT => info::setrlimit(a[0] as u32, a[1]),
         sys::SCHED_SETAFFINITY => info::sched_setaffinity(a[0] as i32, a[1], a[2]),
         sys::SCHED_GETAFFINITY => info::sched_getaffinity(a[0] as i32, a[1], a[2]),
+        sys::SCHED_SETPARAM => policy::sched_setparam(a[0] as i32, a[1]),
+        sys::SCHED_GETPARAM => policy::sched_getparam(a[0] as i32, a[1]),
+        sys::SCHED_SETSCHEDULER => policy::sched_setscheduler(a[0] as i32, a[1] as i32, a[2]),
+        sys::SCHED_GETSCHEDULER => policy::sched_getscheduler(a[0] as i32),
+        sys::SCHED_GET_PRIORITY_MAX => policy::sched_get_priority_max(a[0] as i32),
+        sys::SCHED_GET_PRIORITY_MIN => policy::sched_get_priority_min(a[0] as i32),
+        sys::SCHED_RR_GET_INTERVAL => policy::sched_rr_get_interval(a[0] as i32, a[1]),
         sys::GETCPU => info::getcpu(a[0], a[1]),
         sys::PRCTL => process::prctl(a[0] as u32, a[1]),
         sys::READLINK => fs::readlinkat(abi::types::AT_FDCWD, a[0], a[1], a[2]),

@@ -197,6 +197,18 @@ const CALLS: &[(usize, u64)] = &[
     (TKILL, 1),
     (TIME, 2),
     (SCHED_GETAFFINITY, 2),
+    (SCHED_SETAFFINITY, 1),
+    (SCHED_SETPARAM, 1),
+    (SCHED_GETPARAM, 1),
+    (SCHED_SETSCHEDULER, 1),
+    (SCHED_GETSCHEDULER, 1),
+    (SCHED_GET_PRIORITY_MAX, 1),
+    (SCHED_GET_PRIORITY_MIN, 1),
+    (SCHED_RR_GET_INTERVAL, 1),
+    (STATX, 2),
+    (FADVISE64, 1),
+    (CLOCK_SETTIME, 1),
+    (SETTIMEOFDAY, 1),
     (GETDENTS64, 3),
     (SET_TID_ADDRESS, 1),
     (CLOCK_GETTIME, 2),
@@ -488,6 +500,19 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
             a[0] = rng.pick(&[me, u64::MAX]);
             a[1] = rng.pick(&[me, 99_999]);
             a[2] = signal_number(rng);
+        }
+        // The worker itself, mostly, with a policy worth asking for (the
+        // real-time ones, the flag, and nonsense).
+        SCHED_SETAFFINITY
+        | SCHED_SETPARAM
+        | SCHED_GETPARAM
+        | SCHED_SETSCHEDULER
+        | SCHED_GETSCHEDULER
+        | SCHED_RR_GET_INTERVAL => {
+            a[0] = rng.pick(&[0, me, u64::MAX, 99_999]);
+            if nr == SCHED_SETSCHEDULER {
+                a[1] = rng.pick(&[0, 1, 2, 3, 5, 6, 7, 0x4000_0003, u64::MAX]);
+            }
         }
         SETPGID => a = [0; 6],
         // Mostly the arena, so that workers do not unmap themselves at
