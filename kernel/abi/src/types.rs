@@ -615,6 +615,15 @@ pub const F_SETLKW: u32 = 7;
 pub const F_OFD_GETLK: u32 = 36;
 pub const F_OFD_SETLK: u32 = 37;
 pub const F_OFD_SETLKW: u32 = 38;
+
+// flock(2)'s operations: a shared or an exclusive lock, or none, with
+// LOCK_NB or'ed in not to wait. LOCK_MAND, long broken, Linux accepts and
+// ignores.
+pub const LOCK_SH: u32 = 1;
+pub const LOCK_EX: u32 = 2;
+pub const LOCK_NB: u32 = 4;
+pub const LOCK_UN: u32 = 8;
+pub const LOCK_MAND: u32 = 32;
 /// `l_type` of `struct flock`.
 pub const F_RDLCK: i16 = 0;
 pub const F_WRLCK: i16 = 1;

@@ -1,6 +1,12 @@
 //! Record locks: fcntl's `F_GETLK`, `F_SETLK`, `F_SETLKW` (POSIX locks,
 //! owned by the process) and `F_OFD_*` (owned by the open file
-//! description), over the files of the ramfs.
+//! description), over the files of the ramfs; and flock(2)'s whole-file
+//! locks, owned by the open file description.
+//!
+//! As on Linux, flock locks and record locks live apart: neither sees the
+//! other (a file may be flock-locked by one description and record-locked
+//! by another process at once). Each file has one `FileLocks` per `Space`;
+//! a flock lock is a lock over the whole file, `[0, u64::MAX)`.
 //!
 //! The rules (ranges, conflicts, splitting and merging, deadlock) are
 //! `kcore::flock`'s, host-tested; this file keeps every file's locks in
@@ -14,8 +20,8 @@
 //!
 //! Locks go away as Linux lets them go: a process's POSIX locks on a file
 //! when it closes *any* descriptor of that file (`closed`) and all of them
-//! when it exits (`release_process`); an open file description's locks
-//! when its last descriptor closes (`OpenFile`'s drop). The table's lock
+//! when it exits (`release_process`); an open file description's locks,
+//! OFD and flock, when its last descriptor closes (`OpenFile`'s drop). The table's lock
 //! is taken with no other held, or inside the process table (an open file
 //! dropped there), so it sits at level 3 of the order in sync.rs.
 
@@ -26,9 +32,18 @@ use kcore::flock::{FileLocks, Kind, Lock, Owner, would_deadlock};
 use crate::proc::sched::{self, Chan};
 use crate::sync::{IrqLock, Rank};
 
+/// Which of a file's two sets of locks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Space {
+    /// fcntl's record locks, POSIX and OFD, which see each other.
+    Record,
+    /// flock(2)'s.
+    Whole,
+}
+
 struct Table {
-    /// Inode number -> the file's locks (no entry: none).
-    files: BTreeMap<u64, FileLocks>,
+    /// (Space, inode number) -> the file's locks (no entry: none).
+    files: BTreeMap<(Space, u64), FileLocks>,
     /// A blocked owner -> the owner of the lock it waits for.
     waits_for: BTreeMap<Owner, Owner>,
 }
@@ -45,7 +60,10 @@ static LOCKS: IrqLock<Table> = IrqLock::new(
 /// `[start, end)` of file `ino`.
 pub fn conflict(ino: u64, owner: Owner, kind: Kind, start: u64, end: u64) -> Option<Lock> {
     let table = LOCKS.lock();
-    table.files.get(&ino)?.conflict(owner, kind, start, end)
+    table
+        .files
+        .get(&(Space::Record, ino))?
+        .conflict(owner, kind, start, end)
 }
 
 /// F_SETLK (`wait` false) and F_SETLKW: gives `owner` a lock of `kind`
@@ -60,20 +78,73 @@ pub fn set(
     end: u64,
     wait: bool,
 ) -> Result<(), Errno> {
+    set_in((Space::Record, ino), owner, kind, start, end, wait)
+}
+
+/// flock(2): open file description `id` takes a lock of `kind` on the
+/// whole of file `ino`, or lets its lock go (None). A conflict is EAGAIN
+/// without `wait` (LOCK_NB); with it, the caller sleeps until the lock is
+/// free or a signal comes (ERESTARTSYS).
+///
+/// A description that holds one kind and asks for the other lets go of
+/// what it holds first, as Linux's `flock_lock_inode` does: a conversion
+/// is not atomic, so one that fails (EAGAIN) or is interrupted leaves the
+/// description with no lock, and a waiter may get in between.
+pub fn flock(ino: u64, id: u64, kind: Option<Kind>, wait: bool) -> Result<(), Errno> {
+    let key = (Space::Whole, ino);
+    let owner = Owner::Description(id);
+    let held = {
+        let mut table = LOCKS.lock();
+        let held = table
+            .files
+            .get(&key)
+            .and_then(|file| file.iter().find(|l| l.owner == owner))
+            .map(|l| l.kind);
+        if held.is_some() && held != kind {
+            let file = table.files.get_mut(&key).expect("it holds a lock there");
+            file.set(owner, None, 0, u64::MAX);
+            if file.is_empty() {
+                table.files.remove(&key);
+            }
+        }
+        held
+    };
+    if held.is_some() && held == kind {
+        return Ok(());
+    }
+    if held.is_some() {
+        sched::wakeup(Chan::FileLock(ino));
+    }
+    match kind {
+        None => Ok(()),
+        kind => set_in(key, owner, kind, 0, u64::MAX, wait),
+    }
+}
+
+/// `set` in the locks `key` names.
+fn set_in(
+    key: (Space, u64),
+    owner: Owner,
+    kind: Option<Kind>,
+    start: u64,
+    end: u64,
+    wait: bool,
+) -> Result<(), Errno> {
+    let ino = key.1;
     loop {
         let blocker = {
             let mut table = LOCKS.lock();
             let held = kind.and_then(|kind| {
                 table
                     .files
-                    .get(&ino)
+                    .get(&key)
                     .and_then(|f| f.conflict(owner, kind, start, end))
             });
             let Some(holder) = held else {
-                let file = table.files.entry(ino).or_default();
+                let file = table.files.entry(key).or_default();
                 file.set(owner, kind, start, end);
                 if file.is_empty() {
-                    table.files.remove(&ino);
+                    table.files.remove(&key);
                 }
                 drop(table);
                 // An unlock or a weaker lock may let a waiter in.
@@ -100,7 +171,7 @@ pub fn set(
                 LOCKS
                     .lock()
                     .files
-                    .get(&ino)
+                    .get(&key)
                     .and_then(|f| f.conflict(owner, kind, start, end))
             });
             (now.map(|lock| lock.owner) != Some(blocker)).then_some(())
@@ -122,7 +193,7 @@ pub fn release_process(pid: u32) {
 }
 
 /// The last descriptor of an open file description closed: its OFD locks
-/// on file `ino` go.
+/// and its flock lock on file `ino` go.
 pub fn description_closed(id: u64, ino: u64) {
     release(Owner::Description(id), Some(ino));
 }
@@ -136,7 +207,7 @@ fn release(owner: Owner, only: Option<u64>) {
         if table.files.is_empty() {
             return; // the usual case: nobody locks anything
         }
-        table.files.retain(|&ino, file| {
+        table.files.retain(|&(_, ino), file| {
             if only.is_none_or(|o| o == ino) && file.release(owner) {
                 woken.push(ino);
             }

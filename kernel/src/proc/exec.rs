@@ -52,17 +52,28 @@ pub struct Image {
     pub cred: Cred,
 }
 
-/// execve(2) with user pointers.
+/// execve(2) with user pointers: the program at `path`, from the
+/// working directory.
 pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> Result<usize, Errno> {
     let path = uaccess::read_cstr(path, kcore::path::PATH_MAX)?;
+    let full = kcore::path::resolve(&current(|p| p.cwd.clone()), &path)?;
+    exec(tf, full, argv, envp)
+}
+
+/// Replaces the caller's program with the one at `full`, an absolute path
+/// (what `/proc/PID/exe` then names), given the user's `argv` and `envp`
+/// arrays. The file is opened before the arrays are read, as Linux opens
+/// it first (since 6.8): a missing file is ENOENT even with a bad array.
+pub fn exec(tf: &mut TrapFrame, full: String, argv: u64, envp: u64) -> Result<usize, Errno> {
+    let cred = crate::proc::cred();
+    let program = open_program(&full, &cred)?;
     let argv = read_strings(argv)?;
     let envp = read_strings(envp)?;
     if argv.iter().chain(&envp).map(|s| s.len() + 1).sum::<usize>() > ARG_MAX {
         return Err(Errno::E2BIG);
     }
-    let full = kcore::path::resolve(&current(|p| p.cwd.clone()), &path)?;
     let stack_limit = current(|p| p.limits.cur(abi::types::RLIMIT_STACK));
-    let image = load(&full, &argv, &envp, stack_limit, &crate::proc::cred())?;
+    let image = load_program(program, &full, &argv, &envp, stack_limit, &cred)?;
     let name = program_name(&full);
     let cmdline = cmdline(&argv);
     end_other_threads();
@@ -205,7 +216,25 @@ pub fn load(
     stack_limit: u64,
     cred: &Cred,
 ) -> Result<Image, Errno> {
-    let program = open_program(path, cred)?;
+    load_program(
+        open_program(path, cred)?,
+        path,
+        argv,
+        envp,
+        stack_limit,
+        cred,
+    )
+}
+
+/// `load` of a program already opened from `path`.
+fn load_program(
+    program: ProgramFile,
+    path: &str,
+    argv: &[Vec<u8>],
+    envp: &[Vec<u8>],
+    stack_limit: u64,
+    cred: &Cred,
+) -> Result<Image, Errno> {
     let mut new_cred = cred.clone();
     new_cred.exec(program.set_uid, program.set_gid);
     let file = program.file;

@@ -51,12 +51,16 @@ pub(super) fn fd_path(fd: i32) -> Result<Arc<OpenFile>, Errno> {
 /// relative one against the current directory (`AT_FDCWD`) or against the
 /// directory open as `dirfd`, which knows the path it was opened by.
 pub(super) fn user_path(dirfd: i32, ptr: u64) -> Result<String, Errno> {
-    let path = uaccess::read_cstr(ptr, kcore::path::PATH_MAX)?;
+    resolve_at(dirfd, &uaccess::read_cstr(ptr, kcore::path::PATH_MAX)?)
+}
+
+/// `path` resolved as `user_path` resolves the one it reads.
+pub(super) fn resolve_at(dirfd: i32, path: &str) -> Result<String, Errno> {
     if dirfd != AT_FDCWD && !path.starts_with('/') {
         let dir = fd_path(dirfd)?;
-        return kcore::path::resolve(dir_path(&dir)?, &path);
+        return kcore::path::resolve(dir_path(&dir)?, path);
     }
-    kcore::path::resolve(&current(|p| p.cwd.clone()), &path)
+    kcore::path::resolve(&current(|p| p.cwd.clone()), path)
 }
 
 /// The path the directory open as `dir` was opened by; ENOTDIR if it is
@@ -1018,6 +1022,32 @@ fn record_lock(fd: i32, cmd: u32, arg: u64) -> SysResult {
     }
     let wait = matches!(cmd, F_SETLKW | F_OFD_SETLKW);
     crate::fs::lock::set(ino, owner, kind, start, end, wait).map(|()| 0)
+}
+
+/// flock(2): a shared (`LOCK_SH`) or exclusive (`LOCK_EX`) lock on the
+/// whole file open as `fd`, or none (`LOCK_UN`), held by its open file
+/// description (fs/lock.rs: apart from record locks, given up at the
+/// description's last close). With `LOCK_NB` a conflict is EWOULDBLOCK,
+/// else the caller waits. Linux's order: `LOCK_MAND` is accepted and
+/// ignored, another operation is EINVAL, then a bad or O_PATH descriptor
+/// EBADF. Any open mode may take either kind.
+pub fn flock(fd: i32, operation: u32) -> SysResult {
+    use kcore::flock::Kind as LockKind;
+    if operation & LOCK_MAND != 0 {
+        return Ok(0);
+    }
+    let kind = match operation & !LOCK_NB {
+        LOCK_SH => Some(LockKind::Read),
+        LOCK_EX => Some(LockKind::Write),
+        LOCK_UN => None,
+        _ => return Err(Errno::EINVAL),
+    };
+    let file = fd_file(fd)?;
+    let Some(ino) = file.ino() else {
+        return Err(Errno::EINVAL); // pipes and sockets take no locks here
+    };
+    let wait = operation & LOCK_NB == 0;
+    crate::fs::lock::flock(ino, file.id, kind, wait).map(|()| 0)
 }
 
 /// The block device requests programs such as mke2fs and blockdev ask

@@ -145,6 +145,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::FCHDIR => fs::fchdir(a[0] as i32),
         sys::FTRUNCATE => fs::ftruncate(a[0] as i32, a[1] as i64),
         sys::FCNTL => fs::fcntl(a[0] as i32, a[1] as u32, a[2]),
+        sys::FLOCK => fs::flock(a[0] as i32, a[1] as u32),
         sys::IOCTL => fs::ioctl(a[0] as i32, a[1] as u32, a[2]),
         sys::ACCESS => fs::access(abi::types::AT_FDCWD, a[0], a[1] as u32),
         // faccessat has three arguments; its flags came with faccessat2.
@@ -197,6 +198,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::FORK => process::fork(tf),
         sys::VFORK => process::vfork(tf),
         sys::EXECVE => process::execve(tf, a[0], a[1], a[2]),
+        sys::EXECVEAT => process::execveat(tf, a[0] as i32, a[1], a[2], a[3], a[4] as u32),
         sys::EXIT => process::exit(a[0] as i32),
         sys::EXIT_GROUP => process::exit_group(a[0] as i32),
         sys::WAIT4 => process::wait4(a[0] as i32, a[1], a[2] as u32, a[3]),

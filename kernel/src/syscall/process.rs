@@ -52,6 +52,46 @@ pub fn execve(tf: &mut TrapFrame, path: u64, argv: u64, envp: u64) -> SysResult 
     crate::proc::exec::execve(tf, path, argv, envp)
 }
 
+/// execveat(2): execve of the program at `path` relative to the directory
+/// open as `dirfd` (`AT_FDCWD`: the working directory), or, with
+/// `AT_EMPTY_PATH` and an empty `path`, of the file open as `dirfd`
+/// itself (fexecve(3); an O_PATH descriptor too). `AT_SYMLINK_NOFOLLOW`
+/// makes a symbolic link at `path` ELOOP. Unknown flags are EINVAL.
+pub fn execveat(
+    tf: &mut TrapFrame,
+    dirfd: i32,
+    path: u64,
+    argv: u64,
+    envp: u64,
+    flags: u32,
+) -> SysResult {
+    use abi::types::{AT_EMPTY_PATH, AT_SYMLINK_NOFOLLOW, S_IFLNK, S_IFMT};
+    if flags & !(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let name = uaccess::read_cstr(path, kcore::path::PATH_MAX)?;
+    let full = if name.is_empty() {
+        if flags & AT_EMPTY_PATH == 0 {
+            return Err(Errno::ENOENT);
+        }
+        // The file the descriptor was opened by, by its path: one since
+        // unlinked cannot be run this way (docs/syscalls.md).
+        let file = super::fs::fd_path(dirfd)?;
+        file.path.clone().ok_or(Errno::EACCES)?
+    } else {
+        let full = super::fs::resolve_at(dirfd, &name)?;
+        let link = |full: &str| -> Result<bool, Errno> {
+            let node = crate::fs::ramfs::lookup_nofollow(full)?;
+            Ok(node.lock().mode() & S_IFMT == S_IFLNK)
+        };
+        if flags & AT_SYMLINK_NOFOLLOW != 0 && link(&full)? {
+            return Err(Errno::ELOOP);
+        }
+        full
+    };
+    crate::proc::exec::exec(tf, full, argv, envp)
+}
+
 /// exit(2): ends the calling thread (the process, if it was the last).
 pub fn exit(code: i32) -> SysResult {
     lifecycle::exit_thread(abi::types::wait_status_exited(code as u8))

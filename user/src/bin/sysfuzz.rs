@@ -108,6 +108,8 @@ const CALLS: &[(usize, u64)] = &[
     (GETPID, 1),
     (FORK, 1),
     (EXECVE, 2),
+    (EXECVEAT, 1),
+    (FLOCK, 1),
     (WAIT4, 2),
     (WAITID, 2),
     (SENDFILE, 2),
@@ -397,8 +399,13 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
     }
     match nr {
         READ | WRITE | CLOSE | FSTAT | LSEEK | IOCTL | PREAD64 | PWRITE64 | READV | WRITEV
-        | PREADV | PWRITEV | PREADV2 | PWRITEV2 | DUP | FSYNC | FTRUNCATE | GETDENTS64 | FCHDIR => {
-            a[0] = descriptor(rng)
+        | PREADV | PWRITEV | PREADV2 | PWRITEV2 | DUP | FSYNC | FTRUNCATE | GETDENTS64 | FCHDIR
+        | EXECVEAT => a[0] = descriptor(rng),
+        // Mostly without waiting: two opens of one file in one worker
+        // would wait for each other for good (as on Linux).
+        FLOCK => {
+            a[0] = descriptor(rng);
+            a[1] = rng.pick(&[5, 6, 8, 1, 2, 32, a[1]]);
         }
         // Lengths a worker's memory can afford, at offsets near the start.
         FALLOCATE => {
