@@ -2,7 +2,8 @@
  * given, replacing what was mapped there, with its bytes; it may grow or
  * shrink as it moves; and the bad requests: FIXED without MAYMOVE, an
  * unaligned or overlapping target, a target past the end of user space,
- * an old range that is not mapped. Same output as on Linux. */
+ * an old range that is not mapped; and a new size of the same number of
+ * pages, which changes nothing. Same output as on Linux. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -50,5 +51,17 @@ int main(void) {
     printf("unmapped old range: %s\n",
            result(mremap(other, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, old + 8 * PAGE)));
     printf("unknown flag: %s\n", result(mremap(back, PAGE, PAGE, 8, 0)));
+
+    /* The same number of pages: no change, in place or moved. Python's
+     * mmap.resize() asks this when a size stays within its last page. */
+    char *same = mremap(back, 2 * PAGE, 2 * PAGE, 0);
+    printf("same size: %s, %s\n", result(same), same == back ? "in place" : "ELSEWHERE");
+    same = mremap(back, 2 * PAGE - 100, 2 * PAGE - 10, 0);
+    printf("same pages, other bytes: %s, %s, bytes %c %c\n", result(same),
+           same == back ? "in place" : "ELSEWHERE", same[0], same[PAGE]);
+    char *place = map(2);
+    same = mremap(back, 2 * PAGE, 2 * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, place);
+    printf("same size, moved: %s, %s, bytes %c %c\n", result(same),
+           same == place ? "at the target" : "ELSEWHERE", same[0], same[PAGE]);
     return 0;
 }

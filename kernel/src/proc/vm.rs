@@ -408,14 +408,18 @@ impl UserMemory {
         if let Some(end) = fixed_end {
             if new_len > old_len {
                 self.may_expand(limits, Usage::of(&area, new_len - old_len))?;
-            } else {
+            } else if new_len < old_len {
                 self.munmap(old + new_len, old_len - new_len)?;
             }
             self.munmap(new_addr, end - new_addr)?;
             return self.move_area(old, old_len.min(new_len), new_addr, new_len, area);
         }
+        // The same number of pages is no change at all (munmap would
+        // refuse the empty tail with EINVAL).
         if new_len <= old_len {
-            self.munmap(old + new_len, old_len - new_len)?;
+            if new_len < old_len {
+                self.munmap(old + new_len, old_len - new_len)?;
+            }
             return Ok(old);
         }
         let new_end = old.checked_add(new_len).ok_or(Errno::ENOMEM)?;
