@@ -492,7 +492,12 @@ fn stripped(elf: &Path) -> Result<Vec<u8>, String> {
     let Some(objcopy) = llvm_tool("llvm-objcopy") else {
         return read(elf);
     };
-    let out = root().join("target/images").join(format!(
+    let dir = root().join("target/images");
+    // A fresh clone strips its programs before anything else made the
+    // folder; without it every objcopy fails (and the image keeps the
+    // debug sections).
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let out = dir.join(format!(
         "{}.stripped",
         elf.file_name().unwrap_or_default().to_string_lossy()
     ));
