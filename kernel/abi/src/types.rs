@@ -624,6 +624,15 @@ pub const LOCK_EX: u32 = 2;
 pub const LOCK_NB: u32 = 4;
 pub const LOCK_UN: u32 = 8;
 pub const LOCK_MAND: u32 = 32;
+// setxattr(2)'s flags: fail if the attribute exists, or if it does not.
+pub const XATTR_CREATE: u32 = 1;
+pub const XATTR_REPLACE: u32 = 2;
+/// The longest attribute name (`user.foo` and the like), its prefix
+/// included; a longer or empty name is ERANGE.
+pub const XATTR_NAME_MAX: usize = 255;
+/// The largest value setxattr takes (E2BIG past it), and the most getxattr
+/// and listxattr look at.
+pub const XATTR_SIZE_MAX: usize = 65536;
 /// `l_type` of `struct flock`.
 pub const F_RDLCK: i16 = 0;
 pub const F_WRLCK: i16 = 1;

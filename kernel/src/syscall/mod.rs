@@ -4,7 +4,7 @@
 //! result goes back in rax, `-errno` on failure. The numbers are the ones in
 //! `abi::sys` (Linux's, plus ours from 1000). The table calls only the
 //! handlers of this directory, one file per group (cred, fs, fsmeta, poll,
-//! mount, mem, process, signal, socket, ipc, info, profil, kbench); each handler turns the raw integers into the
+//! mount, mem, process, signal, socket, xattr, ipc, info, profil, kbench); each handler turns the raw integers into the
 //! types they stand for and calls the mechanism (`proc::lifecycle::fork`,
 //! `profil::start`, ...), reaching user memory only through `mm::uaccess`.
 //! An unknown number is `ENOSYS`, logged once per number.
@@ -24,6 +24,7 @@ mod process;
 mod profil;
 mod signal;
 mod socket;
+mod xattr;
 
 use abi::{Errno, sys};
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -229,6 +230,24 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::GETSID => process::getsid(a[0] as i32),
         sys::GETPID => process::getpid(),
         sys::GETTID => process::gettid(),
+        sys::SETXATTR => xattr::set(xattr::Target::Path(a[0]), a[1], a[2], a[3], a[4] as u32),
+        sys::LSETXATTR => xattr::set(xattr::Target::Link(a[0]), a[1], a[2], a[3], a[4] as u32),
+        sys::FSETXATTR => xattr::set(
+            xattr::Target::Fd(a[0] as i32),
+            a[1],
+            a[2],
+            a[3],
+            a[4] as u32,
+        ),
+        sys::GETXATTR => xattr::get(xattr::Target::Path(a[0]), a[1]),
+        sys::LGETXATTR => xattr::get(xattr::Target::Link(a[0]), a[1]),
+        sys::FGETXATTR => xattr::get(xattr::Target::Fd(a[0] as i32), a[1]),
+        sys::LISTXATTR => xattr::list(xattr::Target::Path(a[0])),
+        sys::LLISTXATTR => xattr::list(xattr::Target::Link(a[0])),
+        sys::FLISTXATTR => xattr::list(xattr::Target::Fd(a[0] as i32)),
+        sys::REMOVEXATTR => xattr::remove(xattr::Target::Path(a[0]), a[1]),
+        sys::LREMOVEXATTR => xattr::remove(xattr::Target::Link(a[0]), a[1]),
+        sys::FREMOVEXATTR => xattr::remove(xattr::Target::Fd(a[0] as i32), a[1]),
         sys::SET_TID_ADDRESS => process::set_tid_address(a[0]),
         sys::FUTEX => process::futex(a[0], a[1] as u32, a[2] as u32, a[3], a[4], a[5] as u32),
         sys::SET_ROBUST_LIST => process::set_robust_list(a[0], a[1]),

@@ -208,6 +208,18 @@ const CALLS: &[(usize, u64)] = &[
     (SCHED_GET_PRIORITY_MIN, 1),
     (SCHED_RR_GET_INTERVAL, 1),
     (STATX, 2),
+    (SETXATTR, 1),
+    (LSETXATTR, 1),
+    (FSETXATTR, 1),
+    (GETXATTR, 1),
+    (LGETXATTR, 1),
+    (FGETXATTR, 1),
+    (LISTXATTR, 1),
+    (LLISTXATTR, 1),
+    (FLISTXATTR, 1),
+    (REMOVEXATTR, 1),
+    (LREMOVEXATTR, 1),
+    (FREMOVEXATTR, 1),
     (FADVISE64, 1),
     (CLOCK_SETTIME, 1),
     (SETTIMEOFDAY, 1),
@@ -400,7 +412,7 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
     match nr {
         READ | WRITE | CLOSE | FSTAT | LSEEK | IOCTL | PREAD64 | PWRITE64 | READV | WRITEV
         | PREADV | PWRITEV | PREADV2 | PWRITEV2 | DUP | FSYNC | FTRUNCATE | GETDENTS64 | FCHDIR
-        | EXECVEAT => a[0] = descriptor(rng),
+        | EXECVEAT | FSETXATTR | FGETXATTR | FLISTXATTR | FREMOVEXATTR => a[0] = descriptor(rng),
         // Mostly without waiting: two opens of one file in one worker
         // would wait for each other for good (as on Linux).
         FLOCK => {

@@ -460,3 +460,107 @@ pub(super) fn a_full_ramfs_is_enospc_and_loses_nothing() -> Outcome {
     );
     Ok(())
 }
+
+/// Extended attributes: no file system here stores them, so each call
+/// answers as Linux does on one without them (tmpfs for `user.*` before
+/// 6.6, vfat): the list is empty and the rest are EOPNOTSUPP, which is
+/// what Python and coreutils take as "not supported here". Before that
+/// answer, Linux's errors in Linux's order: the file first, then the
+/// flags, the name (ERANGE when empty or too long) and the value's size.
+pub(super) fn extended_attributes_are_not_supported_as_on_linux() -> Outcome {
+    let path = c"/xattr.txt";
+    let fd = sys::open("/xattr.txt", O_CREAT | O_RDWR | O_TRUNC, 0o644).map_err(|e| e.message())?;
+    let p = path.as_ptr() as usize;
+    let name = c"user.mime_type".as_ptr() as usize;
+    let value = b"text/plain";
+    let (v, len) = (value.as_ptr() as usize, value.len());
+    let mut buf = [0u8; 64];
+    let b = buf.as_mut_ptr() as usize;
+    let result = (|| {
+        for (call, args) in [
+            ("setxattr", (nr::SETXATTR, vec![p, name, v, len, 0])),
+            (
+                "lsetxattr",
+                (nr::LSETXATTR, vec![p, name, v, len, XATTR_CREATE as usize]),
+            ),
+            (
+                "fsetxattr",
+                (
+                    nr::FSETXATTR,
+                    vec![fd as usize, name, v, len, XATTR_REPLACE as usize],
+                ),
+            ),
+            ("getxattr", (nr::GETXATTR, vec![p, name, b, 64])),
+            ("lgetxattr", (nr::LGETXATTR, vec![p, name, b, 64])),
+            ("fgetxattr", (nr::FGETXATTR, vec![fd as usize, name, b, 64])),
+            ("removexattr", (nr::REMOVEXATTR, vec![p, name])),
+            ("lremovexattr", (nr::LREMOVEXATTR, vec![p, name])),
+            ("fremovexattr", (nr::FREMOVEXATTR, vec![fd as usize, name])),
+        ] {
+            expect_err(call, raw(args.0, &args.1), Errno::EOPNOTSUPP)?;
+        }
+        for (call, number, target) in [
+            ("listxattr", nr::LISTXATTR, p),
+            ("llistxattr", nr::LLISTXATTR, p),
+            ("flistxattr", nr::FLISTXATTR, fd as usize),
+        ] {
+            let got = raw(number, &[target, b, 64]);
+            ensure!(got == Ok(0), "{call}: {got:?}, not an empty list");
+        }
+        let missing = c"/no/such/file".as_ptr() as usize;
+        expect_err(
+            "getxattr of no file",
+            raw(nr::GETXATTR, &[missing, name, b, 64]),
+            Errno::ENOENT,
+        )?;
+        expect_err(
+            "listxattr of no file",
+            raw(nr::LISTXATTR, &[missing, b, 64]),
+            Errno::ENOENT,
+        )?;
+        expect_err(
+            "fgetxattr of a closed fd",
+            raw(nr::FGETXATTR, &[999, name, b, 64]),
+            Errno::EBADF,
+        )?;
+        expect_err(
+            "setxattr flag 4",
+            raw(nr::SETXATTR, &[p, name, v, len, 4]),
+            Errno::EINVAL,
+        )?;
+        let empty = c"".as_ptr() as usize;
+        expect_err(
+            "an empty name",
+            raw(nr::GETXATTR, &[p, empty, b, 64]),
+            Errno::ERANGE,
+        )?;
+        let long = [b'u'; XATTR_NAME_MAX + 2];
+        let mut long = long.to_vec();
+        *long.last_mut().unwrap() = 0;
+        let long = long.as_ptr() as usize;
+        expect_err(
+            "a name of 256 bytes",
+            raw(nr::SETXATTR, &[p, long, v, len, 0]),
+            Errno::ERANGE,
+        )?;
+        let too_big = XATTR_SIZE_MAX + 1;
+        expect_err(
+            "a value past 64 KiB",
+            raw(nr::SETXATTR, &[p, name, v, too_big, 0]),
+            Errno::E2BIG,
+        )?;
+        expect_err(
+            "an unreadable value",
+            raw(nr::SETXATTR, &[p, name, 8, len, 0]),
+            Errno::EFAULT,
+        )?;
+        expect_err(
+            "an unreadable name",
+            raw(nr::GETXATTR, &[p, 8, b, 64]),
+            Errno::EFAULT,
+        )
+    })();
+    let _ = sys::close(fd);
+    let _ = sys::unlink("/xattr.txt");
+    result
+}
