@@ -30,6 +30,7 @@ mod lab;
 mod linuxdisk;
 mod options;
 mod prof;
+mod pytests;
 mod qemu;
 mod readme;
 mod repo;
@@ -63,6 +64,7 @@ fn main() -> ExitCode {
                 options::Command::Figures => figures::run(),
                 options::Command::Book => book::run(),
                 options::Command::Rootfs => rootfs::run(),
+                options::Command::Pytests(opts, modules) => pytests::command(&opts, &modules),
                 options::Command::Lab(options::LabCommand::List) => lab::list(),
                 options::Command::Lab(options::LabCommand::Start(id)) => lab::start(&id),
                 options::Command::Lab(options::LabCommand::Check(id)) => lab::run(&id),

@@ -30,6 +30,11 @@ commands:
   rootfs  make target/debian-root/root.img, a Debian 12 root file system (bash, coreutils, grep,
           sed, findutils, procps, python3 and its tests) from Debian's packages (apt-get
           download, dpkg-deb, mke2fs -d; fetched once, kept), and print its path
+  pytests Python's regression tests (Debian's python3 and its test package) on this kernel and
+          on Debian's Linux, each booted on a copy of the Debian root in the same QEMU: a table
+          of tests run, passed, skipped and failed per module, and a failure for every test that
+          passes on Linux only and is not listed in docs/syscalls.md (`pytests -- MODULE...`
+          for those modules, `-- all` for every one; default the short set)
   figures remake the book's SVG figures (docs/book/figures/*.svg) from their graphviz sources
   lab     the book's labs: `lab` lists them, `lab start ID` makes a git branch lab/ID with
           that piece of the kernel taken out, `lab ID` runs its check (done, or what is missing)
@@ -201,6 +206,9 @@ pub enum Command {
     Book,
     /// `rootfs`: the Debian root image (xtask/src/rootfs.rs).
     Rootfs,
+    /// `pytests [-- MODULE... | all]`: Python's regression tests on both
+    /// kernels (xtask/src/pytests.rs); the modules, none for the short set.
+    Pytests(Options, Vec<String>),
 }
 
 /// What `cargo xtask lab` was asked.
@@ -237,6 +245,25 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
                 }
                 _ => Err("usage: cargo xtask lab [ID | start ID] (no options)".into()),
             };
+        }
+        "pytests" => {
+            let mut opts = parse_options(rest, false)?;
+            let modules = std::mem::take(&mut opts.program);
+            let bad = modules.iter().find(|m| {
+                *m != "all"
+                    && !(m.starts_with("test_")
+                        && m.bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'))
+            });
+            if let Some(bad) = bad {
+                return Err(format!(
+                    "pytests: '{bad}' is not a module of Python's tests (test_os, test_posix, ...) or 'all'"
+                ));
+            }
+            if modules.len() > 1 && modules.iter().any(|m| m == "all") {
+                return Err("pytests: 'all' goes alone".into());
+            }
+            return Ok(Command::Pytests(opts, modules));
         }
         "run" => Command::Run,
         "image" => Command::Image,
@@ -655,6 +682,33 @@ mod tests {
             let err = parse_words(line).unwrap_err();
             assert_eq!(err, want);
             assert!(!err.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn pytests_takes_module_names_or_all() {
+        assert_eq!(
+            parse_words("pytests"),
+            Ok(Command::Pytests(Options::default(), vec![]))
+        );
+        let Ok(Command::Pytests(o, m)) = parse_words("pytests --timeout 99 -- test_os test_pty")
+        else {
+            panic!("pytests with modules");
+        };
+        assert_eq!(
+            (o.timeout, m),
+            (Some(99), vec!["test_os".into(), "test_pty".into()])
+        );
+        assert!(
+            matches!(parse_words("pytests -- all"), Ok(Command::Pytests(_, m)) if m == ["all"])
+        );
+        for bad in [
+            "pytests -- os",
+            "pytests -- test_os;rm",
+            "pytests -- all test_os",
+        ] {
+            let err = parse_words(bad).unwrap_err();
+            assert!(err.starts_with("pytests: "), "{bad}: {err}");
         }
     }
 }

@@ -130,6 +130,13 @@ const ETC_FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The project's own files on the root: Python's regression tests'
+/// driver, which `cargo xtask pytests` runs on both kernels (pytests.rs).
+const PROJECT_FILES: &[(&str, &str)] = &[(
+    "usr/local/lib/pyregr.py",
+    include_str!("../../tests/debian/pyregr.py"),
+)];
+
 /// Files the installation copies from where the packages keep them:
 /// base-files' script puts /etc/profile in place, Debian's installer gives
 /// root its dot files (all kept in /usr/share/base-files) and a new user
@@ -157,7 +164,7 @@ pub fn image_path() -> PathBuf {
 /// files copied): the image is made again when it changes.
 fn recipe() -> String {
     let mut text = PACKAGES.join(" ");
-    for (path, content) in ETC_FILES.iter().chain(COPIES) {
+    for (path, content) in ETC_FILES.iter().chain(COPIES).chain(PROJECT_FILES) {
         text.push_str(&format!("\n{path}\n{content}"));
     }
     format!("{:016x}\n", fnv1a(text.as_bytes()))
@@ -301,8 +308,11 @@ fn finish_tree(tree: &Path) -> Result<(), String> {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
             .map_err(|e| io(&path, e))?;
     }
-    for (path, content) in ETC_FILES {
+    for (path, content) in ETC_FILES.iter().chain(PROJECT_FILES) {
         let path = tree.join(path);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        }
         std::fs::write(&path, content).map_err(|e| io(&path, e))?;
     }
     let shadow = tree.join("etc/shadow");

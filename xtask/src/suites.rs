@@ -77,6 +77,10 @@ pub enum Expect {
     /// and libraries at their own paths in the ramdisk, run by
     /// `/bin/musltests`: stdout and exit status as on the host's Linux.
     Dynamic,
+    /// Python's regression tests, these modules, on this kernel and on
+    /// Debian's Linux from the same Debian root: every test that passes on
+    /// Linux must pass here or be listed in docs/syscalls.md (pytests.rs).
+    PythonAgrees(&'static [&'static str]),
 }
 
 pub struct Suite {
@@ -490,6 +494,25 @@ pub fn suites() -> Vec<Suite> {
             program: &["/bin/fstree"],
             expect: Expect::LinuxAgrees,
             ..usertests("ext3-linux", Tick::Pit)
+        },
+        // Python's regression tests on both kernels (pytests.rs): a short
+        // set here, every module in the slow `python-all`. Each side boots
+        // on one CPU, both at once.
+        Suite {
+            program: &[],
+            disks: &[Disk::Debian],
+            conf: "root=/dev/vda\n",
+            expect: Expect::PythonAgrees(crate::pytests::SHORT),
+            timeout: 1800,
+            ..usertests("python-short", Tick::Pit)
+        },
+        Suite {
+            program: &[],
+            disks: &[Disk::Debian],
+            conf: "root=/dev/vda\n",
+            expect: Expect::PythonAgrees(crate::pytests::ALL),
+            timeout: 14400,
+            ..usertests("python-all", Tick::Pit)
         },
         // Damaged images: 50 here, 1000 in the slow `fuzz-disk`.
         Suite {

@@ -108,7 +108,7 @@ const PARTS: &[Part] = &[
 
 /// Suites too slow for the default run: `cargo xtask test -- NAME` runs
 /// one, by its whole name.
-const SLOW: &[&str] = &["crash-disk", "fuzz-disk"];
+const SLOW: &[&str] = &["crash-disk", "fuzz-disk", "python-all"];
 
 /// The parts and suites `cargo xtask test -- NAME...` asked for: every
 /// one whose name starts with one of the NAMEs (all of them for none).
@@ -256,7 +256,10 @@ fn places(suite: &Suite, opts: &Options, jobs: usize) -> usize {
         || suite.counts_ticks()
         || matches!(
             suite.expect,
-            Expect::DiskKills(_) | Expect::DiskFuzz(_) | Expect::LinuxAgrees
+            Expect::DiskKills(_)
+                | Expect::DiskFuzz(_)
+                | Expect::LinuxAgrees
+                | Expect::PythonAgrees(_)
         );
     if alone { jobs } else { 1 }
 }
@@ -572,6 +575,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     if let Expect::LinuxAgrees = suite.expect {
         return crate::linuxdisk::run(opts, suite, tally);
     }
+    if let Expect::PythonAgrees(_) = suite.expect {
+        return crate::pytests::run(opts, suite, tally);
+    }
     let mut boot_opts = suite.boot_options(opts);
     boot_opts.guest_out = Some(build::root().join("target/guest-out").join(suite.name));
     let cases: Vec<SameAsLinux> = match suite.expect {
@@ -692,7 +698,10 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         Expect::Musl | Expect::Glibc | Expect::Dynamic => {
             check_same_as_linux(suite.name, &outcome, &cases, tally)?
         }
-        Expect::DiskKills(_) | Expect::DiskFuzz(_) | Expect::LinuxAgrees => {
+        Expect::DiskKills(_)
+        | Expect::DiskFuzz(_)
+        | Expect::LinuxAgrees
+        | Expect::PythonAgrees(_) => {
             unreachable!("run above")
         }
         Expect::CoreInGdb { elf, shows, .. } => {
