@@ -388,10 +388,29 @@ fn vectored(iov: u64, count: u64, io: impl Fn(u64, u64) -> SysResult) -> SysResu
 /// device no driver has is fine), and with O_NOFOLLOW a symbolic link is
 /// named itself.
 pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
-    let path = user_path(dirfd, path)?;
+    let given = uaccess::read_cstr(path, kcore::path::PATH_MAX)?;
+    let path = resolve_at(dirfd, &given)?;
     let path_only = flags & O_PATH != 0;
     let flags = if path_only {
         flags & (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
+    } else {
+        flags
+    };
+    // A path ending in '/' names a directory, which open never makes: with
+    // O_CREAT it is EISDIR once the directory it would go in is found,
+    // whatever the name is, as Linux's `open_last_lookups` decides before
+    // it looks the name up (resolving drops the slash, so it is seen here).
+    if flags & O_CREAT != 0 && given.ends_with('/') {
+        let parent = kcore::path::split_last(&path).map_or("/", |(dir, _)| dir);
+        if !ramfs::lookup(parent)?.lock().is_dir() {
+            return Err(Errno::ENOTDIR);
+        }
+        return Err(Errno::EISDIR);
+    }
+    // Without O_CREAT the slash asks for a directory, as O_DIRECTORY does
+    // (ENOTDIR for anything else; the flag is not kept in the file).
+    let flags = if given.ends_with('/') {
+        flags | O_DIRECTORY
     } else {
         flags
     };
