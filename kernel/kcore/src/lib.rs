@@ -20,6 +20,7 @@ pub mod bootopts;
 pub mod bytes;
 pub mod coredump;
 pub mod cpio;
+pub mod cpuclock;
 pub mod cred;
 pub mod elf;
 pub mod ext2;

@@ -10,6 +10,8 @@ use abi::types::{
 
 use kcore::vdso::{Clock, Time};
 
+use kcore::cpuclock::{self, Owner, Which};
+
 use super::SysResult;
 use crate::mm::uaccess;
 use crate::proc::{TABLE, current};
@@ -21,18 +23,54 @@ use crate::{clock, mm};
 pub fn clock_gettime(clock_id: u32, ts: u64) -> SysResult {
     let time = match clock_id {
         // CPU time at the tick's resolution: all threads', or the caller's.
-        CLOCK_PROCESS_CPUTIME_ID => {
-            let ticks = current(|p| p.user_ticks + p.system_ticks);
-            Time::from_nanos(ticks * 1_000_000_000 / u64::from(clock::hz()))
-        }
-        CLOCK_THREAD_CPUTIME_ID => {
-            let ticks = crate::proc::current_thread(|t| t.cpu_ticks);
-            Time::from_nanos(ticks * 1_000_000_000 / u64::from(clock::hz()))
-        }
-        _ => clock::now(Clock::from_id(clock_id).ok_or(Errno::EINVAL)?),
+        CLOCK_PROCESS_CPUTIME_ID => cpu_time(Owner::Process(0), Which::Sched)?,
+        CLOCK_THREAD_CPUTIME_ID => cpu_time(Owner::Thread(0), Which::Sched)?,
+        _ => match cpuclock::decode(clock_id as i32) {
+            Some((owner, which)) => cpu_time(owner, which)?,
+            None => clock::now(Clock::from_id(clock_id).ok_or(Errno::EINVAL)?),
+        },
     };
     uaccess::write(ts, &timespec(time))?;
     Ok(0)
+}
+
+/// A CPU-time clock's reading (`kcore::cpuclock`), at the tick's
+/// resolution: a process's is all its threads' ticks (so far as they were
+/// charged to it), a thread's its own; `Virt` counts user mode only.
+/// EINVAL for no such process, or a thread of another process, as Linux's
+/// `posix_cpu_clock_get`.
+fn cpu_time(owner: Owner, which: Which) -> Result<Time, Errno> {
+    let (pid, tid) = (
+        crate::proc::current_pid() as u32,
+        crate::proc::current_thread(|t| t.tid),
+    );
+    let table = TABLE.lock();
+    let ticks = match owner {
+        Owner::Process(id) => {
+            let p = table
+                .procs
+                .get(&if id == 0 { pid } else { id })
+                .ok_or(Errno::EINVAL)?;
+            match which {
+                Which::Virt => p.user_ticks,
+                Which::Prof | Which::Sched => p.user_ticks + p.system_ticks,
+            }
+        }
+        Owner::Thread(id) => {
+            let t = table
+                .threads
+                .get(&if id == 0 { tid } else { id })
+                .filter(|t| t.pid == pid)
+                .ok_or(Errno::EINVAL)?;
+            match which {
+                Which::Virt => t.user_ticks,
+                Which::Prof | Which::Sched => t.cpu_ticks,
+            }
+        }
+    };
+    Ok(Time::from_nanos(
+        ticks * 1_000_000_000 / u64::from(clock::hz()),
+    ))
 }
 
 fn timespec(time: Time) -> Timespec {
@@ -401,7 +439,8 @@ pub fn time(out: u64) -> SysResult {
 }
 
 /// clock_getres(2): the TSC-backed clocks resolve nanoseconds; the coarse
-/// clocks, which stop at the last tick, and the CPU-time clocks one tick.
+/// clocks, which stop at the last tick, and the CPU-time clocks (a
+/// process's or thread's by its id too) one tick.
 pub fn clock_getres(clock_id: u32, out: u64) -> SysResult {
     let nanos = match clock_id {
         CLOCK_REALTIME | CLOCK_TAI | CLOCK_MONOTONIC | CLOCK_MONOTONIC_RAW | CLOCK_BOOTTIME => 1,
@@ -409,7 +448,12 @@ pub fn clock_getres(clock_id: u32, out: u64) -> SysResult {
         | CLOCK_MONOTONIC_COARSE
         | CLOCK_PROCESS_CPUTIME_ID
         | CLOCK_THREAD_CPUTIME_ID => 1_000_000_000 / u64::from(clock::hz()),
-        _ => return Err(Errno::EINVAL),
+        // Another's CPU clock: one tick too, once it is found.
+        _ => {
+            let (owner, which) = cpuclock::decode(clock_id as i32).ok_or(Errno::EINVAL)?;
+            cpu_time(owner, which)?;
+            1_000_000_000 / u64::from(clock::hz())
+        }
     };
     if out != 0 {
         uaccess::write(
