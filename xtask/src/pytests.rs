@@ -27,9 +27,10 @@ use crate::options::Options;
 use crate::qemu::{self, Ending};
 use crate::suites::{Disk, Expect, Suite};
 
-/// The modules of the default run: quick ones, each touching the kernel
-/// (files and their metadata, descriptors, users and groups, limits,
-/// select and poll, memory maps).
+/// The modules of the default run: the quick ones (under half a minute
+/// each on either kernel), each touching the kernel: files and their
+/// metadata, directories, descriptors and locks, users and groups, limits,
+/// select and poll, memory maps, threads, clocks.
 pub const SHORT: &[&str] = &[
     "test_stat",
     "test_pwd",
@@ -37,7 +38,15 @@ pub const SHORT: &[&str] = &[
     "test_resource",
     "test_fileio",
     "test_poll",
+    "test_select",
     "test_mmap",
+    "test_fcntl",
+    "test_shutil",
+    "test_tempfile",
+    "test_pathlib",
+    "test_thread",
+    "test_sched",
+    "test_time",
 ];
 
 /// Every module the issue names: the standard library's parts that talk
