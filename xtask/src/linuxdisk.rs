@@ -39,18 +39,7 @@ pub fn run(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Strin
     );
     let work = build::root().join(format!("target/{}-work", suite.name));
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
-    let cc = crate::setup::ensure("musl-gcc", "musl-tools")?;
-    let fstree = work.join("fstree");
-    build::run_checked(
-        Command::new(cc)
-            .args(["-static", "-O2", "-w", "-o"])
-            .arg(&fstree)
-            .arg(build::root().join("tests/disk/fstree.c")),
-        "compiling tests/disk/fstree.c",
-    )?;
-    let linux_dir = build::root().join("target/bench/linux");
-    let kernel = crate::bench::linux_kernel(&linux_dir)?;
-    let initrd = initramfs(&linux_dir, &fstree, &work)?;
+    let (kernel, initrd, fstree) = linux_with_init("tests/disk/fstree.c", &work)?;
     let linux = Linux {
         kernel: &kernel,
         initrd: &initrd,
@@ -193,6 +182,30 @@ impl Linux<'_> {
             )
         })
     }
+}
+
+/// How Linux boots for a suite that compares it with this kernel:
+/// Debian's kernel (fetched once), and an initramfs (in `work`) whose
+/// /init is the C program `source`, built static with musl into `work`
+/// (its path is the third: this kernel may run it too).
+pub(crate) fn linux_with_init(
+    source: &str,
+    work: &Path,
+) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+    let cc = crate::setup::ensure("musl-gcc", "musl-tools")?;
+    let name = Path::new(source).file_stem().unwrap_or_default();
+    let init = work.join(name);
+    build::run_checked(
+        Command::new(cc)
+            .args(["-static", "-O2", "-w", "-o"])
+            .arg(&init)
+            .arg(build::root().join(source)),
+        &format!("compiling {source}"),
+    )?;
+    let linux_dir = build::root().join("target/bench/linux");
+    let kernel = crate::bench::linux_kernel(&linux_dir)?;
+    let initrd = initramfs(&linux_dir, &init, work)?;
+    Ok((kernel, initrd, init))
 }
 
 /// An initramfs for Debian's kernel: `init` as /init, and in /modules the

@@ -319,18 +319,7 @@ fn both(opts: &Options, suite: &Suite, modules: &[&str]) -> Result<(Run, Run), S
     let linux_image =
         crate::checks::fresh_disk_image(&format!("{}-linux", suite.name), Disk::Debian)?;
     let our_image = crate::checks::fresh_disk_image(suite.name, Disk::Debian)?;
-    let cc = crate::setup::ensure("musl-gcc", "musl-tools")?;
-    let init = work.join("pyinit");
-    build::run_checked(
-        std::process::Command::new(cc)
-            .args(["-static", "-O2", "-w", "-o"])
-            .arg(&init)
-            .arg(build::root().join("tests/debian/pyinit.c")),
-        "compiling tests/debian/pyinit.c",
-    )?;
-    let linux_dir = build::root().join("target/bench/linux");
-    let kernel = crate::bench::linux_kernel(&linux_dir)?;
-    let initrd = crate::linuxdisk::initramfs(&linux_dir, &init, &work)?;
+    let (kernel, initrd, _) = crate::linuxdisk::linux_with_init("tests/debian/pyinit.c", &work)?;
 
     let linux_opts = opts.clone();
     let linux_args = args.join(" ");
