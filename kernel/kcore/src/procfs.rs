@@ -43,6 +43,8 @@ pub struct ProcessInfo {
     /// Bytes of address space in areas (VmSize), and frames present (RSS).
     pub vsize: u64,
     pub rss_pages: u64,
+    /// Frames of its page tables (VmPTE).
+    pub table_pages: u64,
     /// The controlling terminal's device number (`st_rdev`), 0 for none.
     pub tty: u64,
     /// The terminal's foreground process group, 0 for none.
@@ -154,6 +156,7 @@ pub fn status(p: &ProcessInfo) -> String {
     if p.state != 'Z' {
         let _ = writeln!(s, "VmSize:\t{:8} kB", p.vsize / 1024);
         let _ = writeln!(s, "VmRSS:\t{:8} kB", p.rss_pages * 4);
+        let _ = writeln!(s, "VmPTE:\t{:8} kB", p.table_pages * 4);
     }
     let _ = writeln!(s, "Threads:\t{}", p.threads);
     let _ = writeln!(s, "SigPnd:\t{:016x}", 0);
@@ -619,6 +622,7 @@ mod tests {
             start_tick: 1234,
             vsize: 8 << 20,
             rss_pages: 100,
+            table_pages: 3,
             tty: (5 << 8) | 1,
             tty_pgrp: 42,
             umask: 0o22,
@@ -658,6 +662,7 @@ mod tests {
         assert!(text.starts_with("Name:\ta name (odd) an\nUmask:\t0022\nState:\tS (sleeping)\n"));
         assert!(text.contains("\nPid:\t42\nPPid:\t1\n"));
         assert!(text.contains("\nVmSize:\t    8192 kB\n"));
+        assert!(text.contains("\nVmRSS:\t     400 kB\nVmPTE:\t      12 kB\n"));
         assert!(text.contains("\nThreads:\t3\n"));
     }
 

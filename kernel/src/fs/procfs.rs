@@ -622,6 +622,7 @@ fn info(table: &Table, p: &Process) -> ProcessInfo {
         _ => 'R',
     };
     let (vsize, rss_pages) = p.mem.as_ref().map_or((0, 0), |mem| mem.sizes());
+    let table_pages = p.mem.as_ref().map_or(0, |mem| mem.space.table_frames());
     let (sig_ignored, sig_caught) = p.sig.dispositions();
     // The leader's mask stands for the process's, as on Linux.
     let sig_blocked = table.threads.get(&p.pid).map_or(0, |t| t.sig.blocked);
@@ -651,6 +652,7 @@ fn info(table: &Table, p: &Process) -> ProcessInfo {
         start_tick: p.start_tick,
         vsize,
         rss_pages,
+        table_pages,
         tty,
         tty_pgrp,
         umask: p.umask,

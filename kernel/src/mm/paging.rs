@@ -708,12 +708,13 @@ impl Space {
         self.l4.start_address().as_u64()
     }
 
-    /// Visits every level-1 table of the user half as (the address its
-    /// first entry maps, its frame). The walk reads the upper levels
+    /// Visits every table below the root in the user half as (its level:
+    /// 3, 2 or 1; the address its first entry maps; its frame), each
+    /// table before the ones below it. The walk reads the upper levels
     /// without the page-table lock: tables are freed only with the address
     /// space, and an entry that another CPU fills meanwhile is read whole
     /// (one aligned word), before or after.
-    fn for_each_leaf_table(&self, mut visit: impl FnMut(u64, PhysFrame)) {
+    fn for_each_table(&self, mut visit: impl FnMut(u8, u64, PhysFrame)) {
         let present = |e: &PageTableEntry| {
             let flags = e.flags();
             flags.contains(Flags::PRESENT) && !flags.contains(Flags::HUGE_PAGE)
@@ -724,21 +725,43 @@ impl Space {
                 continue;
             }
             let l3 = PhysFrame::containing_address(e4.addr());
+            visit(3, (i4 << 39) as u64, l3);
             // SAFETY: a table (see `table`), only read here.
             for (i3, e3) in unsafe { table(l3) }.iter().enumerate() {
                 if !present(e3) {
                     continue;
                 }
                 let l2 = PhysFrame::containing_address(e3.addr());
+                visit(2, ((i4 << 39) | (i3 << 30)) as u64, l2);
                 // SAFETY: a table (see `table`), only read here.
                 for (i2, e2) in unsafe { table(l2) }.iter().enumerate() {
                     if present(e2) {
                         let base = (i4 << 39) | (i3 << 30) | (i2 << 21);
-                        visit(base as u64, PhysFrame::containing_address(e2.addr()));
+                        visit(1, base as u64, PhysFrame::containing_address(e2.addr()));
                     }
                 }
             }
         }
+    }
+
+    /// Visits every level-1 table of the user half as (the address its
+    /// first entry maps, its frame); see `for_each_table`.
+    fn for_each_leaf_table(&self, mut visit: impl FnMut(u64, PhysFrame)) {
+        self.for_each_table(|level, base, frame| {
+            if level == 1 {
+                visit(base, frame)
+            }
+        });
+    }
+
+    /// Frames of the user half's page tables below the root: what the
+    /// address space costs beyond its pages (Linux's VmPTE, which leaves
+    /// out the root table too). They are made as pages are first mapped
+    /// and kept until the address space goes.
+    pub fn table_frames(&self) -> u64 {
+        let mut frames = 0;
+        self.for_each_table(|_, _, _| frames += 1);
+        frames
     }
 
     /// A copy-on-write copy of this address space's user half: every

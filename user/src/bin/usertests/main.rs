@@ -52,7 +52,8 @@ fn raw(number: usize, args: &[usize]) -> Result<usize, Errno> {
 /// Frames in use by processes: everything but free frames and what the
 /// kernel keeps for itself once grown (its heap and kernel page tables),
 /// and not counting this process's own heap (its brk area grows as the
-/// harness allocates, which is not a kernel leak).
+/// harness allocates, which is not a kernel leak) or its own page tables
+/// (the heap, or a test's mapping, may reach where it needs a new one).
 fn frames_in_use() -> u64 {
     use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     static FIRST_BREAK: AtomicUsize = AtomicUsize::new(0);
@@ -72,7 +73,28 @@ fn frames_in_use() -> u64 {
     }
     // Counted from the first break, wherever exec put the heap.
     let own_heap = (brk.div_ceil(4096) - first.div_ceil(4096)) as u64;
-    sys::kinfo().map_or(0, |k| k.frames_in_use() - own_heap)
+    let own_tables = own_table_frames();
+    sys::kinfo().map_or(0, |k| k.frames_in_use() - own_heap - own_tables)
+}
+
+/// This process's page tables, from /proc/self/status's VmPTE line (0 if
+/// it cannot be read: the count then shows the tables as in use). Read
+/// into a buffer on the stack, so that reading grows no heap.
+fn own_table_frames() -> u64 {
+    let mut buf = [0u8; 2048];
+    let Ok(fd) = sys::open("/proc/self/status", O_RDONLY, 0) else {
+        return 0;
+    };
+    let mut len = 0;
+    while let Ok(n @ 1..) = sys::read(fd, &mut buf[len..]) {
+        len += n;
+    }
+    let _ = sys::close(fd);
+    let text = core::str::from_utf8(&buf[..len]).unwrap_or("");
+    text.lines()
+        .find_map(|line| line.strip_prefix("VmPTE:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb / 4)
 }
 
 fn run() -> i32 {
