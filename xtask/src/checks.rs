@@ -251,23 +251,18 @@ pub(crate) fn check_same_as_linux(
         let guest = guest_run(&outcome.lines, name);
         let why = match &guest {
             None => String::from("no complete run on the console"),
-            Some(g) if g.end != host.end => {
-                format!("ended with {} here, {} on Linux", g.end, host.end)
+            Some(g) => {
+                let lines = first_difference(&g.lines, &host.lines);
+                match (g.end != host.end, lines) {
+                    (false, lines) => lines,
+                    // What the program printed is what says why it ended
+                    // otherwise: both go in the one line a failure gets.
+                    (true, lines) if !lines.is_empty() => {
+                        format!("ended with {} here, {} on Linux; {lines}", g.end, host.end)
+                    }
+                    (true, _) => format!("ended with {} here, {} on Linux", g.end, host.end),
+                }
             }
-            Some(g) => match g.lines.iter().zip(&host.lines).position(|(a, b)| a != b) {
-                Some(i) => format!(
-                    "line {}: {:?} here, {:?} on Linux",
-                    i + 1,
-                    g.lines[i],
-                    host.lines[i]
-                ),
-                None if g.lines.len() != host.lines.len() => format!(
-                    "{} lines here, {} on Linux",
-                    g.lines.len(),
-                    host.lines.len()
-                ),
-                None => String::new(),
-            },
         };
         if !why.is_empty() && !shown {
             show_console(outcome);
@@ -280,6 +275,30 @@ pub(crate) fn check_same_as_linux(
         );
     }
     Ok(())
+}
+
+/// Where a program's output here first differs from Linux's, as one
+/// line; empty when the two are the same.
+fn first_difference(here: &[String], linux: &[String]) -> String {
+    match here.iter().zip(linux).position(|(a, b)| a != b) {
+        Some(i) => format!(
+            "line {}: {:?} here, {:?} on Linux",
+            i + 1,
+            here[i],
+            linux[i]
+        ),
+        None if here.len() > linux.len() => format!(
+            "{} lines here, {} on Linux; line {} here: {:?}",
+            here.len(),
+            linux.len(),
+            linux.len() + 1,
+            here[linux.len()]
+        ),
+        None if here.len() != linux.len() => {
+            format!("{} lines here, {} on Linux", here.len(), linux.len())
+        }
+        None => String::new(),
+    }
 }
 
 /// The console must show the `want` lines in order and end with `status`;
@@ -765,6 +784,24 @@ pub(crate) fn show_console(outcome: &Outcome) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_difference_names_the_line_or_the_extra_one() {
+        let v = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(first_difference(&v(&["a", "b"]), &v(&["a", "b"])), "");
+        assert_eq!(
+            first_difference(&v(&["a", "x"]), &v(&["a", "b"])),
+            "line 2: \"x\" here, \"b\" on Linux"
+        );
+        assert_eq!(
+            first_difference(&v(&["a", "b", "too few readings"]), &v(&["a", "b"])),
+            "3 lines here, 2 on Linux; line 3 here: \"too few readings\""
+        );
+        assert_eq!(
+            first_difference(&v(&["a"]), &v(&["a", "b"])),
+            "1 lines here, 2 on Linux"
+        );
+    }
 
     #[test]
     fn a_tally_absorbs_what_another_printed() {
