@@ -39,6 +39,7 @@ pub mod procfs;
 pub mod profil;
 pub mod random;
 pub mod rlimit;
+pub mod script;
 pub mod signal;
 pub mod spread;
 pub mod symbols;

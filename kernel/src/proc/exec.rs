@@ -23,6 +23,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use kcore::aslr;
 use kcore::cred::{Cred, MAY_EXEC};
 use kcore::elf::{self, Executable, PF_W, PF_X};
+use kcore::script;
 use kcore::vma::{FileMap, Kind};
 use x86_64::VirtAddr;
 use x86_64::structures::paging::PageTableFlags as Flags;
@@ -69,17 +70,20 @@ pub fn exec(tf: &mut TrapFrame, full: String, argv: u64, envp: u64) -> Result<us
     let program = open_program(&full, &cred)?;
     let argv = read_strings(argv)?;
     let envp = read_strings(envp)?;
+    let (program, exe, argv) = follow_scripts(program, &full, argv, &cred)?;
     if argv.iter().chain(&envp).map(|s| s.len() + 1).sum::<usize>() > ARG_MAX {
         return Err(Errno::E2BIG);
     }
     let stack_limit = current(|p| p.limits.cur(abi::types::RLIMIT_STACK));
     let image = load_program(program, &full, &argv, &envp, stack_limit, &cred)?;
+    // The name `ps` shows is the script's, /proc/PID/exe its interpreter,
+    // as on Linux.
     let name = program_name(&full);
     let cmdline = cmdline(&argv);
     end_other_threads();
     let (pid, old, closed) = current_both(|t, p| {
         p.name = name;
-        p.exe = full;
+        p.exe = exe;
         p.cmdline = cmdline;
         if image.cred.secure() {
             // Linux's PER_CLEAR_ON_SETID: no layout the caller chose.
@@ -109,6 +113,41 @@ pub fn exec(tf: &mut TrapFrame, full: String, argv: u64, envp: u64) -> Result<us
     }
     *tf = user_entry_frame(image.entry, image.stack_pointer);
     Ok(0)
+}
+
+/// A `#!` script runs its interpreter (`kcore::script`): while `program`
+/// (opened from `path`) begins with `#!`, the interpreter it names is
+/// opened instead, with the script's path spliced into the arguments.
+/// The program to load, its path (/proc/PID/exe), and the arguments.
+/// ENOEXEC for a line that names no interpreter, the interpreter's own
+/// errors (ENOENT, EACCES), ELOOP for more than `MAX_DEPTH` scripts in a
+/// row.
+fn follow_scripts(
+    mut program: ProgramFile,
+    path: &str,
+    mut argv: Vec<Vec<u8>>,
+    cred: &Cred,
+) -> Result<(ProgramFile, String, Vec<Vec<u8>>), Errno> {
+    let mut exe = String::from(path);
+    for scripts in 0.. {
+        let mut head = [0u8; script::LINE_MAX];
+        let got = program.file.data.read_at(0, &mut head);
+        let Some(line) = script::parse(&head[..got]) else {
+            return Ok((program, exe, argv));
+        };
+        if scripts == script::MAX_DEPTH {
+            return Err(Errno::ELOOP);
+        }
+        let line = line?;
+        // This kernel's files have UTF-8 names: no other name is found.
+        let name = core::str::from_utf8(line.interpreter).map_err(|_| Errno::ENOENT)?;
+        let cwd = TABLE.lock().current_mut().map(|p| p.cwd.clone());
+        let interpreter = kcore::path::resolve(cwd.as_deref().unwrap_or("/"), name)?;
+        argv = script::argv(&line, exe.as_bytes(), &argv);
+        program = open_program(&interpreter, cred)?;
+        exe = interpreter;
+    }
+    unreachable!("the loop returns")
 }
 
 /// Ends every other thread of the current process and waits until they
