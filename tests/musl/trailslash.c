@@ -2,7 +2,8 @@
  * makes one, so it is EISDIR once the directory the name would go in is
  * found, whatever the name is (a new name, a directory, a file), as
  * Linux's open_last_lookups says before it looks the name up; and the
- * new name is not made. Without O_CREAT a file named so is ENOTDIR. Same
+ * new name is not made. O_CREAT that finds a directory by any name is
+ * EISDIR too. Without O_CREAT a file named so is ENOTDIR. Same
  * output as on Linux (Python's shutil.copyfile turns the EISDIR of a
  * missing directory into FileNotFoundError). */
 #include <errno.h>
@@ -35,6 +36,7 @@ int main(void)
 	printf("%-34s %s\n", "the new name made", access(path, F_OK) ? "no" : "YES");
 	snprintf(path, sizeof path, "%s/", dir);
 	try("O_CREAT, a directory/", path, O_CREAT | O_RDONLY);
+	try("O_CREAT, a directory, no slash", dir, O_CREAT | O_RDONLY);
 	snprintf(path, sizeof path, "%s/file/", dir);
 	try("O_CREAT, a file/", path, O_CREAT | O_WRONLY);
 	try("O_CREAT | O_EXCL, a file/", path, O_CREAT | O_EXCL | O_WRONLY);

@@ -269,6 +269,13 @@ pub const TCSETSF: u32 = 0x5404;
 pub const TIOCGPGRP: u32 = 0x540f;
 /// Bytes waiting to be read (an int), on a pipe or a socket.
 pub const FIONREAD: u32 = 0x541b;
+/// The requests every descriptor takes, whatever it is open on (Linux's
+/// `do_vfs_ioctl`): O_NONBLOCK on or off by an int (what Python's
+/// `os.set_blocking` uses), close-on-exec on and off, O_ASYNC by an int.
+pub const FIONBIO: u32 = 0x5421;
+pub const FIONCLEX: u32 = 0x5450;
+pub const FIOCLEX: u32 = 0x5451;
+pub const FIOASYNC: u32 = 0x5452;
 /// Block devices: the size in bytes (u64), the logical sector size (i32),
 /// and flushing its buffers (`<linux/fs.h>`).
 pub const BLKGETSIZE64: u32 = 0x8008_1272;

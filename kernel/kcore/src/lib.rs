@@ -22,6 +22,7 @@ pub mod coredump;
 pub mod cpio;
 pub mod cpuclock;
 pub mod cred;
+pub mod dirread;
 pub mod elf;
 pub mod ext2;
 pub mod flock;

@@ -47,6 +47,9 @@ pub struct OpenFile {
     pub path: Option<alloc::string::String>,
     /// Who signal-driven I/O signals, and with what (fs/sigio.rs).
     pub owner: IrqLock<super::sigio::FileOwner>,
+    /// For a directory: the names getdents has given since the read began
+    /// (`kcore::dirread`), so entries removed meanwhile make it skip none.
+    pub dir_read: IrqLock<Option<kcore::dirread::DirRead>>,
 }
 
 /// Open file descriptions in the system now (`/proc/sys/fs/file-nr`): what
@@ -88,6 +91,7 @@ impl OpenFile {
             offset: IrqLock::new(Rank::OpenFile, 0),
             path: path.map(alloc::string::String::from),
             owner: IrqLock::new(Rank::OpenFile, Default::default()),
+            dir_read: IrqLock::new(Rank::OpenFile, None),
         });
         super::lease::opened(&file);
         file

@@ -14,6 +14,7 @@ use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 use kcore::cred::{MAY_EXEC, MAY_READ, MAY_WRITE};
+use kcore::dirread::{DirRead, Next};
 
 use super::SysResult;
 use crate::fs::console;
@@ -430,7 +431,13 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
     }
     let (node, made) = if flags & O_CREAT != 0 {
         let umask = current(|p| p.umask);
-        ramfs::create(&path, mode & 0o7777 & !umask, flags & O_EXCL != 0)?
+        let (node, made) = ramfs::create(&path, mode & 0o7777 & !umask, flags & O_EXCL != 0)?;
+        // O_CREAT found a directory: EISDIR even to read it, as Linux's
+        // `do_open`, since open with O_CREAT is for files.
+        if node.lock().is_dir() {
+            return Err(Errno::EISDIR);
+        }
+        (node, made)
     } else {
         (ramfs::lookup(&path)?, false)
     };
@@ -622,8 +629,10 @@ pub fn fstat(fd: i32, buf: u64) -> SysResult {
     Ok(0)
 }
 
-/// Entries are numbered 0 ".", 1 "..", then the directory's names in order;
-/// the file offset is the number of the next entry.
+/// getdents64(2): "." and "..", then the names the read has not given yet,
+/// in the directory's order, as many as fit (EINVAL if not even one). The
+/// file offset counts the entries given, and each record's `d_off` is the
+/// offset after it; entries removed meanwhile skip nothing (`kcore::dirread`).
 pub fn getdents64(fd: i32, buf: u64, count: u64) -> SysResult {
     let file = fd_file(fd)?;
     let Kind::Node(node) = &file.kind else {
@@ -632,37 +641,40 @@ pub fn getdents64(fd: i32, buf: u64, count: u64) -> SysResult {
     // The inode number stat gives (a disk's file has the disk's).
     let ino = file::stat_node(node).st_ino;
     let entries = ramfs::list(node)?;
+    let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    // The entries this read has not given yet (kcore::dirread: removing
+    // what was given, as `rm -r` does, must not make it skip any).
+    let saved = file.dir_read.lock().take();
+    let mut read = DirRead::resume(saved, file.offset(), &names);
+    let pending: Vec<Next> = read.pending(&names).collect();
     let mut out: Vec<u8> = Vec::new();
-    let mut index = file.offset() as usize;
-    while index < entries.len() + 2 {
-        let (name, d_ino, d_type) = match index {
-            0 => (".", ino, DT_DIR),
-            1 => ("..", ino, DT_DIR),
-            i => {
-                let entry = &entries[i - 2];
-                (entry.name.as_str(), entry.ino, entry.kind)
-            }
+    for &next in &pending {
+        let (name, d_ino, d_type) = match next {
+            Next::Dot => (".", ino, DT_DIR),
+            Next::DotDot => ("..", ino, DT_DIR),
+            Next::Entry(i) => (names[i], entries[i].ino, entries[i].kind),
         };
         let reclen = (DIRENT64_NAME_OFFSET + name.len() + 1).next_multiple_of(8);
         if out.len() + reclen > count as usize {
             break;
         }
+        let d_off = read.gave(next, &names);
         let start = out.len();
         out.resize(start + reclen, 0);
         let rec = &mut out[start..];
         rec[0..8].copy_from_slice(&d_ino.to_le_bytes());
-        rec[8..16].copy_from_slice(&((index + 1) as i64).to_le_bytes());
+        rec[8..16].copy_from_slice(&(d_off as i64).to_le_bytes());
         rec[16..18].copy_from_slice(&(reclen as u16).to_le_bytes());
         rec[18] = d_type;
         rec[DIRENT64_NAME_OFFSET..DIRENT64_NAME_OFFSET + name.len()]
             .copy_from_slice(name.as_bytes());
-        index += 1;
     }
-    if out.is_empty() && index < entries.len() + 2 {
+    if out.is_empty() && !pending.is_empty() {
         return Err(Errno::EINVAL); // buffer too small for one entry
     }
     uaccess::copy_to_user(buf, &out)?;
-    file.set_offset(index as u64);
+    file.set_offset(read.offset());
+    *file.dir_read.lock() = Some(read);
     Ok(out.len())
 }
 
@@ -882,6 +894,24 @@ pub fn ftruncate(fd: i32, len: i64) -> SysResult {
     fd_file(fd)?.truncate(len as u64).map(|()| 0)
 }
 
+/// Sets the status flags of `file` (open as `fd`) that `which` selects to
+/// their values in `bits` (F_SETFL, FIONBIO, FIOASYNC); O_ASYNC turned on
+/// or off starts or stops signal-driven I/O (fs/sigio.rs).
+fn set_status_flags(file: &Arc<OpenFile>, fd: i32, which: u32, bits: u32) {
+    let was_async = {
+        let mut flags = file.flags.lock();
+        let was = *flags & O_ASYNC != 0;
+        *flags = (*flags & !which) | (bits & which);
+        was
+    };
+    let now_async = *file.flags.lock() & O_ASYNC != 0;
+    match (was_async, now_async) {
+        (false, true) => crate::fs::sigio::watch(file, fd),
+        (true, false) => crate::fs::sigio::unwatch(file),
+        _ => {}
+    }
+}
+
 pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
     match cmd {
         F_DUPFD | F_DUPFD_CLOEXEC => current(|p| {
@@ -900,19 +930,8 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
         F_SETFD => current(|p| p.files.set_cloexec(fd, arg & FD_CLOEXEC != 0)).map(|()| 0),
         F_GETFL => Ok(*fd_path(fd)?.flags.lock() as usize),
         F_SETFL => {
-            let file = fd_file(fd)?;
             let settable = O_APPEND | O_NONBLOCK | O_ASYNC;
-            let was_async = {
-                let mut flags = file.flags.lock();
-                let was = *flags & O_ASYNC != 0;
-                *flags = (*flags & !settable) | (arg as u32 & settable);
-                was
-            };
-            match (was_async, arg as u32 & O_ASYNC != 0) {
-                (false, true) => crate::fs::sigio::watch(&file, fd),
-                (true, false) => crate::fs::sigio::unwatch(&file),
-                _ => {}
-            }
+            set_status_flags(&fd_file(fd)?, fd, settable, arg as u32);
             Ok(0)
         }
         F_GETOWN => Ok(fd_file(fd)?.owner.lock().getown() as isize as usize),
@@ -1083,8 +1102,37 @@ fn block_ioctl(disk: crate::virtio_blk::DiskId, request: u32, arg: u64) -> SysRe
     }
 }
 
+/// ioctl(2): the requests of any descriptor first, then a pipe's or a
+/// socket's (FIONREAD), a disk's, and the terminal's; anything else is
+/// ENOTTY, as Linux says for a request the file does not know.
 pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
     let file = fd_file(fd)?;
+    // What every descriptor takes, before the file's own requests, as
+    // Linux's `do_vfs_ioctl` answers them.
+    match request {
+        FIOCLEX | FIONCLEX => {
+            return current(|p| p.files.set_cloexec(fd, request == FIOCLEX)).map(|()| 0);
+        }
+        FIONBIO => {
+            let on = uaccess::read::<i32>(arg)? != 0;
+            set_status_flags(&file, fd, O_NONBLOCK, if on { O_NONBLOCK } else { 0 });
+            return Ok(0);
+        }
+        FIOASYNC => {
+            let on = uaccess::read::<i32>(arg)? != 0;
+            // Only a file that can signal (a pipe, a socket, the terminal)
+            // has O_ASYNC turned on or off here: Linux's `ioctl_fioasync`
+            // is ENOTTY without the file's `fasync` (F_SETFL sets the flag
+            // on any file).
+            let changes = (*file.flags.lock() & O_ASYNC != 0) != on;
+            if changes && file.readiness().is_none() {
+                return Err(Errno::ENOTTY);
+            }
+            set_status_flags(&file, fd, O_ASYNC, if on { O_ASYNC } else { 0 });
+            return Ok(0);
+        }
+        _ => {}
+    }
     let waiting = match &file.kind {
         Kind::Socket(socket) => Some(socket.readable_bytes()),
         Kind::PipeWrite(_) => None,
