@@ -1164,3 +1164,9 @@ pub const EPOLLONESHOT: u32 = 1 << 30;
 pub const EPOLLET: u32 = 1 << 31;
 /// epoll_create1's one flag (O_CLOEXEC).
 pub const EPOLL_CLOEXEC: u32 = 0o2000000;
+
+/// eventfd2's flags: reads take 1 at a time; and O_NONBLOCK and O_CLOEXEC
+/// under names of their own.
+pub const EFD_SEMAPHORE: u32 = 1;
+pub const EFD_NONBLOCK: u32 = O_NONBLOCK;
+pub const EFD_CLOEXEC: u32 = O_CLOEXEC;

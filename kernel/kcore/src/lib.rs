@@ -24,6 +24,7 @@ pub mod cpuclock;
 pub mod cred;
 pub mod dirread;
 pub mod elf;
+pub mod eventfd;
 pub mod ext2;
 pub mod flock;
 pub mod frames;

@@ -31,6 +31,8 @@ pub enum Kind {
     Socket(Arc<Socket>),
     /// An epoll instance (fs/epoll.rs).
     Epoll(Arc<super::epoll::Epoll>),
+    /// An eventfd's counter (fs/eventfd.rs).
+    EventFd(Arc<super::eventfd::EventFd>),
 }
 
 pub struct OpenFile {
@@ -106,6 +108,7 @@ impl OpenFile {
                 Some(ReadinessOf::Borrowed(&pipe.ready))
             }
             Kind::Socket(socket) => Some(ReadinessOf::Borrowed(&socket.ready)),
+            Kind::EventFd(counter) => Some(ReadinessOf::Borrowed(&counter.ready)),
             Kind::Epoll(_) => None,
             Kind::Node(_) if let Some(fifo) = self.fifo() => Some(ReadinessOf::Fifo(fifo)),
             Kind::Node(node) => node
@@ -139,7 +142,11 @@ impl OpenFile {
     pub fn ino(&self) -> Option<u64> {
         match &self.kind {
             Kind::Node(node) => Some(node.lock().ino),
-            Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_) | Kind::Epoll(_) => None,
+            Kind::PipeRead(_)
+            | Kind::PipeWrite(_)
+            | Kind::Socket(_)
+            | Kind::Epoll(_)
+            | Kind::EventFd(_) => None,
         }
     }
 
@@ -176,6 +183,7 @@ impl OpenFile {
                 .recv(buf, false, false, self.nonblock())
                 .map(|got| got.len),
             Kind::Epoll(_) => Err(Errno::EINVAL),
+            Kind::EventFd(counter) => counter.read(buf, self.nonblock()),
             Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.read(buf, self.nonblock()),
             Kind::Node(node) if is_disk_file(node) => {
                 // The disk sleeps: no lock held. Two readers of one
@@ -220,6 +228,7 @@ impl OpenFile {
                 socket.send(out, self.nonblock(), true)
             }
             Kind::Epoll(_) => Err(Errno::EINVAL),
+            Kind::EventFd(counter) => counter.write(buf, self.nonblock()),
             Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.write(buf, self.nonblock()),
             Kind::Node(node) if is_disk_file(node) => {
                 let append = *self.flags.lock() & O_APPEND != 0;
@@ -264,6 +273,7 @@ impl OpenFile {
             Kind::PipeWrite(pipe) => pipe.poll(false),
             Kind::Socket(socket) => socket.poll(),
             Kind::Epoll(epoll) => return epoll.poll(),
+            Kind::EventFd(counter) => counter.poll(),
             // Each side's view, kept to the sides it was opened for below.
             Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.poll(true) | fifo.poll(false),
             Kind::Node(node) => match node.lock().device() {
@@ -322,6 +332,7 @@ impl OpenFile {
             Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => pipe.ready.changes(),
             Kind::Socket(socket) => socket.ready.changes(),
             Kind::Epoll(epoll) => epoll.changes(),
+            Kind::EventFd(counter) => counter.ready.changes(),
             Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.ready.changes(),
             Kind::Node(node) => match node.lock().device() {
                 Some(device) if device.is_terminal() => super::console::READY.changes(),
@@ -493,8 +504,9 @@ impl OpenFile {
                 st_blksize: 4096,
                 ..Stat::default()
             },
-            // An anonymous inode, as Linux's epoll: no type bits.
-            Kind::Epoll(_) => Stat {
+            // An anonymous inode, as Linux's epoll and eventfd: no type
+            // bits.
+            Kind::Epoll(_) | Kind::EventFd(_) => Stat {
                 st_mode: 0o600,
                 st_nlink: 1,
                 st_blksize: 4096,
@@ -668,7 +680,7 @@ impl Drop for OpenFile {
             Kind::PipeRead(p) => p.close_reader(),
             Kind::PipeWrite(p) => p.close_writer(),
             Kind::Socket(socket) => socket.release(),
-            Kind::Epoll(_) => {}
+            Kind::Epoll(_) | Kind::EventFd(_) => {}
             Kind::Node(node) => {
                 let ino = node.lock().ino;
                 super::lock::description_closed(self.id, ino);

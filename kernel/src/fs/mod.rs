@@ -4,6 +4,7 @@
 pub mod console;
 pub mod dev;
 pub mod epoll;
+pub mod eventfd;
 pub mod export;
 pub mod ext2;
 pub mod file;

@@ -474,6 +474,7 @@ fn descriptors(pid: Pid) -> Result<Vec<(i32, String)>, Errno> {
                 Kind::PipeRead(pipe) | Kind::PipeWrite(pipe) => format!("pipe:[{}]", pipe.id),
                 Kind::Socket(_) => format!("socket:[{}]", file.id),
                 Kind::Epoll(_) => String::from("anon_inode:[eventpoll]"),
+                Kind::EventFd(_) => String::from("anon_inode:[eventfd]"),
             };
             (fd, target)
         })

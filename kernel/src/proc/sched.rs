@@ -63,6 +63,9 @@ pub enum Chan {
     /// A message, room or a connection at the socket at this address
     /// (fs/socket.rs).
     Socket(usize),
+    /// A count, or room for one, in the eventfd at this address
+    /// (fs/eventfd.rs).
+    EventFd(usize),
     /// A line of console input.
     Console,
     /// Only its deadline (nanosleep).

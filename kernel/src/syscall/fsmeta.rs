@@ -84,9 +84,11 @@ pub fn mknodat(dirfd: i32, path: u64, mode: u32, dev: u64) -> SysResult {
 fn node_of_fd(fd: i32) -> Result<NodeRef, Errno> {
     match &fd_file(fd)?.kind {
         Kind::Node(node) => Ok(node.clone()),
-        Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_) | Kind::Epoll(_) => {
-            Err(Errno::EINVAL)
-        }
+        Kind::PipeRead(_)
+        | Kind::PipeWrite(_)
+        | Kind::Socket(_)
+        | Kind::Epoll(_)
+        | Kind::EventFd(_) => Err(Errno::EINVAL),
     }
 }
 
@@ -213,9 +215,11 @@ impl Target {
             Target::Fd(fd) => match &fd_file(fd)?.kind {
                 Kind::Node(node) => Ok(Some(node.clone())),
                 // A pipe or socket keeps no times here: nothing to set.
-                Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_) | Kind::Epoll(_) => {
-                    Ok(None)
-                }
+                Kind::PipeRead(_)
+                | Kind::PipeWrite(_)
+                | Kind::Socket(_)
+                | Kind::Epoll(_)
+                | Kind::EventFd(_) => Ok(None),
             },
             Target::Path {
                 dirfd,
@@ -329,9 +333,11 @@ pub fn statfs(path: u64, buf: u64) -> SysResult {
 pub fn fstatfs(fd: i32, buf: u64) -> SysResult {
     let st = match &super::fs::fd_path(fd)?.kind {
         Kind::Node(node) => statfs_of(Some(node))?,
-        Kind::PipeRead(_) | Kind::PipeWrite(_) | Kind::Socket(_) | Kind::Epoll(_) => {
-            statfs_of(None)?
-        }
+        Kind::PipeRead(_)
+        | Kind::PipeWrite(_)
+        | Kind::Socket(_)
+        | Kind::Epoll(_)
+        | Kind::EventFd(_) => statfs_of(None)?,
     };
     uaccess::write(buf, &st)?;
     Ok(0)

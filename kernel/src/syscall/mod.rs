@@ -102,6 +102,9 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::PSELECT6 => poll::pselect6(a[0] as i32, a[1], a[2], a[3], a[4], a[5]),
         sys::EPOLL_CREATE => poll::epoll_create(a[0] as i32),
         sys::EPOLL_CREATE1 => poll::epoll_create1(a[0] as u32),
+        // eventfd(2) is eventfd2 without flags.
+        sys::EVENTFD => poll::eventfd2(a[0] as u32, 0),
+        sys::EVENTFD2 => poll::eventfd2(a[0] as u32, a[1] as u32),
         sys::EPOLL_CTL => poll::epoll_ctl(a[0] as i32, a[1] as u32, a[2] as i32, a[3]),
         sys::EPOLL_WAIT => poll::epoll_wait(a[0] as i32, a[1], a[2] as i32, a[3] as i32),
         sys::EPOLL_PWAIT => {

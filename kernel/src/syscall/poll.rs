@@ -16,13 +16,15 @@
 //! select write the time left back to the caller's timeout, as Linux does.
 //! epoll keeps its list of descriptors in the kernel (`fs/epoll.rs`) and
 //! asks the same hook of each; epoll_pwait and epoll_pwait2 take a mask
-//! as ppoll does.
+//! as ppoll does. eventfd's counter, a file made to be waited on, is
+//! made here too.
 
 use abi::Errno;
 use abi::signal::{SigSet, Timeval};
 use abi::types::{
-    EPOLL_CLOEXEC, EPOLL_CTL_ADD, EPOLL_CTL_DEL, EPOLL_CTL_MOD, EPOLLEXCLUSIVE, EPOLLONESHOT,
-    EpollEvent, O_RDWR, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, PollFd, Timespec,
+    EFD_CLOEXEC, EFD_NONBLOCK, EFD_SEMAPHORE, EPOLL_CLOEXEC, EPOLL_CTL_ADD, EPOLL_CTL_DEL,
+    EPOLL_CTL_MOD, EPOLLEXCLUSIVE, EPOLLONESHOT, EpollEvent, O_RDWR, POLLERR, POLLHUP, POLLIN,
+    POLLNVAL, POLLOUT, POLLPRI, PollFd, Timespec,
 };
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
@@ -31,6 +33,7 @@ use alloc::vec::Vec;
 use super::SysResult;
 use super::fs::fd_file;
 use crate::fs::epoll::Epoll;
+use crate::fs::eventfd::EventFd;
 use crate::fs::file::{Kind, OpenFile};
 use crate::mm::uaccess;
 use crate::proc::sched::{self, Chan};
@@ -429,6 +432,26 @@ pub fn epoll_create1(flags: u32) -> SysResult {
     current(|p| {
         p.files
             .install(&file, flags & EPOLL_CLOEXEC != 0, p.fd_limit())
+    })
+    .map(|fd| fd as usize)
+}
+
+/// eventfd2(2): a counter (fs/eventfd.rs) at `initial`, read and written
+/// as a descriptor. EFD_SEMAPHORE, EFD_NONBLOCK and EFD_CLOEXEC, each
+/// other bit EINVAL.
+pub fn eventfd2(initial: u32, flags: u32) -> SysResult {
+    if flags & !(EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let counter = EventFd::new(initial, flags & EFD_SEMAPHORE != 0);
+    let file = OpenFile::new(
+        Kind::EventFd(counter),
+        O_RDWR | (flags & EFD_NONBLOCK),
+        None,
+    );
+    current(|p| {
+        p.files
+            .install(&file, flags & EFD_CLOEXEC != 0, p.fd_limit())
     })
     .map(|fd| fd as usize)
 }

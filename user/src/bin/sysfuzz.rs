@@ -250,6 +250,8 @@ const CALLS: &[(usize, u64)] = &[
     (EPOLL_WAIT, 2),
     (EPOLL_PWAIT, 1),
     (EPOLL_PWAIT2, 1),
+    (EVENTFD, 1),
+    (EVENTFD2, 2),
     (SOCKET, 2),
     (SOCKETPAIR, 2),
     (BIND, 1),
