@@ -225,6 +225,7 @@ pub const SYNCFS: usize = 306;
 pub const GETCPU: usize = 309;
 pub const RENAMEAT2: usize = 316;
 pub const GETRANDOM: usize = 318;
+pub const MEMFD_CREATE: usize = 319;
 pub const EXECVEAT: usize = 322;
 pub const MEMBARRIER: usize = 324;
 pub const MLOCK2: usize = 325;

@@ -622,6 +622,18 @@ pub const F_SETLKW: u32 = 7;
 pub const F_OFD_GETLK: u32 = 36;
 pub const F_OFD_SETLK: u32 = 37;
 pub const F_OFD_SETLKW: u32 = 38;
+/// A file's seals (what may no longer be done to it): add some, read
+/// them. Only F_SEAL_SEAL is ever set here (no more seals may be added).
+pub const F_ADD_SEALS: u32 = 1033;
+pub const F_GET_SEALS: u32 = 1034;
+pub const F_SEAL_SEAL: u32 = 0x1;
+/// Every seal Linux 6.1 knows (seal, shrink, grow, write, future write).
+pub const F_ALL_SEALS: u32 = 0x1f;
+/// memfd_create's flags: close-on-exec, and seals allowed (refused here:
+/// EINVAL); the longest name (NAME_MAX less "memfd:").
+pub const MFD_CLOEXEC: u32 = 1;
+pub const MFD_ALLOW_SEALING: u32 = 2;
+pub const MFD_NAME_MAX: usize = 249;
 
 // flock(2)'s operations: a shared or an exclusive lock, or none, with
 // LOCK_NB or'ed in not to wait. LOCK_MAND, long broken, Linux accepts and

@@ -267,11 +267,13 @@ pub fn lookup(dir: Dir, name: &str) -> Result<NodeRef, Errno> {
             if name != fd.to_string() {
                 return Err(Errno::ENOENT);
             }
-            let (_, target) = descriptors(pid)?
+            let (_, target, file) = descriptors(pid)?
                 .into_iter()
-                .find(|(n, _)| *n == fd)
+                .find(|(n, ..)| *n == fd)
                 .ok_or(Errno::ENOENT)?;
-            Ok(link(Dir::Fds(pid), fd as usize, target))
+            let link = link(Dir::Fds(pid), fd as usize, target);
+            link.lock().leads_to = file;
+            Ok(link)
         }
         Dir::Tasks(pid) => {
             let tid: Tid = name.parse().map_err(|_| Errno::ENOENT)?;
@@ -398,7 +400,7 @@ pub fn list(dir: Dir) -> Vec<DirEntry> {
         Dir::Fds(pid) => descriptors(pid)
             .unwrap_or_default()
             .into_iter()
-            .map(|(fd, _)| DirEntry {
+            .map(|(fd, ..)| DirEntry {
                 name: fd.to_string(),
                 ino: ino(dir, Some(fd as usize)),
                 kind: abi::types::DT_LNK,
@@ -456,10 +458,11 @@ fn dir_node(dir: Dir, perm: u32) -> NodeRef {
     node(ino(dir, None), perm, Content::ProcDir(dir))
 }
 
-/// Each open descriptor of `pid` with what its link names, in order.
+/// Each open descriptor of `pid` with what its link names and the node
+/// it is open on, if any (where following the link leads), in order.
 /// The open files are taken under the table's lock and named after it is
 /// let go (naming one may take its node's lock, which comes first).
-fn descriptors(pid: Pid) -> Result<Vec<(i32, String)>, Errno> {
+fn descriptors(pid: Pid) -> Result<Vec<(i32, String, Option<NodeRef>)>, Errno> {
     use super::file::Kind;
     let open = {
         let table = TABLE.lock();
@@ -476,7 +479,11 @@ fn descriptors(pid: Pid) -> Result<Vec<(i32, String)>, Errno> {
                 Kind::Epoll(_) => String::from("anon_inode:[eventpoll]"),
                 Kind::EventFd(_) => String::from("anon_inode:[eventfd]"),
             };
-            (fd, target)
+            let node = match &file.kind {
+                Kind::Node(node) => Some(node.clone()),
+                _ => None,
+            };
+            (fd, target, node)
         })
         .collect())
 }

@@ -119,6 +119,11 @@ pub struct Node {
     /// The root of the file system mounted on this directory, which a
     /// path walk enters in its place (fs/mount.rs).
     pub mounted: Option<NodeRef>,
+    /// For a `/proc/PID/fd/N` link: the file open there, which following
+    /// the link (as the last name of a path) reaches itself, not by the
+    /// name the link shows, as Linux's "magic" links do: a deleted file
+    /// or a memfd, which no name reaches, opens too.
+    pub leads_to: Option<NodeRef>,
 }
 
 /// A node's access, modification and change times.
@@ -188,6 +193,7 @@ impl Node {
             },
             disk: None,
             mounted: None,
+            leads_to: None,
         }
     }
 
@@ -364,6 +370,16 @@ fn owned_under(perm: u32, content: Content, parent: (u32, u32), cred: &Cred) -> 
     Arc::new(IrqLock::new(Rank::Node, node))
 }
 
+/// A regular file in memory that no directory names (memfd_create),
+/// with permission bits `perm`, owned by the caller; it lives as long as
+/// a descriptor or a mapping holds it. Its link count is 0, as Linux's
+/// memfd's.
+pub fn nameless_file(perm: u32) -> NodeRef {
+    let node = owned_under(perm, Content::File(Default::default()), (0, 0), &caller());
+    node.lock().links = 0;
+    node
+}
+
 /// Whether a file system is mounted over the ramfs's root (the disk init
 /// moved there: then the boot's /proc is out of sight).
 pub fn root_is_covered() -> bool {
@@ -465,10 +481,21 @@ fn walk_real<'a>(
         let (name, after) = rest.split_once('/').unwrap_or((rest, ""));
         let after = after.trim_start_matches('/');
         let next = mounted_over(child(&node, name, cred)?);
-        let target = match &next.lock().content {
-            Content::Symlink(target) if follow_last || !after.is_empty() => Some(target.clone()),
-            _ => None,
+        let (target, leads_to) = match &*next.lock() {
+            Node {
+                content: Content::Symlink(target),
+                leads_to,
+                ..
+            } if follow_last || !after.is_empty() => (Some(target.clone()), leads_to.clone()),
+            _ => (None, None),
         };
+        // A /proc/PID/fd link as the last name is the file itself. (With
+        // more names after it, the file is a directory that its path
+        // reaches as well, and the walk goes on from there as for any
+        // link.)
+        if let (Some(file), Some(target), true) = (leads_to, &target, after.is_empty()) {
+            return Ok((file, Cow::Owned(target.clone())));
+        }
         if let Some(target) = target {
             if links >= MAX_LINKS {
                 return Err(Errno::ELOOP);
@@ -545,11 +572,16 @@ fn create_following(
     links: u32,
     cred: &Cred,
 ) -> Result<(NodeRef, bool), Errno> {
+    let last = walk(path, false, 0, cred).ok();
+    // O_CREAT on a /proc/PID/fd link opens the file it leads to.
+    if !exclusive && let Some(file) = last.as_ref().and_then(|l| l.lock().leads_to.clone()) {
+        return Ok((file, false));
+    }
     let link_target = |node: NodeRef| match &node.lock().content {
         Content::Symlink(target) => Some(target.clone()),
         _ => None,
     };
-    if !exclusive && let Some(target) = walk(path, false, 0, cred).ok().and_then(link_target) {
+    if !exclusive && let Some(target) = last.and_then(link_target) {
         if links >= MAX_LINKS {
             return Err(Errno::ELOOP);
         }

@@ -979,6 +979,7 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
             file.owner.lock().signal = signal;
             Ok(0)
         }
+        F_ADD_SEALS | F_GET_SEALS => seals(&*fd_file(fd)?, cmd, arg),
         F_GETLK | F_SETLK | F_SETLKW | F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW => {
             record_lock(fd, cmd, arg)
         }
@@ -994,6 +995,63 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
         }
         _ => Err(Errno::EINVAL),
     }
+}
+
+/// fcntl's seals, in Linux's order of checks. A file in memory (ramfs,
+/// tmpfs, a memfd) can be sealed on Linux and says F_SEAL_SEAL until a
+/// memfd made to take seals changes that; here none is (memfd_create
+/// refuses MFD_ALLOW_SEALING), so each says F_SEAL_SEAL and adding is
+/// EPERM. Any other file cannot be sealed: EINVAL.
+fn seals(file: &OpenFile, cmd: u32, arg: u64) -> SysResult {
+    let sealable = match &file.kind {
+        Kind::Node(node) => {
+            let node = node.lock();
+            node.disk.is_none() && matches!(node.content, Content::File(_))
+        }
+        _ => false,
+    };
+    if cmd == F_GET_SEALS {
+        return if sealable {
+            Ok(F_SEAL_SEAL as usize)
+        } else {
+            Err(Errno::EINVAL)
+        };
+    }
+    if arg > u64::from(u32::MAX) {
+        return Err(Errno::EINVAL);
+    }
+    if !file.writable() {
+        return Err(Errno::EPERM);
+    }
+    if arg as u32 & !F_ALL_SEALS != 0 || !sealable {
+        return Err(Errno::EINVAL);
+    }
+    Err(Errno::EPERM) // F_SEAL_SEAL is set
+}
+
+/// memfd_create(2): a file in memory with no name in any directory
+/// (`ramfs::nameless_file`), open for reading and writing; `/proc/PID/fd`
+/// and `/proc/PID/maps` call it `/memfd:NAME (deleted)`, as Linux does.
+/// MFD_CLOEXEC; MFD_ALLOW_SEALING is EINVAL (no seals here: `seals`), as
+/// is any other flag (MFD_HUGETLB: no huge pages); EFAULT for a name that
+/// cannot be read, EINVAL for one over 249 bytes.
+pub fn memfd_create(name: u64, flags: u32) -> SysResult {
+    if flags & !MFD_CLOEXEC != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let name = match uaccess::read_cbytes(name, MFD_NAME_MAX) {
+        Err(Errno::ENAMETOOLONG) => return Err(Errno::EINVAL),
+        other => other?,
+    };
+    let name = String::from_utf8_lossy(&name);
+    let node = ramfs::nameless_file(0o777);
+    let path = alloc::format!("/memfd:{name} (deleted)");
+    let file = OpenFile::new(Kind::Node(node), O_RDWR, Some(&path));
+    current(|p| {
+        p.files
+            .install(&file, flags & MFD_CLOEXEC != 0, p.fd_limit())
+    })
+    .map(|fd| fd as usize)
 }
 
 /// fcntl's record locks (fs/lock.rs): `arg` is a `struct flock`.

@@ -143,6 +143,7 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::DUP2 => fs::dup2(a[0] as i32, a[1] as i32),
         sys::DUP3 => fs::dup3(a[0] as i32, a[1] as i32, a[2] as u32),
         sys::PIPE => fs::pipe2(a[0], 0),
+        sys::MEMFD_CREATE => fs::memfd_create(a[0], a[1] as u32),
         sys::PIPE2 => fs::pipe2(a[0], a[1] as u32),
         sys::GETCWD => fs::getcwd(a[0], a[1]),
         sys::CHDIR => fs::chdir(a[0]),

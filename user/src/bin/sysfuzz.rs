@@ -252,6 +252,7 @@ const CALLS: &[(usize, u64)] = &[
     (EPOLL_PWAIT2, 1),
     (EVENTFD, 1),
     (EVENTFD2, 2),
+    (MEMFD_CREATE, 1),
     (SOCKET, 2),
     (SOCKETPAIR, 2),
     (BIND, 1),
