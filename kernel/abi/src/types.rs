@@ -687,6 +687,9 @@ pub const TIMER_ABSTIME: u32 = 1;
 pub const SEEK_SET: u32 = 0;
 pub const SEEK_CUR: u32 = 1;
 pub const SEEK_END: u32 = 2;
+/// The next data, or the next hole, at or after the offset.
+pub const SEEK_DATA: u32 = 3;
+pub const SEEK_HOLE: u32 = 4;
 
 // mmap(2).
 pub const PROT_NONE: u32 = 0;

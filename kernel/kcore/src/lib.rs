@@ -29,6 +29,7 @@ pub mod ext2;
 pub mod flock;
 pub mod frames;
 pub mod gmon;
+pub mod holes;
 pub mod inet;
 pub mod ipc;
 pub mod kmsg;

@@ -12,7 +12,7 @@
 use abi::Errno;
 use abi::types::{
     O_ACCMODE, O_APPEND, O_ASYNC, O_DIRECT, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY, S_IFIFO,
-    SEEK_CUR, SEEK_END, SEEK_SET, Stat,
+    SEEK_CUR, SEEK_DATA, SEEK_END, SEEK_HOLE, SEEK_SET, Stat,
 };
 use alloc::sync::Arc;
 
@@ -399,7 +399,13 @@ impl OpenFile {
         }
     }
 
+    /// lseek(2): moves the offset and answers it (SEEK_DATA and
+    /// SEEK_HOLE: `kcore::holes`).
     pub fn seek(&self, offset: i64, whence: u32) -> Result<u64, Errno> {
+        // Linux's ksys_lseek: an unknown whence before what the file is.
+        if whence > SEEK_HOLE {
+            return Err(Errno::EINVAL);
+        }
         let Kind::Node(node) = &self.kind else {
             return Err(Errno::ESPIPE);
         };
@@ -425,6 +431,26 @@ impl OpenFile {
             None => {}
         }
         let mut current = self.offset.lock();
+        if whence == SEEK_DATA || whence == SEEK_HOLE {
+            use kcore::holes::{Seek, seek};
+            let want = if whence == SEEK_DATA {
+                Seek::Data
+            } else {
+                Seek::Hole
+            };
+            let page = crate::mm::PAGE_SIZE;
+            let found = match &node.content {
+                // A file in memory knows its holes: pages never written.
+                Content::File(data) => seek(offset, end, page, |n| data.has_page(n), want)?,
+                // A directory has no data to seek to (tmpfs's answer).
+                Content::Dir(_) | Content::ProcDir(_) => return Err(Errno::EINVAL),
+                // A disk file, or a disk: all data, as Linux's generic
+                // answer for a file system that does not say.
+                _ => seek(offset, end, page, |_| true, want)?,
+            };
+            *current = found;
+            return Ok(found);
+        }
         let base = match whence {
             SEEK_SET => 0,
             SEEK_CUR => *current as i64,

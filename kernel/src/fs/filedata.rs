@@ -111,6 +111,12 @@ impl FileData {
         self.0.lock().running > 0
     }
 
+    /// Whether page `page` has a frame (is not a hole).
+    pub fn has_page(&self, page: u64) -> bool {
+        let pages = self.0.lock();
+        usize::try_from(page).is_ok_and(|p| pages.pages.get(p).is_some_and(Option::is_some))
+    }
+
     /// Pages that have a frame (the rest are holes).
     pub fn resident_pages(&self) -> usize {
         self.0.lock().pages.iter().filter(|p| p.is_some()).count()
