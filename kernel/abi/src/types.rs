@@ -691,6 +691,14 @@ pub const SEEK_END: u32 = 2;
 pub const SEEK_DATA: u32 = 3;
 pub const SEEK_HOLE: u32 = 4;
 
+/// splice(2)'s flags: hints (move pages, more to come, pages given), and
+/// not to wait on the pipe.
+pub const SPLICE_F_MOVE: u32 = 1;
+pub const SPLICE_F_NONBLOCK: u32 = 2;
+pub const SPLICE_F_MORE: u32 = 4;
+pub const SPLICE_F_GIFT: u32 = 8;
+pub const SPLICE_F_ALL: u32 = SPLICE_F_MOVE | SPLICE_F_NONBLOCK | SPLICE_F_MORE | SPLICE_F_GIFT;
+
 // mmap(2).
 pub const PROT_NONE: u32 = 0;
 pub const PROT_READ: u32 = 1;

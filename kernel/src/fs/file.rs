@@ -168,7 +168,9 @@ impl OpenFile {
         *self.flags.lock() & O_PATH != 0
     }
 
-    fn nonblock(&self) -> bool {
+    /// Opened (or set) O_NONBLOCK: a read or write that would wait is
+    /// EAGAIN.
+    pub fn nonblock(&self) -> bool {
         *self.flags.lock() & O_NONBLOCK != 0
     }
 

@@ -9,6 +9,7 @@
 //! `profil::start`, ...), reaching user memory only through `mm::uaccess`.
 //! An unknown number is `ENOSYS`, logged once per number.
 
+mod copy;
 mod cred;
 mod fs;
 mod fsmeta;
@@ -143,6 +144,10 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::DUP2 => fs::dup2(a[0] as i32, a[1] as i32),
         sys::DUP3 => fs::dup3(a[0] as i32, a[1] as i32, a[2] as u32),
         sys::PIPE => fs::pipe2(a[0], 0),
+        sys::COPY_FILE_RANGE => {
+            copy::copy_file_range(a[0] as i32, a[1], a[2] as i32, a[3], a[4], a[5] as u32)
+        }
+        sys::SPLICE => copy::splice(a[0] as i32, a[1], a[2] as i32, a[3], a[4], a[5] as u32),
         sys::MEMFD_CREATE => fs::memfd_create(a[0], a[1] as u32),
         sys::PIPE2 => fs::pipe2(a[0], a[1] as u32),
         sys::GETCWD => fs::getcwd(a[0], a[1]),

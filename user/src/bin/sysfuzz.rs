@@ -253,6 +253,8 @@ const CALLS: &[(usize, u64)] = &[
     (EVENTFD, 1),
     (EVENTFD2, 2),
     (MEMFD_CREATE, 1),
+    (SPLICE, 1),
+    (COPY_FILE_RANGE, 1),
     (SOCKET, 2),
     (SOCKETPAIR, 2),
     (BIND, 1),
