@@ -812,6 +812,9 @@ pub const P_ALL: u32 = 0;
 pub const P_PID: u32 = 1;
 pub const P_PGID: u32 = 2;
 pub const P_PIDFD: u32 = 3;
+/// pidfd_open's one flag: the pidfd is O_NONBLOCK (waitid on it does not
+/// wait).
+pub const PIDFD_NONBLOCK: u32 = O_NONBLOCK;
 
 // Signal numbers and structures: see `signal.rs` (re-exported here).
 pub use crate::signal::*;

@@ -33,6 +33,9 @@ pub enum Kind {
     Epoll(Arc<super::epoll::Epoll>),
     /// An eventfd's counter (fs/eventfd.rs).
     EventFd(Arc<super::eventfd::EventFd>),
+    /// A pidfd: one process, by what it shares with its other pidfds
+    /// (fs/pidfd.rs).
+    PidFd(Arc<super::pidfd::Watch>),
 }
 
 pub struct OpenFile {
@@ -109,6 +112,7 @@ impl OpenFile {
             }
             Kind::Socket(socket) => Some(ReadinessOf::Borrowed(&socket.ready)),
             Kind::EventFd(counter) => Some(ReadinessOf::Borrowed(&counter.ready)),
+            Kind::PidFd(watch) => Some(ReadinessOf::Borrowed(&watch.ready)),
             Kind::Epoll(_) => None,
             Kind::Node(_) if let Some(fifo) = self.fifo() => Some(ReadinessOf::Fifo(fifo)),
             Kind::Node(node) => node
@@ -146,7 +150,8 @@ impl OpenFile {
             | Kind::PipeWrite(_)
             | Kind::Socket(_)
             | Kind::Epoll(_)
-            | Kind::EventFd(_) => None,
+            | Kind::EventFd(_)
+            | Kind::PidFd(_) => None,
         }
     }
 
@@ -186,6 +191,7 @@ impl OpenFile {
                 .map(|got| got.len),
             Kind::Epoll(_) => Err(Errno::EINVAL),
             Kind::EventFd(counter) => counter.read(buf, self.nonblock()),
+            Kind::PidFd(_) => Err(Errno::EINVAL),
             Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.read(buf, self.nonblock()),
             Kind::Node(node) if is_disk_file(node) => {
                 // The disk sleeps: no lock held. Two readers of one
@@ -231,6 +237,7 @@ impl OpenFile {
             }
             Kind::Epoll(_) => Err(Errno::EINVAL),
             Kind::EventFd(counter) => counter.write(buf, self.nonblock()),
+            Kind::PidFd(_) => Err(Errno::EINVAL),
             Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.write(buf, self.nonblock()),
             Kind::Node(node) if is_disk_file(node) => {
                 let append = *self.flags.lock() & O_APPEND != 0;
@@ -276,6 +283,7 @@ impl OpenFile {
             Kind::Socket(socket) => socket.poll(),
             Kind::Epoll(epoll) => return epoll.poll(),
             Kind::EventFd(counter) => counter.poll(),
+            Kind::PidFd(watch) => watch.poll(),
             // Each side's view, kept to the sides it was opened for below.
             Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.poll(true) | fifo.poll(false),
             Kind::Node(node) => match node.lock().device() {
@@ -335,6 +343,7 @@ impl OpenFile {
             Kind::Socket(socket) => socket.ready.changes(),
             Kind::Epoll(epoll) => epoll.changes(),
             Kind::EventFd(counter) => counter.ready.changes(),
+            Kind::PidFd(watch) => watch.ready.changes(),
             Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.ready.changes(),
             Kind::Node(node) => match node.lock().device() {
                 Some(device) if device.is_terminal() => super::console::READY.changes(),
@@ -532,9 +541,9 @@ impl OpenFile {
                 st_blksize: 4096,
                 ..Stat::default()
             },
-            // An anonymous inode, as Linux's epoll and eventfd: no type
-            // bits.
-            Kind::Epoll(_) | Kind::EventFd(_) => Stat {
+            // An anonymous inode, as Linux's epoll, eventfd and pidfd: no
+            // type bits.
+            Kind::Epoll(_) | Kind::EventFd(_) | Kind::PidFd(_) => Stat {
                 st_mode: 0o600,
                 st_nlink: 1,
                 st_blksize: 4096,
@@ -708,7 +717,7 @@ impl Drop for OpenFile {
             Kind::PipeRead(p) => p.close_reader(),
             Kind::PipeWrite(p) => p.close_writer(),
             Kind::Socket(socket) => socket.release(),
-            Kind::Epoll(_) | Kind::EventFd(_) => {}
+            Kind::Epoll(_) | Kind::EventFd(_) | Kind::PidFd(_) => {}
             Kind::Node(node) => {
                 let ino = node.lock().ino;
                 super::lock::description_closed(self.id, ino);

@@ -12,6 +12,7 @@ pub mod filedata;
 pub mod lease;
 pub mod lock;
 pub mod mount;
+pub mod pidfd;
 pub mod pipe;
 pub mod procfs;
 pub mod ramfs;

@@ -478,6 +478,7 @@ fn descriptors(pid: Pid) -> Result<Vec<(i32, String, Option<NodeRef>)>, Errno> {
                 Kind::Socket(_) => format!("socket:[{}]", file.id),
                 Kind::Epoll(_) => String::from("anon_inode:[eventpoll]"),
                 Kind::EventFd(_) => String::from("anon_inode:[eventfd]"),
+                Kind::PidFd(_) => String::from("anon_inode:[pidfd]"),
             };
             let node = match &file.kind {
                 Kind::Node(node) => Some(node.clone()),

@@ -125,6 +125,7 @@ pub(super) fn new_process(pid: Pid, ppid: Pid, name: String, files: Files, cwd: 
         autoreap: false,
         exit_signal: SIGCHLD,
         pdeath_signal: 0,
+        watch: None,
     }
 }
 
@@ -504,7 +505,7 @@ pub fn start_group_exit(status: i32) -> bool {
 /// and files at once; init's exit powers the machine off; otherwise, with
 /// the table locked, give the children to init, hang up the process groups
 /// that leaves orphaned with a stopped member, become a zombie, release a
-/// vfork parent and tell the parent.
+/// vfork parent and tell the parent, and the pollers of its pidfds.
 fn end_process(status: i32) {
     let (pid, files, mem, group_exit) = current(|p| {
         p.prof.stop(abi::types::PROF_STOPPED_BY_EXIT);
@@ -547,8 +548,12 @@ fn end_process(status: i32) {
             signal::Origin::child(pid, status),
         );
     }
+    let watch = table.procs.get(&pid).and_then(|p| p.watch.clone());
     drop(table);
     release_vfork_parent(pid);
+    if let Some(watch) = watch {
+        watch.ended();
+    }
     sched::wakeup(Chan::Child(ppid));
     if zombie_orphans {
         sched::wakeup(Chan::Child(INIT_PID));

@@ -167,6 +167,9 @@ pub struct Process {
     /// when the parent *thread* that forked it ends; here, when the parent
     /// process does, which is what programs that use it wait for.
     pub pdeath_signal: u32,
+    /// What its pidfds share (fs/pidfd.rs): made by the first
+    /// pidfd_open, told when the process ends.
+    pub watch: Option<Arc<crate::fs::pidfd::Watch>>,
 }
 
 impl Process {

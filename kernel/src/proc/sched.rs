@@ -66,6 +66,9 @@ pub enum Chan {
     /// A count, or room for one, in the eventfd at this address
     /// (fs/eventfd.rs).
     EventFd(usize),
+    /// The process with this pid to end: what its pidfds say (fs/pidfd.rs;
+    /// their pollers are woken through the pidfds' own queue).
+    ProcessEnd(Pid),
     /// A line of console input.
     Console,
     /// Only its deadline (nanosleep).

@@ -88,7 +88,8 @@ fn node_of_fd(fd: i32) -> Result<NodeRef, Errno> {
         | Kind::PipeWrite(_)
         | Kind::Socket(_)
         | Kind::Epoll(_)
-        | Kind::EventFd(_) => Err(Errno::EINVAL),
+        | Kind::EventFd(_)
+        | Kind::PidFd(_) => Err(Errno::EINVAL),
     }
 }
 
@@ -219,7 +220,8 @@ impl Target {
                 | Kind::PipeWrite(_)
                 | Kind::Socket(_)
                 | Kind::Epoll(_)
-                | Kind::EventFd(_) => Ok(None),
+                | Kind::EventFd(_)
+                | Kind::PidFd(_) => Ok(None),
             },
             Target::Path {
                 dirfd,
@@ -337,7 +339,8 @@ pub fn fstatfs(fd: i32, buf: u64) -> SysResult {
         | Kind::PipeWrite(_)
         | Kind::Socket(_)
         | Kind::Epoll(_)
-        | Kind::EventFd(_) => statfs_of(None)?,
+        | Kind::EventFd(_)
+        | Kind::PidFd(_) => statfs_of(None)?,
     };
     uaccess::write(buf, &st)?;
     Ok(0)

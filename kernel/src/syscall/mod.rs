@@ -18,6 +18,7 @@ mod ipc;
 mod kbench;
 mod mem;
 mod mount;
+mod pidfd;
 mod policy;
 mod poll;
 mod priority;
@@ -148,6 +149,10 @@ pub fn dispatch(tf: &mut TrapFrame) {
             copy::copy_file_range(a[0] as i32, a[1], a[2] as i32, a[3], a[4], a[5] as u32)
         }
         sys::SPLICE => copy::splice(a[0] as i32, a[1], a[2] as i32, a[3], a[4], a[5] as u32),
+        sys::PIDFD_OPEN => pidfd::pidfd_open(a[0] as i32, a[1] as u32),
+        sys::PIDFD_SEND_SIGNAL => {
+            pidfd::pidfd_send_signal(a[0] as i32, a[1] as u32, a[2], a[3] as u32)
+        }
         sys::MEMFD_CREATE => fs::memfd_create(a[0], a[1] as u32),
         sys::PIPE2 => fs::pipe2(a[0], a[1] as u32),
         sys::GETCWD => fs::getcwd(a[0], a[1]),

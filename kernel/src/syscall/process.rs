@@ -126,10 +126,31 @@ pub fn wait4(pid: i32, status: u64, options: u32, usage: u64) -> SysResult {
 /// the signal). With WNOHANG and nothing to report it answers 0 with a
 /// zeroed siginfo (si_pid 0), as Linux does.
 pub fn waitid(idtype: u32, id: i32, info: u64, options: u32, usage: u64) -> SysResult {
+    // P_PIDFD: the process a pidfd names, checked after the options (as
+    // Linux's kernel_waitid); a non-blocking pidfd does not wait, and
+    // finds nothing with EAGAIN.
+    let (idtype, id, nonblock) = if idtype == abi::types::P_PIDFD {
+        kcore::wait::waitid_args(abi::types::P_ALL, 0, options)?;
+        if id < 0 {
+            return Err(Errno::EINVAL);
+        }
+        let (pid, nonblock) = super::pidfd::pid_of_pidfd(id)?;
+        (abi::types::P_PID, pid as i32, nonblock)
+    } else {
+        (idtype, id, false)
+    };
+    let options = if nonblock {
+        options | abi::types::WNOHANG
+    } else {
+        options
+    };
     let (which, options) = kcore::wait::waitid_args(idtype, id, options)?;
     check_out(info, size_of::<SigInfo>())?;
     check_out(usage, size_of::<Rusage>())?;
     let waited = lifecycle::wait(which, options)?;
+    if nonblock && waited.is_none() {
+        return Err(Errno::EAGAIN);
+    }
     if info != 0 {
         let mut out = SigInfo::new(0, 0);
         if let Some(waited) = &waited {

@@ -255,6 +255,8 @@ const CALLS: &[(usize, u64)] = &[
     (MEMFD_CREATE, 1),
     (SPLICE, 1),
     (COPY_FILE_RANGE, 1),
+    (PIDFD_OPEN, 1),
+    (PIDFD_SEND_SIGNAL, 1),
     (SOCKET, 2),
     (SOCKETPAIR, 2),
     (BIND, 1),
@@ -519,6 +521,19 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
         KILL | TKILL => {
             a[0] = rng.pick(&[0, me, me.wrapping_neg(), 99_999, 99_999u64.wrapping_neg()]);
             a[1] = signal_number(rng);
+        }
+        // A pidfd of the worker alone (99 999: no such process), and
+        // signals through whatever descriptor (a pidfd the worker made
+        // names itself).
+        PIDFD_OPEN => {
+            a[0] = rng.pick(&[me, 0, 99_999, u64::MAX]);
+            a[1] = rng.pick(&[0, u64::from(abi::types::O_NONBLOCK), 1]);
+        }
+        PIDFD_SEND_SIGNAL => {
+            a[0] = descriptor(rng);
+            a[1] = signal_number(rng);
+            a[2] = rng.pick(&[0, a[2]]);
+            a[3] = rng.pick(&[0, 0, 1]);
         }
         TGKILL => {
             a[0] = rng.pick(&[me, u64::MAX]);
