@@ -64,6 +64,7 @@ errnos! {
     ELOOP = 40, "Symbolic link loop";
     ENOMSG = 42, "No message of desired type";
     EIDRM = 43, "Identifier removed";
+    ENODATA = 61, "No data available";
     EOVERFLOW = 75, "Value too large for data type";
     ELIBBAD = 80, "Accessing a corrupted shared library";
     ENOTSOCK = 88, "Not a socket";

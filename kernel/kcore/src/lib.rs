@@ -53,3 +53,4 @@ pub mod virtio;
 pub mod vma;
 pub mod wait;
 pub mod wx;
+pub mod xattr;

@@ -124,6 +124,9 @@ pub struct Node {
     /// name the link shows, as Linux's "magic" links do: a deleted file
     /// or a memfd, which no name reaches, opens too.
     pub leads_to: Option<NodeRef>,
+    /// Its extended attributes (syscall/xattr.rs; a disk's nodes keep
+    /// none here).
+    pub xattrs: kcore::xattr::Attrs,
 }
 
 /// A node's access, modification and change times.
@@ -194,6 +197,7 @@ impl Node {
             disk: None,
             mounted: None,
             leads_to: None,
+            xattrs: Default::default(),
         }
     }
 

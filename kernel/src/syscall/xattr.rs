@@ -3,24 +3,35 @@
 //! descriptor): named values beside a file's bytes, `user.mime_type` and
 //! the like.
 //!
-//! No file system of this kernel stores them: the ramfs has no place for
-//! them and the ext2 driver reads no attribute blocks. So every call
-//! answers as Linux answers on a file system without them: the list is
-//! empty, and getting, setting or removing one is EOPNOTSUPP. What comes
-//! before that answer is Linux's too, in its order (`fs/xattr.c`): the
-//! file is looked up first (ENOENT, ENOTDIR, EBADF), then the flags
-//! (EINVAL), the name (ERANGE when empty or past `XATTR_NAME_MAX`) and the
-//! value (E2BIG past `XATTR_SIZE_MAX`, EFAULT if it cannot be read). That
-//! is what programs test for: Python's `test_os` and `shutil.copystat`
-//! skip or carry on at EOPNOTSUPP, and fail at ENOSYS.
+//! A file in memory keeps them (`ramfs::Node::xattrs`, a
+//! `kcore::xattr::Attrs`), as tmpfs does: `user.` names on regular files
+//! and directories, `trusted.` ones for root, `security.` ones, under the
+//! VFS's rules (`kcore::xattr::check`). A file on a disk, a `/proc` file
+//! and a descriptor with no file behind it (a pipe, a socket) keep none:
+//! the VFS's rules still answer first (a `user.` name on a pipe is EPERM
+//! to set and ENODATA to get, as on Linux), then getting, setting or
+//! removing is EOPNOTSUPP and the list is empty, as Linux answers on a
+//! file system without them (the ext2 driver reads no attribute blocks,
+//! where Linux's ext4 keeps them). What comes before is Linux's, in its order
+//! (`fs/xattr.c`): the file is looked up first (ENOENT, ENOTDIR, EBADF),
+//! then the flags (EINVAL), the name (ERANGE when empty or past
+//! `XATTR_NAME_MAX`) and the value (E2BIG past `XATTR_SIZE_MAX`, EFAULT
+//! if it cannot be read).
 
 use abi::Errno;
-use abi::types::{AT_FDCWD, XATTR_CREATE, XATTR_NAME_MAX, XATTR_REPLACE, XATTR_SIZE_MAX};
+use abi::types::{
+    AT_FDCWD, CAP_FOWNER, CAP_SYS_ADMIN, S_ISVTX, XATTR_CREATE, XATTR_NAME_MAX, XATTR_REPLACE,
+    XATTR_SIZE_MAX,
+};
 use alloc::vec;
+use alloc::vec::Vec;
+use kcore::cred::{MAY_READ, MAY_WRITE};
+use kcore::xattr::{Access, FileKind};
 
 use super::SysResult;
 use super::fs::{fd_file, user_path};
-use crate::fs::ramfs;
+use crate::fs::file::Kind;
+use crate::fs::ramfs::{self, Content, Node, NodeRef};
 use crate::mm::uaccess;
 
 /// Which file a call is about, before it is looked up.
@@ -34,61 +45,176 @@ pub enum Target {
     Fd(i32),
 }
 
-/// Looks the file up, for its errors only: there is nothing to read from
-/// it once found.
-fn find(target: Target) -> Result<(), Errno> {
-    match target {
-        Target::Path(path) => ramfs::lookup(&user_path(AT_FDCWD, path)?).map(drop),
-        Target::Link(path) => ramfs::lookup_nofollow(&user_path(AT_FDCWD, path)?).map(drop),
-        Target::Fd(fd) => fd_file(fd).map(drop),
-    }
+/// What a call found, once the file is looked up (its errors first).
+enum Found {
+    /// A file in memory, which keeps attributes.
+    Keeps(NodeRef),
+    /// A file that keeps none: on a disk, or in /proc.
+    Keepless(NodeRef),
+    /// A descriptor with no file behind it: a pipe, a socket, an epoll
+    /// instance, an eventfd, a pidfd.
+    Nothing,
+}
+
+fn find(target: Target) -> Result<Found, Errno> {
+    let node = match target {
+        Target::Path(path) => ramfs::lookup(&user_path(AT_FDCWD, path)?)?,
+        Target::Link(path) => ramfs::lookup_nofollow(&user_path(AT_FDCWD, path)?)?,
+        Target::Fd(fd) => match &fd_file(fd)?.kind {
+            Kind::Node(node) => node.clone(),
+            _ => return Ok(Found::Nothing),
+        },
+    };
+    let keeps = {
+        let n = node.lock();
+        n.disk.is_none()
+            && !matches!(
+                n.content,
+                Content::ProcDir(_)
+                    | Content::ProcFile(_)
+                    | Content::ProcPagemap(_)
+                    | Content::ProcSetting(_)
+            )
+    };
+    Ok(if keeps {
+        Found::Keeps(node)
+    } else {
+        Found::Keepless(node)
+    })
 }
 
 /// Reads an attribute's name: ERANGE if it is empty or too long, as
 /// Linux's `strncpy_from_user` into a buffer of `XATTR_NAME_MAX + 1`.
-fn read_name(name: u64) -> Result<(), Errno> {
+fn read_name(name: u64) -> Result<Vec<u8>, Errno> {
     match uaccess::read_cbytes(name, XATTR_NAME_MAX) {
         Ok(name) if name.is_empty() => Err(Errno::ERANGE),
-        Ok(_) => Ok(()),
+        Ok(name) => Ok(name),
         Err(Errno::ENAMETOOLONG) => Err(Errno::ERANGE),
         Err(e) => Err(e),
     }
 }
 
+/// The VFS's rules for `access` to attribute `name` of `node` (None: a
+/// descriptor with no file, an anonymous inode its caller owns), for the
+/// caller (`kcore::xattr::check`); the namespace first (EOPNOTSUPP for
+/// one not kept, EINVAL for a bare prefix).
+fn allowed(node: Option<&Node>, name: &[u8], access: Access) -> Result<(), Errno> {
+    let namespace = kcore::xattr::namespace(name)?;
+    let cred = crate::proc::cred();
+    let want = match access {
+        Access::Read => MAY_READ,
+        Access::Write => MAY_WRITE,
+    };
+    let (kind, owner, permitted) = match node {
+        Some(node) => (
+            match &node.content {
+                Content::File(_) | Content::DiskFile | Content::ProcFile(_) => FileKind::Regular,
+                Content::Dir(_) | Content::DiskDir | Content::ProcDir(_) => FileKind::Directory {
+                    sticky: node.perm & S_ISVTX != 0,
+                },
+                _ => FileKind::Other,
+            },
+            cred.fsuid == node.uid || cred.capable(CAP_FOWNER),
+            node.permits(&cred, want),
+        ),
+        None => (FileKind::Other, true, true),
+    };
+    kcore::xattr::check(
+        namespace,
+        kind,
+        access,
+        cred.capable(CAP_SYS_ADMIN),
+        owner,
+        permitted,
+    )
+}
+
+/// The rules for a file that keeps no attributes, then EOPNOTSUPP (what
+/// Linux answers when no handler of the file system takes the name).
+fn keeps_none(found: &Found, name: &[u8], access: Access) -> Errno {
+    let verdict = match found {
+        Found::Keepless(node) => allowed(Some(&node.lock()), name, access),
+        _ => allowed(None, name, access),
+    };
+    verdict.err().unwrap_or(Errno::EOPNOTSUPP)
+}
+
+/// Copies `bytes` out to a caller's buffer of `size` bytes, as getxattr
+/// and listxattr answer: a size of 0 asks only the length; a buffer too
+/// small is ERANGE.
+fn answer(bytes: &[u8], buf: u64, size: u64) -> SysResult {
+    if size == 0 {
+        return Ok(bytes.len());
+    }
+    if (size.min(XATTR_SIZE_MAX as u64) as usize) < bytes.len() {
+        return Err(Errno::ERANGE);
+    }
+    uaccess::copy_to_user(buf, bytes)?;
+    Ok(bytes.len())
+}
+
 /// setxattr(2), lsetxattr(2), fsetxattr(2).
 pub fn set(target: Target, name: u64, value: u64, size: u64, flags: u32) -> SysResult {
-    find(target)?;
+    let found = find(target)?;
     if flags & !(XATTR_CREATE | XATTR_REPLACE) != 0 {
         return Err(Errno::EINVAL);
     }
-    read_name(name)?;
+    let name = read_name(name)?;
     if size > XATTR_SIZE_MAX as u64 {
         return Err(Errno::E2BIG);
     }
     // Linux copies the value in before it asks the file system.
     let mut bytes = vec![0u8; size as usize];
     uaccess::copy_from_user(&mut bytes, value)?;
-    Err(Errno::EOPNOTSUPP)
-}
-
-/// getxattr(2), lgetxattr(2), fgetxattr(2): with no attributes stored,
-/// no name is found.
-pub fn get(target: Target, name: u64) -> SysResult {
-    find(target)?;
-    read_name(name)?;
-    Err(Errno::EOPNOTSUPP)
-}
-
-/// listxattr(2), llistxattr(2), flistxattr(2): the names, each ending in
-/// NUL; none here, so the length is 0 whatever the buffer.
-pub fn list(target: Target) -> SysResult {
-    find(target)?;
+    let Found::Keeps(node) = found else {
+        return Err(keeps_none(&found, &name, Access::Write));
+    };
+    let mut node = node.lock();
+    allowed(Some(&node), &name, Access::Write)?;
+    node.xattrs.set(&name, &bytes, flags)?;
+    node.changed();
     Ok(0)
 }
 
-/// removexattr(2), lremovexattr(2), fremovexattr(2).
+/// getxattr(2), lgetxattr(2), fgetxattr(2): the value into `value`, at
+/// most `size` bytes (0: its length only); ENODATA for a name not set.
+pub fn get(target: Target, name: u64, value: u64, size: u64) -> SysResult {
+    let found = find(target)?;
+    let name = read_name(name)?;
+    let Found::Keeps(node) = found else {
+        return Err(keeps_none(&found, &name, Access::Read));
+    };
+    let bytes = {
+        let node = node.lock();
+        allowed(Some(&node), &name, Access::Read)?;
+        node.xattrs.get(&name).ok_or(Errno::ENODATA)?.to_vec()
+    };
+    answer(&bytes, value, size)
+}
+
+/// listxattr(2), llistxattr(2), flistxattr(2): the names, each ending in
+/// NUL, into `list`, at most `size` bytes (0: the length only); no
+/// permission is asked, and `trusted.` names show to root alone.
+pub fn list(target: Target, list: u64, size: u64) -> SysResult {
+    let Found::Keeps(node) = find(target)? else {
+        return Ok(0);
+    };
+    let privileged = crate::proc::cred().capable(CAP_SYS_ADMIN);
+    let names = node.lock().xattrs.list(privileged);
+    answer(&names, list, size)
+}
+
+/// removexattr(2), lremovexattr(2), fremovexattr(2): ENODATA for a name
+/// not set.
 pub fn remove(target: Target, name: u64) -> SysResult {
-    find(target)?;
-    read_name(name)?;
-    Err(Errno::EOPNOTSUPP)
+    let found = find(target)?;
+    let name = read_name(name)?;
+    let Found::Keeps(node) = found else {
+        return Err(keeps_none(&found, &name, Access::Write));
+    };
+    let mut node = node.lock();
+    allowed(Some(&node), &name, Access::Write)?;
+    node.xattrs.remove(&name)?;
+    node.changed();
+    Ok(0)
 }

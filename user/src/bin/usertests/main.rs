@@ -171,7 +171,7 @@ const TESTS: &[Test] = user::tests![
     termios_is_linux_sized,
     dev_tty_is_the_terminal,
     a_nonblocking_terminal_read_with_nothing_typed_is_eagain,
-    extended_attributes_are_not_supported_as_on_linux,
+    extended_attributes_as_on_linux,
     nproc_limit_stops_fork,
     a_full_ramfs_is_enospc_and_loses_nothing,
     a_foreign_pointer_is_efault,
