@@ -20,6 +20,7 @@ mod book;
 mod build;
 mod checks;
 mod crashdisk;
+mod debscript;
 mod diskfuzz;
 mod docs;
 mod expect;

@@ -5,7 +5,7 @@
 //! The same Debian root (`rootfs::image`) boots twice, as two fresh
 //! copies, at the same time: on this kernel, whose init mounts it as /
 //! and runs the tests, and on Debian's Linux in the same QEMU machine,
-//! whose /init (`tests/debian/pyinit.c`, in an initramfs with the disk's
+//! whose /init (`tests/debian/debinit.c`, in an initramfs with the disk's
 //! modules) mounts it, gives it /proc, /sys, /dev, /tmp and the loopback
 //! interface, and changes root to it. Both run `tests/debian/pyregr.py`
 //! (the image's /usr/local/lib/pyregr.py), which prints a line per test:
@@ -305,41 +305,19 @@ pub fn command(opts: &Options, names: &[String]) -> Result<ExitCode, String> {
     })
 }
 
-/// Boots both kernels on their own copies of the Debian root, Linux in a
-/// thread beside this kernel; each one's parsed run.
+/// Both kernels' runs of pyregr.py on `modules`, parsed.
 fn both(opts: &Options, suite: &Suite, modules: &[&str]) -> Result<(Run, Run), String> {
     let work = build::root().join("target/pytests-work");
-    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     let limit = Duration::from_secs(opts.timeout.unwrap_or(suite.timeout));
     // Each module may take this long before pyregr.py gives up on it.
     let per_module = (limit.as_secs() / 2).clamp(60, 1200);
-    let mut args = vec!["--timeout".to_string(), per_module.to_string()];
-    args.extend(modules.iter().map(|m| m.to_string()));
-
-    let linux_image =
-        crate::checks::fresh_disk_image(&format!("{}-linux", suite.name), Disk::Debian)?;
-    let our_image = crate::checks::fresh_disk_image(suite.name, Disk::Debian)?;
-    let (kernel, initrd, _) = crate::linuxdisk::linux_with_init("tests/debian/pyinit.c", &work)?;
-
-    let linux_opts = opts.clone();
-    let linux_args = args.join(" ");
-    let linux = std::thread::spawn(move || {
-        crate::bench::boot_linux(
-            &linux_opts,
-            (&kernel, &initrd),
-            &linux_image,
-            &linux_args,
-            limit,
-        )
-    });
-    let ours = boot_ours(opts, suite, &our_image, &args, limit);
-    let linux = linux
-        .join()
-        .map_err(|_| "the thread booting Linux panicked".to_string())?;
-    let ours = ours?;
-    let linux = linux?;
-    save(&work.join("linux.log"), &linux)?;
-    save(&work.join("profkern.log"), &ours)?;
+    let mut program: Vec<String> = ["/usr/bin/python3", "/usr/local/lib/pyregr.py", "--timeout"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    program.push(per_module.to_string());
+    program.extend(modules.iter().map(|m| m.to_string()));
+    let (linux, ours) = on_both(opts, suite, &program, limit, &work)?;
     let (linux, ours) = (parse(&linux), parse(&ours));
     if !linux.done {
         return Err(format!(
@@ -356,33 +334,70 @@ fn both(opts: &Options, suite: &Suite, modules: &[&str]) -> Result<(Run, Run), S
     Ok((linux, ours))
 }
 
+/// Boots both kernels on their own copies of the Debian root, each
+/// running `program` (an absolute path on the root, then its arguments;
+/// Linux's /init, `tests/debian/debinit.c`, runs it there), Linux in a
+/// thread beside this kernel. Each one's console lines, kept as well in
+/// `work` (linux.log, profkern.log).
+pub fn on_both(
+    opts: &Options,
+    suite: &Suite,
+    program: &[String],
+    limit: Duration,
+    work: &Path,
+) -> Result<(Vec<String>, Vec<String>), String> {
+    std::fs::create_dir_all(work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let linux_image =
+        crate::checks::fresh_disk_image(&format!("{}-linux", suite.name), Disk::Debian)?;
+    let our_image = crate::checks::fresh_disk_image(suite.name, Disk::Debian)?;
+    let (kernel, initrd, _) = crate::linuxdisk::linux_with_init("tests/debian/debinit.c", work)?;
+
+    let linux_opts = opts.clone();
+    let linux_args = program.join(" ");
+    let linux = std::thread::spawn(move || {
+        crate::bench::boot_linux(
+            &linux_opts,
+            (&kernel, &initrd),
+            &linux_image,
+            &linux_args,
+            limit,
+        )
+    });
+    let ours = boot_ours(opts, suite, &our_image, program, limit, work);
+    let linux = linux
+        .join()
+        .map_err(|_| "the thread booting Linux panicked".to_string())?;
+    let ours = ours?;
+    let linux = linux?;
+    save(&work.join("linux.log"), &linux)?;
+    save(&work.join("profkern.log"), &ours)?;
+    Ok((linux, ours))
+}
+
 fn save(path: &Path, lines: &[String]) -> Result<(), String> {
     std::fs::write(path, lines.join("\n") + "\n").map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// This kernel on `image` as its root, init running pyregr.py; the
+/// This kernel on `image` as its root, init running `program`; the
 /// console's lines (an ending other than power-off with status 0 is an
-/// error that shows the console).
+/// error that shows the console, kept in `work`).
 fn boot_ours(
     opts: &Options,
     suite: &Suite,
     image: &Path,
-    args: &[String],
+    program: &[String],
     limit: Duration,
+    work: &Path,
 ) -> Result<Vec<String>, String> {
     let mut boot_opts = suite.boot_options(opts);
-    boot_opts.program = ["/usr/bin/python3", "/usr/local/lib/pyregr.py"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(args.iter().cloned())
-        .collect();
+    boot_opts.program = program.to_vec();
     boot_opts.disks = vec![image.to_path_buf()];
     boot_opts.guest_out = Some(build::root().join("target/guest-out").join(suite.name));
     let boot = Boot::test(&boot_opts, suite.name, suite.conf);
     let kernel_image = build::image(&boot_opts, &boot)?;
     let outcome = qemu::boot(&boot_opts, &kernel_image, limit, false, &[])?;
     if outcome.ending != Ending::Exited(0) {
-        let path = build::root().join("target/pytests-work/profkern.log");
+        let path = work.join("profkern.log");
         let _ = save(&path, &outcome.lines);
         return Err(format!(
             "this kernel: {} (console: {})",

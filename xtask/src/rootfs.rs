@@ -130,12 +130,19 @@ const ETC_FILES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The project's own files on the root: Python's regression tests'
-/// driver, which `cargo xtask pytests` runs on both kernels (pytests.rs).
-const PROJECT_FILES: &[(&str, &str)] = &[(
-    "usr/local/lib/pyregr.py",
-    include_str!("../../tests/debian/pyregr.py"),
-)];
+/// The project's own files on the root, each run on both kernels: Python's
+/// regression tests' driver (`cargo xtask pytests`, pytests.rs) and the
+/// script of the suite debian-script (debscript.rs).
+const PROJECT_FILES: &[(&str, &str)] = &[
+    (
+        "usr/local/lib/pyregr.py",
+        include_str!("../../tests/debian/pyregr.py"),
+    ),
+    (
+        "usr/local/lib/script.sh",
+        include_str!("../../tests/debian/script.sh"),
+    ),
+];
 
 /// Files the installation copies from where the packages keep them:
 /// base-files' script puts /etc/profile in place, Debian's installer gives

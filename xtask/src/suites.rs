@@ -81,6 +81,10 @@ pub enum Expect {
     /// Debian's Linux from the same Debian root: every test that passes on
     /// Linux must pass here or be listed in docs/syscalls.md (pytests.rs).
     PythonAgrees(&'static [&'static str]),
+    /// tests/debian/script.sh on this kernel and on Debian's Linux from
+    /// the same Debian root: each section of its output as on Linux
+    /// (debscript.rs).
+    DebianScript,
 }
 
 pub struct Suite {
@@ -498,6 +502,16 @@ pub fn suites() -> Vec<Suite> {
         // Python's regression tests on both kernels (pytests.rs): a short
         // set here, every module in the slow `python-all`. Each side boots
         // on one CPU, both at once.
+        // The Debian root's tools, as a user's script runs them, on both
+        // kernels.
+        Suite {
+            program: &[],
+            disks: &[Disk::Debian],
+            conf: "root=/dev/vda\n",
+            expect: Expect::DebianScript,
+            timeout: 600,
+            ..usertests("debian-script", Tick::Pit)
+        },
         Suite {
             program: &[],
             disks: &[Disk::Debian],

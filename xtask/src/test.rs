@@ -260,6 +260,7 @@ fn places(suite: &Suite, opts: &Options, jobs: usize) -> usize {
                 | Expect::DiskFuzz(_)
                 | Expect::LinuxAgrees
                 | Expect::PythonAgrees(_)
+                | Expect::DebianScript
         );
     if alone { jobs } else { 1 }
 }
@@ -578,6 +579,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     if let Expect::PythonAgrees(_) = suite.expect {
         return crate::pytests::run(opts, suite, tally);
     }
+    if let Expect::DebianScript = suite.expect {
+        return crate::debscript::run(opts, suite, tally);
+    }
     let mut boot_opts = suite.boot_options(opts);
     boot_opts.guest_out = Some(build::root().join("target/guest-out").join(suite.name));
     let cases: Vec<SameAsLinux> = match suite.expect {
@@ -701,7 +705,8 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         Expect::DiskKills(_)
         | Expect::DiskFuzz(_)
         | Expect::LinuxAgrees
-        | Expect::PythonAgrees(_) => {
+        | Expect::PythonAgrees(_)
+        | Expect::DebianScript => {
             unreachable!("run above")
         }
         Expect::CoreInGdb { elf, shows, .. } => {

@@ -1,16 +1,17 @@
-/* Linux's /init for `cargo xtask pytests`: Debian's Linux boots an
- * initramfs with this program and the modules its disk needs, and runs
- * Python's regression tests from the same Debian root this kernel boots.
+/* Linux's /init for the comparisons on the Debian root (`cargo xtask
+ * pytests`, the suite debian-script): Debian's Linux boots an initramfs
+ * with this program and the modules its disk needs, and runs a program
+ * from the same Debian root this kernel boots.
  *
- *     init MODULE...          (the kernel command line after "--")
+ *     init PROGRAM ARGS...    (the kernel command line after "--")
  *
  * It loads the modules in /modules/order (virtio and ext4 are modules in
  * Debian's kernel), mounts /dev/vda (a copy of the Debian root) at /root,
  * gives it what a booted Debian has (/proc, /sys, /dev with /dev/pts and
  * /dev/shm, /tmp in memory, the loopback interface up), changes root to
- * it, and runs /usr/local/lib/pyregr.py on the modules as root in /, as
- * this kernel's init runs it. Then it powers the machine off. Lines
- * `pyinit: FAIL ...` say what went wrong. Static musl: the initramfs
+ * it, and runs PROGRAM as root in /, as this kernel's init runs the
+ * program it is given. Then it powers the machine off. Lines
+ * `debinit: FAIL ...` say what went wrong. Static musl: the initramfs
  * holds nothing else. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,7 +31,7 @@
 
 static void fail(const char *what)
 {
-	printf("pyinit: FAIL %s: %s\n", what, strerror(errno));
+	printf("debinit: FAIL %s: %s\n", what, strerror(errno));
 }
 
 /* The modules virtio and ext4 need, in /modules/order. */
@@ -83,7 +84,7 @@ static void loopback_up(void)
 	close(s);
 }
 
-static int run(char **modules, int count)
+static int run(char **argv)
 {
 	mkdir("/dev", 0755);
 	if (mount("devtmpfs", "/dev", "devtmpfs", 0, NULL) == 0) {
@@ -109,10 +110,10 @@ static int run(char **modules, int count)
 		fail("chroot");
 		return -1;
 	}
-	char **argv = calloc(count + 3, sizeof *argv);
-	argv[0] = "/usr/bin/python3";
-	argv[1] = "/usr/local/lib/pyregr.py";
-	memcpy(argv + 2, modules, count * sizeof *argv);
+	if (!argv[0]) {
+		printf("debinit: FAIL no program named\n");
+		return -1;
+	}
 	char *envp[] = {
 		"HOME=/root", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"TERM=linux", "USER=root", "LOGNAME=root", "SHELL=/bin/bash", NULL,
@@ -126,13 +127,14 @@ static int run(char **modules, int count)
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	printf("pyinit: python3 ended with status %d\n", status);
+	printf("debinit: %s ended with status %d\n", argv[0], status);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	run(argv + 1, argc - 1);
+	(void)argc;
+	run(argv + 1);
 	fflush(stdout);
 	sync();
 	reboot(RB_POWER_OFF);
