@@ -310,6 +310,12 @@ pub const LABS: &[Lab] = &[
             ..labcheck!("13.1"; boot)
         }],
     },
+    Lab {
+        id: "15.6",
+        title: "Scripts",
+        todo: "exec a file that starts with #! by running the interpreter its line names (kcore::script reads the line)",
+        runs: &[labcheck!("15.6"; boot)],
+    },
 ];
 
 /// Where the reference solutions are, one patch per lab: `ID.patch`.

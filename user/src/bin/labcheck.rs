@@ -735,6 +735,41 @@ fn disk_requests_are_counted() -> Outcome {
     Ok(())
 }
 
+/// Lab 15.6: a file that starts with `#!` runs the interpreter it names,
+/// with the line's argument, the script's path and the caller's
+/// arguments after the first (Linux's binfmt_script).
+fn scripts_run_their_interpreter() -> Outcome {
+    const SCRIPT: &str = "/tmp/lab-script";
+    let fd = sys::open(SCRIPT, O_CREAT | O_WRONLY | O_TRUNC, 0o755).map_err(|e| e.message())?;
+    let written = sys::write_all(fd, b"#!/bin/echo from the script\n");
+    let _ = sys::close(fd);
+    written.map_err(|e| e.message())?;
+    let (r, w) = sys::pipe().map_err(|e| e.message())?;
+    let pid = sys::fork().map_err(|e| e.message())?;
+    if pid == 0 {
+        let _ = sys::dup2(w, 1);
+        let e = sys::execve(SCRIPT, &["lab-script", "an-argument"], &[]);
+        let _ = sys::write_all(1, format!("exec failed: {}\n", e.message()).as_bytes());
+        sys::exit(127);
+    }
+    let _ = sys::close(w);
+    let mut out = Vec::new();
+    let mut buf = [0u8; 256];
+    while let Ok(n @ 1..) = sys::read(r, &mut buf) {
+        out.extend_from_slice(&buf[..n]);
+    }
+    let _ = sys::close(r);
+    let _ = sys::waitpid(pid as i32);
+    let _ = sys::unlink(SCRIPT);
+    let out = String::from_utf8_lossy(&out);
+    let want = "from the script /tmp/lab-script an-argument\n";
+    ensure!(
+        out == want,
+        "running a #!/bin/echo script printed {out:?}, not {want:?}"
+    );
+    Ok(())
+}
+
 const CHECKS: &[Test] = &[
     ("3.2", slice_is_a_boot_option),
     ("4.1", brk_is_on_demand),
@@ -756,6 +791,7 @@ const CHECKS: &[Test] = &[
     ("11.3", clone_files_shares_descriptors),
     ("12.3", proc_locks_shows_holds),
     ("13.1", disk_requests_are_counted),
+    ("15.6", scripts_run_their_interpreter),
 ];
 
 fn run() -> i32 {
