@@ -60,6 +60,18 @@ int main(void)
     lseek(fd, 99999, SEEK_HOLE);
     printf("the offset after a SEEK_HOLE that failed: %ld\n", (long)lseek(fd, 0, SEEK_CUR));
     show("SEEK_DATA of an empty file", (ftruncate(fd, 0), fd), 0, SEEK_DATA);
+
+    /* A file of a terabyte, data only in its first page and at 1 GiB: each
+     * answer is one search, however long the holes. */
+    printf("ftruncate to 1 TiB: %d\n", ftruncate(fd, 1LL << 40));
+    show("SEEK_DATA, no data yet", fd, 0, SEEK_DATA);
+    pwrite(fd, "x", 1, 10);
+    pwrite(fd, "y", 1, 1LL << 30);
+    show("SEEK_HOLE", fd, 0, SEEK_HOLE);
+    show("SEEK_DATA", fd, 4096, SEEK_DATA);
+    show("SEEK_HOLE", fd, 1LL << 30, SEEK_HOLE);
+    show("SEEK_DATA", fd, (1LL << 30) + 4096, SEEK_DATA);
+    show("SEEK_HOLE", fd, (1LL << 40) - 1, SEEK_HOLE);
     close(fd);
 
     int dir = open("/dev/shm", O_RDONLY | O_DIRECTORY);

@@ -443,7 +443,7 @@ impl OpenFile {
         }
         let mut current = self.offset.lock();
         if whence == SEEK_DATA || whence == SEEK_HOLE {
-            use kcore::holes::{Seek, seek};
+            use kcore::holes::{Seek, all_data, seek};
             let want = if whence == SEEK_DATA {
                 Seek::Data
             } else {
@@ -452,12 +452,14 @@ impl OpenFile {
             let page = crate::mm::PAGE_SIZE;
             let found = match &node.content {
                 // A file in memory knows its holes: pages never written.
-                Content::File(data) => seek(offset, end, page, |n| data.has_page(n), want)?,
+                Content::File(pages) => {
+                    seek(offset, end, page, |n, data| pages.next_page(n, data), want)?
+                }
                 // A directory has no data to seek to (tmpfs's answer).
                 Content::Dir(_) | Content::ProcDir(_) => return Err(Errno::EINVAL),
                 // A disk file, or a disk: all data, as Linux's generic
                 // answer for a file system that does not say.
-                _ => seek(offset, end, page, |_| true, want)?,
+                _ => seek(offset, end, page, all_data, want)?,
             };
             *current = found;
             return Ok(found);

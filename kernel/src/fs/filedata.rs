@@ -111,10 +111,24 @@ impl FileData {
         self.0.lock().running > 0
     }
 
-    /// Whether page `page` has a frame (is not a hole).
-    pub fn has_page(&self, page: u64) -> bool {
-        let pages = self.0.lock();
-        usize::try_from(page).is_ok_and(|p| pages.pages.get(p).is_some_and(Option::is_some))
+    /// The first page at or after `page` that has a frame (`data`) or is
+    /// a hole (`!data`), in one look at the page table under one lock:
+    /// `kcore::holes::seek`'s `next`. Past the last page with a place in
+    /// the table every page is a hole.
+    pub fn next_page(&self, page: u64, data: bool) -> Option<u64> {
+        let pages = &self.0.lock().pages;
+        let from = usize::try_from(page).unwrap_or(usize::MAX);
+        let found = pages
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find(|(_, p)| p.is_some() == data)
+            .map(|(at, _)| at as u64);
+        match found {
+            Some(at) => Some(at),
+            None if data => None,
+            None => Some(page.max(pages.len() as u64)),
+        }
     }
 
     /// Pages that have a frame (the rest are holes).
