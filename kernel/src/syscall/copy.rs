@@ -106,7 +106,7 @@ fn transfer(input: &mut End, output: &mut End, count: u64, nonblock: (bool, bool
         if input.at.is_none() && input.pipe.is_none() && wrote < got {
             input
                 .file
-                .set_offset(input.file.offset() - (got - wrote) as u64);
+                .set_offset(input.file.offset().saturating_sub((got - wrote) as u64));
         }
         done += wrote;
         if got == 0 || wrote < got {

@@ -208,7 +208,7 @@ pub fn sendfile(out_fd: i32, in_fd: i32, offset: u64, count: u64) -> SysResult {
         match &mut at {
             Some(at) => *at += wrote as u64,
             // What was read but not written goes back.
-            None => input.set_offset(input.offset() - (got - wrote) as u64),
+            None => input.set_offset(input.offset().saturating_sub((got - wrote) as u64)),
         }
         if failed.is_some() || got == 0 || wrote < got {
             break;
