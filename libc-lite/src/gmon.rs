@@ -10,7 +10,9 @@
 //! `_mcleanup` turns profiling off and writes the profile in the format GNU
 //! gprof reads (`kcore::gmon`): to `gmon.out` in the current directory, or
 //! to `PREFIX.PID` when `GMON_OUT_PREFIX=PREFIX` is set (glibc's variable),
-//! so that the processes of a program that forks each keep their own.
+//! so that the processes of a program that forks each keep their own. The
+//! file holds the program file's addresses, as the symbol table gprof
+//! reads does: the load bias of a PIE (`env::load_bias`) is taken off.
 //!
 //! When the table is full, arcs already in it go on counting and calls on
 //! new arcs are counted as lost: `_mcleanup` says how many on stderr, and
@@ -36,7 +38,6 @@ use crate::sys;
 use kcore::gmon::BYTES_PER_BIN;
 
 /// 1 while mcount must not record (off, or already inside mcount).
-#[unsafe(no_mangle)]
 static GMON_BUSY: AtomicU8 = AtomicU8::new(1);
 
 struct Profile {
@@ -153,12 +154,24 @@ pub extern "C" fn _mcleanup() {
         return;
     };
     let rate = crate::env::clock_ticks_per_second() as u32;
-    let arcs: Vec<Arc> = s.arcs.iter().copied().filter(|a| a.count > 0).collect();
+    // The file's addresses, not the running ones: gprof matches them with
+    // the symbol table, and a PIE runs at a base the kernel chose.
+    let bias = crate::env::load_bias();
+    let arcs: Vec<Arc> = s
+        .arcs
+        .iter()
+        .filter(|a| a.count > 0)
+        .map(|a| Arc {
+            from_pc: a.from_pc.wrapping_sub(bias),
+            self_pc: a.self_pc.wrapping_sub(bias),
+            count: a.count,
+        })
+        .collect();
     let mut out = Vec::new();
     kcore::gmon::encode(
         &Histogram {
-            low_pc: s.low,
-            high_pc: s.high,
+            low_pc: s.low.wrapping_sub(bias),
+            high_pc: s.high.wrapping_sub(bias),
             prof_rate: rate,
             bins: &s.bins,
         },
@@ -186,8 +199,7 @@ pub extern "C" fn _mcleanup() {
 }
 
 /// Records one call: from the call site `from_pc` into `self_pc`'s function.
-/// Called by the mcount stub with GMON_BUSY already set.
-#[unsafe(no_mangle)]
+/// Called by mcount with GMON_BUSY already set.
 extern "C" fn gmon_record_arc(from_pc: u64, self_pc: u64) {
     // SAFETY: the mcount stub set GMON_BUSY, so no other use interleaves.
     let Some(s) = (unsafe { state() }).as_mut() else {
@@ -201,39 +213,43 @@ extern "C" fn gmon_record_arc(from_pc: u64, self_pc: u64) {
     }
 }
 
-// mcount: called right after the profiled function's prologue (push rbp;
-// mov rbp, rsp), so 8(%rbp) is that function's return address (the call
-// site in its caller) and mcount's own return address is inside it. All
-// argument registers are preserved: the function has not used them yet.
-core::arch::global_asm!(
-    r#"
-    .globl mcount
-    .type mcount, @function
-mcount:
-    cmpb $0, GMON_BUSY(%rip)
-    jne 1f
-    movb $1, GMON_BUSY(%rip)
-    pushq %rax
-    pushq %rcx
-    pushq %rdx
-    pushq %rsi
-    pushq %rdi
-    pushq %r8
-    pushq %r9
-    movq 56(%rsp), %rsi
-    movq 8(%rbp), %rdi
-    call gmon_record_arc
-    popq %r9
-    popq %r8
-    popq %rdi
-    popq %rsi
-    popq %rdx
-    popq %rcx
-    popq %rax
-    movb $0, GMON_BUSY(%rip)
-1:
-    ret
-    .size mcount, . - mcount
-    "#,
-    options(att_syntax)
-);
+/// The function `gcc -pg` calls at the entry of every function, right after
+/// its prologue (push rbp; mov rbp, rsp): so 8(%rbp) is that function's
+/// return address (the call site in its caller), and mcount's own return
+/// address is inside it. All argument registers are preserved, since the
+/// function has not used them yet. Naked, so that nothing runs before the
+/// guard is checked; the guard and the recorder are named by `sym`, which
+/// in a shared object (the LD_PRELOAD build of libc-lite/musl-gmon) are the
+/// library's own, not symbols another object could take over.
+#[unsafe(naked)]
+#[unsafe(no_mangle)]
+pub extern "C" fn mcount() {
+    core::arch::naked_asm!(
+        "cmpb $0, {busy}(%rip)",
+        "jne 1f",
+        "movb $1, {busy}(%rip)",
+        "pushq %rax",
+        "pushq %rcx",
+        "pushq %rdx",
+        "pushq %rsi",
+        "pushq %rdi",
+        "pushq %r8",
+        "pushq %r9",
+        "movq 56(%rsp), %rsi",
+        "movq 8(%rbp), %rdi",
+        "call {record}",
+        "popq %r9",
+        "popq %r8",
+        "popq %rdi",
+        "popq %rsi",
+        "popq %rdx",
+        "popq %rcx",
+        "popq %rax",
+        "movb $0, {busy}(%rip)",
+        "1:",
+        "ret",
+        busy = sym GMON_BUSY,
+        record = sym gmon_record_arc,
+        options(att_syntax)
+    )
+}

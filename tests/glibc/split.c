@@ -7,8 +7,15 @@
  * gprof must find the exact call counts (from mcount, 20 each) and about
  * three quarters of the time in heavy(), which does three times light()'s
  * work.
+ *
+ * Built without -static it is also the program of the suite
+ * gprof-glibc-preload: `cargo xtask prof ./a.out`'s way for a dynamic
+ * program, with the project's libgmon.so in LD_PRELOAD. The last line
+ * says which runtime sampled: glibc's keeps ITIMER_PROF armed until exit,
+ * the native profil needs no timer of the program's.
  */
 #include <stdio.h>
+#include <sys/time.h>
 
 /* volatile: the compiler may neither fold the loops nor hoist the calls. */
 static volatile unsigned long sink;
@@ -34,5 +41,10 @@ int main(void)
 		light();
 	}
 	printf("split: heavy %d light %d\n", calls, calls);
+	struct itimerval timer;
+	getitimer(ITIMER_PROF, &timer);
+	printf("split: %s\n", timer.it_interval.tv_usec || timer.it_interval.tv_sec
+			       ? "sampled by ITIMER_PROF and SIGPROF (glibc's profil)"
+			       : "no ITIMER_PROF armed (the native profil)");
 	return 0;
 }

@@ -234,10 +234,7 @@ pub fn dynamic_programs() -> Result<Vec<Dynamic>, String> {
                     .arg(&source);
                 run_checked(&mut cmd, &format!("compiling {}", source.display()))?;
             }
-            let mut libraries = vec![interpreter(&out)?];
-            if *compiler == "gcc" {
-                libraries.extend(ldd_libraries(&out)?);
-            }
+            let libraries = runtime_files(&out)?;
             programs.push(Dynamic {
                 name,
                 elf: out,
@@ -266,6 +263,27 @@ fn interpreter(elf: &Path) -> Result<PathBuf, String> {
     let path = kcore::elf::interp_path(&bytes[start..end], name.len)
         .map_err(|e| format!("{}: its PT_INTERP: {}", elf.display(), e.message()))?;
     Ok(PathBuf::from(path))
+}
+
+/// What a dynamically linked host program needs in the guest, each file to
+/// go at its host path there: its interpreter, and for glibc's (whose
+/// loader is `ld-linux-*`) the libraries `ldd` finds. musl's loader is its
+/// libc, so a musl program needs nothing more.
+pub fn runtime_files(elf: &Path) -> Result<Vec<PathBuf>, String> {
+    let loader = interpreter(elf)?;
+    let glibc = loader
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("ld-linux"));
+    let mut files = vec![loader];
+    if glibc {
+        files.extend(ldd_libraries(elf)?);
+    }
+    Ok(files)
+}
+
+/// Whether `elf` names an interpreter (a dynamically linked program).
+pub fn is_dynamic(elf: &Path) -> bool {
+    interpreter(elf).is_ok()
 }
 
 /// The libraries glibc's loader finds for `elf` on the host (`ldd`'s
@@ -320,6 +338,62 @@ pub fn musl_gmon(opts: &Options) -> Result<PathBuf, String> {
         "building libgmon.a (libc-lite/musl-gmon)",
     )?;
     Ok(artifacts(opts, "target"))
+}
+
+/// The host's target, for what runs in the guest as a Linux program would.
+pub const LINUX_TARGET: &str = "x86_64-unknown-linux-gnu";
+
+/// Builds libgmon.so, gprof's runtime with the native profil for
+/// dynamically linked glibc programs, preloaded in their place of glibc's
+/// own (`libc-lite/musl-gmon` with feature `preload`, a shared object for
+/// the host's target); returns its path.
+pub fn gmon_preload(opts: &Options) -> Result<PathBuf, String> {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root()).args([
+        "rustc",
+        "--quiet",
+        "--package",
+        "musl-gmon",
+        "--lib",
+        "--crate-type",
+        "cdylib",
+        "--features",
+        "preload",
+        "--target",
+        LINUX_TARGET,
+        "--target-dir",
+        "target",
+    ]);
+    if opts.release {
+        cmd.arg("--release");
+    }
+    run_checked(
+        &mut cmd,
+        "building libgmon.so (libc-lite/musl-gmon, feature preload)",
+    )?;
+    Ok(root()
+        .join("target")
+        .join(LINUX_TARGET)
+        .join(if opts.release { "release" } else { "debug" })
+        .join("libgmon.so"))
+}
+
+/// Compiles `source` as a Debian user builds a program for gprof without
+/// `-static`: `gcc -pg -O2 -g`, a PIE linked against glibc's libc.so.6
+/// (libc6-dev, installed if missing). Returns `target/glibc/NAME-dynamic`.
+pub fn glibc_profiled_dynamic(source: &Path) -> Result<PathBuf, String> {
+    let gcc = crate::setup::ensure("gcc", "gcc")?;
+    crate::setup::ensure("/usr/lib/x86_64-linux-gnu/gcrt1.o", "libc6-dev")?;
+    let out_dir = root().join("target/glibc");
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    let out = out_dir.join(format!("{}-dynamic", stem(source)));
+    if !up_to_date(&out, &[source]) {
+        let mut cmd = Command::new(gcc);
+        cmd.args(["-pg", "-O2", "-g", "-o"]).arg(&out).arg(source);
+        run_checked(&mut cmd, &format!("compiling {}", source.display()))?;
+    }
+    Ok(out)
 }
 
 /// The flags `musl_profiled` compiles with unless told otherwise: what

@@ -19,7 +19,8 @@ commands:
           musl-gcc -pg -static -O2 -g and the project's gprof runtime (libgmon.a), runs it
           with the kernel's native profil, brings gmon.out home and prints GNU gprof's flat
           profile and call graph; also a guest program (/bin/callgraph) or an ELF built
-          elsewhere for gprof (./a.out)
+          elsewhere for gprof (./a.out; a dynamic one from gcc -pg runs with its loader and
+          libraries, and the project's libgmon.so in LD_PRELOAD: see --way)
   bench   the same static benchmark on this kernel and on Debian's Linux in the same QEMU:
           system calls, fork/exec, context switches, profiling; a table, JSON, Markdown and
           a chart in target/bench/ (--quick: a smoke run)
@@ -70,6 +71,10 @@ options:
   --graph FILE.svg   (prof) also draw the call graph (gprof2dot + graphviz)
   --cflags FLAGS     (prof) compile the C sources with these instead of -O2 -g
   --all              (prof) sum the profiles of every process the program made (gprof -s)
+  --way native|sigprof|both  (prof) how a dynamically linked glibc program (gcc -pg) samples:
+                     the native profil through the project's libgmon.so in LD_PRELOAD
+                     (default), glibc's own runtime, whose profil() is a SIGPROF emulation,
+                     or both in turns, with each way's run time and samples (/bin/profways)
   --batch FILE       (gdb) run the gdb commands in FILE instead of an interactive session
   --minutes N, --seed S, --workers W   (fuzz) how long, from which seed, how many processes
   --quick            (bench) fewer iterations, one rate
@@ -78,6 +83,17 @@ options:
 /// Most processors `--cpus` gives the machine (the kernel's
 /// `arch::percpu::MAX_CPUS`).
 pub const MAX_CPUS: u32 = 16;
+
+/// How `prof` has a dynamically linked glibc program sample its pc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Way {
+    /// The project's libgmon.so in `LD_PRELOAD`: the native profil(2).
+    Native,
+    /// glibc's own gmon: profil() emulated with ITIMER_PROF and SIGPROF.
+    Sigprof,
+    /// Both, in turns, with what each costs (/bin/profways).
+    Both,
+}
 
 /// Options shared by every command that boots the kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,6 +124,8 @@ pub struct Options {
     pub cflags: Option<String>,
     /// `prof --all`: every process's profile, summed.
     pub all: bool,
+    /// `prof --way`: how a dynamic glibc program samples.
+    pub way: Way,
     /// `--boot KEY=VALUE` lines for the kernel's boot options, checked.
     pub boot: Vec<String>,
     /// `--verbose`: the bootloader's own log lines too.
@@ -177,6 +195,7 @@ impl Default for Options {
             quick: false,
             cflags: None,
             all: false,
+            way: Way::Native,
             boot: Vec::new(),
             verbose: false,
             disks: Vec::new(),
@@ -478,6 +497,18 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
                 )?);
             }
             "--all" => opts.all = true,
+            "--way" => {
+                opts.way = match value("--way")?.as_str() {
+                    "native" => Way::Native,
+                    "sigprof" => Way::Sigprof,
+                    "both" => Way::Both,
+                    other => {
+                        return Err(format!(
+                            "--way takes native, sigprof or both, not '{other}'"
+                        ));
+                    }
+                }
+            }
             "--release" => opts.release = true,
             "--" => {
                 opts.program = iter.cloned().collect();

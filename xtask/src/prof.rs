@@ -16,13 +16,20 @@
 //! elsewhere with gprof support, for example by `gcc -pg -static`, which is
 //! copied in as `/bin/NAME` and run from there. Either way gprof reads the
 //! very file that ran.
+//!
+//! A dynamically linked ELF (plain `gcc -pg`) gets its loader and libraries
+//! at the host's paths, and by default the project's libgmon.so at
+//! `PRELOAD`, named in `LD_PRELOAD`, which replaces glibc's gprof runtime
+//! and so its SIGPROF emulation with the native profil (`--way native`);
+//! `--way sigprof` leaves glibc's runtime in charge, and `--way both` runs
+//! /bin/profways, which takes the two in turns and says what each costs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Duration;
 
 use crate::build::{self, Boot};
-use crate::options::Options;
+use crate::options::{Options, Way};
 use crate::{qemu, setup};
 
 pub const GMON: &str = "/gmon.out";
@@ -80,12 +87,17 @@ fn sh_quote(word: &str) -> String {
     quoted
 }
 
+/// Where a dynamically linked glibc program finds the project's gprof
+/// runtime (`build::gmon_preload`) in the guest.
+pub const PRELOAD: &str = "/lib/libgmon.so";
+
 /// The command line that runs `program` with its processes' profiles
-/// going to `GMON_DIR`.
-pub fn with_gmon_prefix(program: &[String]) -> Vec<String> {
+/// going to `GMON_DIR`, with `preload` in `LD_PRELOAD` if given.
+pub fn with_gmon_prefix(program: &[String], preload: Option<&str>) -> Vec<String> {
     let words: Vec<String> = program.iter().map(|w| sh_quote(w)).collect();
+    let preload = preload.map_or(String::new(), |lib| format!("LD_PRELOAD={lib} "));
     let line = format!(
-        "mkdir {GMON_DIR} && GMON_OUT_PREFIX={GMON_DIR}/gmon.out {}",
+        "mkdir {GMON_DIR} && {preload}GMON_OUT_PREFIX={GMON_DIR}/gmon.out {}",
         words.join(" ")
     );
     vec!["/bin/sh".into(), "-c".into(), line]
@@ -108,11 +120,16 @@ pub fn per_process(files: &[PathBuf]) -> Vec<PathBuf> {
     profiles
 }
 
-/// Boots `opts.program`, each of its processes writing `gmon.out.PID`;
-/// returns the host copies, first process first.
-pub fn run_and_fetch(opts: &Options, echo: bool) -> Result<(qemu::Outcome, Vec<PathBuf>), String> {
+/// Boots `opts.program`, each of its processes writing `gmon.out.PID`
+/// (with `preload` in `LD_PRELOAD`, if given); returns the host copies,
+/// first process first.
+pub fn run_and_fetch(
+    opts: &Options,
+    preload: Option<&str>,
+    echo: bool,
+) -> Result<(qemu::Outcome, Vec<PathBuf>), String> {
     let mut opts = opts.clone();
-    opts.program = with_gmon_prefix(&opts.program);
+    opts.program = with_gmon_prefix(&opts.program, preload);
     opts.export = vec![GMON_DIR.to_string()];
     let image = build::image(&opts, &Boot::normal(&opts))?;
     let timeout = Duration::from_secs(opts.timeout.unwrap_or(300));
@@ -210,13 +227,50 @@ fn resolve_program(opts: &mut Options) -> Result<PathBuf, String> {
     Ok(PathBuf::from(program))
 }
 
+/// A dynamically linked program runs here as it was built, with its
+/// loader and libraries (the host's, added at the same paths). Its
+/// profiling runtime is glibc's, whose profil() is the SIGPROF emulation,
+/// unless `--way native` (the default) puts the project's libgmon.so in
+/// `LD_PRELOAD`, which answers gcrt1.o's `__monstartup` and every `mcount`
+/// with the native profil. Returns the library to preload, if any.
+fn add_runtime(opts: &mut Options, elf: &Path) -> Result<Option<&'static str>, String> {
+    if !build::is_dynamic(elf) {
+        return Ok(None);
+    }
+    for file in build::runtime_files(elf)? {
+        let path = file.display().to_string();
+        if !opts.add.iter().any(|(_, guest)| *guest == path) {
+            opts.add.push((path.clone(), path));
+        }
+    }
+    if opts.way == Way::Sigprof {
+        eprintln!(
+            "xtask: {} is dynamic: glibc's own gmon samples with SIGPROF (--way sigprof)",
+            elf.display()
+        );
+        return Ok(None);
+    }
+    let library = build::gmon_preload(opts)?;
+    opts.add
+        .push((library.display().to_string(), PRELOAD.to_string()));
+    eprintln!(
+        "xtask: {} is dynamic: LD_PRELOAD={PRELOAD} (libgmon.so) samples with the native profil",
+        elf.display()
+    );
+    Ok(Some(PRELOAD))
+}
+
 pub fn run(opts: &Options) -> Result<ExitCode, String> {
     let mut opts = opts.clone();
     compile_sources(&mut opts)?;
     let elf = resolve_program(&mut opts)?;
+    if opts.way == Way::Both {
+        return both_ways(&mut opts, &elf);
+    }
+    let preload = add_runtime(&mut opts, &elf)?;
     let opts = &opts;
     let program = &opts.program[0];
-    let (outcome, profiles) = run_and_fetch(opts, true)?;
+    let (outcome, profiles) = run_and_fetch(opts, preload, true)?;
     eprintln!("xtask: {}", outcome.ending.describe());
     if profiles.is_empty() {
         return Err(format!(
@@ -228,6 +282,53 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
     if let Some(svg) = &opts.graph {
         draw_graph(&elf, &gmons, svg)?;
         eprintln!("xtask: call graph drawn in {}", svg.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Rounds `--way both` runs the program each way.
+const ROUNDS: &str = "5";
+
+/// `--way both`: the program profiled both ways in one boot, alternating,
+/// by /bin/profways, which prints each way's run time and samples; then
+/// gprof's flat profile of the last run each way.
+fn both_ways(opts: &mut Options, elf: &Path) -> Result<ExitCode, String> {
+    if !build::is_dynamic(elf) {
+        return Err(format!(
+            "--way both needs a dynamically linked glibc program (gcc -pg without -static); {} is static, and its runtime is the one it was linked with",
+            elf.display()
+        ));
+    }
+    opts.way = Way::Native;
+    let library = add_runtime(opts, elf)?.ok_or("no library to preload")?;
+    opts.program = ["/bin/profways", "--rounds", ROUNDS, library]
+        .into_iter()
+        .map(String::from)
+        .chain(opts.program.drain(..))
+        .collect();
+    opts.export = vec![GMON_DIR.to_string()];
+    let image = build::image(opts, &Boot::normal(opts))?;
+    let timeout = Duration::from_secs(opts.timeout.unwrap_or(900));
+    let outcome = qemu::boot(opts, &image, timeout, true, &[])?;
+    eprintln!("xtask: {}", outcome.ending.describe());
+    let exported = qemu::unpack_exports(opts)?;
+    let mut shown = 0;
+    for (way, title) in [
+        ("sigprof.", "glibc's runtime, SIGPROF emulation"),
+        ("native.", "libgmon.so, the native profil"),
+    ] {
+        let Some(gmon) = exported.iter().find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains(&format!("_{way}")))
+        }) else {
+            continue;
+        };
+        println!("== {title}: gprof -p of {}", gmon.display());
+        println!("{}", gprof(elf, std::slice::from_ref(gmon), &["-p"])?);
+        shown += 1;
+    }
+    if shown < 2 {
+        return Err("profways left fewer than two profiles: see its output above".into());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -302,10 +403,15 @@ mod tests {
     #[test]
     fn the_program_runs_under_sh_with_a_gmon_prefix() {
         let words = [r#"/bin/x"#, r#"a b"#, r#"$HOME "q" \ `c`"#].map(String::from);
-        let line = &with_gmon_prefix(&words)[2];
+        let line = &with_gmon_prefix(&words, None)[2];
         assert_eq!(
             line,
             r#"mkdir /tmp/gmon && GMON_OUT_PREFIX=/tmp/gmon/gmon.out "/bin/x" "a b" "\$HOME \"q\" \\ \`c\`""#
+        );
+        let line = &with_gmon_prefix(&words[..1], Some(PRELOAD))[2];
+        assert_eq!(
+            line,
+            r#"mkdir /tmp/gmon && LD_PRELOAD=/lib/libgmon.so GMON_OUT_PREFIX=/tmp/gmon/gmon.out "/bin/x""#
         );
     }
 

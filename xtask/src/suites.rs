@@ -112,6 +112,11 @@ pub struct Suite {
     /// C sources built on the host with `gcc -pg -static` (glibc's gmon)
     /// and added to the ramdisk at these guest paths, as `--add` does.
     pub glibc_profiled: &'static [(&'static str, &'static str)],
+    /// C sources built with plain `gcc -pg` (dynamically linked against
+    /// glibc) and added likewise, with their loader and libraries at the
+    /// host's paths and the project's libgmon.so at `prof::PRELOAD`, as
+    /// `cargo xtask prof ./a.out` runs such a program.
+    pub glibc_preloaded: &'static [(&'static str, &'static str)],
     /// C sources built as `cargo xtask prof FILE.c` builds them (musl and
     /// the project's libgmon.a, `build::musl_profiled`), added likewise.
     pub musl_profiled: &'static [(&'static str, &'static str)],
@@ -221,6 +226,7 @@ pub fn suites() -> Vec<Suite> {
         exports: &[],
         typing: &[],
         glibc_profiled: &[],
+        glibc_preloaded: &[],
         musl_profiled: &[],
         disks: &[],
         timeout: 300,
@@ -237,6 +243,7 @@ pub fn suites() -> Vec<Suite> {
         exports: &[],
         typing: &[],
         glibc_profiled: &[],
+        glibc_preloaded: &[],
         musl_profiled: &[],
         disks: &[],
         timeout: 300,
@@ -253,6 +260,7 @@ pub fn suites() -> Vec<Suite> {
         exports: &[],
         typing: &[],
         glibc_profiled: &[],
+        glibc_preloaded: &[],
         musl_profiled: &[],
         disks: &[],
         timeout: 300,
@@ -725,7 +733,10 @@ pub fn suites() -> Vec<Suite> {
                 elf: "/bin/glibc-split",
                 top: "heavy",
                 calls: &["20/20 heavy", "20/20 light"],
-                console: &["split: heavy 20 light 20"],
+                console: &[
+                    "split: heavy 20 light 20",
+                    "split: sampled by ITIMER_PROF and SIGPROF (glibc's profil)",
+                ],
                 arcs: None,
                 // Three quarters of the work; about 300 samples at 1000 Hz.
                 share: Some(("heavy", 65.0, 85.0)),
@@ -733,6 +744,57 @@ pub fn suites() -> Vec<Suite> {
                 summed: &[],
             },
             ..usertests("gprof-glibc", Tick::Pit)
+        },
+        Suite {
+            // The same program built without -static, as `cargo xtask prof
+            // ./a.out` runs it: libgmon.so in LD_PRELOAD answers gcrt1.o's
+            // __monstartup and every mcount, so the native profil samples
+            // a PIE, and gmon.out has the file's addresses.
+            program: &[
+                "/bin/sh",
+                "-c",
+                "LD_PRELOAD=/lib/libgmon.so /bin/glibc-split-dynamic",
+            ],
+            glibc_preloaded: &[("tests/glibc/split.c", "/bin/glibc-split-dynamic")],
+            musl_profiled: &[],
+            expect: Expect::Gprof {
+                elf: "/bin/glibc-split-dynamic",
+                top: "heavy",
+                calls: &["20/20 heavy", "20/20 light"],
+                console: &[
+                    "split: heavy 20 light 20",
+                    "split: no ITIMER_PROF armed (the native profil)",
+                ],
+                arcs: None,
+                share: Some(("heavy", 65.0, 85.0)),
+                counted: &[],
+                summed: &[],
+            },
+            ..usertests("gprof-glibc-preload", Tick::Pit)
+        },
+        Suite {
+            // `cargo xtask prof --way both`: the program both ways in turns.
+            program: &[
+                "/bin/profways",
+                "--rounds",
+                "2",
+                "/lib/libgmon.so",
+                "/bin/glibc-split-dynamic",
+            ],
+            glibc_preloaded: &[("tests/glibc/split.c", "/bin/glibc-split-dynamic")],
+            expect: Expect::Output(
+                &[
+                    "profways: /bin/glibc-split-dynamic, 2 rounds each way, * Hz tick",
+                    "split: sampled by ITIMER_PROF and SIGPROF (glibc's profil)",
+                    "split: no ITIMER_PROF armed (the native profil)",
+                    "profways: SIGPROF emulation  run median * ms *, samples median *",
+                    "profways: native profil      run median * ms *, samples median *",
+                    "profways: * a sample *",
+                    "profways: done",
+                ],
+                0,
+            ),
+            ..usertests("profways-smoke", Tick::Pit)
         },
         Suite {
             program: &["/bin/prof-work"],
@@ -825,6 +887,7 @@ pub fn suites() -> Vec<Suite> {
             exports: &[],
             typing: &[],
             glibc_profiled: &[],
+            glibc_preloaded: &[],
             musl_profiled: &[],
             disks: &[],
             timeout: 300,
@@ -853,6 +916,7 @@ pub fn suites() -> Vec<Suite> {
             exports: &[("/out.txt", "one\ntwo\n"), ("/missing", "")],
             typing: &[],
             glibc_profiled: &[],
+            glibc_preloaded: &[],
             musl_profiled: &[],
             disks: &[],
             timeout: 300,
@@ -900,6 +964,7 @@ pub fn suites() -> Vec<Suite> {
                 ("alXive", "exit 7\n"),
             ],
             glibc_profiled: &[],
+            glibc_preloaded: &[],
             musl_profiled: &[],
             disks: &[],
             timeout: 300,
@@ -930,6 +995,7 @@ pub fn suites() -> Vec<Suite> {
             exports: &[],
             typing: &[("ready", "\x10")],
             glibc_profiled: &[],
+            glibc_preloaded: &[],
             musl_profiled: &[],
             disks: &[],
             timeout: 300,
@@ -957,6 +1023,7 @@ pub fn suites() -> Vec<Suite> {
             exports: &[],
             typing: &FORKRACE_TYPING,
             glibc_profiled: &[],
+            glibc_preloaded: &[],
             musl_profiled: &[],
             disks: &[],
             timeout: 300,

@@ -642,6 +642,21 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             .add
             .push((elf.display().to_string(), guest.to_string()));
     }
+    for (source, guest) in suite.glibc_preloaded {
+        let elf = build::glibc_profiled_dynamic(&build::root().join(source))?;
+        let files = build::runtime_files(&elf)?;
+        boot_opts
+            .add
+            .push((elf.display().to_string(), guest.to_string()));
+        let library = build::gmon_preload(opts)?;
+        let library = (library, std::path::PathBuf::from(prof::PRELOAD));
+        for (host, guest) in files.into_iter().map(|f| (f.clone(), f)).chain([library]) {
+            let guest = guest.display().to_string();
+            if !boot_opts.add.iter().any(|(_, g)| *g == guest) {
+                boot_opts.add.push((host.display().to_string(), guest));
+            }
+        }
+    }
     for (source, guest) in suite.musl_profiled {
         let source = build::root().join(source);
         let elf = build::musl_profiled(opts, &[source], build::PROF_CFLAGS)?;

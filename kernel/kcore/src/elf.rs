@@ -26,7 +26,8 @@ const PT_PHDR: u32 = 6;
 pub(crate) const ET_EXEC: u16 = 2;
 pub(crate) const ET_DYN: u16 = 3;
 pub(crate) const EM_X86_64: u16 = 62;
-pub(crate) const PHDR_SIZE: usize = 56;
+/// The size of one program header (`e_phentsize`, as `AT_PHNUM` counts them).
+pub const PHDR_SIZE: usize = 56;
 pub const EHDR_SIZE: usize = 64;
 pub const PAGE_SIZE: u64 = 4096;
 /// Where a position-independent (`ET_DYN`) program is loaded, as Linux's
@@ -130,6 +131,24 @@ pub fn interp_path(bytes: &[u8], len: u64) -> Result<&str, Errno> {
     }
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     core::str::from_utf8(&bytes[..end]).map_err(|_| Errno::ENOENT)
+}
+
+/// A running program's load bias: how far its addresses lie from the ones
+/// its file gives (0 for a fixed-address `ET_EXEC`, the base chosen for a
+/// PIE), found as glibc's loader finds it: `at_phdr` (the aux vector's
+/// `AT_PHDR`) is where the program headers are in memory, and the
+/// `PT_PHDR` header among `headers` (their bytes, `AT_PHNUM` of them) says
+/// where the file put them. A program without `PT_PHDR` is taken to run
+/// where it was linked, as glibc takes it. A profiler needs this to write
+/// the file's addresses, which are what gprof reads in the symbol table.
+pub fn load_bias(at_phdr: u64, headers: &[u8]) -> u64 {
+    headers
+        .as_chunks::<PHDR_SIZE>()
+        .0
+        .iter()
+        .find(|ph| u32_at(&ph[..], 0) == Some(PT_PHDR))
+        .and_then(|ph| u64_at(&ph[..], 16))
+        .map_or(0, |vaddr| at_phdr.wrapping_sub(vaddr))
 }
 
 /// Most loadable segments an executable may have.
@@ -337,6 +356,28 @@ mod tests {
         f[ph + 32..ph + 40].copy_from_slice(&11u64.to_le_bytes());
         f[0xc0..0xcb].copy_from_slice(b"/lib/ld.so\0");
         f
+    }
+
+    #[test]
+    fn the_load_bias_is_where_the_headers_are_against_where_the_file_put_them() {
+        let mut headers = vec![0u8; 2 * PHDR_SIZE];
+        headers[..4].copy_from_slice(&PT_LOAD.to_le_bytes());
+        assert_eq!(load_bias(0x400040, &headers), 0, "no PT_PHDR: as linked");
+        let vaddr = PHDR_SIZE + 16..PHDR_SIZE + 24;
+        headers[PHDR_SIZE..PHDR_SIZE + 4].copy_from_slice(&PT_PHDR.to_le_bytes());
+        headers[vaddr.clone()].copy_from_slice(&0x40u64.to_le_bytes());
+        assert_eq!(
+            load_bias(0x5555_5555_4040, &headers),
+            0x5555_5555_4000,
+            "a PIE"
+        );
+        headers[vaddr].copy_from_slice(&0x400040u64.to_le_bytes());
+        assert_eq!(load_bias(0x400040, &headers), 0, "ET_EXEC with PT_PHDR");
+        assert_eq!(
+            load_bias(0x400040, &headers[..PHDR_SIZE + 8]),
+            0,
+            "cut short"
+        );
     }
 
     #[test]

@@ -1,15 +1,16 @@
-//! libgmon.a: gprof's runtime for C programs built with musl.
+//! libgmon.a and libgmon.so: gprof's runtime for C programs, with the
+//! kernel's native profil(2).
 //!
-//! musl has no profiling support: `musl-gcc -pg` compiles a call to
-//! `mcount` into every function and then finds no `mcount`, no `gcrt1.o`
-//! and nothing that writes gmon.out. This library is that support, and it
-//! is libc-lite's own: `gmon.rs` (monstartup, moncontrol, _mcleanup, mcount,
-//! the gmon.out encoding in `kcore::gmon`), with libc-lite's system call
-//! wrappers and output beside it, compiled here a second time from the same
-//! files. Only what libc-lite's start-up code would give it comes from
-//! musl instead: the environment (`environ`), the clock rate
-//! (`getauxval(AT_CLKTCK)`), memory (`malloc`), and exit handlers
-//! (`atexit`).
+//! **libgmon.a, for musl.** musl has no profiling support: `musl-gcc -pg`
+//! compiles a call to `mcount` into every function and then finds no
+//! `mcount`, no `gcrt1.o` and nothing that writes gmon.out. This library is
+//! that support, and it is libc-lite's own: `gmon.rs` (monstartup,
+//! moncontrol, _mcleanup, mcount, the gmon.out encoding in `kcore::gmon`),
+//! with libc-lite's system call wrappers and output beside it, compiled
+//! here a second time from the same files. Only what libc-lite's start-up
+//! code would give it comes from the C library instead: the environment
+//! (`environ`), the aux vector (`getauxval`: the clock rate and where the
+//! program was loaded), memory (`malloc`), and exit handlers (`atexit`).
 //!
 //! Link it with `musl-gcc -pg -static prog.c -L DIR -lgmon` (the README's
 //! gprof section; `cargo xtask prof prog.c` does it for you). The linker
@@ -19,6 +20,17 @@
 //! does) with the kernel's native profil(2), and registers `_mcleanup` to
 //! write gmon.out when the program exits. `profil` and `sprofil` are here
 //! too, for programs that call them themselves.
+//!
+//! **libgmon.so, for glibc** (feature `preload`, built as a shared object
+//! for `x86_64-unknown-linux-gnu` by `build::gmon_preload`). glibc has its
+//! own runtime, but its `profil()` emulates the call with SIGPROF, and its
+//! `__monstartup` calls that emulation by an internal name no preload can
+//! take over. So this library, named in `LD_PRELOAD`, replaces the whole
+//! runtime: a `gcc -pg` program's `mcount`, and the `__monstartup` and
+//! `_mcleanup` its gcrt1.o calls at start-up and registers for exit, all
+//! bind to the first definition the loader finds, which is here. There is
+//! no constructor: gcrt1.o starts profiling itself, over the program's own
+//! text.
 
 #![no_std]
 #![allow(dead_code)] // libc-lite's wrappers: this library uses a few
@@ -67,6 +79,30 @@ mod env {
             .map(|s| s.to_str().unwrap_or(""))
     }
 
+    /// How far the program runs from its file's addresses: the base of a
+    /// PIE (`kcore::elf::load_bias`, from `AT_PHDR` and `AT_PHNUM`).
+    pub fn load_bias() -> u64 {
+        // SAFETY: getauxval only reads the aux vector.
+        let (at_phdr, count) = unsafe {
+            (
+                getauxval(abi::types::AT_PHDR as c_ulong),
+                getauxval(abi::types::AT_PHNUM as c_ulong),
+            )
+        };
+        if at_phdr == 0 {
+            return 0;
+        }
+        // SAFETY: AT_PHDR and AT_PHNUM describe the running program's
+        // headers, which stay mapped as long as it runs.
+        let headers = unsafe {
+            core::slice::from_raw_parts(
+                at_phdr as *const u8,
+                count as usize * kcore::elf::PHDR_SIZE,
+            )
+        };
+        kcore::elf::load_bias(at_phdr, headers)
+    }
+
     /// The kernel's clock rate (the aux vector's `AT_CLKTCK`).
     pub fn clock_ticks_per_second() -> u64 {
         // SAFETY: getauxval only reads the aux vector.
@@ -75,12 +111,22 @@ mod env {
     }
 }
 
+// The shared object says it needs libc (it is preloaded into programs that
+// have it anyway); the static library leaves that to the link.
+#[cfg_attr(feature = "preload", link(name = "c"))]
 unsafe extern "C" {
     fn malloc(size: usize) -> *mut c_void;
     fn free(ptr: *mut c_void);
     fn aligned_alloc(align: usize, size: usize) -> *mut c_void;
-    fn atexit(f: extern "C" fn()) -> c_int;
     fn __errno_location() -> *mut c_int;
+}
+
+// What only the static library's constructor uses: glibc's libc.so has no
+// `atexit` (it is in libc_nonshared.a), and a shared object has no text
+// bounds of the program's.
+#[cfg(not(feature = "preload"))]
+unsafe extern "C" {
+    fn atexit(f: extern "C" fn()) -> c_int;
     static __executable_start: u8;
     static etext: u8;
 }
@@ -118,6 +164,7 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
 }
 
 /// Before main: profiling on over the whole text, gmon.out at exit.
+#[cfg(not(feature = "preload"))]
 extern "C" fn start_profiling() {
     // The linker defines both symbols; only their addresses are used.
     let (low, high) = (
@@ -129,9 +176,36 @@ extern "C" fn start_profiling() {
     unsafe { atexit(gmon::_mcleanup) };
 }
 
+#[cfg(not(feature = "preload"))]
 #[used]
 #[unsafe(link_section = ".init_array")]
 static START: extern "C" fn() = start_profiling;
+
+// The shared object is built against Rust's core and alloc for
+// x86_64-unknown-linux-gnu, which are compiled to unwind: their landing
+// pads name the unwinder's `_Unwind_Resume` and the personality routine
+// that Rust's std would define. This library aborts on panic, so neither
+// can run; both are defined here as a trap, hidden, so that the library
+// needs nothing but libc and takes no unwinder over from the program it is
+// preloaded into (a C++ program's `_Unwind_Resume` stays its own).
+#[cfg(feature = "preload")]
+core::arch::global_asm!(
+    ".globl _Unwind_Resume",
+    ".hidden _Unwind_Resume",
+    ".globl rust_eh_personality",
+    ".hidden rust_eh_personality",
+    "_Unwind_Resume:",
+    "rust_eh_personality:",
+    "ud2",
+);
+
+/// glibc's name for monstartup, which its gcrt1.o calls before `main` with
+/// the program's text (`__executable_start` to `etext`).
+#[cfg(feature = "preload")]
+#[unsafe(no_mangle)]
+pub extern "C" fn __monstartup(lowpc: usize, highpc: usize) {
+    gmon::monstartup(lowpc, highpc)
+}
 
 /// C's answer: the value, or -1 with musl's errno set.
 fn c_result(result: Result<(), abi::Errno>) -> c_int {
