@@ -281,6 +281,28 @@ pub fn runtime_files(elf: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
+/// `added` (host file, guest path) with what each dynamically linked
+/// program among them needs to run (`runtime_files`, at the host's paths),
+/// unless a file is already there or missing on the host: so `--add
+/// ./a.out` of a program built by plain `gcc` runs as it does on the host.
+/// A program whose loader cannot be found (a test of exec's ENOENT, say)
+/// is added as it is.
+pub fn with_runtimes(added: &[(String, String)]) -> Vec<(String, String)> {
+    let mut all = added.to_vec();
+    for (host, _) in added {
+        let Ok(files) = runtime_files(Path::new(host)) else {
+            continue;
+        };
+        for file in files.iter().filter(|f| f.is_file()) {
+            let path = file.display().to_string();
+            if !all.iter().any(|(_, guest)| *guest == path) {
+                all.push((path.clone(), path));
+            }
+        }
+    }
+    all
+}
+
 /// Whether `elf` names an interpreter (a dynamically linked program).
 pub fn is_dynamic(elf: &Path) -> bool {
     interpreter(elf).is_ok()
@@ -783,7 +805,7 @@ pub fn ramdisk(opts: &Options, boot: &Boot) -> Result<Vec<u8>, String> {
             &stripped(&elf)?,
         );
     }
-    for (host, guest) in &opts.add {
+    for (host, guest) in &with_runtimes(&opts.add) {
         let data = std::fs::read(host).map_err(|e| format!("--add {host}: {e}"))?;
         entry(
             &mut out,
@@ -920,5 +942,32 @@ mod tests {
             "a missing input is never up to date"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_dynamic_program_brings_its_loader_and_libc() {
+        // xtask itself is linked against the host's glibc.
+        let me = std::env::current_exe().unwrap().display().to_string();
+        let text = std::env::temp_dir().join(format!("xtask-static-{}", std::process::id()));
+        std::fs::write(&text, "not an ELF").unwrap();
+        let text = text.display().to_string();
+        let added = super::with_runtimes(&[
+            (me.clone(), "/bin/xtask".into()),
+            (text.clone(), "/bin/text".into()),
+        ]);
+        let guests: Vec<&str> = added.iter().map(|(_, g)| g.as_str()).collect();
+        assert_eq!(guests[..2], ["/bin/xtask", "/bin/text"]);
+        assert!(
+            guests.iter().any(|g| g.contains("ld-linux")),
+            "the loader: {guests:?}"
+        );
+        assert!(
+            guests.iter().any(|g| g.ends_with("/libc.so.6")),
+            "libc: {guests:?}"
+        );
+        assert!(added[2..].iter().all(|(host, guest)| host == guest));
+        let again = super::with_runtimes(&added);
+        assert_eq!(again, added, "nothing twice");
+        std::fs::remove_file(&text).unwrap();
     }
 }

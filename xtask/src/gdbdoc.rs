@@ -1,8 +1,9 @@
 //! The GDB walk-throughs of `docs/gdb.md`, read as tests.
 //!
 //! A walk-through is a ```text block of the page that starts with the
-//! command that boots it (`$ cargo xtask gdb -- /bin/profdemo`). Its other
-//! lines are what a reader types and sees:
+//! command that boots it (`$ cargo xtask gdb -- /bin/profdemo`, or with
+//! options before the `--`, as `--add FILE`). Its other lines are what a
+//! reader types and sees:
 //!
 //! - `(gdb) COMMAND   # comment`: a command, run as written (the comment,
 //!   after two spaces and `#`, is for the reader);
@@ -24,6 +25,8 @@
 pub struct Walkthrough {
     /// The page's line number of the block's first line, for reports.
     pub line: usize,
+    /// The boot command's options, before `--` (e.g. `--add FILE`).
+    pub options: Vec<String>,
     /// What follows `--` in the boot command (empty: the normal boot).
     pub program: Vec<String>,
     pub steps: Vec<Step>,
@@ -58,12 +61,14 @@ pub fn parse(page: &str) -> Result<Vec<Walkthrough>, String> {
             continue;
         }
         if let Some(rest) = line.strip_prefix(BOOT) {
-            let program = match rest.split_once("--") {
-                Some((_, args)) => args.split_whitespace().map(String::from).collect(),
+            let mut options: Vec<String> = rest.split_whitespace().map(String::from).collect();
+            let program = match options.iter().position(|w| w == "--") {
+                Some(at) => options.split_off(at).split_off(1),
                 None => Vec::new(),
             };
             block = Some(Walkthrough {
                 line: number,
+                options,
                 program,
                 steps: Vec::new(),
             });
@@ -196,6 +201,16 @@ not a walk-through
         let w = &walks[0];
         assert_eq!(w.line, 4);
         assert_eq!(w.program, vec!["/bin/profdemo"]);
+        assert!(w.options.is_empty());
+        let with_options = PAGE.replace("gdb -- /bin/profdemo", "gdb --add a.out -- /bin/a.out x");
+        let w = parse(&with_options).unwrap().remove(0);
+        assert_eq!(
+            (w.options, w.program),
+            (
+                vec!["--add".to_string(), "a.out".into()],
+                vec!["/bin/a.out".to_string(), "x".into()]
+            )
+        );
         assert_eq!(w.steps.len(), 2);
         assert_eq!(w.steps[0].command, "tick");
         assert_eq!(w.steps[0].shown.len(), 1);

@@ -56,7 +56,8 @@ options:
   --verbose          show the bootloader's own log lines before the kernel's
   --timeout SECONDS  power QEMU off after this long (default: none for run; for test 300,
                      600 to 1800 for the suites that run more, as soak, musl and glibc)
-  --add HOST[:GUEST] put a host file into the ramdisk (default guest path /bin/NAME)
+  --add HOST[:GUEST] put a host file into the ramdisk (default guest path /bin/NAME); a
+                     dynamically linked program brings its loader and libraries along
   --export GUESTPATH at power-off, copy this guest file to target/guest-out/ (repeatable)
   --disk FILE        give the machine FILE, a raw image, as one more virtio disk (written in
                      place; repeatable, 4 disks in all): run's root disk is /dev/vda and these

@@ -228,20 +228,15 @@ fn resolve_program(opts: &mut Options) -> Result<PathBuf, String> {
 }
 
 /// A dynamically linked program runs here as it was built, with its
-/// loader and libraries (the host's, added at the same paths). Its
-/// profiling runtime is glibc's, whose profil() is the SIGPROF emulation,
-/// unless `--way native` (the default) puts the project's libgmon.so in
-/// `LD_PRELOAD`, which answers gcrt1.o's `__monstartup` and every `mcount`
-/// with the native profil. Returns the library to preload, if any.
+/// loader and libraries (the host's, added at the same paths by
+/// `build::with_runtimes`). Its profiling runtime is glibc's, whose
+/// profil() is the SIGPROF emulation, unless `--way native` (the default)
+/// puts the project's libgmon.so in `LD_PRELOAD`, which answers gcrt1.o's
+/// `__monstartup` and every `mcount` with the native profil. Returns the
+/// library to preload, if any.
 fn add_runtime(opts: &mut Options, elf: &Path) -> Result<Option<&'static str>, String> {
     if !build::is_dynamic(elf) {
         return Ok(None);
-    }
-    for file in build::runtime_files(elf)? {
-        let path = file.display().to_string();
-        if !opts.add.iter().any(|(_, guest)| *guest == path) {
-            opts.add.push((path.clone(), path));
-        }
     }
     if opts.way == Way::Sigprof {
         eprintln!(

@@ -643,18 +643,14 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             .push((elf.display().to_string(), guest.to_string()));
     }
     for (source, guest) in suite.glibc_preloaded {
+        // Its loader and libc come with it (build::with_runtimes).
         let elf = build::glibc_profiled_dynamic(&build::root().join(source))?;
-        let files = build::runtime_files(&elf)?;
         boot_opts
             .add
             .push((elf.display().to_string(), guest.to_string()));
-        let library = build::gmon_preload(opts)?;
-        let library = (library, std::path::PathBuf::from(prof::PRELOAD));
-        for (host, guest) in files.into_iter().map(|f| (f.clone(), f)).chain([library]) {
-            let guest = guest.display().to_string();
-            if !boot_opts.add.iter().any(|(_, g)| *g == guest) {
-                boot_opts.add.push((host.display().to_string(), guest));
-            }
+        let library = build::gmon_preload(opts)?.display().to_string();
+        if !boot_opts.add.iter().any(|(_, g)| g == prof::PRELOAD) {
+            boot_opts.add.push((library, prof::PRELOAD.to_string()));
         }
     }
     for (source, guest) in suite.musl_profiled {
@@ -808,6 +804,45 @@ fn readme_samples_are_true(opts: &Options, tally: &mut Tally) -> Result<(), Stri
     Ok(())
 }
 
+/// The files a walk-through's boot command adds (`--add`, the only option
+/// it may give: anything else would make the test boot otherwise than the
+/// reader), their host paths from the repository's root. The dynamically
+/// linked test programs (`target/dynamic/`) are built first.
+fn walkthrough_adds(walk: &crate::gdbdoc::Walkthrough) -> Result<Vec<(String, String)>, String> {
+    if walk.options.is_empty() {
+        return Ok(Vec::new());
+    }
+    let words: Vec<String> = ["gdb".to_string()]
+        .into_iter()
+        .chain(walk.options.iter().cloned())
+        .collect();
+    let bad = |why: String| format!("docs/gdb.md line {}: {why}", walk.line);
+    let crate::options::Command::Gdb(given) = crate::options::parse(&words).map_err(bad)? else {
+        return Err(bad("not a gdb command".into()));
+    };
+    let only_adds = Options {
+        add: given.add.clone(),
+        ..Options::default()
+    };
+    if given != only_adds {
+        return Err(bad(
+            "a walk-through's boot command may give --add and nothing else".into(),
+        ));
+    }
+    if given
+        .add
+        .iter()
+        .any(|(host, _)| host.starts_with("target/dynamic/"))
+    {
+        build::dynamic_programs()?;
+    }
+    Ok(given
+        .add
+        .into_iter()
+        .map(|(host, guest)| (build::root().join(host).display().to_string(), guest))
+        .collect())
+}
+
 /// The walk-throughs of `docs/gdb.md`, run command by command as the page
 /// writes them, each line the page shows checked against what gdb printed
 /// (gdbdoc.rs says how lines match). One test per walk-through, named by
@@ -832,8 +867,10 @@ fn gdb_walkthroughs_are_true(opts: &Options, tally: &mut Tally) -> Result<(), St
         // Each walk-through boots on a root disk of its own, made afresh,
         // so what it shows does not hang on what earlier boots wrote.
         let mut gdb_opts = opts.clone();
+        gdb_opts.add = walkthrough_adds(walk)?;
         gdb_opts.program = walk.program.clone();
-        gdb_opts.fresh = true;
+        // (One that adds files boots on the ramdisk: no disk to make.)
+        gdb_opts.fresh = gdb_opts.add.is_empty();
         let root = build::root().join(format!("target/gdb-root-{name}.img"));
         let (_, output) = crate::gdb::session(&gdb_opts, Some(&script), &root)?;
         let log = log_path(&format!("gdb-{name}"));
