@@ -64,22 +64,6 @@ pub fn clock_ticks_per_second() -> u64 {
     auxv(abi::types::AT_CLKTCK).unwrap_or(100).max(1)
 }
 
-/// How far the program runs from the addresses its file gives
-/// (`kcore::elf::load_bias`, from the aux vector's `AT_PHDR` and
-/// `AT_PHNUM`): 0 for the fixed-address programs the project builds.
-pub fn load_bias() -> u64 {
-    let (Some(at_phdr), Some(count)) = (auxv(abi::types::AT_PHDR), auxv(abi::types::AT_PHNUM))
-    else {
-        return 0;
-    };
-    // SAFETY: the kernel's AT_PHDR and AT_PHNUM describe the program
-    // headers of the running program, mapped readable for its lifetime.
-    let headers = unsafe {
-        core::slice::from_raw_parts(at_phdr as *const u8, count as usize * kcore::elf::PHDR_SIZE)
-    };
-    kcore::elf::load_bias(at_phdr, headers)
-}
-
 /// The program's name (the last part of argv[0]).
 pub fn program_name() -> &'static str {
     args()

@@ -12,7 +12,7 @@
 //! to `PREFIX.PID` when `GMON_OUT_PREFIX=PREFIX` is set (glibc's variable),
 //! so that the processes of a program that forks each keep their own. The
 //! file holds the program file's addresses, as the symbol table gprof
-//! reads does: the load bias of a PIE (`env::load_bias`) is taken off.
+//! reads does: the load bias of a PIE (`load_bias`) is taken off.
 //!
 //! When the table is full, arcs already in it go on counting and calls on
 //! new arcs are counted as lost: `_mcleanup` says how many on stderr, and
@@ -156,7 +156,7 @@ pub extern "C" fn _mcleanup() {
     let rate = crate::env::clock_ticks_per_second() as u32;
     // The file's addresses, not the running ones: gprof matches them with
     // the symbol table, and a PIE runs at a base the kernel chose.
-    let bias = crate::env::load_bias();
+    let bias = load_bias();
     let arcs: Vec<Arc> = s
         .arcs
         .iter()
@@ -196,6 +196,24 @@ pub extern "C" fn _mcleanup() {
     if let Err(e) = written {
         crate::eprintln!("gmon: cannot write {path}: {}", e.message());
     }
+}
+
+/// How far the program runs from the addresses its file gives
+/// (`kcore::elf::load_bias`, from the aux vector's `AT_PHDR` and
+/// `AT_PHNUM`): 0 for a program linked at a fixed address, the base the
+/// kernel chose for a PIE.
+fn load_bias() -> u64 {
+    use abi::types::{AT_PHDR, AT_PHNUM};
+    let (Some(at_phdr), Some(count)) = (crate::env::auxv(AT_PHDR), crate::env::auxv(AT_PHNUM))
+    else {
+        return 0;
+    };
+    // SAFETY: the kernel's AT_PHDR and AT_PHNUM describe the program
+    // headers of the running program, mapped readable for its lifetime.
+    let headers = unsafe {
+        core::slice::from_raw_parts(at_phdr as *const u8, count as usize * kcore::elf::PHDR_SIZE)
+    };
+    kcore::elf::load_bias(at_phdr, headers)
 }
 
 /// Records one call: from the call site `from_pc` into `self_pc`'s function.

@@ -79,28 +79,12 @@ mod env {
             .map(|s| s.to_str().unwrap_or(""))
     }
 
-    /// How far the program runs from its file's addresses: the base of a
-    /// PIE (`kcore::elf::load_bias`, from `AT_PHDR` and `AT_PHNUM`).
-    pub fn load_bias() -> u64 {
+    /// The value of aux vector entry `key`, if the kernel gave one
+    /// (getauxval's 0 is taken for none: no entry gmon.rs asks for is 0).
+    pub fn auxv(key: u64) -> Option<u64> {
         // SAFETY: getauxval only reads the aux vector.
-        let (at_phdr, count) = unsafe {
-            (
-                getauxval(abi::types::AT_PHDR as c_ulong),
-                getauxval(abi::types::AT_PHNUM as c_ulong),
-            )
-        };
-        if at_phdr == 0 {
-            return 0;
-        }
-        // SAFETY: AT_PHDR and AT_PHNUM describe the running program's
-        // headers, which stay mapped as long as it runs.
-        let headers = unsafe {
-            core::slice::from_raw_parts(
-                at_phdr as *const u8,
-                count as usize * kcore::elf::PHDR_SIZE,
-            )
-        };
-        kcore::elf::load_bias(at_phdr, headers)
+        let value = unsafe { getauxval(key as c_ulong) };
+        (value != 0).then_some(value)
     }
 
     /// The kernel's clock rate (the aux vector's `AT_CLKTCK`).
