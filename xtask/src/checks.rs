@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::build;
 use crate::options::Options;
@@ -140,7 +141,7 @@ pub(crate) fn check_user_suite(suite: &str, prefix: &str, outcome: &Outcome, tal
 }
 
 /// What a program printed and how it ended, as musltests frames it.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Run {
     pub(crate) lines: Vec<String>,
     pub(crate) end: String,
@@ -239,6 +240,24 @@ pub(crate) fn host_run(name: &str, argv: &[String]) -> Result<Run, String> {
     })
 }
 
+/// Each program's run on the host, once per test command, keyed by its
+/// command line: the suites that compare with Linux run on one CPU and on
+/// four, often at the same time, and a program's answer on the host is the
+/// same for both. Two runs of one program at once would also share the
+/// fixed paths some use (`/tmp/lease-test`) and its run directory, and
+/// disturb each other; the second suite to ask waits for the first run.
+pub(crate) fn host_run_once(name: &str, argv: &[String]) -> Result<Run, String> {
+    type Runs = std::collections::BTreeMap<Vec<String>, Arc<OnceLock<Result<Run, String>>>>;
+    static RUNS: Mutex<Runs> = Mutex::new(std::collections::BTreeMap::new());
+    let cell = RUNS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .entry(argv.to_vec())
+        .or_default()
+        .clone();
+    cell.get_or_init(|| host_run(name, argv)).clone()
+}
+
 pub(crate) fn check_same_as_linux(
     suite: &str,
     outcome: &Outcome,
@@ -247,7 +266,7 @@ pub(crate) fn check_same_as_linux(
 ) -> Result<(), String> {
     let mut shown = false;
     for SameAsLinux { name, host, .. } in cases {
-        let host = host_run(name, host)?;
+        let host = host_run_once(name, host)?;
         let guest = guest_run(&outcome.lines, name);
         let why = match &guest {
             None => String::from("no complete run on the console"),
@@ -783,6 +802,30 @@ pub(crate) fn show_console(outcome: &Outcome) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_program_runs_on_the_host_once_whoever_asks() {
+        let count = std::env::temp_dir().join(format!("xtask-host-once-{}", std::process::id()));
+        let argv: Vec<String> = [
+            "sh".to_string(),
+            "-c".to_string(),
+            format!("echo run >> {0}; wc -l < {0}", count.display()),
+        ]
+        .to_vec();
+        let asks: Vec<_> = (0..3)
+            .map(|_| {
+                let argv = argv.clone();
+                std::thread::spawn(move || host_run_once("host-once-test", &argv).unwrap())
+            })
+            .collect();
+        for ask in asks {
+            let run = ask.join().unwrap();
+            assert_eq!(run.lines[0].trim(), "1", "one run, seen by every asker");
+            assert_eq!(run.end, "exit 0");
+        }
+        std::fs::remove_file(&count).unwrap();
+        let _ = std::fs::remove_dir_all(build::root().join("target/musl-run/host-once-test"));
+    }
     use super::*;
 
     #[test]
