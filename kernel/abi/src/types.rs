@@ -283,6 +283,25 @@ pub const BLKSSZGET: u32 = 0x1268;
 pub const BLKFLSBUF: u32 = 0x1261;
 pub const TIOCSPGRP: u32 = 0x5410;
 pub const TIOCGWINSZ: u32 = 0x5413;
+pub const TIOCSWINSZ: u32 = 0x5414;
+pub const TCSBRK: u32 = 0x5409;
+pub const TCXONC: u32 = 0x540a;
+pub const TCFLSH: u32 = 0x540b;
+pub const TIOCSCTTY: u32 = 0x540e;
+pub const TIOCOUTQ: u32 = 0x5411;
+pub const TIOCNOTTY: u32 = 0x5422;
+pub const TCSBRKP: u32 = 0x5425;
+pub const TIOCGSID: u32 = 0x5429;
+/// A pseudo-terminal master's number (`unsigned int`), its slave's lock
+/// (an int, set and got), and an open of its slave (`<asm-generic/ioctls.h>`).
+pub const TIOCGPTN: u32 = 0x8004_5430;
+pub const TIOCSPTLCK: u32 = 0x4004_5431;
+pub const TIOCGPTLCK: u32 = 0x8004_5439;
+pub const TIOCGPTPEER: u32 = 0x5441;
+/// TCFLSH's queues: typed input, written output, both.
+pub const TCIFLUSH: u32 = 0;
+pub const TCOFLUSH: u32 = 1;
+pub const TCIOFLUSH: u32 = 2;
 
 /// The kernel's `struct termios` (`asm-generic/termbits.h`), 36 bytes: what
 /// TCGETS writes and TCSETS reads. C libraries declare their own, which may
@@ -307,9 +326,19 @@ pub const ONLCR: u32 = 0o4;
 pub const B38400: u32 = 0o17;
 pub const CS8: u32 = 0o60;
 pub const CREAD: u32 = 0o200;
+pub const INLCR: u32 = 0o100;
+pub const IGNCR: u32 = 0o200;
+pub const IXON: u32 = 0o2000;
 pub const ISIG: u32 = 0o1;
 pub const ICANON: u32 = 0o2;
 pub const ECHO: u32 = 0o10;
+pub const ECHOE: u32 = 0o20;
+pub const ECHOK: u32 = 0o40;
+pub const ECHONL: u32 = 0o100;
+pub const NOFLSH: u32 = 0o200;
+pub const ECHOCTL: u32 = 0o1000;
+pub const ECHOKE: u32 = 0o4000;
+pub const IEXTEN: u32 = 0o100000;
 
 // Indices into `c_cc`.
 pub const VINTR: usize = 0;
@@ -354,6 +383,17 @@ impl Termios {
             c_cc,
         }
     }
+
+    /// What Linux gives a new pseudo-terminal's slave (`tty_std_termios`
+    /// as the pty driver sets it up): the console's, with XON/XOFF and the
+    /// echo of erasures and control characters that terminal emulators
+    /// expect.
+    pub const fn standard() -> Termios {
+        let mut t = Termios::initial();
+        t.c_iflag |= IXON;
+        t.c_lflag |= ECHOE | ECHOK | ECHOCTL | ECHOKE | IEXTEN;
+        t
+    }
 }
 
 /// `struct winsize` (TIOCGWINSZ).
@@ -373,6 +413,7 @@ pub const O_RDWR: u32 = 2;
 pub const O_ACCMODE: u32 = 3;
 pub const O_CREAT: u32 = 0o100;
 pub const O_EXCL: u32 = 0o200;
+pub const O_NOCTTY: u32 = 0o400;
 pub const O_TRUNC: u32 = 0o1000;
 pub const O_APPEND: u32 = 0o2000;
 pub const O_NONBLOCK: u32 = 0o4000;
