@@ -80,6 +80,35 @@ fn wake() {
     READY.changed_for(Chan::Console, abi::types::POLLIN | abi::types::POLLHUP);
 }
 
+/// The window size programs are told (TIOCGWINSZ) and may set
+/// (TIOCSWINSZ): a serial line does not know its screen, so it is 24x80
+/// until someone says otherwise, as Linux's console keeps what was set.
+static WINSIZE: IrqLock<abi::types::Winsize> = IrqLock::new(
+    Rank::Service,
+    abi::types::Winsize {
+        ws_row: 24,
+        ws_col: 80,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    },
+);
+
+pub fn winsize() -> abi::types::Winsize {
+    *WINSIZE.lock()
+}
+
+/// Sets the window size; a change sends SIGWINCH to the foreground group.
+pub fn set_winsize(winsize: abi::types::Winsize) {
+    let changed = core::mem::replace(&mut *WINSIZE.lock(), winsize) != winsize;
+    if changed {
+        crate::signal::send_to_group(
+            foreground(),
+            abi::signal::SIGWINCH,
+            crate::signal::Origin::kernel(),
+        );
+    }
+}
+
 /// The process group Ctrl-C signals; init's until a shell says otherwise.
 static FOREGROUND: AtomicU32 = AtomicU32::new(crate::proc::INIT_PID);
 

@@ -4,13 +4,15 @@
 //! | name | does | Linux's numbers |
 //! |---|---|---|
 //! | `console` | the serial console (`fs/console.rs`) | 5, 1 |
-//! | `tty` | the process's controlling terminal: here always the console, since the kernel has one terminal (sessions have none of their own) | 5, 0 |
+//! | `tty` | the process's controlling terminal: its session's pseudo-terminal if it has one (`fs/pty.rs`), else the console | 5, 0 |
 //! | `null` | reads find end of file, writes vanish | 1, 3 |
 //! | `zero` | reads find zero bytes, writes vanish | 1, 5 |
 //! | `full` | reads find zero bytes, writes fail with ENOSPC (a disk that is full, for testing error paths) | 1, 7 |
 //! | `random`, `urandom` | the kernel's generator (`random.rs`); writes are mixed into it | 1, 8 and 1, 9 |
 //! | `klog` | the kernel's log as it was printed, read as a file | 1, 250 |
 //! | `kmsg` | the kernel's log one record a read, as Linux's (`level,seq,usec,-;text`); a write logs its text (`<N>` first: at level N) | 1, 11 |
+//! | `ptmx` | a new pseudo-terminal at each open: the opener gets its master, `/dev/pts/N` its slave (`fs/pty.rs`) | 5, 2 |
+//! | `pts/N` | pseudo-terminal N's slave, a terminal, there while its master is open | 136, N |
 //! | `vda`, `vdb`... | the virtio disks, block devices, one for each QEMU gives (`virtio_blk.rs`): reads and writes at any offset, fsync flushes its write cache, BLKGETSIZE64 and BLKSSZGET | 254, 0 and 254, 16... |
 //!
 //! `random` and `urandom` are the same, as on Linux since 5.6: the generator
@@ -39,13 +41,20 @@ pub enum Device {
     /// The kernel's log as Linux's /dev/kmsg gives it: one record a read,
     /// from the open file's position (kcore::kmsg).
     Kmsg,
+    /// Opened, a new pseudo-terminal's master (`fs/pty.rs`); the node
+    /// itself is never read or written.
+    Ptmx,
+    /// Pseudo-terminal N's master: the node an open of `/dev/ptmx` makes.
+    PtyMaster(u32),
+    /// Pseudo-terminal N's slave, `/dev/pts/N`.
+    PtySlave(u32),
     /// A virtio disk (`virtio_blk.rs`), a block device: `/dev/vda`,
     /// `/dev/vdb`..., made by `add_disk` for each the driver found.
     Disk(DiskId),
 }
 
 /// Every device, its name in `/dev` and its permission bits.
-pub const ALL: [(&str, Device, u32); 9] = [
+pub const ALL: [(&str, Device, u32); 10] = [
     ("console", Device::Console, 0o620),
     ("tty", Device::Tty, 0o666),
     ("null", Device::Null, 0o666),
@@ -55,6 +64,7 @@ pub const ALL: [(&str, Device, u32); 9] = [
     ("urandom", Device::Urandom, 0o666),
     ("klog", Device::Klog, 0o444),
     ("kmsg", Device::Kmsg, 0o644),
+    ("ptmx", Device::Ptmx, 0o666),
 ];
 
 /// What a device node of type `kind` (S_IFCHR or S_IFBLK) and number
@@ -77,7 +87,10 @@ pub fn content_for(kind: u32, rdev: u64) -> super::ramfs::Content {
 impl Device {
     /// A terminal: reads sleep for typed input; ioctl speaks termios.
     pub fn is_terminal(self) -> bool {
-        matches!(self, Device::Console | Device::Tty)
+        matches!(
+            self,
+            Device::Console | Device::Tty | Device::PtyMaster(_) | Device::PtySlave(_)
+        )
     }
 
     /// `st_rdev`: Linux's major and minor numbers, encoded as glibc's and
@@ -95,6 +108,8 @@ impl Device {
             // rather than record by record, so it takes a minor of its own.
             Device::Klog => (1, 250),
             Device::Kmsg => (1, 11),
+            Device::Ptmx | Device::PtyMaster(_) => (5, 2),
+            Device::PtySlave(n) => (super::pty::SLAVE_MAJOR, u64::from(n)),
             Device::Disk(id) => (u64::from(crate::virtio_blk::MAJOR), u64::from(id.minor())),
         };
         (major << 8) | minor
@@ -119,6 +134,9 @@ impl Device {
                 Ok(n)
             }
             Device::Console | Device::Tty => console::read(buf, nonblock),
+            Device::PtySlave(n) => pair(n)?.slave_read(buf, nonblock),
+            Device::PtyMaster(n) => pair(n)?.master_read(buf, nonblock),
+            Device::Ptmx => Err(Errno::EIO),
             Device::Null => Ok(0),
             Device::Zero | Device::Full => {
                 buf.fill(0);
@@ -132,8 +150,11 @@ impl Device {
     }
 
     /// Writes `buf`; as `read`, the disk writes at `*at` and moves it.
-    pub fn write(self, buf: &[u8], at: &mut u64) -> Result<usize, Errno> {
+    pub fn write(self, buf: &[u8], at: &mut u64, nonblock: bool) -> Result<usize, Errno> {
         match self {
+            Device::PtySlave(n) => pair(n)?.slave_write(buf, nonblock),
+            Device::PtyMaster(n) => pair(n)?.master_write(buf),
+            Device::Ptmx => Err(Errno::EIO),
             Device::Disk(id) => disk_io(id, DiskIo::Write(buf), at),
             Device::Klog => Err(Errno::EINVAL),
             Device::Kmsg => {
@@ -153,13 +174,28 @@ impl Device {
     /// poll(2): a terminal is readable when a line (or, raw, a byte) is
     /// waiting; every other device always is, and is always writable.
     pub fn poll(self) -> i16 {
-        use abi::types::{POLLIN, POLLOUT};
+        use abi::types::{POLLERR, POLLHUP, POLLIN, POLLOUT};
+        match self {
+            Device::PtySlave(n) => {
+                return pair(n).map_or(POLLIN | POLLHUP | POLLERR, |pty| pty.slave_poll());
+            }
+            Device::PtyMaster(n) => {
+                return pair(n).map_or(POLLIN | POLLHUP | POLLERR, |pty| pty.master_poll());
+            }
+            _ => {}
+        }
         if self.is_terminal() && !console::readable() {
             POLLOUT
         } else {
             POLLIN | POLLOUT
         }
     }
+}
+
+/// Pseudo-terminal N; EIO once the pair is gone (a slave node kept open
+/// past its master's close).
+pub fn pair(n: u32) -> Result<alloc::sync::Arc<super::pty::Pty>, Errno> {
+    super::pty::get(n).ok_or(Errno::EIO)
 }
 
 /// What `disk_io` moves: into the caller's buffer, or out of it.

@@ -70,6 +70,8 @@ pub fn open_count() -> usize {
 pub enum ReadinessOf<'a> {
     Borrowed(&'a Readiness),
     Fifo(Arc<Pipe>),
+    /// A pseudo-terminal's master's side (`true`) or its slave's.
+    Pty(Arc<super::pty::Pty>, bool),
 }
 
 impl core::ops::Deref for ReadinessOf<'_> {
@@ -78,7 +80,20 @@ impl core::ops::Deref for ReadinessOf<'_> {
         match self {
             ReadinessOf::Borrowed(ready) => ready,
             ReadinessOf::Fifo(pipe) => &pipe.ready,
+            ReadinessOf::Pty(pty, true) => &pty.master_ready,
+            ReadinessOf::Pty(pty, false) => &pty.slave_ready,
         }
+    }
+}
+
+/// The pseudo-terminal a device node is an end of, and whether it is the
+/// master.
+fn pty_end(device: super::dev::Device) -> Option<(Arc<super::pty::Pty>, bool)> {
+    use super::dev::Device;
+    match device {
+        Device::PtyMaster(n) => Some((super::pty::get(n)?, true)),
+        Device::PtySlave(n) => Some((super::pty::get(n)?, false)),
+        _ => None,
     }
 }
 
@@ -115,11 +130,15 @@ impl OpenFile {
             Kind::PidFd(watch) => Some(ReadinessOf::Borrowed(&watch.ready)),
             Kind::Epoll(_) => None,
             Kind::Node(_) if let Some(fifo) = self.fifo() => Some(ReadinessOf::Fifo(fifo)),
-            Kind::Node(node) => node
-                .lock()
-                .device()
-                .is_some_and(|d| d.is_terminal())
-                .then_some(ReadinessOf::Borrowed(&super::console::READY)),
+            Kind::Node(node) => {
+                let device = node.lock().device()?;
+                if let Some((pty, master)) = pty_end(device) {
+                    return Some(ReadinessOf::Pty(pty, master));
+                }
+                device
+                    .is_terminal()
+                    .then_some(ReadinessOf::Borrowed(&super::console::READY))
+            }
         }
     }
 
@@ -252,7 +271,7 @@ impl OpenFile {
                     // As read: a disk sleeps and moves the offset.
                     let before = self.offset();
                     let mut at = before;
-                    let n = device.write(buf, &mut at)?;
+                    let n = device.write(buf, &mut at, self.nonblock())?;
                     if at != before {
                         self.set_offset(at);
                     }
@@ -346,6 +365,9 @@ impl OpenFile {
             Kind::PidFd(watch) => watch.ready.changes(),
             Kind::Node(_) if let Some(fifo) = self.fifo() => fifo.ready.changes(),
             Kind::Node(node) => match node.lock().device() {
+                Some(device) if let Some((pty, master)) = pty_end(device) => {
+                    ReadinessOf::Pty(pty, master).changes()
+                }
                 Some(device) if device.is_terminal() => super::console::READY.changes(),
                 _ => 0,
             },
@@ -398,7 +420,7 @@ impl OpenFile {
             Kind::Node(node) => {
                 let device = node.lock().device();
                 if let Some(d) = device.filter(|d| d.is_block()) {
-                    return d.write(buf, &mut at.clone());
+                    return d.write(buf, &mut at.clone(), self.nonblock());
                 }
                 let limit = file_size_limit();
                 let mut node = node.lock();
@@ -614,7 +636,7 @@ fn write_at(node: &mut Node, at: u64, buf: &[u8]) -> Result<u64, Errno> {
         Content::Device(d) if d.is_terminal() => Err(Errno::ESPIPE),
         // As in `read_at`: served without the node's lock.
         Content::Device(d) if d.is_block() => Err(Errno::EINVAL),
-        Content::Device(d) => d.write(buf, &mut at.clone()).map(|n| at + n as u64),
+        Content::Device(d) => d.write(buf, &mut at.clone(), false).map(|n| at + n as u64),
         // /proc's files take no writes (Linux's answer to root, who may
         // open them for writing).
         Content::ProcFile(_) | Content::ProcPagemap(_) => Err(Errno::EIO),
@@ -721,9 +743,22 @@ impl Drop for OpenFile {
             Kind::Socket(socket) => socket.release(),
             Kind::Epoll(_) | Kind::EventFd(_) | Kind::PidFd(_) => {}
             Kind::Node(node) => {
-                let ino = node.lock().ino;
+                let (ino, device) = {
+                    let node = node.lock();
+                    (node.ino, node.device())
+                };
                 super::lock::description_closed(self.id, ino);
                 super::lease::closed(self);
+                // An O_PATH descriptor never opened the end.
+                if *self.flags.lock() & O_PATH == 0
+                    && let Some((pty, master)) = device.and_then(pty_end)
+                {
+                    if master {
+                        pty.close_master();
+                    } else {
+                        pty.close_slave();
+                    }
+                }
                 if let Some(fifo) = self.fifo() {
                     if self.readable() {
                         fifo.close_reader();

@@ -1,5 +1,5 @@
 //! Files: the ramfs, open files and descriptor tables, pipes, Unix-domain
-//! sockets, epoll instances, the console and the other devices of `/dev`, record locks.
+//! sockets, epoll instances, the console, pseudo-terminals and the other devices of `/dev`, record locks.
 
 pub mod console;
 pub mod dev;
@@ -15,6 +15,7 @@ pub mod mount;
 pub mod pidfd;
 pub mod pipe;
 pub mod procfs;
+pub mod pty;
 pub mod ramfs;
 pub mod sigio;
 pub mod socket;

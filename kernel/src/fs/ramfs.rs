@@ -384,6 +384,14 @@ pub fn nameless_file(perm: u32) -> NodeRef {
     node
 }
 
+/// A node of `device` that no directory names, owned by the caller: a
+/// pseudo-terminal's master (fs/pty.rs).
+pub fn nameless_device(device: super::dev::Device, perm: u32) -> NodeRef {
+    let node = owned_under(perm, Content::Device(device), (0, 0), &caller());
+    node.lock().links = 0;
+    node
+}
+
 /// Whether a file system is mounted over the ramfs's root (the disk init
 /// moved there: then the boot's /proc is out of sight).
 pub fn root_is_covered() -> bool {
@@ -1026,6 +1034,8 @@ pub fn make_standard_dirs() {
         }
     })
     .expect("/dev is a directory");
+    // Where pseudo-terminals' slaves appear (fs/pty.rs), as devpts.
+    mkdir("/dev/pts", 0o755).ok();
     mkdir("/dev/shm", 0o1777).ok();
     mkdir("/tmp", 0o1777).ok();
     with_entries(root(), |e| {
@@ -1041,6 +1051,46 @@ pub fn add_device(name: &str, device: super::dev::Device, perm: u32) {
         e.insert(name.to_string(), new_node(perm, Content::Device(device)));
     })
     .expect("/dev is a directory");
+}
+
+/// Makes `path` (its directory must exist) a node of `device` owned by
+/// `uid` and `gid`: a pseudo-terminal's slave in `/dev/pts`. EEXIST if
+/// the name is taken.
+pub fn make_device_node(
+    path: &str,
+    device: super::dev::Device,
+    perm: u32,
+    uid: u32,
+    gid: u32,
+) -> Result<(), Errno> {
+    let (dir, name) = kcore::path::split_last(path).ok_or(Errno::EINVAL)?;
+    let mut node = Node::new(new_ino(), perm, Content::Device(device));
+    node.uid = uid;
+    node.gid = gid;
+    let node = Arc::new(IrqLock::new(Rank::Node, node));
+    with_entries(&lookup(dir)?, |e| {
+        if e.contains_key(name) {
+            return Err(Errno::EEXIST);
+        }
+        e.insert(name.to_string(), node);
+        Ok(())
+    })?
+}
+
+/// Takes the device node `path` away (a pseudo-terminal's slave when its
+/// master closes); descriptors open on it keep the node.
+pub fn remove_device_node(path: &str) -> Result<(), Errno> {
+    let (dir, name) = kcore::path::split_last(path).ok_or(Errno::EINVAL)?;
+    with_entries(&lookup(dir)?, |e| {
+        let is_device = e
+            .get(name)
+            .is_some_and(|n| matches!(n.lock().content, Content::Device(_)));
+        if !is_device {
+            return Err(Errno::ENOENT);
+        }
+        e.remove(name);
+        Ok(())
+    })?
 }
 
 /// Fills the tree from a newc cpio archive; returns the number of files.

@@ -502,7 +502,8 @@ pub fn start_group_exit(status: i32) -> bool {
 /// Ends the current process, whose last thread is exiting.
 ///
 /// Steps: stop profiling and let go of memory (or give lent memory back)
-/// and files at once; init's exit powers the machine off; otherwise, with
+/// and files at once, and a session leader of its controlling terminal;
+/// init's exit powers the machine off; otherwise, with
 /// the table locked, give the children to init, hang up the process groups
 /// that leaves orphaned with a stopped member, become a zombie, release a
 /// vfork parent and tell the parent, and the pollers of its pidfds.
@@ -518,6 +519,7 @@ fn end_process(status: i32) {
     crate::fs::lock::release_process(pid);
     crate::ipc::process_exited(pid);
     drop(mem);
+    crate::fs::pty::process_ended(pid);
     if pid == INIT_PID {
         power_off_after_init(status);
     }

@@ -71,6 +71,9 @@ pub enum Chan {
     ProcessEnd(Pid),
     /// A line of console input.
     Console,
+    /// Input, output or room at pseudo-terminal N, for its master's side
+    /// (`true`) or its slave's (fs/pty.rs).
+    Pty(u32, bool),
     /// Only its deadline (nanosleep).
     Timer,
     /// Only a signal (pause, sigsuspend).

@@ -17,7 +17,6 @@ use kcore::cred::{MAY_EXEC, MAY_READ, MAY_WRITE};
 use kcore::dirread::{DirRead, Next};
 
 use super::SysResult;
-use crate::fs::console;
 use crate::fs::file::{self, Kind, OpenFile};
 use crate::fs::pipe::Pipe;
 use crate::fs::ramfs::{self, Content};
@@ -522,7 +521,56 @@ pub fn openat(dirfd: i32, path: u64, flags: u32, mode: u32) -> SysResult {
         let mode = flags & O_ACCMODE;
         pipe.open_fifo(mode != O_WRONLY, mode != O_RDONLY, flags & O_NONBLOCK != 0)?;
     }
-    install(node)
+    let device = node.lock().device();
+    install(open_pty_end(node, device, flags)?)
+}
+
+/// What an open of a pseudo-terminal's node opens (fs/pty.rs): `/dev/ptmx`
+/// makes a new pair and opens its master; a slave counts one more open
+/// (EIO while locked), and becomes the controlling terminal of a session
+/// leader that has none, unless O_NOCTTY; a master's node opened again
+/// (through /proc/PID/fd) counts one more open; `/dev/tty` opens the
+/// slave that is the session's controlling terminal, if one is. Any other
+/// node is opened as it is.
+fn open_pty_end(
+    node: ramfs::NodeRef,
+    device: Option<crate::fs::dev::Device>,
+    flags: u32,
+) -> Result<ramfs::NodeRef, Errno> {
+    use crate::fs::dev::{Device, pair};
+    use crate::fs::pty;
+    match device {
+        Some(Device::Ptmx) => {
+            let cred = crate::proc::cred();
+            // devpts gives the slave to the opener, group tty (5).
+            let (_, master) = pty::open_master(cred.fsuid, pty::TTY_GROUP)?;
+            Ok(master)
+        }
+        Some(Device::PtySlave(n)) => {
+            let pty = pair(n)?;
+            pty.open_slave()?;
+            if flags & O_NOCTTY == 0 {
+                pty::acquire_if_leader(&pty);
+            }
+            Ok(node)
+        }
+        Some(Device::PtyMaster(n)) => {
+            pair(n)?.reopen_master()?;
+            Ok(node)
+        }
+        // /dev/tty is the caller's controlling terminal: its session's
+        // pseudo-terminal if it has one, else the console.
+        Some(Device::Tty) => {
+            let sid = current(|p| p.sid);
+            let Some(pty) = pty::of_session(sid) else {
+                return Ok(node);
+            };
+            let slave = ramfs::lookup(&pty::slave_path(pty.index))?;
+            pty.open_slave()?;
+            Ok(slave)
+        }
+        _ => Ok(node),
+    }
 }
 
 pub fn close(fd: i32) -> SysResult {
@@ -1205,54 +1253,13 @@ pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
     if let Some(disk) = file.block_device() {
         return block_ioctl(disk, request, arg);
     }
-    let is_terminal = matches!(&file.kind,
-        Kind::Node(n) if n.lock().device().is_some_and(|d| d.is_terminal()));
-    if !is_terminal {
-        return Err(Errno::ENOTTY);
-    }
-    match request {
-        TCGETS => {
-            // Linux's kernel struct termios, 36 bytes: no more, or a C
-            // library's smaller buffer is overrun (abi::types::Termios).
-            uaccess::write(arg, &console::termios())?;
-            Ok(0)
-        }
-        TCSETS | TCSETSW | TCSETSF => {
-            console::set_termios(uaccess::read::<Termios>(arg)?);
-            Ok(0)
-        }
-        TIOCGWINSZ => {
-            let winsize = Winsize {
-                ws_row: 24,
-                ws_col: 80,
-                ..Winsize::default()
-            };
-            uaccess::write(arg, &winsize)?;
-            Ok(0)
-        }
-        TIOCGPGRP => {
-            uaccess::write(arg, &(crate::fs::console::foreground() as i32))?;
-            Ok(0)
-        }
-        TIOCSPGRP => {
-            let pgid: i32 = uaccess::read(arg)?;
-            let exists = pgid > 0
-                && crate::proc::TABLE
-                    .lock()
-                    .procs
-                    .values()
-                    .any(|p| p.pgid == pgid as u32);
-            if !exists {
-                return Err(if pgid > 0 {
-                    Errno::EPERM
-                } else {
-                    Errno::EINVAL
-                });
-            }
-            crate::fs::console::set_foreground(pgid as u32);
-            Ok(0)
-        }
-        _ => Err(Errno::EINVAL),
+    let terminal = match &file.kind {
+        Kind::Node(n) => n.lock().device().filter(|d| d.is_terminal()),
+        _ => None,
+    };
+    match terminal {
+        Some(device) => super::tty::ioctl(&file, device, request, arg),
+        None => Err(Errno::ENOTTY),
     }
 }
 

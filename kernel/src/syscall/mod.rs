@@ -26,6 +26,7 @@ mod process;
 mod profil;
 mod signal;
 mod socket;
+mod tty;
 mod xattr;
 
 use abi::{Errno, sys};

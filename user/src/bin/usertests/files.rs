@@ -367,7 +367,8 @@ pub(super) fn termios_is_linux_sized() -> Outcome {
     Ok(())
 }
 
-/// `/dev/tty` is the controlling terminal (here always the console), and
+/// `/dev/tty` is the controlling terminal (the console, for a session
+/// without a pseudo-terminal, as this test's), and
 /// opening it or `/dev/console` with O_TRUNC, as a shell's `> /dev/tty`
 /// does, leaves the terminal alone: that was EINVAL once.
 pub(super) fn dev_tty_is_the_terminal() -> Outcome {
