@@ -1,7 +1,7 @@
 //! Pure logic of the kernel, with no hardware access, so `cargo test` checks it
 //! on the host: boot options, address-space layout randomisation's offsets, the buffer cache's bookkeeping, ext2 and its journal, PCI and virtio records, the cpio archive format of the ramdisk, ELF
 //! parsing (static and dynamic programs) and the layout of a core file, user and group ids and file permissions, frame bookkeeping, record locks, paths, profil bin arithmetic, gmon encoding,
-//! signal rules, symbols, clone and futex rules, how socket(2) refuses the Internet families, what wait4 and waitid report, time conversions, a terminal's line discipline,
+//! signal rules, symbols, clone and futex rules, how socket(2) refuses the Internet families, what wait4 and waitid report, time conversions,
 //! timekeeping and the vDSO's clock page, what login reads from /etc/passwd, the W^X
 //! rule over frames, the areas of an address space, the random-number
 //! generator, resource limits, nice weights, the kernel log as syslog(2) and /dev/kmsg give it, the text of `/proc` and System V IPC's rules
