@@ -428,6 +428,17 @@ pub fn process_ended(pid: Pid) {
     }
 }
 
+/// A slave descriptor of `pty` opens (`open_slave`), and without
+/// O_NOCTTY (`noctty`) may make it the caller's controlling terminal
+/// (`acquire_if_leader`): open(2) of `/dev/pts/N` and TIOCGPTPEER alike.
+pub fn open_slave_end(pty: &Arc<Pty>, noctty: bool) -> Result<(), Errno> {
+    pty.open_slave()?;
+    if !noctty {
+        acquire_if_leader(pty);
+    }
+    Ok(())
+}
+
 /// A slave opened without O_NOCTTY becomes the caller's controlling
 /// terminal if the caller leads a session that has none and the terminal
 /// belongs to no session (Linux's `tty_open`).

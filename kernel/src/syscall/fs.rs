@@ -547,11 +547,7 @@ fn open_pty_end(
             Ok(master)
         }
         Some(Device::PtySlave(n)) => {
-            let pty = pair(n)?;
-            pty.open_slave()?;
-            if flags & O_NOCTTY == 0 {
-                pty::acquire_if_leader(&pty);
-            }
+            pty::open_slave_end(&pair(n)?, flags & O_NOCTTY != 0)?;
             Ok(node)
         }
         Some(Device::PtyMaster(n)) => {
@@ -1258,7 +1254,7 @@ pub fn ioctl(fd: i32, request: u32, arg: u64) -> SysResult {
         _ => None,
     };
     match terminal {
-        Some(device) => super::tty::ioctl(&file, device, request, arg),
+        Some(device) => super::tty::ioctl(device, request, arg),
         None => Err(Errno::ENOTTY),
     }
 }

@@ -18,11 +18,11 @@ use crate::fs::pty::Pty;
 use crate::mm::uaccess;
 use crate::proc::current;
 
-/// A terminal request on `file`, open on terminal `device`.
-pub fn ioctl(file: &OpenFile, device: Device, request: u32, arg: u64) -> SysResult {
+/// A terminal request on a descriptor open on terminal `device`.
+pub fn ioctl(device: Device, request: u32, arg: u64) -> SysResult {
     match device {
-        Device::PtyMaster(n) => pty_ioctl(file, &crate::fs::dev::pair(n)?, true, request, arg),
-        Device::PtySlave(n) => pty_ioctl(file, &crate::fs::dev::pair(n)?, false, request, arg),
+        Device::PtyMaster(n) => pty_ioctl(&crate::fs::dev::pair(n)?, true, request, arg),
+        Device::PtySlave(n) => pty_ioctl(&crate::fs::dev::pair(n)?, false, request, arg),
         _ => console_ioctl(request, arg),
     }
 }
@@ -83,7 +83,7 @@ fn console_ioctl(request: u32, arg: u64) -> SysResult {
 }
 
 /// One end of a pseudo-terminal (`master` says which).
-fn pty_ioctl(file: &OpenFile, pty: &Arc<Pty>, master: bool, request: u32, arg: u64) -> SysResult {
+fn pty_ioctl(pty: &Arc<Pty>, master: bool, request: u32, arg: u64) -> SysResult {
     match request {
         TCGETS => uaccess::write(arg, &pty.termios()).map(|()| 0),
         TCSETS | TCSETSW | TCSETSF => {
@@ -169,7 +169,7 @@ fn pty_ioctl(file: &OpenFile, pty: &Arc<Pty>, master: bool, request: u32, arg: u
             Ok(0)
         }
         TIOCGPTLCK if master => uaccess::write(arg, &i32::from(pty.locked())).map(|()| 0),
-        TIOCGPTPEER if master => open_peer(file, pty, arg as u32),
+        TIOCGPTPEER if master => open_peer(pty, arg as u32),
         _ => Err(if master { Errno::ENOTTY } else { Errno::EINVAL }),
     }
 }
@@ -177,17 +177,14 @@ fn pty_ioctl(file: &OpenFile, pty: &Arc<Pty>, master: bool, request: u32, arg: u
 /// TIOCGPTPEER: opens the master's slave with `flags` (O_RDWR, O_NOCTTY,
 /// O_CLOEXEC, O_NONBLOCK...) without a path lookup, as `openpty` does in
 /// newer C libraries.
-fn open_peer(_master: &OpenFile, pty: &Arc<Pty>, flags: u32) -> SysResult {
+fn open_peer(pty: &Arc<Pty>, flags: u32) -> SysResult {
     let allowed = O_ACCMODE | O_NOCTTY | O_CLOEXEC | O_NONBLOCK;
     if flags & !allowed != 0 {
         return Err(Errno::EINVAL);
     }
     let path = crate::fs::pty::slave_path(pty.index);
     let node = crate::fs::ramfs::lookup(&path)?;
-    pty.open_slave()?;
-    if flags & O_NOCTTY == 0 {
-        crate::fs::pty::acquire_if_leader(pty);
-    }
+    crate::fs::pty::open_slave_end(pty, flags & O_NOCTTY != 0)?;
     let file = OpenFile::new(crate::fs::file::Kind::Node(node), flags, Some(&path));
     current(|p| p.files.install(&file, flags & O_CLOEXEC != 0, p.fd_limit())).map(|fd| fd as usize)
 }
