@@ -77,12 +77,15 @@ errnos! {
     EOPNOTSUPP = 95, "Not supported";
     EAFNOSUPPORT = 97, "Address family not supported by protocol";
     EADDRINUSE = 98, "Address in use";
+    EADDRNOTAVAIL = 99, "Address not available";
+    ENETUNREACH = 101, "Network unreachable";
     ECONNRESET = 104, "Connection reset by peer";
     ENOBUFS = 105, "No buffer space available";
     EISCONN = 106, "Socket is connected";
     ENOTCONN = 107, "Socket not connected";
     ETIMEDOUT = 110, "Connection timed out";
     ECONNREFUSED = 111, "Connection refused";
+    EINPROGRESS = 115, "Operation in progress";
     EUCLEAN = 117, "Structure needs cleaning";
     EOWNERDEAD = 130, "Owner died";
 }

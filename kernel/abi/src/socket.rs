@@ -1,14 +1,19 @@
-//! Unix-domain sockets: the families, types, flags, options and structures
-//! of socket(2), bind(2), sendmsg(2) and friends, as Linux x86_64 has them.
+//! Sockets: the families, types, flags, options and structures of
+//! socket(2), bind(2), sendmsg(2) and friends, as Linux x86_64 has them.
 
-/// `AF_UNIX`: the one family this kernel has (fs/socket.rs).
+/// `AF_UNSPEC`: connect(2) with it dissolves a datagram socket's
+/// association.
+pub const AF_UNSPEC: u16 = 0;
+/// `AF_UNIX`: sockets between processes of this machine (fs/socket.rs).
 pub const AF_UNIX: u16 = 1;
-/// `AF_INET`, `AF_INET6`: no network here; socket(2) says EAFNOSUPPORT.
+/// `AF_INET`, `AF_INET6`: TCP and UDP over the loopback interface only
+/// (`kcore::inet`): this kernel has no network card.
 pub const AF_INET: u16 = 2;
 pub const AF_INET6: u16 = 10;
 
 pub const SOCK_STREAM: u32 = 1;
 pub const SOCK_DGRAM: u32 = 2;
+pub const SOCK_RAW: u32 = 3;
 pub const SOCK_SEQPACKET: u32 = 5;
 /// socket(2)'s type argument carries these beside the type.
 pub const SOCK_NONBLOCK: u32 = 0o4000;
@@ -34,6 +39,24 @@ impl Default for SockaddrUn {
         }
     }
 }
+
+/// `struct sockaddr_in`: family, port (big-endian), IPv4 address, 8 bytes
+/// of padding.
+pub const SOCKADDR_IN_SIZE: usize = 16;
+/// `struct sockaddr_in6`: family, port, flow information, the 16-byte
+/// address, scope id. RFC 2133's older form lacks the scope id (24 bytes),
+/// and Linux takes it.
+pub const SOCKADDR_IN6_SIZE: usize = 28;
+pub const SOCKADDR_IN6_SIZE_RFC2133: usize = 24;
+
+/// Protocol numbers: socket(2)'s third argument and option levels.
+pub const IPPROTO_IP: i32 = 0;
+pub const IPPROTO_ICMP: i32 = 1;
+pub const IPPROTO_TCP: i32 = 6;
+pub const IPPROTO_UDP: i32 = 17;
+pub const IPPROTO_IPV6: i32 = 41;
+pub const IPPROTO_ICMPV6: i32 = 58;
+pub const IPPROTO_UDPLITE: i32 = 136;
 
 /// Where `sun_path` starts: a length of just this is an unnamed address.
 pub const SUN_PATH_OFFSET: usize = 2;
@@ -89,18 +112,75 @@ pub const SCM_CREDENTIALS: i32 = 2;
 /// SCM_MAX_FD).
 pub const SCM_MAX_FD: usize = 253;
 
+pub const SO_DEBUG: i32 = 1;
 pub const SO_REUSEADDR: i32 = 2;
 pub const SO_TYPE: i32 = 3;
 pub const SO_ERROR: i32 = 4;
+pub const SO_DONTROUTE: i32 = 5;
+pub const SO_BROADCAST: i32 = 6;
 pub const SO_SNDBUF: i32 = 7;
 pub const SO_RCVBUF: i32 = 8;
+pub const SO_KEEPALIVE: i32 = 9;
+pub const SO_OOBINLINE: i32 = 10;
+pub const SO_NO_CHECK: i32 = 11;
+pub const SO_PRIORITY: i32 = 12;
+pub const SO_LINGER: i32 = 13;
+pub const SO_REUSEPORT: i32 = 15;
 pub const SO_PASSCRED: i32 = 16;
 pub const SO_PEERCRED: i32 = 17;
+pub const SO_RCVLOWAT: i32 = 18;
+pub const SO_SNDLOWAT: i32 = 19;
+pub const SO_RCVTIMEO: i32 = 20;
+pub const SO_SNDTIMEO: i32 = 21;
+pub const SO_TIMESTAMP: i32 = 29;
 pub const SO_ACCEPTCONN: i32 = 30;
 pub const SO_PROTOCOL: i32 = 38;
 pub const SO_DOMAIN: i32 = 39;
 
+/// IPPROTO_TCP options.
+pub const TCP_NODELAY: i32 = 1;
+pub const TCP_MAXSEG: i32 = 2;
+pub const TCP_CORK: i32 = 3;
+pub const TCP_KEEPIDLE: i32 = 4;
+pub const TCP_KEEPINTVL: i32 = 5;
+pub const TCP_KEEPCNT: i32 = 6;
+pub const TCP_SYNCNT: i32 = 7;
+pub const TCP_LINGER2: i32 = 8;
+pub const TCP_DEFER_ACCEPT: i32 = 9;
+pub const TCP_WINDOW_CLAMP: i32 = 10;
+pub const TCP_QUICKACK: i32 = 12;
+pub const TCP_USER_TIMEOUT: i32 = 18;
+pub const TCP_FASTOPEN: i32 = 23;
+pub const TCP_NOTSENT_LOWAT: i32 = 25;
+
+/// IPPROTO_IP options.
+pub const IP_TOS: i32 = 1;
+pub const IP_TTL: i32 = 2;
+pub const IP_RECVTTL: i32 = 12;
+pub const IP_RECVTOS: i32 = 13;
+pub const IP_MULTICAST_TTL: i32 = 33;
+pub const IP_MULTICAST_LOOP: i32 = 34;
+
+/// IPPROTO_IPV6 options.
+pub const IPV6_UNICAST_HOPS: i32 = 16;
+pub const IPV6_MULTICAST_HOPS: i32 = 18;
+pub const IPV6_MULTICAST_LOOP: i32 = 19;
+pub const IPV6_V6ONLY: i32 = 26;
+pub const IPV6_RECVPKTINFO: i32 = 49;
+pub const IPV6_RECVHOPLIMIT: i32 = 51;
+/// The control message of IPV6_RECVHOPLIMIT (an int), which also sets one
+/// datagram's hop limit in sendmsg.
+pub const IPV6_HOPLIMIT: i32 = 52;
+pub const IPV6_RECVRTHDR: i32 = 56;
+pub const IPV6_RECVDSTOPTS: i32 = 58;
+pub const IPV6_RECVTCLASS: i32 = 66;
+/// The traffic class: an option, and the control message of
+/// IPV6_RECVTCLASS (an int), which also sets one datagram's in sendmsg.
+pub const IPV6_TCLASS: i32 = 67;
+pub const IPV6_DONTFRAG: i32 = 62;
+
 /// send/recv flags.
+pub const MSG_OOB: u32 = 0x1;
 pub const MSG_PEEK: u32 = 0x2;
 pub const MSG_CTRUNC: u32 = 0x8;
 pub const MSG_TRUNC: u32 = 0x20;

@@ -550,6 +550,7 @@ pub const CAP_FSETID: u32 = 4;
 pub const CAP_KILL: u32 = 5;
 pub const CAP_SETPCAP: u32 = 8;
 pub const CAP_LINUX_IMMUTABLE: u32 = 9;
+pub const CAP_NET_BIND_SERVICE: u32 = 10;
 pub const CAP_NET_RAW: u32 = 13;
 pub const CAP_IPC_LOCK: u32 = 14;
 pub const CAP_SYS_ADMIN: u32 = 21;

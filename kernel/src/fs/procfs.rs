@@ -30,6 +30,7 @@
 //! | `/proc/sys/fs/lease-break-time` | the seconds a lease's holder has to give it up (fs/lease.rs) |
 //! | `/proc/sys/kernel/pid_max`, `threads-max` | the limits on ids and threads |
 //! | `/proc/sys/kernel/ostype`, `osrelease` | uname's system name and release |
+//! | `/proc/sys/kernel/hostname`, `domainname` | uname's node and domain names (sethostname(2), setdomainname(2)) |
 //! | `/proc/sys/kernel/printk`, `dmesg_restrict` | the console's log level, who may read the log |
 //! | `/proc/sys/kernel/tainted`, `core_pattern` | 0 (nothing taints this kernel), where a core dump goes |
 //! | `/proc/sys/kernel/randomize_va_space` | how much exec randomises an address space, 0 to 2 (`kcore::aslr`): the one file root may write (`Setting`) |
@@ -90,6 +91,8 @@ const SYSVIPC_FILES: &[&str] = &["msg", "sem", "shm"];
 const SYS_KERNEL_FILES: &[&str] = &[
     "core_pattern",
     "dmesg_restrict",
+    "domainname",
+    "hostname",
     "osrelease",
     "ostype",
     "pid_max",
@@ -347,6 +350,17 @@ fn sys_file(name: &str) -> String {
         "pid_max" => format!("{}\n", crate::proc::PID_MAX),
         "threads-max" => format!("{}\n", crate::proc::MAX_THREADS),
         "ostype" => format!("{}\n", crate::syscall::info::SYSNAME),
+        "hostname" | "domainname" => {
+            use crate::syscall::info::{UtsField, name_of};
+            let which = if name == "hostname" {
+                UtsField::Host
+            } else {
+                UtsField::Domain
+            };
+            let bytes = name_of(which);
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+            format!("{}\n", String::from_utf8_lossy(&bytes[..end]))
+        }
         "osrelease" => format!("{}\n", crate::syscall::info::RELEASE),
         // The console level, the default level of a message, the lowest
         // console level allowed, the default console level.

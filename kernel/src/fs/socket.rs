@@ -46,15 +46,31 @@
 //! one; the rest are garbage, and their queues are emptied, which lets the
 //! files go.
 //!
-//! Not done: out-of-band data; sockets of other families (socket(2) says
-//! EAFNOSUPPORT); rings through a listener's backlog of unaccepted sockets.
+//! Internet sockets (`Domain::Inet`) are these same sockets with other
+//! names, as this machine's only network is its loopback interface: TCP
+//! is a stream, UDP and UDP-Lite are datagrams. Their names are
+//! `Endpoint`s in one table of ports (`PORTS`, rules in `kcore::inet`);
+//! a TCP connect finds a listener there; a UDP datagram is addressed anew
+//! each time (a connected UDP socket remembers an address, not a socket),
+//! never waits, and is dropped when no one holds the port or the
+//! receiver's queue is full, as a network would drop it.
+//!
+//! Not done: out-of-band data; rings through a listener's backlog of
+//! unaccepted sockets; for Internet sockets, TCP's half-open states (a
+//! connection is made at once) and IPv6's control messages other than a
+//! datagram's hop limit and traffic class.
 
 use abi::Errno;
-use abi::socket::Ucred;
+use abi::socket::{
+    IPPROTO_IPV6, IPV6_TCLASS, IPV6_UNICAST_HOPS, IPV6_V6ONLY, SO_RCVBUF, SO_REUSEADDR,
+    SO_REUSEPORT, SOL_SOCKET, Ucred,
+};
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
+
+use kcore::inet::{Binding, Endpoint, Ports, Proto};
 
 use super::file::OpenFile;
 use crate::proc::sched::{self, Chan, Readiness};
@@ -67,6 +83,37 @@ pub const CAPACITY: usize = 128 * 1024;
 const MAX_DGRAM_QUEUE: usize = 10;
 /// The largest backlog `listen` takes (Linux's SOMAXCONN).
 const MAX_BACKLOG: usize = 4096;
+
+/// The family a socket belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Domain {
+    Unix,
+    /// AF_INET or AF_INET6, over TCP, UDP or UDP-Lite.
+    Inet {
+        family: u16,
+        proto: Proto,
+    },
+}
+
+impl Domain {
+    /// Its AF_ number (SO_DOMAIN, and the first field of its names).
+    pub fn family(self) -> u16 {
+        match self {
+            Domain::Unix => abi::socket::AF_UNIX,
+            Domain::Inet { family, .. } => family,
+        }
+    }
+}
+
+/// The largest UDP payload: 65535 less the IPv4 and UDP headers (IPv6's
+/// header is not counted in its payload length).
+fn max_udp_payload(family: u16) -> usize {
+    if family == abi::socket::AF_INET {
+        65507
+    } else {
+        65527
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Type {
@@ -101,6 +148,8 @@ pub enum Address {
     Path(String),
     /// A name in the abstract namespace (without its leading NUL).
     Abstract(Vec<u8>),
+    /// An Internet address and port.
+    Inet(Endpoint),
 }
 
 /// One send: what a receive hands over.
@@ -111,6 +160,9 @@ struct Message {
     files: Passed,
     cred: Ucred,
     from: Address,
+    /// An IPv6 datagram's hop limit and traffic class (what
+    /// IPV6_RECVHOPLIMIT and IPV6_RECVTCLASS report).
+    ipv6: Option<(i32, i32)>,
 }
 
 /// The socket files in some queue, by their open file's id: a weak
@@ -207,6 +259,12 @@ pub struct Outgoing<'a> {
     pub cred: Option<Ucred>,
     /// Where a datagram goes, if not to the connected peer.
     pub to: Option<Arc<Socket>>,
+    /// Where a UDP datagram goes, if not to the address connected to.
+    pub to_inet: Option<Endpoint>,
+    /// An IPv6 datagram's hop limit and traffic class, as sendmsg's
+    /// control messages state them (-1 or none: the socket's setting).
+    pub hop_limit: Option<i32>,
+    pub tclass: Option<i32>,
 }
 
 impl<'a> Outgoing<'a> {
@@ -217,6 +275,9 @@ impl<'a> Outgoing<'a> {
             files: Vec::new(),
             cred: None,
             to: None,
+            to_inet: None,
+            hop_limit: None,
+            tclass: None,
         }
     }
 }
@@ -232,6 +293,8 @@ pub struct Received {
     /// The sender's credentials (of the first message read).
     pub cred: Ucred,
     pub from: Address,
+    /// An IPv6 datagram's hop limit and traffic class.
+    pub ipv6: Option<(i32, i32)>,
 }
 
 enum Conn {
@@ -272,6 +335,9 @@ struct State {
     embryo: bool,
     /// Its last descriptor closed (`release`).
     released: bool,
+    /// Options set and read back (`kcore::inet::int_option`), by level
+    /// and name.
+    options: BTreeMap<(i32, i32), i32>,
 }
 
 impl State {
@@ -289,11 +355,13 @@ impl State {
             passcred: false,
             embryo: false,
             released: false,
+            options: BTreeMap::new(),
         }
     }
 }
 
 pub struct Socket {
+    pub domain: Domain,
     pub ty: Type,
     state: IrqLock<State>,
     /// Its changes (a message in or out, a connection, a shutdown) and
@@ -304,6 +372,15 @@ pub struct Socket {
 /// The abstract namespace: names to sockets, each gone with its socket.
 static ABSTRACT: IrqLock<BTreeMap<Vec<u8>, Weak<Socket>>> =
     IrqLock::new(Rank::Service, BTreeMap::new());
+
+/// The Internet ports held, each by a socket until it closes. Taken after
+/// a socket's own lock (Service after Channel), never the other way.
+static PORTS: IrqLock<Ports<Weak<Socket>>> = IrqLock::new(Rank::Service, Ports::new());
+
+/// Whether `weak` is `socket`.
+fn is(socket: &Socket) -> impl Fn(&Weak<Socket>) -> bool + '_ {
+    move |weak| core::ptr::eq(weak.as_ptr(), socket)
+}
 
 /// The caller's credentials as a socket reports them: its process id and
 /// effective ids (Linux's `cred_to_ucred`).
@@ -317,12 +394,15 @@ pub fn own_cred() -> Ucred {
 }
 
 impl Socket {
-    pub fn new(ty: Type) -> Arc<Socket> {
-        Self::with_state(ty, Address::Unnamed, Conn::Unconnected, None)
+    pub fn new(domain: Domain, ty: Type) -> Arc<Socket> {
+        let mut socket = Self::with_state(ty, Address::Unnamed, Conn::Unconnected, None);
+        Arc::get_mut(&mut socket).expect("new").domain = domain;
+        socket
     }
 
     fn with_state(ty: Type, name: Address, conn: Conn, peer: Option<Ucred>) -> Arc<Socket> {
         Arc::new(Socket {
+            domain: Domain::Unix,
             ty,
             state: IrqLock::new(Rank::Channel, State::new(name, conn, peer)),
             ready: Readiness::new(),
@@ -410,6 +490,7 @@ impl Socket {
         };
         match &name {
             Address::Unnamed => return Err(Errno::EINVAL),
+            Address::Inet(local) => return self.bind_inet(*local),
             Address::Path(_) => {
                 super::ramfs::make_socket(resolved, perm, Arc::downgrade(self)).map_err(in_use)?;
                 let mut s = self.state.lock();
@@ -460,6 +541,7 @@ impl Socket {
             Address::Unnamed => return Err(Errno::EINVAL),
             Address::Path(_) => super::ramfs::socket_at(resolved)?,
             Address::Abstract(bytes) => ABSTRACT.lock().get(bytes).cloned(),
+            Address::Inet(to) => PORTS.lock().find(Proto::Tcp, to, true, |_| true).cloned(),
         };
         found.and_then(|s| s.upgrade()).ok_or(Errno::ECONNREFUSED)
     }
@@ -473,9 +555,19 @@ impl Socket {
         }
         let backlog = usize::try_from(backlog).unwrap_or(0).min(MAX_BACKLOG);
         let cred = own_cred();
+        // An Internet socket listens on an ephemeral port if it has none.
+        if matches!(self.domain, Domain::Inet { .. }) {
+            self.autobind_inet()?;
+        }
         let mut s = self.state.lock();
         if s.name == Address::Unnamed {
             return Err(Errno::EINVAL);
+        }
+        if matches!(s.conn, Conn::Connected(_)) {
+            return Err(Errno::EINVAL);
+        }
+        if matches!(self.domain, Domain::Inet { .. }) {
+            PORTS.lock().listen(is(self))?;
         }
         match &mut s.conn {
             Conn::Connected(_) => return Err(Errno::EINVAL),
@@ -496,6 +588,18 @@ impl Socket {
     /// when `nonblock`) and is connected to it at once; a datagram socket
     /// just remembers `target` as where its sends go.
     pub fn connect(self: &Arc<Self>, target: Arc<Socket>, nonblock: bool) -> Result<(), Errno> {
+        self.connect_named(target, nonblock, None)
+    }
+
+    /// connect, with the names of the two ends of an Internet connection
+    /// (`inet`: the client's and the server's address as they speak to
+    /// each other) in place of the client's and the listener's names.
+    fn connect_named(
+        self: &Arc<Self>,
+        target: Arc<Socket>,
+        nonblock: bool,
+        inet: Option<(Endpoint, Endpoint)>,
+    ) -> Result<(), Errno> {
         if target.ty != self.ty {
             return Err(Errno::EPROTOTYPE);
         }
@@ -506,7 +610,10 @@ impl Socket {
                     return Err(Errno::EISCONN);
                 }
                 Conn::Listening { .. } => return Err(Errno::EINVAL),
-                _ => s.name.clone(),
+                _ => match inet {
+                    Some((client, _)) => Address::Inet(client),
+                    None => s.name.clone(),
+                },
             }
         };
         if !self.ty.connection_oriented() {
@@ -529,7 +636,11 @@ impl Socket {
         });
         let (listener_name, listener_cred, server) = sched::wait_event(target.chan(), || {
             let mut t = target.state.lock();
-            let (name, cred) = (t.name.clone(), t.cred);
+            let name = match inet {
+                Some((_, server)) => Address::Inet(server),
+                None => t.name.clone(),
+            };
+            let (cred, options) = (t.cred, t.options.clone());
             let Conn::Listening { backlog, pending } = &mut t.conn else {
                 return Some(Err(Errno::ECONNREFUSED));
             };
@@ -538,7 +649,10 @@ impl Socket {
             }
             let mut state = server_state.take().expect("taken once");
             state.name = name.clone();
+            // An accepted socket starts with its listener's options.
+            state.options = options;
             let server = Arc::new(Socket {
+                domain: target.domain,
                 ty: self.ty,
                 state: IrqLock::new(Rank::Channel, state),
                 ready: Readiness::new(),
@@ -551,6 +665,9 @@ impl Socket {
             s.conn = Conn::Connected(Arc::downgrade(&server));
             s.peer_name = listener_name;
             s.peer_cred = Some(listener_cred);
+            if let Some((client, _)) = inet {
+                s.name = Address::Inet(client);
+            }
         }
         target.wake();
         Ok(())
@@ -585,11 +702,22 @@ impl Socket {
     pub fn may_send(&self, addressed: bool, signal: bool) -> Result<(), Errno> {
         let s = self.state.lock();
         let connected = matches!(s.conn, Conn::Connected(_));
+        let inet = matches!(self.domain, Domain::Inet { .. });
         let verdict = if !self.ty.connection_oriented() {
             if addressed || connected {
                 Ok(())
+            } else if inet {
+                Err(Errno::EDESTADDRREQ)
             } else {
                 Err(Errno::ENOTCONN)
+            }
+        } else if inet {
+            // TCP passes over an address, and an unconnected or shut
+            // socket has no stream to write to.
+            if connected && s.shut & SHUT_WRITE == 0 {
+                Ok(())
+            } else {
+                Err(Errno::EPIPE)
             }
         } else {
             match (addressed, connected) {
@@ -639,11 +767,20 @@ impl Socket {
     }
 
     fn send_to_peer(self: &Arc<Self>, out: Outgoing, nonblock: bool) -> Result<usize, Errno> {
+        if matches!(self.domain, Domain::Inet { .. }) {
+            if self.ty == Type::Dgram {
+                return self.send_datagram_inet(&out);
+            }
+            if let Some(sent) = self.send_to_closed_peer(out.bytes.len()) {
+                return Ok(sent);
+            }
+        }
         let Outgoing {
             bytes,
             files,
             cred,
             to,
+            ..
         } = out;
         let peer = self.destination(to)?;
         let stream = self.ty == Type::Stream;
@@ -702,6 +839,7 @@ impl Socket {
                     files: Passed::new(files.take().unwrap_or_default()),
                     cred,
                     from: from.clone(),
+                    ipv6: None,
                 });
                 Some(Ok(n))
             });
@@ -741,11 +879,15 @@ impl Socket {
             files: Vec::new(),
             cred: Ucred::default(),
             from: Address::Unnamed,
+            ipv6: None,
         };
         let waited = sched::wait_event(self.chan(), || {
             let mut s = self.state.lock();
             if self.ty.connection_oriented() && !matches!(s.conn, Conn::Connected(_)) {
-                return Some(Err(Errno::EINVAL));
+                return Some(Err(match self.domain {
+                    Domain::Inet { .. } => Errno::ENOTCONN,
+                    Domain::Unix => Errno::EINVAL,
+                }));
             }
             if s.rx.is_empty() {
                 if got.len > 0 && !(wait_all && stream) {
@@ -771,6 +913,7 @@ impl Socket {
                 buf[..got.len].copy_from_slice(&m.bytes[..got.len]);
                 got.cred = m.cred;
                 got.from = m.from.clone();
+                got.ipv6 = m.ipv6;
                 if peek {
                     got.files = m.files.peek();
                 } else {
@@ -823,8 +966,19 @@ impl Socket {
             Err(e) => return Err(e),
         }
         if !peek {
-            // Room for senders.
+            // Room for senders: those waiting in send wait on this
+            // socket; a connected peer's pollers wait on the peer, for
+            // POLLOUT, which this read may have just made true.
             self.wake();
+            if self.ty.connection_oriented() {
+                let peer = match &self.state.lock().conn {
+                    Conn::Connected(peer) => peer.upgrade(),
+                    _ => None,
+                };
+                if let Some(peer) = peer {
+                    peer.wake();
+                }
+            }
         }
         Ok(got)
     }
@@ -920,6 +1074,273 @@ impl Socket {
     }
 }
 
+/// Internet sockets: names from the table of ports, connections to this
+/// machine only.
+impl Socket {
+    /// The family and protocol of an Internet socket.
+    fn inet(&self) -> Result<(u16, Proto), Errno> {
+        match self.domain {
+            Domain::Inet { family, proto } => Ok((family, proto)),
+            Domain::Unix => Err(Errno::EINVAL),
+        }
+    }
+
+    /// An option's value: as set, or Linux's default.
+    fn option(&self, s: &State, level: i32, name: i32) -> Option<i32> {
+        let (family, proto) = self.inet().ok()?;
+        let default = kcore::inet::int_option(family, proto, level, name)?;
+        Some(s.options.get(&(level, name)).copied().unwrap_or(default))
+    }
+
+    /// bind(2) of an Internet socket to `local`, a local address (the
+    /// caller checked), port 0 for an ephemeral one. EINVAL once named;
+    /// EADDRINUSE when the port is held (`kcore::inet::Ports::bind`).
+    pub fn bind_inet(self: &Arc<Self>, local: Endpoint) -> Result<(), Errno> {
+        let (family, proto) = self.inet()?;
+        let mut s = self.state.lock();
+        if s.name != Address::Unnamed {
+            return Err(Errno::EINVAL);
+        }
+        let on = |level, name| self.option(&s, level, name).unwrap_or(0) != 0;
+        let binding = Binding {
+            proto,
+            local,
+            v6only: family == abi::socket::AF_INET6 && on(IPPROTO_IPV6, IPV6_V6ONLY),
+            reuse_addr: on(SOL_SOCKET, SO_REUSEADDR),
+            reuse_port: on(SOL_SOCKET, SO_REUSEPORT),
+            listening: false,
+            owner: Arc::downgrade(self),
+        };
+        let port = PORTS.lock().bind(binding)?;
+        s.name = Address::Inet(Endpoint { port, ..local });
+        Ok(())
+    }
+
+    /// An unnamed Internet socket takes an ephemeral port on the wildcard
+    /// address (before it connects, listens or sends, as on Linux).
+    fn autobind_inet(self: &Arc<Self>) -> Result<(), Errno> {
+        let (family, _) = self.inet()?;
+        if self.name() != Address::Unnamed {
+            return Ok(());
+        }
+        match self.bind_inet(Endpoint::unspecified(family)) {
+            // Named meanwhile by another thread: named all the same.
+            Err(Errno::EINVAL) => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Its own address as it speaks to `to`: its port, and its bound
+    /// address, or the loopback one if it is bound to the wildcard.
+    fn speaking_to(&self, to: &Endpoint) -> Endpoint {
+        let own = match self.name() {
+            Address::Inet(own) => own,
+            _ => Endpoint::default(),
+        };
+        if own.is_any() {
+            Endpoint {
+                ip: to.source_for(),
+                ..own
+            }
+        } else {
+            own
+        }
+    }
+
+    /// connect(2) of an Internet socket to `to`. TCP: the listener there
+    /// takes the connection at once (ECONNREFUSED if none), and a
+    /// non-blocking caller hears EINPROGRESS, as from Linux, then finds
+    /// the socket writable and SO_ERROR 0. UDP: `to` becomes where sends
+    /// go and the only sender heard. An address off this machine is
+    /// ENETUNREACH.
+    pub fn connect_inet(self: &Arc<Self>, to: Endpoint, nonblock: bool) -> Result<(), Errno> {
+        let (_, proto) = self.inet()?;
+        if !to.is_local() {
+            return Err(Errno::ENETUNREACH);
+        }
+        if proto == Proto::Tcp {
+            if matches!(self.state.lock().conn, Conn::Connected(_)) {
+                return Err(Errno::EISCONN);
+            }
+            self.autobind_inet()?;
+            let server = Endpoint {
+                ip: to.source_for(),
+                ..to
+            };
+            let client = self.speaking_to(&to);
+            let target = PORTS
+                .lock()
+                .find(Proto::Tcp, &to, true, |_| true)
+                .and_then(Weak::upgrade)
+                .ok_or(Errno::ECONNREFUSED)?;
+            self.connect_named(target, nonblock, Some((client, server)))?;
+            return if nonblock {
+                Err(Errno::EINPROGRESS)
+            } else {
+                Ok(())
+            };
+        }
+        self.autobind_inet()?;
+        let own = self.speaking_to(&to);
+        let mut s = self.state.lock();
+        s.conn = Conn::Connected(Weak::new());
+        s.peer_name = Address::Inet(to);
+        s.name = Address::Inet(own);
+        Ok(())
+    }
+
+    /// A TCP send to a peer that has closed (this end is in CLOSE_WAIT):
+    /// Linux sends the bytes, the peer's stack answers with a reset, and
+    /// the next send is EPIPE (a receive hears it once first). Here the
+    /// bytes are dropped and the reset is taken at once. `None` while the
+    /// peer is open. An empty send sends nothing and provokes nothing.
+    fn send_to_closed_peer(&self, len: usize) -> Option<usize> {
+        let peer = match &self.state.lock().conn {
+            Conn::Connected(peer) => peer.clone(),
+            _ => return None,
+        };
+        if let Some(peer) = peer.upgrade() {
+            let released = peer.state.lock().released;
+            if !released {
+                return None;
+            }
+        }
+        if len > 0 {
+            let mut s = self.state.lock();
+            s.shut = SHUT_READ | SHUT_WRITE;
+            s.error = Some(Errno::EPIPE);
+        }
+        self.wake();
+        Some(len)
+    }
+
+    /// connect(2) with AF_UNSPEC: a UDP socket forgets its peer.
+    pub fn disconnect(&self) -> Result<(), Errno> {
+        let (_, proto) = self.inet()?;
+        if proto == Proto::Tcp {
+            return Err(Errno::EOPNOTSUPP);
+        }
+        let mut s = self.state.lock();
+        s.conn = Conn::Unconnected;
+        s.peer_name = Address::Unnamed;
+        Ok(())
+    }
+
+    /// A UDP datagram to `to` or to the address connected to. It never
+    /// waits: no one holding the port, a receiver connected to another
+    /// sender, or a full receive queue drops it, as the network would
+    /// (and a connected sender then hears ECONNREFUSED, as from Linux's
+    /// ICMP "port unreachable").
+    fn send_datagram_inet(self: &Arc<Self>, out: &Outgoing) -> Result<usize, Errno> {
+        let (family, proto) = self.inet()?;
+        let (bytes, to) = (out.bytes, out.to_inet);
+        if bytes.len() > max_udp_payload(family) {
+            return Err(Errno::EMSGSIZE);
+        }
+        let to = match to {
+            Some(to) => to,
+            None => match self.peer_name()? {
+                Address::Inet(to) => to,
+                _ => return Err(Errno::EDESTADDRREQ),
+            },
+        };
+        if to.port == 0 {
+            return Err(Errno::EINVAL);
+        }
+        if !to.is_local() {
+            return Err(Errno::ENETUNREACH);
+        }
+        self.autobind_inet()?;
+        // A refusal heard since the last send is this send's answer.
+        if let Some(e) = self.take_error() {
+            return Err(e);
+        }
+        let (from, cred) = (self.speaking_to(&to), own_cred());
+        // Over IPv6 (to an address that is not IPv4's), the datagram
+        // carries a hop limit and a traffic class: stated, or the socket's.
+        let ipv6 = (!to.is_v4()).then(|| {
+            let s = self.state.lock();
+            let setting = |stated: Option<i32>, name, default| match stated {
+                Some(v) if v >= 0 => v,
+                _ => match self.option(&s, IPPROTO_IPV6, name) {
+                    Some(v) if v >= 0 => v,
+                    _ => default,
+                },
+            };
+            (
+                setting(out.hop_limit, IPV6_UNICAST_HOPS, 64),
+                setting(out.tclass, IPV6_TCLASS, 0),
+            )
+        });
+        let receiver = PORTS
+            .lock()
+            .find(proto, &to, false, |_| true)
+            .and_then(Weak::upgrade);
+        let Some(receiver) = receiver else {
+            if matches!(self.state.lock().conn, Conn::Connected(_)) {
+                self.state.lock().error = Some(Errno::ECONNREFUSED);
+            }
+            return Ok(bytes.len());
+        };
+        {
+            let mut r = receiver.state.lock();
+            let heard = match (&r.conn, &r.peer_name) {
+                (Conn::Connected(_), Address::Inet(peer)) => {
+                    peer.port == from.port && (peer.is_any() || peer.ip == from.ip)
+                }
+                _ => true,
+            };
+            let room = receiver.option(&r, SOL_SOCKET, SO_RCVBUF).unwrap_or(0) as usize;
+            if r.released || !heard || r.rx_bytes + bytes.len() > room {
+                return Ok(bytes.len());
+            }
+            r.rx_bytes += bytes.len();
+            r.rx.push_back(Message {
+                bytes: bytes.to_vec(),
+                taken: 0,
+                files: Passed::default(),
+                cred,
+                from: Address::Inet(from),
+                ipv6,
+            });
+        }
+        receiver.wake();
+        Ok(bytes.len())
+    }
+
+    /// setsockopt(2) of an integer option of an Internet socket
+    /// (`kcore::inet::int_option` names them). ENOPROTOOPT for another;
+    /// IPV6_V6ONLY only before bind (EINVAL). A change to SO_REUSEADDR or
+    /// SO_REUSEPORT reaches the socket's hold on its port at once.
+    pub fn set_option(&self, level: i32, name: i32, value: i32) -> Result<(), Errno> {
+        let mut s = self.state.lock();
+        self.option(&s, level, name).ok_or(Errno::ENOPROTOOPT)?;
+        if (level, name) == (IPPROTO_IPV6, IPV6_V6ONLY) && s.name != Address::Unnamed {
+            return Err(Errno::EINVAL);
+        }
+        let value = kcore::inet::setting(level, name, value);
+        s.options.insert((level, name), value);
+        if level == SOL_SOCKET && matches!(name, SO_REUSEADDR | SO_REUSEPORT) {
+            let mut ports = PORTS.lock();
+            if let Some(binding) = ports.get_mut(is(self)) {
+                if name == SO_REUSEADDR {
+                    binding.reuse_addr = value != 0;
+                } else {
+                    binding.reuse_port = value != 0;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// getsockopt(2) of an integer option of an Internet socket: as set,
+    /// or Linux's default; ENOPROTOOPT for another.
+    pub fn get_option(&self, level: i32, name: i32) -> Result<i32, Errno> {
+        let s = self.state.lock();
+        self.option(&s, level, name).ok_or(Errno::ENOPROTOOPT)
+    }
+}
+
 /// A send's answer, with SIGPIPE for the caller on EPIPE when `signal`
 /// (no MSG_NOSIGNAL), as a pipe does.
 fn sigpipe_on<T>(result: Result<T, Errno>, signal: bool) -> Result<T, Errno> {
@@ -960,6 +1381,9 @@ impl Socket {
                 }
                 _ => (VecDeque::new(), None),
             };
+            if matches!(self.domain, Domain::Inet { .. }) {
+                PORTS.lock().unbind(is(self));
+            }
             if let Address::Abstract(name) = &s.name {
                 let mut names = ABSTRACT.lock();
                 if names
@@ -974,9 +1398,15 @@ impl Socket {
         if let Some(peer) = peer {
             {
                 let mut p = peer.state.lock();
-                p.shut = SHUT_READ | SHUT_WRITE;
                 if reset {
+                    p.shut = SHUT_READ | SHUT_WRITE;
                     p.error = Some(Errno::ECONNRESET);
+                } else if matches!(self.domain, Domain::Inet { .. }) {
+                    // TCP's FIN: the peer reads the end and may still
+                    // write (CLOSE_WAIT), until `send_to_closed_peer`.
+                    p.shut |= SHUT_READ;
+                } else {
+                    p.shut = SHUT_READ | SHUT_WRITE;
                 }
             }
             peer.wake();

@@ -15,6 +15,7 @@ use kcore::cpuclock::{self, Owner, Which};
 use super::SysResult;
 use crate::mm::uaccess;
 use crate::proc::{TABLE, current};
+use crate::sync::{IrqLock, Rank};
 use crate::{clock, mm};
 
 /// clock_gettime(2). The clocks the vDSO also answers come from the same
@@ -171,14 +172,51 @@ pub const SYSNAME: &str = "Linux";
 pub const RELEASE: &str = concat!("6.1.0-profkern-", env!("CARGO_PKG_VERSION"));
 pub const VERSION: &str = "#1 profkern, a teaching kernel with native profil(2)";
 
+/// The machine's names once root changed them (sethostname(2),
+/// setdomainname(2)): the host name and the NIS domain name, each at most
+/// 64 bytes (a uname field less its NUL); `None` until then.
+static NAMES: IrqLock<[Option<[u8; 65]>; 2]> = IrqLock::new(Rank::Service, [None; 2]);
+/// Until set: the host name the Debian root's /etc/hostname also says.
+const DEFAULT_NAMES: [&str; 2] = ["profkern", "(none)"];
+
+/// Which of the machine's names.
+#[derive(Clone, Copy)]
+pub enum UtsField {
+    Host = 0,
+    Domain = 1,
+}
+
+/// The host or domain name now, NUL-padded (also
+/// /proc/sys/kernel/hostname and domainname).
+pub fn name_of(which: UtsField) -> [u8; 65] {
+    NAMES.lock()[which as usize].unwrap_or_else(|| field(DEFAULT_NAMES[which as usize]))
+}
+
+/// sethostname(2), setdomainname(2): `len` bytes at `buf` (more than 64
+/// EINVAL, a bad pointer EFAULT) become the name; CAP_SYS_ADMIN only
+/// (EPERM), as on Linux. An empty name is allowed.
+pub fn set_name(which: UtsField, buf: u64, len: u64) -> SysResult {
+    if !crate::proc::cred().capable(abi::types::CAP_SYS_ADMIN) {
+        return Err(Errno::EPERM);
+    }
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|&l| l < 65)
+        .ok_or(Errno::EINVAL)?;
+    let mut name = [0u8; 65];
+    uaccess::copy_from_user(&mut name[..len], buf)?;
+    NAMES.lock()[which as usize] = Some(name);
+    Ok(0)
+}
+
 pub fn uname(buf: u64) -> SysResult {
     let name = Utsname {
         sysname: field(SYSNAME),
-        nodename: field("profkern"),
+        nodename: name_of(UtsField::Host),
         release: field(RELEASE),
         version: field(VERSION),
         machine: field("x86_64"),
-        domainname: field("(none)"),
+        domainname: name_of(UtsField::Domain),
     };
     uaccess::write(buf, &name)?;
     Ok(0)

@@ -305,6 +305,8 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::PRLIMIT64 => info::prlimit64(a[0] as i32, a[1] as u32, a[2], a[3]),
         sys::GETRLIMIT => info::getrlimit(a[0] as u32, a[1]),
         sys::SETRLIMIT => info::setrlimit(a[0] as u32, a[1]),
+        sys::SETHOSTNAME => info::set_name(info::UtsField::Host, a[0], a[1]),
+        sys::SETDOMAINNAME => info::set_name(info::UtsField::Domain, a[0], a[1]),
         sys::SCHED_SETAFFINITY => info::sched_setaffinity(a[0] as i32, a[1], a[2]),
         sys::SCHED_GETAFFINITY => info::sched_getaffinity(a[0] as i32, a[1], a[2]),
         sys::SCHED_SETPARAM => policy::sched_setparam(a[0] as i32, a[1]),

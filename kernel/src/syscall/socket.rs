@@ -2,10 +2,12 @@
 //! sendto, recvfrom, sendmsg, recvmsg, shutdown, getsockname, getpeername,
 //! setsockopt, getsockopt.
 //!
-//! Each turns the raw integers into what they stand for (a `Type` and its
-//! flags, an `Address` read from a `sockaddr_un`, the descriptors and
-//! credentials of a control message) and calls `fs::socket`. Only the
-//! Unix domain is here: any other family is EAFNOSUPPORT. Bytes cross into
+//! Each turns the raw integers into what they stand for (a `Domain`, a
+//! `Type` and its flags, an `Address` read from a `sockaddr_un`,
+//! `sockaddr_in` or `sockaddr_in6`, the descriptors and credentials of a
+//! control message) and calls `fs::socket`. The Unix domain and the
+//! Internet's over loopback are here; any other family is EAFNOSUPPORT.
+//! Bytes cross into
 //! a kernel buffer before anything is sent, and a receive checks every
 //! buffer it may write before it takes a message, so a bad pointer is
 //! EFAULT and loses nothing. Addresses go back as Linux's
@@ -22,9 +24,10 @@ use alloc::vec::Vec;
 use super::SysResult;
 use super::fs::{fd_file, iovecs};
 use crate::fs::file::{Kind, OpenFile};
-use crate::fs::socket::{Address, CAPACITY, Outgoing, Socket, Type};
+use crate::fs::socket::{Address, CAPACITY, Domain, Outgoing, Socket, Type};
 use crate::mm::uaccess;
 use crate::proc::current;
+use kcore::inet::Endpoint;
 
 /// The socket open as `fd`: EBADF for no descriptor, ENOTSOCK for another
 /// kind of file.
@@ -41,12 +44,11 @@ fn nonblocking(file: &OpenFile, flags: u32) -> bool {
     *file.flags.lock() & abi::types::O_NONBLOCK != 0 || flags & MSG_DONTWAIT != 0
 }
 
-/// socket(2)'s type argument: the type and its SOCK_NONBLOCK, SOCK_CLOEXEC
-/// flags, checked in Linux's order (flags EINVAL, family EAFNOSUPPORT,
-/// type EINVAL, protocol EPROTONOSUPPORT, type ESOCKTNOSUPPORT). The
-/// Internet families are refused after Linux's own checks of them
-/// (`kcore::inet::refusal`).
-fn parse(domain: u32, ty: u32, protocol: u32) -> Result<(Type, u32), Errno> {
+/// socket(2)'s arguments: the domain, the type and its SOCK_NONBLOCK,
+/// SOCK_CLOEXEC flags, checked in Linux's order (flags EINVAL, family
+/// EAFNOSUPPORT, type EINVAL, protocol EPROTONOSUPPORT, type
+/// ESOCKTNOSUPPORT; the Internet's protocols by `kcore::inet::protocol`).
+fn parse(domain: u32, ty: u32, protocol: u32) -> Result<(Domain, Type, u32), Errno> {
     let flags = ty & !SOCK_TYPE_MASK;
     if flags & !(SOCK_NONBLOCK | SOCK_CLOEXEC) != 0 {
         return Err(Errno::EINVAL);
@@ -60,8 +62,15 @@ fn parse(domain: u32, ty: u32, protocol: u32) -> Result<(Type, u32), Errno> {
         return Err(Errno::EINVAL);
     }
     if inet {
+        let family = domain as u16;
         let may_raw = crate::proc::cred().capable(abi::types::CAP_NET_RAW);
-        return Err(kcore::inet::refusal(domain as u16, base, protocol, may_raw));
+        let proto = kcore::inet::protocol(family, base, protocol, may_raw)?;
+        let ty = if base == SOCK_STREAM {
+            Type::Stream
+        } else {
+            Type::Dgram
+        };
+        return Ok((Domain::Inet { family, proto }, ty, flags));
     }
     if protocol != 0 && protocol != AF_UNIX as u32 {
         return Err(Errno::EPROTONOSUPPORT);
@@ -73,7 +82,7 @@ fn parse(domain: u32, ty: u32, protocol: u32) -> Result<(Type, u32), Errno> {
         SOCK_SEQPACKET => Type::SeqPacket,
         _ => return Err(Errno::ESOCKTNOSUPPORT),
     };
-    Ok((ty, flags))
+    Ok((Domain::Unix, ty, flags))
 }
 
 /// An open file for `socket` (its only one), installed as the lowest free
@@ -91,12 +100,17 @@ fn install(socket: Arc<Socket>, flags: u32) -> Result<i32, Errno> {
 }
 
 pub fn socket(domain: u32, ty: u32, protocol: u32) -> SysResult {
-    let (ty, flags) = parse(domain, ty, protocol)?;
-    install(Socket::new(ty), flags).map(|fd| fd as usize)
+    let (domain, ty, flags) = parse(domain, ty, protocol)?;
+    install(Socket::new(domain, ty), flags).map(|fd| fd as usize)
 }
 
+/// socketpair(2): the Unix domain only (an Internet pair is EOPNOTSUPP,
+/// as on Linux).
 pub fn socketpair(domain: u32, ty: u32, protocol: u32, sv: u64) -> SysResult {
-    let (ty, flags) = parse(domain, ty, protocol)?;
+    let (domain, ty, flags) = parse(domain, ty, protocol)?;
+    if domain != Domain::Unix {
+        return Err(Errno::EOPNOTSUPP);
+    }
     uaccess::check_range(sv, 8, true)?;
     let (a, b) = Socket::pair(ty);
     let first = install(a, flags)?;
@@ -116,10 +130,34 @@ pub fn socketpair(domain: u32, ty: u32, protocol: u32, sv: u64) -> SysResult {
     Ok(0)
 }
 
-/// A `sockaddr_un` of `len` bytes: EINVAL for a length outside
-/// 3..=110 (2 only where `unnamed_ok`: bind's request for a made-up name)
-/// or another family.
-fn read_address(addr: u64, len: u32, unnamed_ok: bool) -> Result<Address, Errno> {
+/// The largest address a caller may pass (`struct sockaddr_storage`).
+const SOCKADDR_STORAGE_SIZE: usize = 128;
+
+/// The `len` bytes of an address at `addr` (EINVAL past
+/// `sockaddr_storage`, as Linux's `move_addr_to_kernel`).
+fn address_bytes(addr: u64, len: u32) -> Result<Vec<u8>, Errno> {
+    let len = len as usize;
+    if len > SOCKADDR_STORAGE_SIZE {
+        return Err(Errno::EINVAL);
+    }
+    let mut bytes = vec![0u8; len];
+    uaccess::copy_from_user(&mut bytes, addr)?;
+    Ok(bytes)
+}
+
+/// The Internet address at `addr` for `socket` (`kcore::inet::parse`).
+fn read_endpoint(socket: &Socket, addr: u64, len: u32) -> Result<Endpoint, Errno> {
+    kcore::inet::parse(socket.domain.family(), &address_bytes(addr, len)?)
+}
+
+/// The address at `addr` in `socket`'s family: for the Unix domain a
+/// `sockaddr_un` of `len` bytes: EINVAL for a length outside 3..=110 (2
+/// only where `unnamed_ok`: bind's request for a made-up name) or another
+/// family.
+fn read_address(socket: &Socket, addr: u64, len: u32, unnamed_ok: bool) -> Result<Address, Errno> {
+    if let Domain::Inet { .. } = socket.domain {
+        return read_endpoint(socket, addr, len).map(Address::Inet);
+    }
     let len = len as usize;
     if len < SUN_PATH_OFFSET || len > size_of::<SockaddrUn>() {
         return Err(Errno::EINVAL);
@@ -152,12 +190,23 @@ fn resolve(name: &Address) -> Result<String, Errno> {
     }
 }
 
-/// The bytes of `name` as a `sockaddr_un` says them: a path with its NUL,
-/// an abstract name after its NUL, an unnamed socket as the family alone
-/// (or nothing: a received message from an unnamed sender).
-fn encode(name: &Address, unnamed_family: bool) -> Vec<u8> {
+/// The bytes of `name` as `socket`'s family says them. An Internet name
+/// is a `sockaddr_in` or `sockaddr_in6` (an unnamed socket's is the
+/// wildcard, port 0). A `sockaddr_un` has a path with its NUL, an
+/// abstract name after its NUL, an unnamed socket as the family alone (or
+/// nothing: a received message from an unnamed sender).
+fn encode(socket: &Socket, name: &Address, unnamed_family: bool) -> Vec<u8> {
+    let family = socket.domain.family();
+    match name {
+        Address::Inet(endpoint) => return kcore::inet::encode(family, endpoint),
+        Address::Unnamed if family != AF_UNIX => {
+            return kcore::inet::encode(family, &Endpoint::unspecified(family));
+        }
+        _ => {}
+    }
     let mut out = AF_UNIX.to_le_bytes().to_vec();
     match name {
+        Address::Inet(_) => {}
         Address::Unnamed if !unnamed_family => out.clear(),
         Address::Unnamed => {}
         Address::Path(path) => {
@@ -184,9 +233,29 @@ fn write_address(bytes: &[u8], addr: u64, len_ptr: u64) -> Result<(), Errno> {
     uaccess::write(len_ptr, &(bytes.len() as u32))
 }
 
+/// bind(2) of an Internet socket: an address of this machine
+/// (EADDRNOTAVAIL otherwise), a port below 1024 only with
+/// CAP_NET_BIND_SERVICE (EACCES).
+fn bind_inet(socket: &Arc<Socket>, addr: u64, len: u32) -> SysResult {
+    let local = read_endpoint(socket, addr, len)?;
+    if !local.is_local() {
+        return Err(Errno::EADDRNOTAVAIL);
+    }
+    if local.port != 0
+        && local.port < kcore::inet::PRIVILEGED_BELOW
+        && !crate::proc::cred().capable(abi::types::CAP_NET_BIND_SERVICE)
+    {
+        return Err(Errno::EACCES);
+    }
+    socket.bind_inet(local).map(|()| 0)
+}
+
 pub fn bind(fd: i32, addr: u64, len: u32) -> SysResult {
     let (_, socket) = socket_of(fd)?;
-    let name = read_address(addr, len, true)?;
+    if let Domain::Inet { .. } = socket.domain {
+        return bind_inet(&socket, addr, len);
+    }
+    let name = read_address(&socket, addr, len, true)?;
     if name == Address::Unnamed {
         return socket.autobind().map(|()| 0);
     }
@@ -206,7 +275,15 @@ fn find(name: &Address) -> Result<Arc<Socket>, Errno> {
 
 pub fn connect(fd: i32, addr: u64, len: u32) -> SysResult {
     let (file, socket) = socket_of(fd)?;
-    let target = find(&read_address(addr, len, false)?)?;
+    if let Domain::Inet { .. } = socket.domain {
+        let bytes = address_bytes(addr, len)?;
+        if kcore::inet::family_of(&bytes) == Some(AF_UNSPEC) {
+            return socket.disconnect().map(|()| 0);
+        }
+        let to = kcore::inet::parse(socket.domain.family(), &bytes)?;
+        return socket.connect_inet(to, nonblocking(&file, 0)).map(|()| 0);
+    }
+    let target = find(&read_address(&socket, addr, len, false)?)?;
     socket.connect(target, nonblocking(&file, 0)).map(|()| 0)
 }
 
@@ -220,9 +297,10 @@ pub fn accept4(fd: i32, addr: u64, len_ptr: u64, flags: u32) -> SysResult {
     }
     let server = socket.accept(nonblocking(&file, 0))?;
     let peer = server.peer_name().unwrap_or(Address::Unnamed);
+    let peer = encode(&server, &peer, true);
     let fd = install(server, flags)?;
     if addr != 0
-        && let Err(e) = write_address(&encode(&peer, true), addr, len_ptr)
+        && let Err(e) = write_address(&peer, addr, len_ptr)
     {
         let _ = super::fs::close(fd);
         return Err(e);
@@ -248,13 +326,22 @@ fn gather(iov: &[(u64, u64)], limit: usize) -> Result<Vec<u8>, Errno> {
 
 /// The descriptors and credentials a sendmsg's control messages carry.
 /// Control messages of other levels are passed over, as Linux does; a
-/// header that does not fit, or an unknown SOL_SOCKET type, is EINVAL; a
-/// descriptor not open is EBADF.
-fn read_control(addr: u64, len: u64) -> Result<(Vec<Arc<OpenFile>>, Option<Ucred>), Errno> {
-    let mut files = Vec::new();
-    let mut cred = None;
+/// header that does not fit, or an unknown SOL_SOCKET type (any, for an
+/// Internet socket), is EINVAL; a descriptor not open is EBADF. An IPv6
+/// socket's datagram may state its hop limit and traffic class.
+fn read_control(socket: &Socket, addr: u64, len: u64) -> Result<Control, Errno> {
+    // Descriptors and credentials travel only between Unix sockets.
+    let unix = socket.domain == Domain::Unix;
+    let ipv6 = socket.domain.family() == AF_INET6;
+    let mut control = Control::default();
+    let Control {
+        files,
+        cred,
+        hop_limit,
+        tclass,
+    } = &mut control;
     if len == 0 {
-        return Ok((files, cred));
+        return Ok(control);
     }
     if len > 64 * 1024 {
         return Err(Errno::ENOBUFS);
@@ -273,6 +360,7 @@ fn read_control(addr: u64, len: u64) -> Result<(Vec<Arc<OpenFile>>, Option<Ucred
         }
         let data = &bytes[at + header..at + cmsg_len];
         match (level, ty) {
+            (SOL_SOCKET, _) if !unix => return Err(Errno::EINVAL),
             (SOL_SOCKET, SCM_RIGHTS) => {
                 let (fds, _) = data.as_chunks::<4>();
                 if files.len() + fds.len() > SCM_MAX_FD {
@@ -296,24 +384,40 @@ fn read_control(addr: u64, len: u64) -> Result<(Vec<Arc<OpenFile>>, Option<Ucred
                 if !(root || pid == me && own_uid && own_gid) {
                     return Err(Errno::EPERM);
                 }
-                cred = Some(Ucred {
+                *cred = Some(Ucred {
                     pid: pid as i32,
                     uid,
                     gid,
                 });
             }
             (SOL_SOCKET, _) => return Err(Errno::EINVAL),
+            (IPPROTO_IPV6, IPV6_HOPLIMIT) if ipv6 => {
+                *hop_limit = Some(kcore::inet::ipv6_control_value(data)?);
+            }
+            (IPPROTO_IPV6, IPV6_TCLASS) if ipv6 => {
+                *tclass = Some(kcore::inet::ipv6_control_value(data)?);
+            }
             _ => {}
         }
         at += cmsg_align(cmsg_len);
     }
-    Ok((files, cred))
+    Ok(control)
+}
+
+/// What a sendmsg's control messages carry.
+#[derive(Default)]
+struct Control {
+    files: Vec<Arc<OpenFile>>,
+    cred: Option<Ucred>,
+    /// An IPv6 datagram's own hop limit and traffic class.
+    hop_limit: Option<i32>,
+    tclass: Option<i32>,
 }
 
 /// sendto and sendmsg: the address (`addr`, `len`; none if `addr` is
 /// null) read and the socket's state checked before the bytes are
 /// gathered from `iov`, as Linux orders it; the socket named looked up
-/// last.
+/// last. TCP passes over an address, as Linux does.
 fn send(
     fd: i32,
     iov: &[(u64, u64)],
@@ -322,32 +426,100 @@ fn send(
     (addr, len): (u64, u32),
 ) -> SysResult {
     let (file, socket) = socket_of(fd)?;
-    let name = if addr != 0 {
-        Some(read_address(addr, len, false)?)
+    let inet = matches!(socket.domain, Domain::Inet { .. });
+    let addressed = addr != 0 && !(inet && socket.ty == Type::Stream);
+    let name = if addressed {
+        Some(read_address(&socket, addr, len, false)?)
     } else {
         None
     };
     let signal = flags & MSG_NOSIGNAL == 0;
     socket.may_send(name.is_some(), signal)?;
-    let limit = match socket.ty {
-        // A stream's bytes go in pieces: only the kernel buffer bounds them.
-        Type::Stream => 16 * CAPACITY,
-        // A message must fit in a receive queue.
-        _ => CAPACITY,
+    let Control {
+        files,
+        cred,
+        hop_limit,
+        tclass,
+    } = match control {
+        Some((addr, len)) => read_control(&socket, addr, len)?,
+        None => Control::default(),
     };
-    let bytes = gather(iov, limit)?;
-    let (files, cred) = match control {
-        Some((addr, len)) => read_control(addr, len)?,
-        None => (Vec::new(), None),
+    let nonblock = nonblocking(&file, flags);
+    if socket.ty == Type::Stream {
+        return send_stream(&socket, iov, files, cred, nonblock, signal);
+    }
+    // A message must fit in a receive queue.
+    let bytes = gather(iov, CAPACITY)?;
+    let (to, to_inet) = match name {
+        Some(Address::Inet(endpoint)) => (None, Some(endpoint)),
+        Some(name) => (Some(find(&name)?), None),
+        None => (None, None),
     };
-    let to = name.as_ref().map(find).transpose()?;
     let out = Outgoing {
         bytes: &bytes,
         files,
         cred,
         to,
+        to_inet,
+        hop_limit,
+        tclass,
     };
-    socket.send(out, nonblocking(&file, flags), signal)
+    socket.send(out, nonblock, signal)
+}
+
+/// Bytes a stream's send copies in at a time.
+const STREAM_PIECE: usize = 16 * CAPACITY;
+
+/// A send on a stream, of any length: `iov`'s bytes in pieces of at most
+/// `STREAM_PIECE`, the descriptors and credentials with the first. Stops
+/// at a piece that went only in part (no room when `nonblock`, or a
+/// signal) and returns what went; an error after some bytes is that count.
+fn send_stream(
+    socket: &Arc<Socket>,
+    iov: &[(u64, u64)],
+    files: Vec<Arc<OpenFile>>,
+    cred: Option<Ucred>,
+    nonblock: bool,
+    signal: bool,
+) -> SysResult {
+    let total = iov
+        .iter()
+        .try_fold(0usize, |sum, &(_, len)| sum.checked_add(len as usize))
+        .ok_or(Errno::EINVAL)?;
+    let mut files = Some(files);
+    let mut sent = 0;
+    let mut at = (0, 0); // (iovec, offset in it)
+    loop {
+        let mut piece = Vec::with_capacity((total - sent).min(STREAM_PIECE));
+        while piece.len() < STREAM_PIECE && at.0 < iov.len() {
+            let (base, len) = iov[at.0];
+            let n = (len as usize - at.1).min(STREAM_PIECE - piece.len());
+            let from = piece.len();
+            piece.resize(from + n, 0);
+            if let Err(e) = uaccess::copy_from_user(&mut piece[from..], base + at.1 as u64) {
+                return if sent > 0 { Ok(sent) } else { Err(e) };
+            }
+            at.1 += n;
+            if at.1 == len as usize {
+                at = (at.0 + 1, 0);
+            }
+        }
+        let out = Outgoing {
+            files: files.take().unwrap_or_default(),
+            cred,
+            ..Outgoing::bytes(&piece)
+        };
+        match socket.send(out, nonblock, signal && sent == 0) {
+            Ok(n) => {
+                sent += n;
+                if n < piece.len() || sent == total {
+                    return Ok(sent);
+                }
+            }
+            Err(_) if sent > 0 => return Ok(sent),
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 pub fn sendto(fd: i32, buf: u64, len: u64, flags: u32, addr: u64, addr_len: u32) -> SysResult {
@@ -406,6 +578,27 @@ fn receive(fd: i32, iov: &[(u64, u64)], flags: u32, control_room: usize) -> Resu
             len = got.whole;
         }
     }
+    if let Some((hop_limit, tclass)) = got.ipv6 {
+        // An IPv6 datagram's hop limit and traffic class, each if asked
+        // for, cut to the room as Linux's put_cmsg cuts them.
+        let mut control = kcore::inet::ControlBuffer::new(control_room);
+        let asked = |name| socket.get_option(IPPROTO_IPV6, name) == Ok(1);
+        if asked(IPV6_RECVHOPLIMIT) {
+            control.put(IPPROTO_IPV6, IPV6_HOPLIMIT, &hop_limit.to_le_bytes());
+        }
+        if asked(IPV6_RECVTCLASS) {
+            control.put(IPPROTO_IPV6, IPV6_TCLASS, &tclass.to_le_bytes());
+        }
+        if control.truncated {
+            out_flags |= MSG_CTRUNC;
+        }
+        return Ok(Receipt {
+            len,
+            flags: out_flags,
+            from: encode(&socket, &got.from, false),
+            control: control.bytes,
+        });
+    }
     let mut control = Vec::new();
     let header = size_of::<CmsgHdr>();
     let put = |ty: i32, data: &[u8], control: &mut Vec<u8>| {
@@ -459,7 +652,12 @@ fn receive(fd: i32, iov: &[(u64, u64)], flags: u32, control_room: usize) -> Resu
     Ok(Receipt {
         len,
         flags: out_flags,
-        from: encode(&got.from, false),
+        // TCP's receives name no one: the peer is the connection's.
+        from: if socket.domain != Domain::Unix && socket.ty == Type::Stream {
+            Vec::new()
+        } else {
+            encode(&socket, &got.from, false)
+        },
         control,
     })
 }
@@ -519,30 +717,39 @@ pub fn shutdown(fd: i32, how: u32) -> SysResult {
 
 pub fn getsockname(fd: i32, addr: u64, len_ptr: u64) -> SysResult {
     let (_, socket) = socket_of(fd)?;
-    write_address(&encode(&socket.name(), true), addr, len_ptr).map(|()| 0)
+    write_address(&encode(&socket, &socket.name(), true), addr, len_ptr).map(|()| 0)
 }
 
 pub fn getpeername(fd: i32, addr: u64, len_ptr: u64) -> SysResult {
     let (_, socket) = socket_of(fd)?;
-    write_address(&encode(&socket.peer_name()?, true), addr, len_ptr).map(|()| 0)
+    let peer = socket.peer_name()?;
+    write_address(&encode(&socket, &peer, true), addr, len_ptr).map(|()| 0)
 }
 
 /// setsockopt(2): SO_PASSCRED turns credentials on receipt on or off;
-/// SO_SNDBUF, SO_RCVBUF and SO_REUSEADDR are taken and change nothing (a
-/// receive queue holds `CAPACITY` bytes); anything else is ENOPROTOOPT,
-/// and levels other than SOL_SOCKET have no options here (EOPNOTSUPP).
+/// on a Unix socket SO_SNDBUF, SO_RCVBUF and SO_REUSEADDR are taken and
+/// change nothing (a receive queue holds `CAPACITY` bytes), and levels
+/// other than SOL_SOCKET have no options (EOPNOTSUPP); an Internet
+/// socket keeps the integer options `kcore::inet::int_option` names
+/// (IP-level ones may be one byte, as on Linux). Anything else is
+/// ENOPROTOOPT.
 pub fn setsockopt(fd: i32, level: i32, name: i32, value: u64, len: u32) -> SysResult {
     let (_, socket) = socket_of(fd)?;
-    if level != SOL_SOCKET {
+    let inet = socket.domain != Domain::Unix;
+    if level != SOL_SOCKET && !inet {
         return Err(Errno::EOPNOTSUPP);
     }
-    if (len as usize) < size_of::<i32>() {
+    let int = if (len as usize) >= size_of::<i32>() {
+        uaccess::read::<i32>(value)?
+    } else if inet && len >= 1 && (level == IPPROTO_IP || level == IPPROTO_IPV6) {
+        i32::from(uaccess::read::<u8>(value)?)
+    } else {
         return Err(Errno::EINVAL);
-    }
-    let on = uaccess::read::<i32>(value)? != 0;
-    match name {
-        SO_PASSCRED => socket.set_passcred(on),
-        SO_SNDBUF | SO_RCVBUF | SO_REUSEADDR => {}
+    };
+    match (level, name) {
+        (SOL_SOCKET, SO_PASSCRED) => socket.set_passcred(int != 0),
+        _ if inet => socket.set_option(level, name, int)?,
+        (_, SO_SNDBUF | SO_RCVBUF | SO_REUSEADDR) => {}
         _ => return Err(Errno::ENOPROTOOPT),
     }
     Ok(0)
@@ -552,20 +759,26 @@ pub fn setsockopt(fd: i32, level: i32, name: i32, value: u64, len: u32) -> SysRe
 /// length written.
 pub fn getsockopt(fd: i32, level: i32, name: i32, value: u64, len_ptr: u64) -> SysResult {
     let (_, socket) = socket_of(fd)?;
-    if level != SOL_SOCKET {
+    let inet = match socket.domain {
+        Domain::Inet { proto, .. } => Some(proto),
+        Domain::Unix => None,
+    };
+    if level != SOL_SOCKET && inet.is_none() {
         return Err(Errno::EOPNOTSUPP);
     }
     let room = usize::try_from(uaccess::read::<i32>(len_ptr)?).map_err(|_| Errno::EINVAL)?;
     let int = |v: i32| v.to_le_bytes().to_vec();
-    let bytes = match name {
-        SO_TYPE => int(socket.ty.number() as i32),
-        SO_ERROR => int(socket.take_error().map_or(0, |e| e.0)),
-        SO_PASSCRED => int(socket.passcred() as i32),
-        SO_ACCEPTCONN => int(socket.listening() as i32),
-        SO_DOMAIN => int(AF_UNIX as i32),
-        SO_PROTOCOL | SO_REUSEADDR => int(0),
-        SO_SNDBUF | SO_RCVBUF => int(CAPACITY as i32),
-        SO_PEERCRED => {
+    let bytes = match (level, name) {
+        (SOL_SOCKET, SO_TYPE) => int(socket.ty.number() as i32),
+        (SOL_SOCKET, SO_ERROR) => int(socket.take_error().map_or(0, |e| e.0)),
+        (SOL_SOCKET, SO_PASSCRED) => int(socket.passcred() as i32),
+        (SOL_SOCKET, SO_ACCEPTCONN) => int(socket.listening() as i32),
+        (SOL_SOCKET, SO_DOMAIN) => int(i32::from(socket.domain.family())),
+        (SOL_SOCKET, SO_PROTOCOL) => int(inet.map_or(0, |p| p.number())),
+        _ if inet.is_some() && name != SO_PEERCRED => int(socket.get_option(level, name)?),
+        (SOL_SOCKET, SO_REUSEADDR) => int(0),
+        (SOL_SOCKET, SO_SNDBUF | SO_RCVBUF) => int(CAPACITY as i32),
+        (SOL_SOCKET, SO_PEERCRED) => {
             let c = socket.peer_cred();
             [c.pid as u32, c.uid, c.gid]
                 .iter()

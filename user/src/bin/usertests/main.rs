@@ -167,6 +167,7 @@ const TESTS: &[Test] = user::tests![
     kbench_measures_and_refuses_bad_requests,
     identity_and_time,
     proc_sys_says_what_the_kernel_does,
+    root_names_the_machine,
     proc_bus_pci_lists_the_machine,
     termios_is_linux_sized,
     dev_tty_is_the_terminal,

@@ -452,6 +452,69 @@ pub(super) fn proc_sys_says_what_the_kernel_does() -> Outcome {
     Ok(())
 }
 
+/// The machine's node name from uname(2), after sethostname(2) (likewise
+/// the domain name) changed it.
+fn node_name(domain: bool) -> Result<String, String> {
+    let mut name = Utsname {
+        sysname: [0; 65],
+        nodename: [0; 65],
+        release: [0; 65],
+        version: [0; 65],
+        machine: [0; 65],
+        domainname: [0; 65],
+    };
+    raw(nr::UNAME, &[&mut name as *mut Utsname as usize]).map_err(|e| e.message())?;
+    let field = if domain {
+        name.domainname
+    } else {
+        name.nodename
+    };
+    let end = field.iter().position(|&b| b == 0).unwrap_or(65);
+    Ok(String::from_utf8_lossy(&field[..end]).into())
+}
+
+/// Root renames the machine (sethostname, setdomainname): uname and
+/// /proc/sys/kernel/hostname say the new name; 65 bytes is EINVAL, a bad
+/// pointer EFAULT, a user who is not root EPERM, and none of those
+/// changes the name.
+pub(super) fn root_names_the_machine() -> Outcome {
+    let set = |number, name: &[u8]| raw(number, &[name.as_ptr() as usize, name.len()]);
+    let was = node_name(false)?;
+    set(nr::SETHOSTNAME, b"student-box").map_err(|e| e.message())?;
+    let now = node_name(false)?;
+    let proc_says = sys::read_file("/proc/sys/kernel/hostname").map_err(|e| e.message())?;
+    let long = set(nr::SETHOSTNAME, &[b'x'; 65]);
+    let bad = raw(nr::SETHOSTNAME, &[0, 4]);
+    let user_status = child_status(|| {
+        if raw(nr::SETUID, &[1000]).is_err() {
+            return 2;
+        }
+        match set(nr::SETHOSTNAME, b"mine") {
+            Err(Errno::EPERM) => 0,
+            _ => 1,
+        }
+    })?;
+    let after = node_name(false)?;
+    set(nr::SETDOMAINNAME, b"lab.example").map_err(|e| e.message())?;
+    let domain = node_name(true)?;
+    set(nr::SETHOSTNAME, was.as_bytes()).map_err(|e| e.message())?;
+    ensure!(now == "student-box", "uname says {now:?} after sethostname");
+    ensure!(
+        proc_says == b"student-box\n",
+        "/proc/sys/kernel/hostname says {:?}",
+        String::from_utf8_lossy(&proc_says)
+    );
+    ensure!(long == Err(Errno::EINVAL), "65 bytes gave {long:?}");
+    ensure!(bad == Err(Errno::EFAULT), "a NULL name gave {bad:?}");
+    ensure!(user_status == 0, "a user's sethostname was not EPERM");
+    ensure!(
+        after == "student-box",
+        "refused calls changed the name to {after:?}"
+    );
+    ensure!(domain == "lab.example", "domain name {domain:?}");
+    Ok(())
+}
+
 /// The `[stack]` line of /proc/self/maps of `/bin/cat` run by a child
 /// (after `personality(persona)` when `persona` is not 0): where exec put
 /// a new program's stack.
