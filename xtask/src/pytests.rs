@@ -30,7 +30,7 @@ use crate::suites::{Disk, Expect, Suite};
 /// The modules of the default run: the quick ones (under half a minute
 /// each on either kernel), each touching the kernel: files and their
 /// metadata, directories, descriptors and locks, users and groups, limits,
-/// select and poll, memory maps, threads, clocks.
+/// select, poll and epoll, memory maps, threads, clocks.
 pub const SHORT: &[&str] = &[
     "test_stat",
     "test_pwd",
@@ -39,6 +39,7 @@ pub const SHORT: &[&str] = &[
     "test_fileio",
     "test_poll",
     "test_select",
+    "test_epoll",
     "test_mmap",
     "test_fcntl",
     "test_shutil",

@@ -455,15 +455,7 @@ pub(super) fn proc_sys_says_what_the_kernel_does() -> Outcome {
 /// The machine's node name from uname(2), after sethostname(2) (likewise
 /// the domain name) changed it.
 fn node_name(domain: bool) -> Result<String, String> {
-    let mut name = Utsname {
-        sysname: [0; 65],
-        nodename: [0; 65],
-        release: [0; 65],
-        version: [0; 65],
-        machine: [0; 65],
-        domainname: [0; 65],
-    };
-    raw(nr::UNAME, &[&mut name as *mut Utsname as usize]).map_err(|e| e.message())?;
+    let name = sys::uname().map_err(|e| e.message())?;
     let field = if domain {
         name.domainname
     } else {
