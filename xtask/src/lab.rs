@@ -876,6 +876,11 @@ fn started_tree_fails(
         .unwrap_or_default();
     let prefix = format!("lab {id}: not done: ");
     match said.strip_prefix(&prefix) {
+        // A student starts from a tree that builds: the patch must take
+        // out every use of the piece, not leave the kernel broken.
+        Some(reason) if reason.starts_with("building the kernel failed") => Err(format!(
+            "the started tree's kernel does not build ({reason}): the patch leaves a use of the lab's piece in it"
+        )),
         Some(reason) if !out.status.success() => Ok(reason.to_string()),
         _ if out.status.success() => Err(format!(
             "with the piece taken out the check still passes ('{said}'): it cannot tell done from not done"
