@@ -395,30 +395,25 @@ pub fn own_cred() -> Ucred {
 
 impl Socket {
     pub fn new(domain: Domain, ty: Type) -> Arc<Socket> {
-        let mut socket = Self::with_state(ty, Address::Unnamed, Conn::Unconnected, None);
-        Arc::get_mut(&mut socket).expect("new").domain = domain;
-        socket
+        Self::with_state(domain, ty, Conn::Unconnected, None)
     }
 
-    fn with_state(ty: Type, name: Address, conn: Conn, peer: Option<Ucred>) -> Arc<Socket> {
+    /// An unnamed socket of `domain` and `ty`, connected as `conn`, whose
+    /// other end is `peer` (SO_PEERCRED).
+    fn with_state(domain: Domain, ty: Type, conn: Conn, peer: Option<Ucred>) -> Arc<Socket> {
         Arc::new(Socket {
-            domain: Domain::Unix,
+            domain,
             ty,
-            state: IrqLock::new(Rank::Channel, State::new(name, conn, peer)),
+            state: IrqLock::new(Rank::Channel, State::new(Address::Unnamed, conn, peer)),
             ready: Readiness::new(),
         })
     }
 
-    /// socketpair(2): two sockets connected to each other.
+    /// socketpair(2): two Unix-domain sockets connected to each other.
     pub fn pair(ty: Type) -> (Arc<Socket>, Arc<Socket>) {
         let cred = Some(own_cred());
-        let a = Self::with_state(ty, Address::Unnamed, Conn::Unconnected, cred);
-        let b = Self::with_state(
-            ty,
-            Address::Unnamed,
-            Conn::Connected(Arc::downgrade(&a)),
-            cred,
-        );
+        let a = Self::with_state(Domain::Unix, ty, Conn::Unconnected, cred);
+        let b = Self::with_state(Domain::Unix, ty, Conn::Connected(Arc::downgrade(&a)), cred);
         a.state.lock().conn = Conn::Connected(Arc::downgrade(&b));
         (a, b)
     }
