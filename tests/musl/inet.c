@@ -441,6 +441,52 @@ static void ipv6_ancillary(void)
 	close(s);
 }
 
+/* Batches: sendmmsg sends each message and says how much went;
+ * recvmmsg with MSG_WAITFORONE waits for the first only. */
+static void batches(void)
+{
+	int r = socket(AF_INET, SOCK_DGRAM, 0), s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = v4("127.0.0.1", 0);
+	bind(r, (struct sockaddr *)&a, sizeof a);
+	a.sin_port = htons(port_of(r));
+	connect(s, (struct sockaddr *)&a, sizeof a);
+	char *words[] = {"one", "three", "five!"};
+	struct iovec iov[3];
+	struct mmsghdr out[3];
+	memset(out, 0, sizeof out);
+	for (int i = 0; i < 3; i++) {
+		iov[i] = (struct iovec){words[i], strlen(words[i])};
+		out[i].msg_hdr.msg_iov = &iov[i];
+		out[i].msg_hdr.msg_iovlen = 1;
+	}
+	check("sendmmsg of 3", sendmmsg(s, out, 3, 0));
+	printf("lengths %u %u %u\n", out[0].msg_len, out[1].msg_len, out[2].msg_len);
+	check("sendmmsg of none", sendmmsg(s, out, 0, 0));
+	char bufs[5][16];
+	struct iovec in_iov[5];
+	struct mmsghdr in[5];
+	memset(in, 0, sizeof in);
+	memset(bufs, 0, sizeof bufs);
+	for (int i = 0; i < 5; i++) {
+		in_iov[i] = (struct iovec){bufs[i], sizeof bufs[i]};
+		in[i].msg_hdr.msg_iov = &in_iov[i];
+		in[i].msg_hdr.msg_iovlen = 1;
+	}
+	check("recvmmsg of 5, waiting for one", recvmmsg(r, in, 5, MSG_WAITFORONE, NULL));
+	printf("got '%s' (%u) '%s' (%u) '%s' (%u)\n", bufs[0], in[0].msg_len, bufs[1], in[1].msg_len,
+	       bufs[2], in[2].msg_len);
+	check("recvmmsg of nothing", recvmmsg(r, in, 5, MSG_DONTWAIT, NULL));
+	struct timespec bad = {.tv_nsec = 2000000000};
+	check("recvmmsg, a bad timeout", recvmmsg(r, in, 5, 0, &bad));
+	int p[2];
+	pipe(p);
+	check("recvmmsg on a pipe", recvmmsg(p[0], in, 5, MSG_DONTWAIT, NULL));
+	close(p[0]);
+	close(p[1]);
+	close(r);
+	close(s);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -451,5 +497,6 @@ int main(void)
 	udp();
 	flow();
 	ipv6_ancillary();
+	batches();
 	return 0;
 }

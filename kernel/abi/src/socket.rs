@@ -75,6 +75,19 @@ pub struct MsgHdr {
 }
 const _: () = assert!(size_of::<MsgHdr>() == 56);
 
+/// `struct mmsghdr` (sendmmsg, recvmmsg): a message and the bytes the
+/// call moved for it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MmsgHdr {
+    pub msg_hdr: MsgHdr,
+    pub msg_len: u32,
+}
+const _: () = assert!(size_of::<MmsgHdr>() == 64);
+
+/// At most this many messages in one sendmmsg or recvmmsg (UIO_MAXIOV).
+pub const MMSG_MAX: usize = 1024;
+
 /// `struct cmsghdr`: one control message's header; its data follows,
 /// and the next header starts 8-byte aligned (`cmsg_align`).
 #[repr(C)]
@@ -188,6 +201,8 @@ pub const MSG_DONTWAIT: u32 = 0x40;
 pub const MSG_EOR: u32 = 0x80;
 pub const MSG_WAITALL: u32 = 0x100;
 pub const MSG_NOSIGNAL: u32 = 0x4000;
+/// recvmmsg: wait for the first message only.
+pub const MSG_WAITFORONE: u32 = 0x10000;
 pub const MSG_CMSG_CLOEXEC: u32 = 0x4000_0000;
 
 /// shutdown(2)'s `how`.

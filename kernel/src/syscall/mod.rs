@@ -178,6 +178,8 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::RECVFROM => socket::recvfrom(a[0] as i32, a[1], a[2], a[3] as u32, a[4], a[5]),
         sys::SENDMSG => socket::sendmsg(a[0] as i32, a[1], a[2] as u32),
         sys::RECVMSG => socket::recvmsg(a[0] as i32, a[1], a[2] as u32),
+        sys::SENDMMSG => socket::sendmmsg(a[0] as i32, a[1], a[2], a[3] as u32),
+        sys::RECVMMSG => socket::recvmmsg(a[0] as i32, a[1], a[2], a[3] as u32, a[4]),
         sys::SHUTDOWN => socket::shutdown(a[0] as i32, a[1] as u32),
         sys::GETSOCKNAME => socket::getsockname(a[0] as i32, a[1], a[2]),
         sys::GETPEERNAME => socket::getpeername(a[0] as i32, a[1], a[2]),

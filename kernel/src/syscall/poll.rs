@@ -163,7 +163,7 @@ fn wait_ready(
 
 /// Nanoseconds since boot `timeout` from now; EINVAL for a negative or
 /// unnormalised time.
-fn deadline_after(timeout: Timespec) -> Result<u64, Errno> {
+pub(super) fn deadline_after(timeout: Timespec) -> Result<u64, Errno> {
     if timeout.tv_sec < 0 || !(0..1_000_000_000).contains(&timeout.tv_nsec) {
         return Err(Errno::EINVAL);
     }
@@ -174,7 +174,7 @@ fn deadline_after(timeout: Timespec) -> Result<u64, Errno> {
 }
 
 /// The time left until `deadline`, for the caller's timeout.
-fn left_until(deadline: u64) -> Timespec {
+pub(super) fn left_until(deadline: u64) -> Timespec {
     let left = deadline.saturating_sub(crate::clock::nanos_since_boot());
     Timespec {
         tv_sec: (left / 1_000_000_000) as i64,

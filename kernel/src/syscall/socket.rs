@@ -1,6 +1,6 @@
 //! Socket calls: socket, socketpair, bind, listen, connect, accept4,
-//! sendto, recvfrom, sendmsg, recvmsg, shutdown, getsockname, getpeername,
-//! setsockopt, getsockopt.
+//! sendto, recvfrom, sendmsg, recvmsg, sendmmsg, recvmmsg, shutdown,
+//! getsockname, getpeername, setsockopt, getsockopt.
 //!
 //! Each turns the raw integers into what they stand for (a `Domain`, a
 //! `Type` and its flags, an `Address` read from a `sockaddr_un`,
@@ -701,6 +701,70 @@ pub fn recvmsg(fd: i32, msg: u64, flags: u32) -> SysResult {
     out.msg_flags = got.flags as i32;
     uaccess::write(msg, &out)?;
     Ok(got.len)
+}
+
+/// Where `msg_len` of the `index`th `struct mmsghdr` at `vec` is.
+fn mmsg_len_at(vec: u64, index: usize) -> u64 {
+    vec + (index * size_of::<MmsgHdr>() + size_of::<MsgHdr>()) as u64
+}
+
+/// sendmmsg(2): sendmsg for each of `vlen` messages (at most `MMSG_MAX`),
+/// each one's byte count written to its `msg_len`. Stops at the first
+/// that fails: its error if it was the first, else the count sent, as
+/// Linux answers.
+pub fn sendmmsg(fd: i32, vec: u64, vlen: u64, flags: u32) -> SysResult {
+    socket_of(fd)?;
+    let vlen = (vlen as usize).min(MMSG_MAX);
+    let mut sent = 0;
+    while sent < vlen {
+        let at = vec + (sent * size_of::<MmsgHdr>()) as u64;
+        let step = sendmsg(fd, at, flags)
+            .and_then(|n| uaccess::write(mmsg_len_at(vec, sent), &(n as u32)));
+        match step {
+            Ok(()) => sent += 1,
+            Err(e) if sent == 0 => return Err(e),
+            Err(_) => break,
+        }
+    }
+    Ok(sent)
+}
+
+/// recvmmsg(2): recvmsg into each of `vlen` messages (at most
+/// `MMSG_MAX`), each one's byte count written to its `msg_len`. With
+/// MSG_WAITFORONE only the first waits. `timeout` (a timespec, or null)
+/// is looked at after each message, as Linux does, and the time left is
+/// written back. The first failure ends it: its error if nothing came,
+/// else the count received.
+pub fn recvmmsg(fd: i32, vec: u64, vlen: u64, flags: u32, timeout: u64) -> SysResult {
+    let deadline = if timeout != 0 {
+        Some(super::poll::deadline_after(uaccess::read(timeout)?)?)
+    } else {
+        None
+    };
+    socket_of(fd)?;
+    let vlen = (vlen as usize).min(MMSG_MAX);
+    let mut flags = flags;
+    let mut got = 0;
+    while got < vlen {
+        let at = vec + (got * size_of::<MmsgHdr>()) as u64;
+        let step = recvmsg(fd, at, flags & !MSG_WAITFORONE)
+            .and_then(|n| uaccess::write(mmsg_len_at(vec, got), &(n as u32)));
+        match step {
+            Ok(()) => got += 1,
+            Err(e) if got == 0 => return Err(e),
+            Err(_) => break,
+        }
+        if flags & MSG_WAITFORONE != 0 {
+            flags |= MSG_DONTWAIT;
+        }
+        if deadline.is_some_and(|d| crate::clock::nanos_since_boot() >= d) {
+            break;
+        }
+    }
+    if let Some(deadline) = deadline {
+        uaccess::write(timeout, &super::poll::left_until(deadline))?;
+    }
+    Ok(got)
 }
 
 pub fn shutdown(fd: i32, how: u32) -> SysResult {
