@@ -138,7 +138,7 @@ const TESTS: &[Test] = user::tests![
     getdents_lists_a_directory,
     cwd_and_chdir,
     bad_pointers_are_efault,
-    sockets_unix_only_and_bad_pointers,
+    sockets_of_two_families_and_bad_pointers,
     descriptors_in_flight_are_closed,
     sysv_ipc_bad_pointers_lose_nothing,
     sysv_memory_and_undo_go_at_the_end,

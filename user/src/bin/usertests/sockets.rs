@@ -1,18 +1,20 @@
-//! Unix-domain sockets: the families refused, bad pointers, and
-//! descriptors that never arrive.
+//! Sockets: the families refused, bad pointers, and descriptors that
+//! never arrive.
 
 use super::*;
 
-/// Sockets: only the Unix domain is here (AF_INET and AF_INET6 are
-/// EAFNOSUPPORT: no network), every pointer a socket call takes is checked
-/// (EFAULT), and a message a bad receive buffer refused is still there.
-pub(super) fn sockets_unix_only_and_bad_pointers() -> Outcome {
+/// Sockets: the Unix domain and the Internet's (over loopback) are here,
+/// other families are EAFNOSUPPORT and an Internet pair EOPNOTSUPP;
+/// every pointer a socket call takes is checked (EFAULT), for both
+/// domains, and a message a bad receive buffer refused is still there.
+pub(super) fn sockets_of_two_families_and_bad_pointers() -> Outcome {
     use abi::socket::*;
     let stream = SOCK_STREAM as usize;
-    for (family, what) in [(AF_INET, "AF_INET"), (AF_INET6, "AF_INET6")] {
+    // AF_NETLINK and AF_PACKET: families this kernel does not have.
+    for (family, what) in [(16, "AF_NETLINK"), (17, "AF_PACKET")] {
         expect_err(
             &format!("socket({what})"),
-            raw(nr::SOCKET, &[family as usize, stream, 0]),
+            raw(nr::SOCKET, &[family, stream, 0]),
             Errno::EAFNOSUPPORT,
         )?;
     }
@@ -23,8 +25,10 @@ pub(super) fn sockets_unix_only_and_bad_pointers() -> Outcome {
             nr::SOCKETPAIR,
             &[AF_INET as usize, stream, 0, sv.as_mut_ptr() as usize],
         ),
-        Errno::EAFNOSUPPORT,
+        Errno::EOPNOTSUPP,
     )?;
+    let udp = raw(nr::SOCKET, &[AF_INET as usize, SOCK_DGRAM as usize, 0])
+        .map_err(|e| format!("socket(AF_INET, SOCK_DGRAM): {}", e.message()))?;
     raw(
         nr::SOCKETPAIR,
         &[AF_UNIX as usize, stream, 0, sv.as_mut_ptr() as usize],
@@ -51,7 +55,25 @@ pub(super) fn sockets_unix_only_and_bad_pointers() -> Outcome {
             raw(nr::GETSOCKOPT, &[a, level, name, bad, len_ptr]),
         );
         check("setsockopt", raw(nr::SETSOCKOPT, &[a, level, name, bad, 4]));
+        // The Internet's names take the same path in.
+        check("bind inet", raw(nr::BIND, &[udp, bad, 16]));
+        check("connect inet", raw(nr::CONNECT, &[udp, bad, 16]));
+        // (A null address is no address: EDESTADDRREQ, as on Linux.)
+        if bad != 0 {
+            let to = raw(nr::SENDTO, &[udp, len_ptr, 4, nosignal, bad, 16]);
+            check("sendto inet", to);
+        }
+        check(
+            "getsockname inet",
+            raw(nr::GETSOCKNAME, &[udp, bad, len_ptr]),
+        );
+        let (ip, ttl) = (IPPROTO_IP as usize, IP_TTL as usize);
+        check(
+            "setsockopt inet",
+            raw(nr::SETSOCKOPT, &[udp, ip, ttl, bad, 4]),
+        );
     }
+    let _ = sys::close(udp as i32);
     // The message waits out a receive into a bad buffer.
     sys::write_all(sv[0], b"kept").map_err(|e| e.message())?;
     let iov = [0u64, 4];
