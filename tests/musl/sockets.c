@@ -93,8 +93,7 @@ static int recv_fd(int sock, int *flags)
 static void errors(void)
 {
 	printf("-- errors\n");
-	/* (AF_INET is EAFNOSUPPORT here but not on Linux: a usertest checks
-	 * it.) */
+	/* (Internet sockets, over loopback, are inet.c's.) */
 	check("socket(family 255)", socket(255, SOCK_STREAM, 0));
 	check("socketpair(family 255)", socketpair(255, SOCK_STREAM, 0, (int[2]){ 0 }));
 	check("socket(type 99)", socket(AF_UNIX, 99, 0));
