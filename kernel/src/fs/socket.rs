@@ -1042,7 +1042,7 @@ impl Socket {
             Some(peer) => {
                 let p = peer.state.lock();
                 let connected_back = matches!(&p.conn,
-                    Conn::Connected(back) if core::ptr::eq(back.as_ptr(), self));
+                    Conn::Connected(back) if is(self)(back));
                 let full = !p.released
                     && (p.rx_bytes >= CAPACITY
                         || (self.ty == Type::Dgram
@@ -1381,10 +1381,7 @@ impl Socket {
             }
             if let Address::Abstract(name) = &s.name {
                 let mut names = ABSTRACT.lock();
-                if names
-                    .get(name)
-                    .is_some_and(|w| core::ptr::eq(w.as_ptr(), self))
-                {
+                if names.get(name).is_some_and(is(self)) {
                     names.remove(name);
                 }
             }
