@@ -598,7 +598,69 @@ fn make_ext3_image(suite: &str, path: &std::path::Path) -> Result<(), String> {
         BLOCK_SIZE as u32,
         Some(&seed),
         &[],
-    )
+    )?;
+    // An attribute Linux's tools wrote, for the guest to read.
+    let (file, name, value) = kcore::ext2::suite::HOST_XATTR;
+    debugfs(path, &format!("ea_set /{file} {name} {value}"), true)?;
+    Ok(())
+}
+
+/// Runs one debugfs request on `image` (`-w`: writable); its output.
+fn debugfs(image: &std::path::Path, request: &str, write: bool) -> Result<Vec<u8>, String> {
+    let mut cmd = Command::new(crate::setup::e2fs_tool("debugfs")?);
+    if write {
+        cmd.arg("-w");
+    }
+    let out = cmd
+        .arg("-R")
+        .arg(request)
+        .arg(image)
+        .output()
+        .map_err(|e| format!("cannot run debugfs: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "debugfs {request}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(out.stdout)
+}
+
+/// What is wrong with the guest's extended attributes as debugfs reads
+/// them (`ea_list` for the names, `ea_get -f` for each value).
+fn guest_xattrs_wrong(
+    image: &std::path::Path,
+    scratch: &std::path::Path,
+) -> Result<Vec<String>, String> {
+    use kcore::ext2::suite::{GUEST_XATTR_FILE, guest_xattrs};
+    let file = format!("/out/{GUEST_XATTR_FILE}");
+    let listing = debugfs(image, &format!("ea_list {file}"), false)?;
+    let mut names: Vec<String> = String::from_utf8_lossy(&listing)
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter_map(|l| l.split(" (").next())
+        .map(String::from)
+        .collect();
+    names.sort();
+    let mut want: Vec<String> = guest_xattrs().iter().map(|(n, _)| (*n).into()).collect();
+    want.sort();
+    let mut wrong = Vec::new();
+    if names != want {
+        wrong.push(format!("{file}: attributes {names:?}, want {want:?}"));
+    }
+    let value_file = scratch.join("xattr-value");
+    for (name, value) in guest_xattrs() {
+        let _ = std::fs::remove_file(&value_file);
+        debugfs(
+            image,
+            &format!("ea_get -f {} {file} {name}", value_file.display()),
+            false,
+        )?;
+        if std::fs::read(&value_file).ok().as_ref() != Some(&value) {
+            wrong.push(format!("{file}: {name} differs"));
+        }
+    }
+    Ok(wrong)
 }
 
 /// After a disk suite: a pattern image holds the guest's bytes over its
@@ -726,6 +788,7 @@ fn check_ext3_image(suite: &str, path: &std::path::Path, tally: &mut Tally) -> R
             }
         }
     }
+    wrong.extend(guest_xattrs_wrong(path, &dump)?);
     let _ = std::fs::remove_dir_all(&dump);
     tally.record(
         &format!("{suite}/debugfs_reads_what_the_guest_wrote"),

@@ -120,6 +120,16 @@ impl Attrs {
         }
     }
 
+    /// Attributes a file system read from a disk, in its order.
+    pub fn from_pairs(pairs: Vec<(Vec<u8>, Vec<u8>)>) -> Attrs {
+        Attrs(pairs)
+    }
+
+    /// Each name and its value, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.0.iter().map(|(n, v)| (n.as_slice(), v.as_slice()))
+    }
+
     pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
         self.position(name).map(|at| self.0[at].1.as_slice())
     }
@@ -132,11 +142,18 @@ impl Attrs {
     }
 
     /// listxattr's answer: each name and a NUL, `trusted.` ones only for
-    /// a privileged caller.
+    /// a privileged caller. A name of a namespace not kept here (a POSIX
+    /// ACL a disk holds, `system.posix_acl_access`) is not listed, as
+    /// Linux lists only names a handler takes.
     pub fn list(&self, privileged: bool) -> Vec<u8> {
         let mut out = Vec::new();
         for (name, _) in &self.0 {
-            if privileged || namespace(name) != Ok(Namespace::Trusted) {
+            let shown = match namespace(name) {
+                Ok(Namespace::Trusted) => privileged,
+                Ok(_) => true,
+                Err(_) => false,
+            };
+            if shown {
                 out.extend_from_slice(name);
                 out.push(0);
             }
@@ -181,6 +198,11 @@ mod tests {
         a.set(b"trusted.t", b"", 0).unwrap();
         assert_eq!(a.list(true), b"user.b\0trusted.t\0", "in the order set");
         assert_eq!(a.list(false), b"user.b\0");
+        let disk = Attrs::from_pairs(vec![
+            (b"system.posix_acl_access".to_vec(), vec![1]),
+            (b"user.c".to_vec(), vec![]),
+        ]);
+        assert_eq!(disk.list(true), b"user.c\0", "no handler, not listed");
     }
 
     #[test]

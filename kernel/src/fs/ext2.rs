@@ -88,6 +88,7 @@ use kcore::cred::{Cred, MAY_EXEC, MAY_WRITE};
 use kcore::ext2::fs::{Fs, NewInode};
 use kcore::ext2::layout::{Inode, Time};
 use kcore::ext2::{BlockDevice, Error, Run};
+use kcore::xattr::Attrs;
 
 use super::filedata::FileData;
 use super::ramfs::{Content, DirEntry, Node, NodeRef, Times};
@@ -786,6 +787,30 @@ pub fn store_attributes(node: &NodeRef) -> Result<(), Errno> {
         inode.mtime = to_time(times.mtime);
         inode.ctime = to_time(times.ctime);
         fs.write_inode(ino, &inode)
+    })
+}
+
+/// The extended attributes of disk file `node`, as its inode and its
+/// attribute block hold them (`kcore::ext2::xattr`).
+pub fn xattrs(node: &NodeRef) -> Result<Attrs, Errno> {
+    let (vol, ino) = disk_of(node).ok_or(Errno::EINVAL)?;
+    vol.with(|fs| fs.xattrs(ino))
+}
+
+/// Changes the extended attributes of disk file `node` with `change`
+/// (`Attrs::set`, `Attrs::remove`: their errors come back as they are)
+/// and writes them back, the change time now; ENOSPC when they no longer
+/// fit, with nothing changed.
+pub fn change_xattrs(
+    node: &NodeRef,
+    change: impl FnOnce(&mut Attrs) -> Result<(), Errno>,
+) -> Result<(), Errno> {
+    let (vol, ino) = disk_of(node).ok_or(Errno::EINVAL)?;
+    vol.changing(|fs| {
+        let mut attrs = fs.xattrs(ino)?;
+        change(&mut attrs).map_err(Error::Sys)?;
+        fs.set_xattrs(ino, &attrs, now())?;
+        vol.refresh(fs, ino)
     })
 }
 

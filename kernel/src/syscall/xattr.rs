@@ -3,16 +3,18 @@
 //! descriptor): named values beside a file's bytes, `user.mime_type` and
 //! the like.
 //!
-//! A file in memory keeps them (`ramfs::Node::xattrs`, a
-//! `kcore::xattr::Attrs`), as tmpfs does: `user.` names on regular files
-//! and directories, `trusted.` ones for root, `security.` ones, under the
-//! VFS's rules (`kcore::xattr::check`). A file on a disk, a `/proc` file
-//! and a descriptor with no file behind it (a pipe, a socket) keep none:
-//! the VFS's rules still answer first (a `user.` name on a pipe is EPERM
-//! to set and ENODATA to get, as on Linux), then getting, setting or
-//! removing is EOPNOTSUPP and the list is empty, as Linux answers on a
-//! file system without them (the ext2 driver reads no attribute blocks,
-//! where Linux's ext4 keeps them). What comes before is Linux's, in its order
+//! A file in memory keeps them in its node (`ramfs::Node::xattrs`, a
+//! `kcore::xattr::Attrs`), as tmpfs does; a file on an ext2 or ext3 disk
+//! in its inode and its attribute block, as Linux's ext4 lays them out
+//! (`kcore::ext2::xattr`), read into the same `Attrs` and written back
+//! whole by each change (`fs::ext2::change_xattrs`). Either way: `user.`
+//! names on regular files and directories, `trusted.` ones for root,
+//! `security.` ones, under the VFS's rules (`kcore::xattr::check`). A
+//! `/proc` file and a descriptor with no file behind it (a pipe, a socket)
+//! keep none: the VFS's rules still answer first (a `user.` name on a pipe
+//! is EPERM to set and ENODATA to get, as on Linux), then getting, setting
+//! or removing is EOPNOTSUPP and the list is empty, as Linux answers on a
+//! file system without them. What comes before is Linux's, in its order
 //! (`fs/xattr.c`): the file is looked up first (ENOENT, ENOTDIR, EBADF),
 //! then the flags (EINVAL), the name (ERANGE when empty or past
 //! `XATTR_NAME_MAX`) and the value (E2BIG past `XATTR_SIZE_MAX`, EFAULT
@@ -26,10 +28,11 @@ use abi::types::{
 use alloc::vec;
 use alloc::vec::Vec;
 use kcore::cred::{MAY_READ, MAY_WRITE};
-use kcore::xattr::{Access, FileKind};
+use kcore::xattr::{Access, Attrs, FileKind};
 
 use super::SysResult;
 use super::fs::{fd_file, user_path};
+use crate::fs::ext2;
 use crate::fs::file::Kind;
 use crate::fs::ramfs::{self, Content, Node, NodeRef};
 use crate::mm::uaccess;
@@ -47,9 +50,11 @@ pub enum Target {
 
 /// What a call found, once the file is looked up (its errors first).
 enum Found {
-    /// A file in memory, which keeps attributes.
-    Keeps(NodeRef),
-    /// A file that keeps none: on a disk, or in /proc.
+    /// A file in memory, which keeps attributes in its node.
+    Memory(NodeRef),
+    /// A file on a disk, which keeps them in its inode.
+    Disk(NodeRef),
+    /// A file that keeps none: in /proc.
     Keepless(NodeRef),
     /// A descriptor with no file behind it: a pipe, a socket, an epoll
     /// instance, an eventfd, a pidfd.
@@ -65,21 +70,23 @@ fn find(target: Target) -> Result<Found, Errno> {
             _ => return Ok(Found::Nothing),
         },
     };
-    let keeps = {
+    let (on_disk, in_proc) = {
         let n = node.lock();
-        n.disk.is_none()
-            && !matches!(
+        (
+            n.disk.is_some(),
+            matches!(
                 n.content,
                 Content::ProcDir(_)
                     | Content::ProcFile(_)
                     | Content::ProcPagemap(_)
                     | Content::ProcSetting(_)
-            )
+            ),
+        )
     };
-    Ok(if keeps {
-        Found::Keeps(node)
-    } else {
-        Found::Keepless(node)
+    Ok(match (on_disk, in_proc) {
+        (true, _) => Found::Disk(node),
+        (false, true) => Found::Keepless(node),
+        (false, false) => Found::Memory(node),
     })
 }
 
@@ -166,14 +173,44 @@ pub fn set(target: Target, name: u64, value: u64, size: u64, flags: u32) -> SysR
     // Linux copies the value in before it asks the file system.
     let mut bytes = vec![0u8; size as usize];
     uaccess::copy_from_user(&mut bytes, value)?;
-    let Found::Keeps(node) = found else {
-        return Err(keeps_none(&found, &name, Access::Write));
-    };
-    let mut node = node.lock();
-    allowed(Some(&node), &name, Access::Write)?;
-    node.xattrs.set(&name, &bytes, flags)?;
-    node.changed();
+    change(found, &name, |attrs| attrs.set(&name, &bytes, flags))
+}
+
+/// A change to a file's attributes (set or remove), after the rules for
+/// writing `name`.
+fn change(
+    found: Found,
+    name: &[u8],
+    change: impl FnOnce(&mut Attrs) -> Result<(), Errno>,
+) -> SysResult {
+    match found {
+        Found::Memory(node) => {
+            let mut node = node.lock();
+            allowed(Some(&node), name, Access::Write)?;
+            change(&mut node.xattrs)?;
+            node.changed();
+        }
+        Found::Disk(node) => {
+            {
+                let n = node.lock();
+                ext2::check_writable(&n)?;
+                allowed(Some(&n), name, Access::Write)?;
+            }
+            ext2::change_xattrs(&node, change)?;
+        }
+        _ => return Err(keeps_none(&found, name, Access::Write)),
+    }
     Ok(0)
+}
+
+/// The attributes of a file that keeps them: a copy of its node's, or
+/// those its disk holds; None for a file that keeps none.
+fn attrs_of(found: &Found) -> Result<Option<Attrs>, Errno> {
+    match found {
+        Found::Memory(node) => Ok(Some(node.lock().xattrs.clone())),
+        Found::Disk(node) => ext2::xattrs(node).map(Some),
+        _ => Ok(None),
+    }
 }
 
 /// getxattr(2), lgetxattr(2), fgetxattr(2): the value into `value`, at
@@ -181,27 +218,23 @@ pub fn set(target: Target, name: u64, value: u64, size: u64, flags: u32) -> SysR
 pub fn get(target: Target, name: u64, value: u64, size: u64) -> SysResult {
     let found = find(target)?;
     let name = read_name(name)?;
-    let Found::Keeps(node) = found else {
+    let (Found::Memory(node) | Found::Disk(node)) = &found else {
         return Err(keeps_none(&found, &name, Access::Read));
     };
-    let bytes = {
-        let node = node.lock();
-        allowed(Some(&node), &name, Access::Read)?;
-        node.xattrs.get(&name).ok_or(Errno::ENODATA)?.to_vec()
-    };
-    answer(&bytes, value, size)
+    allowed(Some(&node.lock()), &name, Access::Read)?;
+    let attrs = attrs_of(&found)?.unwrap_or_default();
+    answer(attrs.get(&name).ok_or(Errno::ENODATA)?, value, size)
 }
 
 /// listxattr(2), llistxattr(2), flistxattr(2): the names, each ending in
 /// NUL, into `list`, at most `size` bytes (0: the length only); no
 /// permission is asked, and `trusted.` names show to root alone.
 pub fn list(target: Target, list: u64, size: u64) -> SysResult {
-    let Found::Keeps(node) = find(target)? else {
+    let Some(attrs) = attrs_of(&find(target)?)? else {
         return Ok(0);
     };
     let privileged = crate::proc::cred().capable(CAP_SYS_ADMIN);
-    let names = node.lock().xattrs.list(privileged);
-    answer(&names, list, size)
+    answer(&attrs.list(privileged), list, size)
 }
 
 /// removexattr(2), lremovexattr(2), fremovexattr(2): ENODATA for a name
@@ -209,12 +242,5 @@ pub fn list(target: Target, list: u64, size: u64) -> SysResult {
 pub fn remove(target: Target, name: u64) -> SysResult {
     let found = find(target)?;
     let name = read_name(name)?;
-    let Found::Keeps(node) = found else {
-        return Err(keeps_none(&found, &name, Access::Write));
-    };
-    let mut node = node.lock();
-    allowed(Some(&node), &name, Access::Write)?;
-    node.xattrs.remove(&name)?;
-    node.changed();
-    Ok(0)
+    change(found, &name, |attrs| attrs.remove(&name))
 }

@@ -30,8 +30,8 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use kcore::ext2::suite::{
-    BLOCK_SIZE, GUEST_SIZES, HOST_FILES, HOST_LINK, SPARSE_AT, SPARSE_LEN, SPARSE_SEED,
-    WRITER_BYTES, WRITERS, byte, long_name, writer_seed,
+    BLOCK_SIZE, GUEST_SIZES, GUEST_XATTR_FILE, HOST_FILES, HOST_LINK, HOST_XATTR, SPARSE_AT,
+    SPARSE_LEN, SPARSE_SEED, WRITER_BYTES, WRITERS, byte, guest_xattrs, long_name, writer_seed,
 };
 use libc_lite::{Errno, println, sys};
 use user::ensure;
@@ -786,6 +786,115 @@ fn the_flusher_writes_what_nobody_synced() -> Outcome {
     Ok(())
 }
 
+fn setxattr(path: &str, name: &str, value: &[u8], flags: u32) -> Result<usize, Errno> {
+    let (path, name) = (cpath(path), cpath(name));
+    call(
+        nr::SETXATTR,
+        &[
+            path.as_ptr() as usize,
+            name.as_ptr() as usize,
+            value.as_ptr() as usize,
+            value.len(),
+            flags as usize,
+        ],
+    )
+}
+
+fn getxattr(path: &str, name: &str) -> Result<Vec<u8>, Errno> {
+    let (path, name) = (cpath(path), cpath(name));
+    let mut buf = vec![0u8; 4096];
+    let args = [
+        path.as_ptr() as usize,
+        name.as_ptr() as usize,
+        buf.as_mut_ptr() as usize,
+        buf.len(),
+    ];
+    let n = call(nr::GETXATTR, &args)?;
+    buf.truncate(n);
+    Ok(buf)
+}
+
+/// listxattr's names, in its order.
+fn listxattr(path: &str) -> Result<Vec<String>, Errno> {
+    let path = cpath(path);
+    let mut buf = vec![0u8; 4096];
+    let args = [path.as_ptr() as usize, buf.as_mut_ptr() as usize, buf.len()];
+    let n = call(nr::LISTXATTR, &args)?;
+    Ok(buf[..n]
+        .split(|&b| b == 0)
+        .filter(|name| !name.is_empty())
+        .map(|name| String::from_utf8_lossy(name).into_owned())
+        .collect())
+}
+
+/// Extended attributes on the disk, kept where Linux keeps them (the
+/// inode, then a block: kcore::ext2::xattr): the host's (debugfs set it)
+/// read here; the guest's set, replaced, removed and listed, and left on
+/// `out/attrs` for the host's debugfs to read after power-off; a value
+/// no block holds is ENOSPC and changes nothing; the block counts in
+/// st_blocks; a fresh read-only mount reads them all and refuses a change.
+fn extended_attributes_in_the_inode_and_its_block() -> Outcome {
+    let path = format!("{MNT}/out/{GUEST_XATTR_FILE}");
+    let names = || {
+        let mut names: Vec<String> = guest_xattrs().iter().map(|(n, _)| (*n).into()).collect();
+        names.sort();
+        names
+    };
+    mounted(0, || {
+        let (file, name, value) = HOST_XATTR;
+        let got = getxattr(&format!("{MNT}/{file}"), name).map_err(why("the host's"))?;
+        ensure!(got == value.as_bytes(), "the host's {name}: {got:?}");
+        let _ = sys::mkdir(&format!("{MNT}/out"), 0o755);
+        write_file(&path, b"attributes\n", 100)?;
+        for (name, value) in guest_xattrs() {
+            setxattr(&path, name, &value, XATTR_CREATE).map_err(why(name))?;
+        }
+        setxattr(&path, "user.gone", b"soon", 0).map_err(why("user.gone"))?;
+        setxattr(&path, "user.gone", b"replaced", XATTR_REPLACE).map_err(why("replace"))?;
+        ensure!(
+            getxattr(&path, "user.gone") == Ok(b"replaced".to_vec()),
+            "user.gone not replaced"
+        );
+        call(
+            nr::REMOVEXATTR,
+            &[
+                cpath(&path).as_ptr() as usize,
+                cpath("user.gone").as_ptr() as usize,
+            ],
+        )
+        .map_err(why("removexattr"))?;
+        expect_err(
+            "getxattr once removed",
+            getxattr(&path, "user.gone"),
+            Errno::ENODATA,
+        )?;
+        expect_err(
+            "a value no block holds",
+            setxattr(&path, "user.huge", &[7; 2 * BLOCK_SIZE as usize], 0),
+            Errno::ENOSPC,
+        )?;
+        let mut listed = listxattr(&path).map_err(why("listxattr"))?;
+        listed.sort();
+        ensure!(listed == names(), "listed {listed:?}");
+        // One data block and the attribute block, in sectors.
+        let st = sys::stat(&path).map_err(why("stat"))?;
+        ensure!(st.st_blocks == 4, "st_blocks {}, want 4", st.st_blocks);
+        Ok(())
+    })?;
+    mounted(MS_RDONLY, || {
+        for (name, value) in guest_xattrs() {
+            let got = getxattr(&path, name).map_err(why(name))?;
+            ensure!(got == value, "{name} read back as {} bytes", got.len());
+        }
+        expect_err(
+            "setxattr on a read-only mount",
+            setxattr(&path, "user.new", b"x", 0),
+            Errno::EROFS,
+        )?;
+        Ok(())
+    })
+}
+
 const TESTS: &[Test] = user::tests![
     the_host_files_read_back,
     the_mount_shows_in_proc_mounts_and_statfs,
@@ -800,6 +909,7 @@ const TESTS: &[Test] = user::tests![
     the_flusher_writes_what_nobody_synced,
     a_shared_mapping_of_a_disk_file_is_the_file,
     a_program_on_the_disk_is_busy_while_it_runs,
+    extended_attributes_in_the_inode_and_its_block,
 ];
 
 fn run() -> i32 {

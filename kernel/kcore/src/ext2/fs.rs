@@ -34,7 +34,9 @@ use super::layout::{
     self, GroupDesc, Inode, ROOT_INO, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE, Superblock, Time, flags,
     incompat, le32, put32,
 };
+use super::xattr;
 use super::{BlockDevice, Error, Result};
+use crate::xattr::Attrs;
 use abi::Errno;
 use abi::types::{S_IFDIR, S_IFLNK, S_IFMT};
 
@@ -1618,25 +1620,133 @@ impl<D: BlockDevice> Fs<D> {
         self.free_inode(ino, was_dir)
     }
 
+    // ---- extended attributes (layout in `xattr`) ----
+
+    /// Bytes past `i_extra_isize` where inode `inode` may keep attributes
+    /// (0: a 128-byte inode, or one with no extra size to start from).
+    fn xattr_room(&self, inode: &Inode) -> usize {
+        let size = usize::from(self.sb.inode_size);
+        let start = 128 + usize::from(inode.extra_isize);
+        if inode.extra_isize == 0 || start >= size {
+            0
+        } else {
+            size - start
+        }
+    }
+
+    /// Reads attribute block `block`: its entries and reference count.
+    fn xattr_block(&mut self, block: u32) -> Result<(Vec<xattr::Entry>, u32)> {
+        if !self.in_range(block) {
+            return Err(Error::Corrupt(
+                "extended attribute block outside the file system",
+            ));
+        }
+        self.peek_meta(block, xattr::decode_block)?
+    }
+
+    /// Inode `ino`'s extended attributes: those in the inode, then those
+    /// in its block, the order Linux lists them in.
+    pub fn xattrs(&mut self, ino: u32) -> Result<Attrs> {
+        let inode = self.inode(ino)?;
+        let room = self.xattr_room(&inode);
+        let mut entries = Vec::new();
+        if room > 0 {
+            let (block, at) = self.inode_place(ino)?;
+            let end = at + usize::from(self.sb.inode_size);
+            entries =
+                self.peek_meta(block, |buf| xattr::decode_in_inode(&buf[end - room..end]))??;
+        }
+        if inode.file_acl != 0 {
+            entries.extend(self.xattr_block(inode.file_acl)?.0);
+        }
+        Ok(Attrs::from_pairs(
+            entries
+                .into_iter()
+                .map(|e| (e.full_name(), e.value))
+                .collect(),
+        ))
+    }
+
+    /// Makes `attrs` inode `ino`'s extended attributes, laid out as Linux
+    /// lays them (`xattr::place`), and its change time `now`. A block
+    /// shared with other inodes is left to them and a new one made; a
+    /// block of its own is rewritten where it is. ENOSPC when they do not
+    /// fit one block, with nothing changed.
+    pub fn set_xattrs(&mut self, ino: u32, attrs: &Attrs, now: Time) -> Result<()> {
+        self.begin()?;
+        let mut inode = self.inode(ino)?;
+        let entries = attrs
+            .iter()
+            .map(|(name, value)| xattr::Entry::new(name, value))
+            .collect::<Result<Vec<_>>>()?;
+        let room = self.xattr_room(&inode);
+        let placed = xattr::place(&entries, room, self.block_size)?;
+        let sectors = (self.block_size / 512) as u32;
+        let old = inode.file_acl;
+        match placed.block {
+            Some(bytes) => {
+                let own = old != 0 && self.xattr_block(old)?.1 == 1;
+                if own {
+                    self.write_meta(old, &bytes)?;
+                } else {
+                    let new = self.alloc_block(self.group_of_inode(ino))?;
+                    self.write_meta(new, &bytes)?;
+                    if old != 0 {
+                        self.drop_xattr_block(old)?;
+                    } else {
+                        inode.blocks += sectors;
+                    }
+                    inode.file_acl = new;
+                }
+            }
+            None if old != 0 => {
+                self.drop_xattr_block(old)?;
+                inode.file_acl = 0;
+                inode.blocks = inode.blocks.saturating_sub(sectors);
+            }
+            None => {}
+        }
+        inode.ctime = now;
+        let (block, at) = self.inode_place(ino)?;
+        let end = at + usize::from(self.sb.inode_size);
+        self.change_meta(block, |buf| {
+            inode.encode(&mut buf[at..end]);
+            buf[end - room..end].copy_from_slice(&placed.in_inode);
+            Ok(())
+        })?;
+        // Linux marks a file system that holds attributes as it writes the
+        // first (`ext4_xattr_update_super_block`).
+        if self.sb.feature_compat & layout::compat::EXT_ATTR == 0 {
+            self.sb.feature_compat |= layout::compat::EXT_ATTR;
+            self.write_superblock()?;
+        }
+        Ok(())
+    }
+
     /// Drops one reference to an extended-attribute block (shared between
     /// inodes with the same attributes: a count at byte 4), freeing it
     /// with the last.
     fn drop_xattr_block(&mut self, block: u32) -> Result<()> {
-        const XATTR_MAGIC: u32 = 0xea02_0000;
-        let mut buf = vec![0; self.block_size];
-        self.read_block(block, &mut buf)?;
-        if le32(&buf, 0) != XATTR_MAGIC {
+        if !self.in_range(block) {
+            return Err(Error::Corrupt(
+                "extended attribute block outside the file system",
+            ));
+        }
+        // Only the header is read: a damaged table must not keep its
+        // inode from being released.
+        let (magic, refs) = self.peek_meta(block, |buf| (le32(buf, 0), le32(buf, 4)))?;
+        if magic != xattr::MAGIC {
             return Err(Error::Corrupt(
                 "extended attribute block without its magic number",
             ));
         }
-        match le32(&buf, 4) {
-            0 | 1 => self.free_block(block),
-            refs => {
-                put32(&mut buf, 4, refs - 1);
-                self.write_meta(block, &buf)
-            }
+        if refs <= 1 {
+            return self.free_block(block);
         }
+        self.change_meta(block, |buf| {
+            put32(buf, 4, refs - 1);
+            Ok(())
+        })
     }
 
     /// The root directory's inode number.

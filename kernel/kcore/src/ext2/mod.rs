@@ -25,6 +25,7 @@ pub mod layout;
 pub mod suite;
 #[cfg(test)]
 mod tests;
+pub mod xattr;
 
 use abi::Errno;
 

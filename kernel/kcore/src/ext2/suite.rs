@@ -23,6 +23,23 @@ pub const HOST_FILES: &[(&str, u64)] = &[("hello", 20), ("big", 300_000)];
 /// The host's symbolic link and its target.
 pub const HOST_LINK: (&str, &str) = ("link", "hello");
 
+/// The extended attribute the host puts on its first file (`debugfs
+/// ea_set`, after `mke2fs -d`): file, name, value.
+pub const HOST_XATTR: (&str, &str, &str) = ("hello", "user.origin", "host");
+
+/// The file the guest leaves its extended attributes on (`out/NAME`).
+pub const GUEST_XATTR_FILE: &str = "attrs";
+
+/// The guest's extended attributes: a short one and a root one, which
+/// fit in a 256-byte inode, and one that needs the attribute block.
+pub fn guest_xattrs() -> alloc::vec::Vec<(&'static str, alloc::vec::Vec<u8>)> {
+    alloc::vec![
+        ("user.mime_type", b"text/plain".to_vec()),
+        ("trusted.guest", b"root".to_vec()),
+        ("user.long", (0..600).map(|at| byte(9, at)).collect()),
+    ]
+}
+
 /// The sizes the guest writes, one file each (`out/size-N`): empty, one
 /// byte, each edge of the direct, single- and double-indirect ranges.
 pub const GUEST_SIZES: &[u64] = &[

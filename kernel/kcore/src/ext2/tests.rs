@@ -8,7 +8,9 @@ use super::fs::{Fs, NewInode};
 use super::layout::Time;
 use super::{BlockDevice, Error, Result};
 use crate::bcache::Cache;
+use crate::xattr::Attrs;
 use abi::Errno;
+use abi::types::XATTR_REPLACE;
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -1456,4 +1458,220 @@ fn power_cuts(seed: u64, block_size: usize, cuts: usize, cache: usize) {
         );
         std::fs::remove_file(&crashed).unwrap();
     }
+}
+
+// ---- extended attributes ----
+
+/// `e2fsck -fn` on `image` finds nothing to fix.
+fn assert_e2fsck_clean(image: &Path, context: &str) {
+    let out = run("e2fsck", &["-fn", image.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{context}: e2fsck -fn found problems:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn sorted(attrs: &Attrs) -> Pairs {
+    let mut pairs: Pairs = attrs
+        .iter()
+        .map(|(n, v)| (n.to_vec(), v.to_vec()))
+        .collect();
+    pairs.sort();
+    pairs
+}
+
+/// The attributes debugfs reads on `path` in `image`, sorted: names from
+/// `ea_list`, each value by `ea_get -f` (ea_list shows long ones by size).
+fn debugfs_xattrs(image: &Path, path: &str, scratch: &Path) -> Pairs {
+    let image = image.to_str().unwrap();
+    let out = run("debugfs", &["-R", &format!("ea_list {path}"), image]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let value_file = scratch.join("value");
+    let mut pairs = Vec::new();
+    for line in text.lines().filter_map(|l| l.strip_prefix("  ")) {
+        let name = line.split(" (").next().unwrap();
+        let _ = std::fs::remove_file(&value_file);
+        let get = format!("ea_get -f {} {path} {name}", value_file.display());
+        run_ok("debugfs", &["-R", &get, image]);
+        pairs.push((
+            name.as_bytes().to_vec(),
+            std::fs::read(&value_file).unwrap(),
+        ));
+    }
+    pairs.sort();
+    pairs
+}
+
+fn attrs_of(pairs: &[(&str, Vec<u8>)]) -> Attrs {
+    let mut attrs = Attrs::default();
+    for (name, value) in pairs {
+        attrs.set(name.as_bytes(), value, 0).unwrap();
+    }
+    attrs
+}
+
+#[test]
+fn extended_attributes_written_here_are_what_e2fsck_and_debugfs_read() {
+    for (kind, block_size, inode_size) in [("ext3", 1024, "256"), ("ext2", 4096, "128")] {
+        let context = format!("{kind} {block_size} {inode_size}");
+        let scratch = Scratch::new(&format!("xattr-{kind}-{block_size}"));
+        let image = scratch.0.join("disk.img");
+        mkfs(kind, block_size, &image, "16M", None, &["-I", inode_size]);
+        let mut fs = mount(&image);
+        let root = fs.root();
+        let small = fs.create(root, b"small", new_file(0o100644), 0).unwrap();
+        let many = fs.create(root, b"many", new_file(0o100644), 0).unwrap();
+        let dir = fs.mkdir(root, b"dir", new_file(0o40755)).unwrap();
+        let emptied = fs.create(root, b"emptied", new_file(0o100644), 0).unwrap();
+        let (free_before, _) = fs.free_counts();
+
+        // Short ones: in the inode where it has room.
+        let small_attrs = attrs_of(&[
+            ("user.mime_type", b"text/plain".to_vec()),
+            ("trusted.t", Vec::new()),
+        ]);
+        fs.set_xattrs(small, &small_attrs, NOW).unwrap();
+        // More than an inode holds: the rest in a block.
+        let many_attrs = attrs_of(
+            &(0..12)
+                .map(|i| (&*format!("user.n{i}").leak(), pattern(5 * i, i as u64)))
+                .collect::<Vec<_>>(),
+        );
+        fs.set_xattrs(many, &many_attrs, NOW).unwrap();
+        fs.set_xattrs(dir, &attrs_of(&[("security.label", b"x".to_vec())]), NOW)
+            .unwrap();
+        // A block given up again when its attributes go.
+        let big = attrs_of(&[("user.big", vec![7; block_size / 2])]);
+        fs.set_xattrs(emptied, &big, NOW).unwrap();
+        assert_eq!(fs.inode(emptied).unwrap().blocks, (block_size / 512) as u32);
+        fs.set_xattrs(emptied, &Attrs::default(), NOW).unwrap();
+        let inode = fs.inode(emptied).unwrap();
+        assert_eq!((inode.file_acl, inode.blocks), (0, 0), "{context}");
+        // A value no block can hold: ENOSPC, and nothing changed.
+        let mut too_big = many_attrs.clone();
+        too_big.set(b"user.huge", &vec![1; block_size], 0).unwrap();
+        assert_eq!(
+            fs.set_xattrs(many, &too_big, NOW),
+            Err(Error::Sys(Errno::ENOSPC))
+        );
+        assert_eq!(sorted(&fs.xattrs(many).unwrap()), sorted(&many_attrs));
+        let (free_after, _) = fs.free_counts();
+        // With 128-byte inodes every file needs a block; with 256 only
+        // the one with many.
+        let held = if inode_size == "128" { 3 } else { 1 };
+        assert_eq!(
+            free_before - free_after,
+            held,
+            "{context}: blocks the attributes took"
+        );
+        fs.unmount().unwrap();
+
+        assert_e2fsck_clean(&image, &context);
+        for (path, attrs) in [
+            ("small", &small_attrs),
+            ("many", &many_attrs),
+            ("dir", &attrs_of(&[("security.label", b"x".to_vec())])),
+            ("emptied", &Attrs::default()),
+        ] {
+            assert_eq!(
+                debugfs_xattrs(&image, path, &scratch.0),
+                sorted(attrs),
+                "{context}: {path} as debugfs reads it"
+            );
+        }
+        let mut fs = mount(&image);
+        assert_eq!(sorted(&fs.xattrs(small).unwrap()), sorted(&small_attrs));
+        assert_eq!(sorted(&fs.xattrs(many).unwrap()), sorted(&many_attrs));
+    }
+}
+
+#[test]
+fn extended_attributes_debugfs_wrote_are_read_and_changed_here() {
+    let scratch = Scratch::new("xattr-debugfs");
+    let image = scratch.0.join("disk.img");
+    mkfs("ext3", 1024, &image, "8M", None, &[]);
+    let image_s = image.to_str().unwrap();
+    std::fs::write(scratch.0.join("content"), b"hi\n").unwrap();
+    let value = scratch.0.join("long");
+    std::fs::write(&value, vec![b'v'; 300]).unwrap();
+    for request in [
+        format!("write {} f", scratch.0.join("content").display()),
+        "ea_set f user.a hello".into(),
+        "ea_set f trusted.b world".into(),
+        format!("ea_set -f {} f user.long", value.display()),
+    ] {
+        run_ok("debugfs", &["-w", "-R", &request, image_s]);
+    }
+    let mut fs = mount(&image);
+    let f = fs.lookup(fs.root(), b"f").unwrap();
+    let mut attrs = fs.xattrs(f).unwrap();
+    assert_eq!(
+        sorted(&attrs),
+        sorted(&attrs_of(&[
+            ("trusted.b", b"world".to_vec()),
+            ("user.a", b"hello".to_vec()),
+            ("user.long", vec![b'v'; 300]),
+        ]))
+    );
+    attrs.remove(b"user.a").unwrap();
+    attrs
+        .set(b"user.long", b"short now", XATTR_REPLACE)
+        .unwrap();
+    fs.set_xattrs(f, &attrs, NOW).unwrap();
+    fs.unmount().unwrap();
+    assert_e2fsck_clean(&image, "changed after debugfs");
+    assert_eq!(debugfs_xattrs(&image, "f", &scratch.0), sorted(&attrs));
+}
+
+#[test]
+fn a_shared_attribute_block_is_copied_before_it_changes() {
+    let scratch = Scratch::new("xattr-shared");
+    let image = scratch.0.join("disk.img");
+    mkfs("ext2", 1024, &image, "8M", None, &["-I", "128"]);
+    let mut fs = mount(&image);
+    let root = fs.root();
+    let a = fs.create(root, b"a", new_file(0o100644), 0).unwrap();
+    let b = fs.create(root, b"b", new_file(0o100644), 0).unwrap();
+    let same = attrs_of(&[("user.same", b"value".to_vec())]);
+    fs.set_xattrs(a, &same, NOW).unwrap();
+    // Make b share a's block, as Linux's block cache of attributes does.
+    let block = fs.inode(a).unwrap().file_acl;
+    let mut inode = fs.inode(b).unwrap();
+    inode.file_acl = block;
+    inode.blocks += 2;
+    fs.write_inode(b, &inode).unwrap();
+    fs.unmount().unwrap();
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&image)
+        .unwrap();
+    file.write_all_at(&2u32.to_le_bytes(), u64::from(block) * 1024 + 4)
+        .unwrap();
+    drop(file);
+    assert_e2fsck_clean(&image, "shared by hand");
+
+    let mut fs = mount(&image);
+    let changed = attrs_of(&[("user.same", b"other".to_vec())]);
+    fs.set_xattrs(b, &changed, NOW).unwrap();
+    assert_ne!(
+        fs.inode(b).unwrap().file_acl,
+        block,
+        "b has a block of its own"
+    );
+    assert_eq!(
+        sorted(&fs.xattrs(a).unwrap()),
+        sorted(&same),
+        "a keeps its own"
+    );
+    // And a, the last to hold the old block, frees it with its inode.
+    let (free, _) = fs.free_counts();
+    fs.unlink(root, b"a", NOW).unwrap();
+    fs.release(a).unwrap();
+    assert_eq!(fs.free_counts().0, free + 1);
+    fs.unmount().unwrap();
+    assert_e2fsck_clean(&image, "after the copy");
+    assert_eq!(debugfs_xattrs(&image, "b", &scratch.0), sorted(&changed));
 }
