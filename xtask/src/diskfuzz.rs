@@ -207,6 +207,25 @@ fn make_image(dir: &Path, image: &Path) -> Result<String, String> {
             nanos: 0,
         },
     };
+    // Extended attributes on the sized files, in their inodes and in
+    // blocks: the blocks are targets too (the inodes already are).
+    for size in [1, 1023, 13 * 1024] {
+        let ino = fs
+            .lookup(root, format!("size-{size}").as_bytes())
+            .map_err(e)?;
+        let mut attrs = kcore::xattr::Attrs::default();
+        for (name, len) in [("user.short", 3), ("user.long", 200)] {
+            let value: Vec<u8> = (0..len).map(|i| (i + size) as u8).collect();
+            attrs
+                .set(name.as_bytes(), &value, 0)
+                .map_err(|e| format!("{e:?}"))?;
+        }
+        fs.set_xattrs(ino, &attrs, new.now).map_err(e)?;
+        let block = fs.inode(ino).map_err(e)?.file_acl;
+        if block != 0 {
+            targets.push((u64::from(block) * bs, bs));
+        }
+    }
     // Transactions to replay: files made and written, each committed,
     // and the image never unmounted.
     for i in 0..8 {

@@ -7,8 +7,8 @@
 //! table, directory and indirect blocks, the journal's first blocks).
 //! Each round writes the whole clean image back to /dev/vda, flips one to
 //! eight bits inside those ranges, and then: mount (the journal replays),
-//! walk everything (list, stat, read, readlink), try a create, a write
-//! and an unlink, and unmount.
+//! walk everything (list, stat, list the extended attributes, read,
+//! readlink), try a create, a write and an unlink, and unmount.
 //!
 //! What may happen: the mount is refused (EINVAL, EUCLEAN, EIO), or
 //! calls fail with EUCLEAN or EIO (corruption found, logged by the
@@ -126,6 +126,20 @@ fn walk(dir: &str, depth: usize, names: &mut usize, t: &mut Tally) {
                 continue;
             }
         };
+        // Its extended attributes' names (in the inode and its block).
+        let mut names_buf = [0u8; 1024];
+        let cpath = [path.as_bytes(), b"\0"].concat();
+        let listed = call(
+            abi::sys::LLISTXATTR,
+            &[
+                cpath.as_ptr() as usize,
+                names_buf.as_mut_ptr() as usize,
+                names_buf.len(),
+            ],
+        );
+        if let Err(e) = listed {
+            t.saw("llistxattr", e);
+        }
         match st.st_mode & S_IFMT {
             S_IFDIR if depth < MAX_DEPTH => walk(&path, depth + 1, names, t),
             S_IFREG => match sys::open(&path, O_RDONLY, 0) {

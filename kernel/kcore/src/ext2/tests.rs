@@ -888,6 +888,27 @@ fn damage(kind: &str, count: usize) {
     let clean = scratch.0.join("clean.img");
     let clean_s = clean.to_str().unwrap();
     mkfs(kind, 1024, &clean, "4M", Some(&src), &[]);
+    // Extended attributes on the root's entries, in their inodes and in
+    // blocks, for the damage to reach.
+    {
+        let mut fs = mount(&clean);
+        let root = fs.root();
+        let mut entries = Vec::new();
+        let dir = fs.inode(root).unwrap();
+        fs.read_dir(&dir, 0, |name, ino, _, _| {
+            entries.push((name.to_vec(), ino));
+            true
+        })
+        .unwrap();
+        for (i, (name, ino)) in entries.into_iter().enumerate() {
+            if name != b".." {
+                let long = pattern(40 * (i % 8), i as u64);
+                let attrs = attrs_of(&[("user.short", b"s".to_vec()), ("user.long", long)]);
+                fs.set_xattrs(ino, &attrs, NOW).unwrap();
+            }
+        }
+        fs.unmount().unwrap();
+    }
     // The metadata lives in the first blocks (superblock, descriptors,
     // bitmaps, inode table) and in the directory and indirect blocks
     // mke2fs put near them; and in the journal's first blocks.
@@ -987,6 +1008,14 @@ fn walk_checked(fs: &mut Fs<ImageFile>, ino: u32, depth: usize, errors: &mut usi
         *errors += 1;
     }
     for child in children {
+        // Attributes too: read, and written back over whatever is there.
+        match fs.xattrs(child) {
+            Err(_) => *errors += 1,
+            Ok(mut attrs) => {
+                let _ = attrs.set(b"user.added", b"1", 0);
+                *errors += usize::from(fs.set_xattrs(child, &attrs, NOW).is_err());
+            }
+        }
         match fs.inode(child) {
             Err(_) => *errors += 1,
             Ok(inode) if inode.is_dir() => walk_checked(fs, child, depth + 1, errors),
