@@ -214,8 +214,9 @@ fn advance() {
 }
 
 /// The timer interrupt, from whichever source ticks, on any CPU. The boot
-/// CPU's ticks are the clock's (`ticks`); every CPU's tick charges the
-/// thread it interrupted.
+/// CPU's ticks are the clock's (`ticks`); every CPU's tick samples the
+/// kernel when it profiles itself (kprof.rs) and charges the thread it
+/// interrupted.
 pub fn on_timer_interrupt(tf: &mut TrapFrame) {
     if tf.vector == arch::trap::APIC_TIMER {
         apic::end_of_interrupt();
@@ -227,6 +228,7 @@ pub fn on_timer_interrupt(tf: &mut TrapFrame) {
         TICKS.fetch_add(1, Ordering::Relaxed);
         advance();
     }
+    crate::kprof::on_tick(tf.rip, tf.is_from_user());
     crate::proc::on_tick(tf, keeps_time);
 }
 

@@ -27,6 +27,8 @@ mod clock;
 mod fs;
 #[deny(unsafe_code)]
 mod ipc;
+#[deny(unsafe_code)]
+mod kprof;
 mod log;
 mod mm;
 #[deny(unsafe_code)]

@@ -334,6 +334,11 @@ pub fn proclist(buf: &mut [ProcInfo]) -> Result<usize> {
     call!(PROCLIST, buf.as_mut_ptr(), buf.len())
 }
 
+/// init's: the files the boot option `export=` names go home now (once).
+pub fn export_files() -> Result<()> {
+    call!(EXPORT).map(drop)
+}
+
 pub fn poweroff(status: i32) -> Result<()> {
     call!(POWEROFF, status).map(drop)
 }
@@ -418,6 +423,25 @@ pub fn profstat(pid: i32) -> Result<abi::types::ProfStat> {
 /// Err(EIO) if something is off (the kernel says what on the console).
 pub fn kcheck() -> Result<()> {
     call!(KCHECK).map(drop)
+}
+
+/// kgmon(2), the kernel's own profile: `op` is a `KGMON_*` that takes
+/// no buffer, `arg` what it reads as its length (milliseconds for
+/// `KGMON_SPIN`, a CPU for `KGMON_CPU_SAMPLES`). Its answer (a state, a
+/// count).
+pub fn kgmon(op: u32, arg: u64) -> Result<usize> {
+    call!(KGMON, op, 0usize, arg)
+}
+
+/// `KGMON_EXTRACT`: the kernel's profile as a gmon.out into `buf` (empty:
+/// only its length); its length.
+pub fn kgmon_extract(buf: &mut [u8]) -> Result<usize> {
+    call!(
+        KGMON,
+        abi::types::KGMON_EXTRACT,
+        buf.as_mut_ptr(),
+        buf.len()
+    )
 }
 
 /// What the kernel's profil path costs, in TSC cycles.

@@ -798,6 +798,55 @@ fn check_ext3_image(suite: &str, path: &std::path::Path, tally: &mut Tally) -> R
     Ok(())
 }
 
+/// After a kernel-profile suite: the kernel's gmon.out came home, gprof
+/// reads it with the kernel's ELF without a warning, and `first` has
+/// `share` (low, high: percent) of the time of `first` and `second`.
+pub(crate) fn check_kernel_profile(
+    suite: &str,
+    opts: &Options,
+    outcome: &Outcome,
+    (first, second, (low, high)): (&str, &str, (f64, f64)),
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let name = |what: &str| format!("{suite}/{what}");
+    let gmon = qemu::unpack_exports(opts)?
+        .into_iter()
+        .find(|p| p.to_string_lossy().ends_with("gmon.out"));
+    let Some(gmon) = gmon else {
+        show_console(outcome);
+        tally.record(
+            &name("kernel_gmon_out_written"),
+            false,
+            &outcome.ending.describe(),
+        );
+        return Ok(());
+    };
+    let kernel = prof::kernel_for_gprof(&crate::build::kernel(opts)?)?;
+    let flat = prof::gprof(&kernel, &[gmon], &["-p"]);
+    tally.record(
+        &name("gprof_reads_it_with_the_kernel_elf"),
+        flat.is_ok(),
+        flat.as_ref().err().map_or("", |e| e),
+    );
+    let Ok(flat) = flat else { return Ok(()) };
+    // A flat-profile row: "% time", cumulative, self seconds, ..., name.
+    let seconds = |function: &str| {
+        flat.lines()
+            .filter(|l| l.split_whitespace().last() == Some(function))
+            .find_map(|l| l.split_whitespace().nth(2)?.parse::<f64>().ok())
+    };
+    let split = match (seconds(first), seconds(second)) {
+        (Some(a), Some(b)) if a + b > 0.0 => Some(100.0 * a / (a + b)),
+        _ => None,
+    };
+    tally.record(
+        &name(&format!("{low}_to_{high}_percent_in_the_first_function")),
+        split.is_some_and(|p| (low..=high).contains(&p)),
+        &format!("{first}: {split:?} percent of the two\n{flat}"),
+    );
+    Ok(())
+}
+
 /// The whole console, shown under a failure.
 /// The core file the suite exported, read by GDB on the host beside the
 /// musl program `elf` that wrote it: `bt` must show the `shows` texts in

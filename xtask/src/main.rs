@@ -59,6 +59,7 @@ fn main() -> ExitCode {
                     }),
                 options::Command::Test(opts) => test::run(&opts),
                 options::Command::Prof(opts) => prof::run(&opts),
+                options::Command::Kprof(opts) => prof::run_kernel(&opts),
                 options::Command::Gdb(opts) => gdb::run(&opts, opts.batch.as_ref()),
                 options::Command::Fuzz(opts) => qemu::run(&fuzz_run(opts)),
                 options::Command::Bench(opts) => bench::run(&opts),

@@ -21,6 +21,10 @@ commands:
           profile and call graph; also a guest program (/bin/callgraph) or an ELF built
           elsewhere for gprof (./a.out; a dynamic one from gcc -pg runs with its loader and
           libraries, and the project's libgmon.so in LD_PRELOAD: see --way)
+  kprof   profile the kernel itself: `kprof [-- PROGRAM ARGS]` boots, runs the program
+          (default: the kernel's test workload, /bin/kgmon -w 2000) with kernel profiling on
+          (kgmon(2)), brings the kernel's gmon.out home and prints GNU gprof's flat profile
+          of the kernel ELF; --graph FILE.svg draws it
   bench   the same static benchmark on this kernel and on Debian's Linux in the same QEMU:
           system calls, fork/exec, context switches, profiling; a table, JSON, Markdown and
           a chart in target/bench/ (--quick: a smoke run)
@@ -215,6 +219,7 @@ pub enum Command {
     Image(Options),
     Test(Options),
     Prof(Options),
+    Kprof(Options),
     Gdb(Options),
     Fuzz(Options),
     Bench(Options),
@@ -289,19 +294,20 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         "image" => Command::Image,
         "test" => Command::Test,
         "prof" => Command::Prof,
+        "kprof" => Command::Kprof,
         "gdb" => Command::Gdb,
         "fuzz" => Command::Fuzz,
         "bench" => Command::Bench,
         other => return Err(format!("unknown command '{other}'; try `cargo xtask help`")),
     };
     let is_prof = command == "prof";
-    let takes_program = is_prof || matches!(command.as_str(), "run" | "gdb" | "test");
+    let takes_program = is_prof || matches!(command.as_str(), "run" | "gdb" | "test" | "kprof");
     let opts = parse_options(rest, is_prof)?;
     if !opts.program.is_empty() && !takes_program {
         return Err(format!("'{command}' takes no program after --"));
     }
-    if opts.graph.is_some() && !is_prof {
-        return Err("--graph only goes with prof".into());
+    if opts.graph.is_some() && !is_prof && command != "kprof" {
+        return Err("--graph only goes with prof and kprof".into());
     }
     if opts.batch.is_some() && command != "gdb" {
         return Err("--batch only goes with gdb".into());

@@ -384,6 +384,108 @@ fn draw_graph(elf: &Path, gmons: &[PathBuf], svg: &Path) -> Result<(), String> {
     }
 }
 
+/// Where `kprof`'s guest writes the kernel's profile.
+pub const KGMON_DIR: &str = "/tmp/kgmon";
+/// What `kprof` runs when given no program: the kernel's test workload,
+/// two seconds in two named kernel functions, three parts to one.
+const KPROF_DEFAULT: &[&str] = &["/bin/kgmon", "-w", "2000"];
+
+/// The shell line that runs `program` with the kernel profiling itself
+/// from a reset, then stops and dumps it into `KGMON_DIR`.
+pub fn with_kernel_profiling(program: &[String]) -> Vec<String> {
+    let words: Vec<String> = if program.is_empty() {
+        KPROF_DEFAULT.iter().map(|w| sh_quote(w)).collect()
+    } else {
+        program.iter().map(|w| sh_quote(w)).collect()
+    };
+    let line = format!(
+        "mkdir {KGMON_DIR} && /bin/kgmon -r -b && {}; /bin/kgmon -h -p {KGMON_DIR}/gmon.out",
+        words.join(" ")
+    );
+    vec!["/bin/sh".into(), "-c".into(), line]
+}
+
+/// A copy of the kernel's ELF that gprof can name every function in
+/// (`target/kprof/kernel`): the compiler gives a function it shares
+/// between codegen units a `.llvm.NUMBER` suffix, and gprof takes a
+/// symbol with a dot and letters in it for a local label and charges its
+/// samples to the function before. It takes `.NUMBER` (a nested
+/// function's), so the copy has `.llvm.` made `.` (`objcopy
+/// --redefine-syms`; each name stays unique); the kernel that ran is
+/// unchanged.
+pub fn kernel_for_gprof(kernel: &Path) -> Result<PathBuf, String> {
+    let nm = setup::ensure("nm", "binutils")?;
+    let objcopy = setup::ensure("objcopy", "binutils")?;
+    let out = Command::new(&nm)
+        .arg(kernel)
+        .output()
+        .map_err(|e| format!("cannot run nm: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("nm {} failed", kernel.display()));
+    }
+    let mut renames = String::new();
+    for name in String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(2))
+    {
+        if let Some((plain, number)) = name.split_once(".llvm.") {
+            renames += &format!("{name} {plain}.{number}\n");
+        }
+    }
+    let dir = build::root().join("target/kprof");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let map = dir.join("renames");
+    std::fs::write(&map, renames).map_err(|e| format!("cannot write {}: {e}", map.display()))?;
+    let copy = dir.join("kernel");
+    let status = Command::new(&objcopy)
+        .arg(format!("--redefine-syms={}", map.display()))
+        .arg(kernel)
+        .arg(&copy)
+        .status()
+        .map_err(|e| format!("cannot run objcopy: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "objcopy --redefine-syms on {} failed",
+            kernel.display()
+        ));
+    }
+    Ok(copy)
+}
+
+/// Boots with `program` run under kernel profiling and brings the
+/// kernel's gmon.out home; the outcome and the profile's host path.
+pub fn run_and_fetch_kernel(
+    opts: &Options,
+    echo: bool,
+) -> Result<(qemu::Outcome, Option<PathBuf>), String> {
+    let mut opts = opts.clone();
+    opts.program = with_kernel_profiling(&opts.program);
+    opts.export = vec![KGMON_DIR.to_string()];
+    let image = build::image(&opts, &Boot::normal(&opts))?;
+    let timeout = Duration::from_secs(opts.timeout.unwrap_or(300));
+    let outcome = qemu::boot(&opts, &image, timeout, echo, &[])?;
+    let gmon = qemu::unpack_exports(&opts)?.into_iter().find(|p| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().ends_with("gmon.out"))
+    });
+    Ok((outcome, gmon))
+}
+
+/// `cargo xtask kprof [-- PROGRAM ARGS]`: the kernel's own flat profile
+/// while the program ran, by GNU gprof over the kernel's ELF.
+pub fn run_kernel(opts: &Options) -> Result<ExitCode, String> {
+    let kernel = kernel_for_gprof(&build::kernel(opts)?)?;
+    let (outcome, gmon) = run_and_fetch_kernel(opts, true)?;
+    eprintln!("xtask: {}", outcome.ending.describe());
+    let gmon = gmon.ok_or("the guest left no kernel profile: see its output above")?;
+    println!("{}", gprof(&kernel, std::slice::from_ref(&gmon), &["-p"])?);
+    if let Some(svg) = &opts.graph {
+        draw_graph(&kernel, std::slice::from_ref(&gmon), svg)?;
+        eprintln!("xtask: drawn in {}", svg.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,6 +42,15 @@ pub enum Expect {
         /// one file per process; the checks above read the first).
         summed: &'static [&'static str],
     },
+    /// The kernel's own profile (kprof.rs): the program leaves it in
+    /// `prof::KGMON_DIR`, and gprof, run on the host on it with the
+    /// kernel's ELF, must find the first function's share of the two
+    /// functions' time within these bounds, in percent.
+    KernelProfile {
+        first: &'static str,
+        second: &'static str,
+        share: (f64, f64),
+    },
     /// A program that dies of a signal and leaves a core file: the file at
     /// `core` is exported, and GDB, run on the host on it beside the musl
     /// program `elf` (`target/musl/ELF`), must print these texts, in
@@ -184,6 +193,23 @@ const CALLGRAPH_PROFILE: Expect = Expect::Gprof {
     share: None,
     counted: &[],
     summed: &[],
+};
+
+/// The kernel profiling itself (kgmon -r -b) over its test workload, two
+/// seconds three parts to one (`kgmon -w`), then its profile dumped for
+/// the host (as `cargo xtask kprof` runs it with no program).
+const KPROF_WORKLOAD: &[&str] = &[
+    "/bin/sh",
+    "-c",
+    "mkdir /tmp/kgmon && /bin/kgmon -r -b && /bin/kgmon -w 2000; /bin/kgmon -h -p /tmp/kgmon/gmon.out",
+];
+
+/// What its profile must show: three quarters of the two functions'
+/// time in the first, within 5 points (the bound).
+const KPROF_SPLIT: Expect = Expect::KernelProfile {
+    first: "kernel::kprof::spin_three_parts",
+    second: "kernel::kprof::spin_one_part",
+    share: (70.0, 80.0),
 };
 
 /// Ctrl-C for each of forkrace's 20 rounds, on its `go N` line.
@@ -710,6 +736,20 @@ pub fn suites() -> Vec<Suite> {
                 0,
             ),
             ..usertests("gprof-out-prefix", Tick::Pit)
+        },
+        // The kernel's own profile, read by gprof on the host with the
+        // kernel's ELF (kprof.rs, `cargo xtask kprof`), on one CPU and on
+        // four.
+        Suite {
+            program: KPROF_WORKLOAD,
+            expect: KPROF_SPLIT,
+            ..usertests("kprof", Tick::Pit)
+        },
+        Suite {
+            program: KPROF_WORKLOAD,
+            expect: KPROF_SPLIT,
+            cpus: Some(4),
+            ..usertests("kprof-4cpus", Tick::Pit)
         },
         Suite {
             program: &["/bin/ccallgraph"],

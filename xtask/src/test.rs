@@ -668,6 +668,9 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
     if let Expect::CoreInGdb { core, .. } = suite.expect {
         boot_opts.export.push(core.to_string());
     }
+    if let Expect::KernelProfile { .. } = suite.expect {
+        boot_opts.export.push(prof::KGMON_DIR.to_string());
+    }
     if let Expect::Gprof { .. } = suite.expect {
         boot_opts.export.push(prof::GMON.to_string());
         boot_opts.export.push(prof::GMON_DIR.to_string());
@@ -720,6 +723,17 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         | Expect::DebianScript => {
             unreachable!("run above")
         }
+        Expect::KernelProfile {
+            first,
+            second,
+            share,
+        } => crate::checks::check_kernel_profile(
+            suite.name,
+            &boot_opts,
+            &outcome,
+            (first, second, share),
+            tally,
+        )?,
         Expect::CoreInGdb { elf, shows, .. } => {
             check_core_in_gdb(suite.name, &boot_opts, &outcome, (elf, shows), tally)?
         }

@@ -85,6 +85,7 @@ errnos! {
     ENOTCONN = 107, "Socket not connected";
     ETIMEDOUT = 110, "Connection timed out";
     ECONNREFUSED = 111, "Connection refused";
+    EALREADY = 114, "Operation already in progress";
     EINPROGRESS = 115, "Operation in progress";
     EUCLEAN = 117, "Structure needs cleaning";
     EOWNERDEAD = 130, "Owner died";

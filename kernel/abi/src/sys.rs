@@ -267,3 +267,11 @@ pub const KCHECK: usize = 1006;
 /// `kbench(what, rounds, struct kbench *)`: the kernel times one of its
 /// own operations `rounds` times (`KBENCH_*`), for `cargo xtask bench`.
 pub const KBENCH: usize = 1007;
+/// `kgmon(op, buf, len)`: the kernel's own profile, kgmon(8)-style
+/// (`KGMON_*`): its state, start, stop, reset, extract as gmon.out.
+pub const KGMON: usize = 1008;
+/// `export()`: init only (`EPERM` for anyone else): the files the boot
+/// option `export=` names go home now, over the second serial port; once
+/// (power-off sends them if init never asked). init asks before it
+/// unmounts the root disk, whose files and /tmp go with the unmount.
+pub const EXPORT: usize = 1009;

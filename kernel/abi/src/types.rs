@@ -986,6 +986,35 @@ pub const KBENCH_SHOOTDOWN: u32 = 1;
 /// The most rounds one `kbench` call times.
 pub const KBENCH_MAX_ROUNDS: u32 = 1000;
 
+/// `kgmon`: whether the kernel profiles itself; returns `KGMON_OFF`,
+/// `KGMON_RUNNING`, or `KGMON_NEVER` (nothing was ever started).
+pub const KGMON_STATE: u32 = 0;
+/// `kgmon`: start (root; `EALREADY` when running). The first start makes
+/// the histograms, zeroed; a later one goes on adding to them.
+pub const KGMON_START: u32 = 1;
+/// `kgmon`: stop (root); the histograms are kept for extraction.
+pub const KGMON_STOP: u32 = 2;
+/// `kgmon`: zero every CPU's histogram (root).
+pub const KGMON_RESET: u32 = 3;
+/// `kgmon`: the profile as a gmon.out GNU gprof reads with the kernel's
+/// ELF, into `buf` of `len` bytes (root); its length. A `len` of 0 asks
+/// the length only; a shorter buffer is `ERANGE`; `ENODATA` before the
+/// first start.
+pub const KGMON_EXTRACT: u32 = 4;
+/// `kgmon`: a workload of known shape, for tests (root): `len`
+/// milliseconds in two named kernel functions, three parts in
+/// `kprof::spin_three_parts` to one in `kprof::spin_one_part`, taken in
+/// turns; `buf` unused.
+pub const KGMON_SPIN: u32 = 5;
+/// `kgmon`: samples the kernel histogram took on CPU `len` (root), so a
+/// test can see every CPU's share; `EINVAL` past the CPUs online.
+pub const KGMON_CPU_SAMPLES: u32 = 6;
+
+/// `KGMON_STATE`'s answers.
+pub const KGMON_NEVER: usize = 0;
+pub const KGMON_OFF: usize = 1;
+pub const KGMON_RUNNING: usize = 2;
+
 /// What `kbench` measured: the median and quartiles of its rounds, in
 /// picoseconds (TSC cycles converted with the kernel's calibration).
 #[repr(C)]

@@ -211,6 +211,31 @@ pub fn headers_end(head: &[u8]) -> Option<usize> {
         .into()
 }
 
+/// The addresses of the executable segments (`PF_X` `PT_LOAD`) described
+/// by `headers` (the ELF header and program headers, as `headers_end`
+/// measures them): from the lowest start to the highest end. None for no
+/// executable segment or headers that are not whole. The kernel's
+/// profiler reads its own text this way.
+pub fn text_span(headers: &[u8]) -> Option<(u64, u64)> {
+    let end = headers_end(headers)?;
+    if end > headers.len() || usize::from(u16_at(headers, 54)?) != PHDR_SIZE {
+        return None;
+    }
+    let phoff = usize::try_from(u64_at(headers, 32)?).ok()?;
+    let phnum = usize::from(u16_at(headers, 56)?);
+    let mut span: Option<(u64, u64)> = None;
+    for i in 0..phnum {
+        let ph = &headers[phoff + i * PHDR_SIZE..phoff + (i + 1) * PHDR_SIZE];
+        if u32_at(ph, 0)? != PT_LOAD || u32_at(ph, 4)? & PF_X == 0 {
+            continue;
+        }
+        let start = u64_at(ph, 16)?;
+        let end = start.checked_add(u64_at(ph, 40)?)?;
+        span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
+    }
+    span.filter(|(s, e)| s < e)
+}
+
 /// Parses the executable whose headers are `file` (at least its first
 /// `headers_end` bytes) and whose length is `file_len`. Its addresses are
 /// the file's own: `Executable::placed` puts it somewhere.
@@ -341,6 +366,16 @@ mod tests {
         f[ph + 32..ph + 40].copy_from_slice(&0x80u64.to_le_bytes());
         f[ph + 40..ph + 48].copy_from_slice(&0x1000u64.to_le_bytes());
         f
+    }
+
+    #[test]
+    fn the_text_span_is_the_executable_segments() {
+        let f = tiny_elf();
+        assert_eq!(text_span(&f), Some((0x400000, 0x401000)));
+        let mut data_only = f.clone();
+        data_only[64 + 4..64 + 8].copy_from_slice(&PF_R.to_le_bytes());
+        assert_eq!(text_span(&data_only), None);
+        assert_eq!(text_span(&f[..100]), None, "headers cut short");
     }
 
     /// `tiny_elf` with a second program header, PT_INTERP, naming

@@ -297,6 +297,16 @@ pub fn proclist(buf: u64, count: u64) -> SysResult {
     Ok(rows.len())
 }
 
+/// Only init may send the exported files home before power-off (while
+/// the root disk and /tmp it unmounts still hold them).
+pub fn export() -> SysResult {
+    if current(|p| p.pid) != crate::proc::INIT_PID {
+        return Err(Errno::EPERM);
+    }
+    crate::fs::export::export_all();
+    Ok(0)
+}
+
 /// Only init may power the machine off (its exit does so too).
 pub fn poweroff(status: u64) -> SysResult {
     if current(|p| p.pid) != crate::proc::INIT_PID {

@@ -16,6 +16,7 @@ mod fsmeta;
 pub(crate) mod info;
 mod ipc;
 mod kbench;
+mod kgmon;
 mod mem;
 mod mount;
 mod pidfd;
@@ -332,10 +333,12 @@ pub fn dispatch(tf: &mut TrapFrame) {
         sys::KINFO => info::kinfo(a[0]),
         sys::PROCLIST => info::proclist(a[0], a[1]),
         sys::POWEROFF => info::poweroff(a[0]),
+        sys::EXPORT => info::export(),
         sys::PROFIL => profil::profil(a[0], a[1], a[2], a[3]),
         sys::PROFSTAT => profil::profstat(a[0] as i32, a[1]),
         sys::PROFCOST => profil::profcost(a[0]),
         sys::KBENCH => kbench::kbench(a[0] as u32, a[1] as u32, a[2]),
+        sys::KGMON => kgmon::kgmon(a[0] as u32, a[1], a[2]),
         sys::KCHECK => info::kcheck(),
         nr => unknown(nr),
     };

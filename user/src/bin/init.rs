@@ -85,6 +85,11 @@ fn run() -> i32 {
         }
     }
     let status = run_program();
+    // The files to bring home are on the disk or in /tmp, which the
+    // unmounts take away: they go now.
+    if let Err(e) = sys::export_files() {
+        eprintln!("init: export: {}", e.message());
+    }
     if on_disk {
         unmount_root();
     }

@@ -291,6 +291,8 @@ const CALLS: &[(usize, u64)] = &[
     (PROCLIST, 2),
     (PROFSTAT, 2),
     (PROFCOST, 1),
+    (KGMON, 2),
+    (EXPORT, 1),
     (999, 1),
     (5000, 1),
 ];
@@ -554,6 +556,14 @@ fn arguments(nr: usize, rng: &mut Rng, memory: &Memory, me: u64, ids: &[u64; 3])
             }
         }
         SETPGID => a = [0; 6],
+        // The kernel's profile: every request, but a short test workload
+        // (a long one would hold the worker past its SIGKILL).
+        KGMON => {
+            a[0] = rng.below(8);
+            if a[0] == u64::from(abi::types::KGMON_SPIN) {
+                a[2] = rng.below(20);
+            }
+        }
         // Mostly the arena, so that workers do not unmap themselves at
         // every turn (they still do, now and then).
         MMAP | MUNMAP | MPROTECT | MREMAP | MSYNC if rng.below(5) != 0 => {

@@ -150,3 +150,140 @@ pub(super) fn kbench_measures_and_refuses_bad_requests() -> Outcome {
         Errno::EFAULT,
     )
 }
+
+/// kgmon(2), the kernel's own profile (kernel/src/kprof.rs): only root
+/// may start, stop, reset or extract it; nothing to extract before the
+/// first start; a second start is EALREADY; one spinner pinned to each
+/// CPU makes every CPU's histogram count; the extract is a gmon.out whose
+/// bins add up to the CPUs' sample counts, over the kernel's text; a
+/// short buffer is ERANGE, a bad one EFAULT; a reset zeroes it all.
+pub(super) fn the_kernel_profiles_itself_on_every_cpu() -> Outcome {
+    let k = |op: u32, buf: usize, len: usize| raw(nr::KGMON, &[op as usize, buf, len]);
+    if k(KGMON_STATE, 0, 0) == Ok(KGMON_NEVER) {
+        expect_err(
+            "extract before any start",
+            k(KGMON_EXTRACT, 0, 0),
+            Errno::ENODATA,
+        )?;
+        expect_err(
+            "samples before any start",
+            k(KGMON_CPU_SAMPLES, 0, 0),
+            Errno::ENODATA,
+        )?;
+    }
+    let child = sys::fork().map_err(|e| e.message())?;
+    if child == 0 {
+        if raw(nr::SETUID, &[1000]).is_err() {
+            sys::exit(10);
+        }
+        let refused = [KGMON_START, KGMON_STOP, KGMON_RESET, KGMON_EXTRACT]
+            .iter()
+            .all(|&op| k(op, 0, 0) == Err(Errno::EPERM));
+        sys::exit(if !refused {
+            11
+        } else if k(KGMON_STATE, 0, 0).is_err() {
+            12
+        } else {
+            0
+        });
+    }
+    let (_, status) = sys::wait4(child as i32, 0).map_err(|e| e.message())?;
+    ensure!(
+        sys::exited(status) == Some(0),
+        "user 1000: status {status:#x} (10 setuid, 11 a change not EPERM, 12 the state refused)"
+    );
+    expect_err("op 9", k(9, 0, 0), Errno::EINVAL)?;
+    expect_err("a workload of 0 ms", k(KGMON_SPIN, 0, 0), Errno::EINVAL)?;
+    k(KGMON_STOP, 0, 0).map_err(|e| format!("stop: {}", e.message()))?;
+    k(KGMON_START, 0, 0).map_err(|e| format!("start: {}", e.message()))?;
+    expect_err("a second start", k(KGMON_START, 0, 0), Errno::EALREADY)?;
+    ensure!(
+        k(KGMON_STATE, 0, 0) == Ok(KGMON_RUNNING),
+        "not running after a start"
+    );
+    k(KGMON_RESET, 0, 0).map_err(|e| format!("reset: {}", e.message()))?;
+    // One spinner in the kernel on each CPU at once.
+    let cpus = running_cpus()? as usize;
+    let mut spinners = alloc::vec::Vec::new();
+    for cpu in 0..cpus {
+        let pid = sys::fork().map_err(|e| e.message())?;
+        if pid == 0 {
+            let mask = 1u64 << cpu;
+            let pinned = raw(nr::SCHED_SETAFFINITY, &[0, 8, &mask as *const u64 as usize]);
+            let spun = k(KGMON_SPIN, 0, 300);
+            sys::exit(if pinned.is_err() {
+                20
+            } else if spun.is_err() {
+                21
+            } else {
+                0
+            });
+        }
+        spinners.push(pid);
+    }
+    for pid in spinners {
+        let (_, status) = sys::wait4(pid as i32, 0).map_err(|e| e.message())?;
+        ensure!(
+            sys::exited(status) == Some(0),
+            "spinner: status {status:#x} (20 pinning, 21 the workload)"
+        );
+    }
+    k(KGMON_STOP, 0, 0).map_err(|e| format!("stop: {}", e.message()))?;
+    let mut per_cpu = alloc::vec::Vec::new();
+    for cpu in 0..cpus {
+        per_cpu.push(k(KGMON_CPU_SAMPLES, 0, cpu).map_err(|e| e.message())?);
+    }
+    ensure!(
+        per_cpu.iter().all(|&n| n >= 10),
+        "samples per CPU {per_cpu:?}, after 300 ms in the kernel on each"
+    );
+    expect_err(
+        "the samples of a CPU past the last",
+        k(KGMON_CPU_SAMPLES, 0, cpus),
+        Errno::EINVAL,
+    )?;
+    let len = k(KGMON_EXTRACT, 0, 0).map_err(|e| e.message())?;
+    let mut profile = alloc::vec![0u8; len];
+    let at = profile.as_mut_ptr() as usize;
+    expect_err(
+        "a buffer one byte short",
+        k(KGMON_EXTRACT, at, len - 1),
+        Errno::ERANGE,
+    )?;
+    expect_err("a bad buffer", k(KGMON_EXTRACT, 16, len), Errno::EFAULT)?;
+    ensure!(
+        k(KGMON_EXTRACT, at, len) == Ok(len),
+        "the extract's length changed"
+    );
+    let decoded = kcore::gmon::decode(&profile).map_err(|e| format!("gmon.out: {e:?}"))?;
+    let total: u64 = decoded.bins.iter().map(|&b| u64::from(b)).sum();
+    let saturated = decoded.bins.contains(&u16::MAX);
+    let sum: usize = per_cpu.iter().sum();
+    ensure!(
+        saturated || total == sum as u64,
+        "the histogram holds {total} samples, the CPUs counted {sum} ({per_cpu:?})"
+    );
+    ensure!(
+        decoded.low_pc >= 0xffff_ffff_8000_0000 && decoded.low_pc < decoded.high_pc,
+        "the histogram covers {:#x}..{:#x}, not the kernel's text",
+        decoded.low_pc,
+        decoded.high_pc
+    );
+    k(KGMON_RESET, 0, 0).map_err(|e| format!("reset: {}", e.message()))?;
+    ensure!(
+        k(KGMON_EXTRACT, at, len) == Ok(len),
+        "the extract's length changed"
+    );
+    let decoded = kcore::gmon::decode(&profile).map_err(|e| format!("gmon.out: {e:?}"))?;
+    ensure!(
+        decoded.bins.iter().all(|&b| b == 0),
+        "a bin counts after a reset"
+    );
+    for cpu in 0..cpus {
+        ensure!(
+            k(KGMON_CPU_SAMPLES, 0, cpu) == Ok(0),
+            "CPU {cpu} counts after a reset"
+        );
+    }
+    Ok(())
+}

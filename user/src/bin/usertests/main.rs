@@ -165,6 +165,7 @@ const TESTS: &[Test] = user::tests![
     preemption_lets_others_run,
     ps_shows_the_cpu_each_process_runs_on,
     kbench_measures_and_refuses_bad_requests,
+    the_kernel_profiles_itself_on_every_cpu,
     identity_and_time,
     proc_sys_says_what_the_kernel_does,
     root_names_the_machine,

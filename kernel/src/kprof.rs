@@ -1,0 +1,244 @@
+//! kgmon: the kernel profiles itself, as 4.4BSD's profiled kernels did.
+//!
+//! The clock interrupt already samples the program counter of every
+//! process that asked (profil.rs). Here it samples the kernel's own: a tick
+//! that interrupted kernel mode adds one to the bin of the kernel's text
+//! its program counter falls in, with profil's arithmetic
+//! (`kcore::profil::bin_for`, one 16-bit bin per 4 bytes of text, the bins
+//! libc-lite's gmon.out uses). `kgmon(2)` (syscall/kgmon.rs) starts, stops,
+//! resets and extracts, and the extract is a gmon.out GNU gprof reads with
+//! the kernel's ELF: `cargo xtask kprof` does that from the host.
+//!
+//! ## One histogram per CPU
+//!
+//! Every CPU's tick samples its own CPU, and each adds only to its own
+//! histogram, so the tick takes no lock and no two CPUs write one cache
+//! line. The histograms are summed when the profile is read. A bin is an
+//! atomic only because a reset or an extract on another CPU reads or
+//! zeroes it while the tick may be adding.
+//!
+//! ## Where the samples land
+//!
+//! The tick is an interrupt, so it cannot interrupt code that runs with
+//! interrupts off (a spinlock's holder, the trap entry, the scheduler's
+//! switch). Their time is not lost: the tick waits, and lands on the first
+//! instruction after interrupts come back on, so it is charged to whatever
+//! turned them on (`IrqLock`'s guard as it drops, mostly). BSD's profiled
+//! kernels had the same blind spot; only a non-maskable interrupt could
+//! see inside, and this kernel takes none for profiling.
+//!
+//! A tick on a CPU that is idle lands in `clock::idle_halt`, so the idle
+//! share of the machine is in the profile too, as the idle loop was in
+//! BSD's.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
+
+use abi::Errno;
+use spin::Once;
+
+use crate::arch;
+
+/// profil's scale for one 16-bit bin per 4 bytes of text
+/// (`kcore::gmon::BYTES_PER_BIN`): `bin = (pc - low) / 4`.
+const SCALE: u32 = 32768;
+
+/// The profile: made at the first start, kept until the machine stops.
+struct Profile {
+    /// The kernel's text: `[low, high)`, `high` rounded up so that the
+    /// bins divide it evenly, as gprof divides it.
+    low: u64,
+    high: u64,
+    /// One histogram per CPU (by `percpu` index), each `bins` long.
+    cpus: Vec<Box<[AtomicU16]>>,
+    /// Samples each CPU added (a bin's count stops at 65535; these do not).
+    samples: Vec<AtomicU64>,
+}
+
+static PROFILE: Once<Profile> = Once::new();
+/// Whether the tick samples the kernel now.
+static RUNNING: AtomicBool = AtomicBool::new(false);
+/// Ticks inside `on_tick` past its look at `RUNNING`: `stop` waits for
+/// them, so a stopped profile no longer moves (a virtual CPU the host
+/// paused in the middle of one would otherwise add its sample later).
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// The state `kgmon` reports (`abi::types::KGMON_*`).
+pub fn state() -> usize {
+    match (PROFILE.get(), RUNNING.load(Ordering::SeqCst)) {
+        (None, _) => abi::types::KGMON_NEVER,
+        (Some(_), false) => abi::types::KGMON_OFF,
+        (Some(_), true) => abi::types::KGMON_RUNNING,
+    }
+}
+
+/// The clock interrupt's part, on every CPU: a tick that interrupted the
+/// kernel at `pc` is counted, while profiling runs. Takes no lock.
+pub fn on_tick(pc: u64, from_user: bool) {
+    // The common case, not profiling, costs one load.
+    if from_user || !RUNNING.load(Ordering::Relaxed) {
+        return;
+    }
+    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    if RUNNING.load(Ordering::SeqCst) {
+        record(pc);
+    }
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// `on_tick`'s count of one sample at `pc` on this CPU.
+fn record(pc: u64) {
+    let Some(profile) = PROFILE.get() else {
+        return;
+    };
+    let cpu = arch::percpu::this_cpu().index() as usize;
+    let (Some(histogram), Some(samples)) = (profile.cpus.get(cpu), profile.samples.get(cpu)) else {
+        return;
+    };
+    let Some(bin) = kcore::profil::bin_for(pc, profile.low, SCALE)
+        .and_then(|bin| histogram.get(usize::try_from(bin).ok()?))
+    else {
+        return;
+    };
+    let _ = bin.try_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+        Some(kcore::profil::saturating_count(old, 1))
+    });
+    samples.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Starts profiling; the first start makes the histograms, one per CPU
+/// online. EALREADY when it runs; ENOMEM when the histograms cannot be
+/// made; ENOEXEC when the kernel cannot find its own text.
+pub fn start() -> Result<(), Errno> {
+    if PROFILE.get().is_none() {
+        let (low, end) = arch::kernel_text().ok_or(Errno::ENOEXEC)?;
+        let bins = (end - low).div_ceil(kcore::gmon::BYTES_PER_BIN) as usize;
+        let cpus = arch::percpu::online();
+        let mut histograms = Vec::new();
+        histograms
+            .try_reserve_exact(cpus)
+            .map_err(|_| Errno::ENOMEM)?;
+        for _ in 0..cpus {
+            let mut bins_of_cpu = Vec::new();
+            bins_of_cpu
+                .try_reserve_exact(bins)
+                .map_err(|_| Errno::ENOMEM)?;
+            bins_of_cpu.resize_with(bins, || AtomicU16::new(0));
+            histograms.push(bins_of_cpu.into_boxed_slice());
+        }
+        // Two starts at once: the first to get here makes it.
+        PROFILE.call_once(|| Profile {
+            low,
+            high: low + bins as u64 * kcore::gmon::BYTES_PER_BIN,
+            cpus: histograms,
+            samples: (0..cpus).map(|_| AtomicU64::new(0)).collect(),
+        });
+    }
+    if RUNNING.swap(true, Ordering::SeqCst) {
+        return Err(Errno::EALREADY);
+    }
+    Ok(())
+}
+
+/// Stops profiling, once no tick is still counting; what was counted is
+/// kept.
+pub fn stop() {
+    RUNNING.store(false, Ordering::SeqCst);
+    while IN_FLIGHT.load(Ordering::SeqCst) != 0 {
+        core::hint::spin_loop();
+    }
+}
+
+/// Zeroes every CPU's histogram and sample count. A running profile is
+/// paused for it, so that no tick counts into a bin already zeroed and
+/// a sample count not yet zeroed.
+pub fn reset() {
+    let Some(profile) = PROFILE.get() else {
+        return;
+    };
+    let was_running = RUNNING.load(Ordering::SeqCst);
+    stop();
+    for histogram in &profile.cpus {
+        for bin in histogram.iter() {
+            bin.store(0, Ordering::Relaxed);
+        }
+    }
+    for samples in &profile.samples {
+        samples.store(0, Ordering::Relaxed);
+    }
+    if was_running {
+        RUNNING.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Samples CPU `cpu` added since the last reset; EINVAL past the CPUs
+/// profiled, ENODATA before the first start.
+pub fn cpu_samples(cpu: usize) -> Result<u64, Errno> {
+    let profile = PROFILE.get().ok_or(Errno::ENODATA)?;
+    let samples = profile.samples.get(cpu).ok_or(Errno::EINVAL)?;
+    Ok(samples.load(Ordering::Relaxed))
+}
+
+/// The profile as a gmon.out: the CPUs' histograms summed (a bin stops at
+/// 65535), at the clock's rate, over the kernel's text. ENODATA before
+/// the first start.
+pub fn extract() -> Result<Vec<u8>, Errno> {
+    let profile = PROFILE.get().ok_or(Errno::ENODATA)?;
+    let bins = profile.cpus.first().map_or(0, |h| h.len());
+    let mut summed = Vec::new();
+    summed.try_reserve_exact(bins).map_err(|_| Errno::ENOMEM)?;
+    for i in 0..bins {
+        let total: u64 = profile
+            .cpus
+            .iter()
+            .map(|h| u64::from(h[i].load(Ordering::Relaxed)))
+            .sum();
+        summed.push(kcore::profil::saturating_count(0, total));
+    }
+    let hist = kcore::gmon::Histogram {
+        low_pc: profile.low,
+        high_pc: profile.high,
+        prof_rate: crate::clock::hz(),
+        bins: &summed,
+    };
+    let mut out = Vec::new();
+    out.try_reserve_exact(64 + 2 * bins)
+        .map_err(|_| Errno::ENOMEM)?;
+    kcore::gmon::encode(&hist, &[], &mut out);
+    Ok(out)
+}
+
+/// Spins on the TSC until `cycles` have passed.
+fn spin_for(cycles: u64) {
+    let until = arch::rdtsc().saturating_add(cycles);
+    while arch::rdtsc() < until {
+        core::hint::spin_loop();
+    }
+}
+
+/// Three parts of `spin`'s workload. Never inlined: the profile must find
+/// it under its own name.
+#[inline(never)]
+pub fn spin_three_parts(cycles: u64) {
+    spin_for(cycles);
+}
+
+/// One part of `spin`'s workload.
+#[inline(never)]
+pub fn spin_one_part(cycles: u64) {
+    spin_for(cycles);
+}
+
+/// A workload of known shape, for the tests (`KGMON_SPIN`): `ms`
+/// milliseconds with interrupts on, three quarters of them in
+/// `spin_three_parts` and one in `spin_one_part`, in turns of 20 ms so a
+/// tick's phase favours neither.
+pub fn spin(ms: u64) {
+    let per_ms = crate::clock::tsc_per_sec() / 1000;
+    const TURN_MS: u64 = 20;
+    for _ in 0..ms.div_ceil(TURN_MS) {
+        spin_three_parts(per_ms * TURN_MS * 3 / 4);
+        spin_one_part(per_ms * TURN_MS / 4);
+    }
+}

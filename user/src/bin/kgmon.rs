@@ -1,0 +1,132 @@
+//! /bin/kgmon: control of the kernel's own profile, after 4.4BSD's
+//! kgmon(8) (the calls: kgmon(2), kernel/src/syscall/kgmon.rs).
+//!
+//! ```text
+//! kgmon            say whether the kernel is profiling itself
+//! kgmon -b         begin (or resume) profiling
+//! kgmon -h         halt it
+//! kgmon -r         reset: zero the histograms
+//! kgmon -p [FILE]  dump the profile as a gmon.out (default ./gmon.out),
+//!                  for gprof with the kernel's ELF (cargo xtask kprof)
+//! kgmon -w MS      the kernel's test workload: MS milliseconds in two
+//!                  kernel functions, three parts to one (tests)
+//! ```
+//!
+//! Flags are done in one order whatever order they are given in: halt,
+//! dump (so `-h -p` dumps a profile that no longer moves), reset (after
+//! the dump, as kgmon(8) says of `-p -r`), begin, the workload. The state
+//! is said last, as kgmon(8) ends with "kernel profiling is running."
+
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use abi::types::*;
+use alloc::string::String;
+use alloc::vec;
+use libc_lite::{eprintln, println, sys};
+
+libc_lite::entry!(run);
+
+#[derive(Default)]
+struct Asked {
+    begin: bool,
+    halt: bool,
+    reset: bool,
+    dump: Option<String>,
+    work_ms: Option<u64>,
+}
+
+fn usage() -> i32 {
+    eprintln!("usage: kgmon [-b] [-h] [-r] [-p [FILE]] [-w MS]");
+    2
+}
+
+fn parse() -> Result<Asked, String> {
+    let mut asked = Asked::default();
+    let mut args = libc_lite::env::args().skip(1).peekable();
+    while let Some(arg) = args.next() {
+        match arg {
+            "-b" => asked.begin = true,
+            "-h" => asked.halt = true,
+            "-r" => asked.reset = true,
+            "-p" => {
+                let file = args.next_if(|a| !a.starts_with('-')).unwrap_or("gmon.out");
+                asked.dump = Some(file.into());
+            }
+            "-w" => {
+                let ms = args.next().ok_or("-w needs milliseconds")?;
+                let ms = ms
+                    .parse()
+                    .map_err(|_| alloc::format!("-w {ms}: not a number of milliseconds"))?;
+                asked.work_ms = Some(ms);
+            }
+            other => return Err(alloc::format!("unknown argument {other}")),
+        }
+    }
+    Ok(asked)
+}
+
+/// Writes the kernel's profile to `path`.
+fn dump(path: &str) -> Result<usize, String> {
+    let why = |what: &str, e: libc_lite::Errno| alloc::format!("{what}: {}", e.message());
+    let len = sys::kgmon_extract(&mut []).map_err(|e| why("the profile", e))?;
+    let mut profile = vec![0u8; len];
+    let len = sys::kgmon_extract(&mut profile).map_err(|e| why("the profile", e))?;
+    let fd = sys::open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644).map_err(|e| why(path, e))?;
+    let written = sys::write_all(fd, &profile[..len]).map_err(|e| why(path, e));
+    let _ = sys::close(fd);
+    written.map(|()| len)
+}
+
+fn run() -> i32 {
+    let asked = match parse() {
+        Ok(asked) => asked,
+        Err(why) => {
+            eprintln!("kgmon: {why}");
+            return usage();
+        }
+    };
+    let fail = |what: &str, e: libc_lite::Errno| {
+        eprintln!("kgmon: {what}: {}", e.message());
+        1
+    };
+    if asked.halt
+        && let Err(e) = sys::kgmon(KGMON_STOP, 0)
+    {
+        return fail("halt", e);
+    }
+    if let Some(path) = &asked.dump {
+        match dump(path) {
+            Ok(len) => println!("kgmon: {len} bytes of profile in {path}"),
+            Err(why) => {
+                eprintln!("kgmon: {why}");
+                return 1;
+            }
+        }
+    }
+    if asked.reset
+        && let Err(e) = sys::kgmon(KGMON_RESET, 0)
+    {
+        return fail("reset", e);
+    }
+    if asked.begin
+        && let Err(e) = sys::kgmon(KGMON_START, 0)
+        && e != libc_lite::Errno::EALREADY
+    {
+        return fail("begin", e);
+    }
+    if let Some(ms) = asked.work_ms
+        && let Err(e) = sys::kgmon(KGMON_SPIN, ms)
+    {
+        return fail("workload", e);
+    }
+    match sys::kgmon(KGMON_STATE, 0) {
+        Ok(KGMON_RUNNING) => println!("kgmon: kernel profiling is running."),
+        Ok(KGMON_OFF) => println!("kgmon: kernel profiling is off."),
+        Ok(_) => println!("kgmon: kernel profiling was never started."),
+        Err(e) => return fail("state", e),
+    }
+    0
+}
