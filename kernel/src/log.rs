@@ -31,6 +31,9 @@ pub fn init() {
     // SAFETY: 0x3f8 is COM1 on every PC and QEMU machine, and nothing else
     // in the kernel drives it.
     let mut port = unsafe { SerialPort::new(0x3f8) };
+    // What was typed while the machine booted, before `init` clears the
+    // UART's FIFO.
+    crate::arch::uart::keep_early_input();
     port.init();
     *COM1.lock() = Some(port);
 }

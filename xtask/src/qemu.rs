@@ -178,7 +178,8 @@ pub fn command(opts: &Options, image: &Path, console: Console) -> Result<Command
 }
 
 /// Keys typed at the console once a console line contains a text: how a test
-/// presses Ctrl-C at the right moment.
+/// presses Ctrl-C at the right moment. An empty text types the keys as
+/// QEMU starts, while the machine boots (typed-ahead input).
 pub type Typing<'a> = &'a [(&'a str, &'a str)];
 
 /// Boots `image` and collects its console until it ends or `timeout` passes.
@@ -217,6 +218,13 @@ pub fn boot_until(
     let mut child = cmd.spawn().map_err(|e| format!("cannot start QEMU: {e}"))?;
     let mut keyboard = child.stdin.take();
     let mut to_type = typing.iter().peekable();
+    while let (Some(&&("", keys)), Some(stdin)) = (to_type.peek(), keyboard.as_mut()) {
+        use std::io::Write;
+        let _ = stdin
+            .write_all(keys.as_bytes())
+            .and_then(|()| stdin.flush());
+        to_type.next();
+    }
     let stdout = child.stdout.take().expect("stdout is piped");
     let mut stderr = child.stderr.take().expect("stderr is piped");
     let (tx, rx) = mpsc::channel();

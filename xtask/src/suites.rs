@@ -975,6 +975,27 @@ pub fn suites() -> Vec<Suite> {
             ),
         },
         Suite {
+            // A line typed while the machine boots, before the kernel is
+            // up, reaches the shell whole: setting the UART up cleared what
+            // it had received, and the shell ran "cho ab''cd". BIOS, as
+            // `cargo xtask run` boots (OVMF reads the serial port itself).
+            name: "shell-typeahead",
+            hz: 1000,
+            tick: Tick::Pit,
+            uefi: false,
+            conf: "",
+            cpus: None,
+            program: &["/bin/sh"],
+            exports: &[],
+            typing: &[("", "echo ab''cd\n"), ("abcd", "exit 5\n")],
+            glibc_profiled: &[],
+            glibc_preloaded: &[],
+            musl_profiled: &[],
+            disks: &[],
+            timeout: 120,
+            expect: Expect::Output(&["*abcd"], 5),
+        },
+        Suite {
             // The interactive shell, typed at: Ctrl-C ends the foreground
             // job (a shell and its sleep) and, at the prompt, the half-typed
             // line, while the shell itself lives on; Up recalls a line and

@@ -10,6 +10,35 @@ const COM1_INTERRUPT_ENABLE: u16 = COM1 + 1;
 const COM1_LINE_STATUS: u16 = COM1 + 5;
 const COM2: u16 = 0x2f8;
 
+/// Bytes COM1 held before the kernel set it up: keys typed while the
+/// machine booted. Setting the UART up clears its receive FIFO, which
+/// lost the first key of a line typed ahead ("sh: cho: No such file"), so
+/// `keep_early_input` reads them out first and the console takes them
+/// (`take_early_input`) when it starts listening.
+static EARLY_INPUT: spin::Mutex<([u8; 16], usize)> = spin::Mutex::new(([0; 16], 0));
+
+/// Keeps what COM1 has received so far; called before it is set up.
+pub fn keep_early_input() {
+    let mut early = EARLY_INPUT.lock();
+    // A UART that is not there reads all ones: bounded by the buffer.
+    while early.1 < early.0.len() {
+        let Some(byte) = com1_received_byte() else {
+            break;
+        };
+        let at = early.1;
+        early.0[at] = byte;
+        early.1 += 1;
+    }
+}
+
+/// The bytes `keep_early_input` kept, once.
+pub fn take_early_input() -> alloc::vec::Vec<u8> {
+    let mut early = EARLY_INPUT.lock();
+    let bytes = early.0[..early.1].to_vec();
+    early.1 = 0;
+    bytes
+}
+
 /// Lets COM1 raise IRQ 4 when a byte arrives.
 pub fn enable_com1_receive_interrupt() {
     // SAFETY: IER bit 0 enables the "data received" interrupt of COM1, which

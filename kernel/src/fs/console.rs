@@ -120,8 +120,12 @@ pub fn set_foreground(pgid: u32) {
     FOREGROUND.store(pgid, Ordering::Relaxed);
 }
 
-/// Lets the serial port's receive interrupt through.
+/// Takes what was typed while the machine booted, then lets the serial
+/// port's receive interrupt through.
 pub fn init() {
+    for byte in uart::take_early_input() {
+        receive(byte);
+    }
     uart::enable_com1_receive_interrupt();
     crate::arch::pic::set_irq_enabled(4, true);
 }
