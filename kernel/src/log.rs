@@ -30,11 +30,10 @@ static COM1: IrqLock<Option<SerialPort>> = IrqLock::new(Rank::Serial, None);
 pub fn init() {
     // SAFETY: 0x3f8 is COM1 on every PC and QEMU machine, and nothing else
     // in the kernel drives it.
-    let mut port = unsafe { SerialPort::new(0x3f8) };
-    // What was typed while the machine booted, before `init` clears the
-    // UART's FIFO.
-    crate::arch::uart::keep_early_input();
-    port.init();
+    let port = unsafe { SerialPort::new(0x3f8) };
+    // Set up by arch::uart, which keeps what was typed while the machine
+    // booted (uart_16550's `init` would clear it).
+    crate::arch::uart::init_com1();
     *COM1.lock() = Some(port);
 }
 

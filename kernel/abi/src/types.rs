@@ -1004,7 +1004,8 @@ pub const KGMON_EXTRACT: u32 = 4;
 /// `kgmon`: a workload of known shape, for tests (root): `len`
 /// milliseconds in two named kernel functions, three parts in
 /// `kprof::spin_three_parts` to one in `kprof::spin_one_part`, taken in
-/// turns; `buf` unused.
+/// turns (time the host stopped the virtual CPU for is not counted);
+/// `buf` unused.
 pub const KGMON_SPIN: u32 = 5;
 /// `kgmon`: samples the kernel histogram took on CPU `len` (root), so a
 /// test can see every CPU's share; `EINVAL` past the CPUs online.

@@ -11,14 +11,48 @@ const COM1_LINE_STATUS: u16 = COM1 + 5;
 const COM2: u16 = 0x2f8;
 
 /// Bytes COM1 held before the kernel set it up: keys typed while the
-/// machine booted. Setting the UART up clears its receive FIFO, which
-/// lost the first key of a line typed ahead ("sh: cho: No such file"), so
-/// `keep_early_input` reads them out first and the console takes them
-/// (`take_early_input`) when it starts listening.
+/// machine booted, which the console takes (`take_early_input`) when it
+/// starts listening.
 static EARLY_INPUT: spin::Mutex<([u8; 16], usize)> = spin::Mutex::new(([0; 16], 0));
 
-/// Keeps what COM1 has received so far; called before it is set up.
-pub fn keep_early_input() {
+/// Sets COM1 up (38400 baud, 8N1, its receive interrupt off until the
+/// console lets it through) without losing what was typed while the
+/// machine booted. uart_16550's `init` turns the FIFOs on and clears
+/// them, which lost the first key of a line typed ahead ("sh: cho: No
+/// such file"). Reading the bytes out first is not enough: turning the
+/// FIFOs on clears them whatever the clear bits say, and the next byte
+/// arrives in between (beside a busy host it did: "eho"). So the FIFOs
+/// are left as the firmware left them: off after SeaBIOS, when QEMU hands
+/// the UART one byte at a time and holds the rest, so nothing typed is
+/// lost; on after OVMF, and then not cleared. (On hardware, FIFOs off
+/// can overrun when a burst comes faster than the interrupt is served.)
+pub fn init_com1() {
+    keep_early_input();
+    // IIR bits 7:6 read 11 when the FIFOs are on.
+    // SAFETY: reading COM1's interrupt identification register has no
+    // effect but acknowledging a transmit-empty interrupt, and nothing is
+    // waiting for one yet.
+    let fifos_on = unsafe { Port::<u8>::new(COM1 + 2).read() } & 0xc0 == 0xc0;
+    // FIFOs on with a 14-byte trigger, and nothing cleared; or off.
+    let fifo_control = if fifos_on { 0xc1 } else { 0x00 };
+    for (register, value) in [
+        (COM1_INTERRUPT_ENABLE, 0x00), // no interrupts while setting up
+        (COM1 + 3, 0x80),              // DLAB: the divisor latch
+        (COM1, 0x03),                  // divisor 3: 38400 baud
+        (COM1_INTERRUPT_ENABLE, 0x00), // its high byte
+        (COM1 + 3, 0x03),              // 8 bits, no parity, 1 stop bit
+        (COM1 + 2, fifo_control),
+        (COM1 + 4, 0x0b), // DTR, RTS, OUT2 (the interrupt line)
+    ] {
+        // SAFETY: COM1's registers at 0x3f8..0x3ff, written in the order
+        // a 16550 is set up in; nothing else in the kernel sets COM1 up.
+        unsafe { Port::<u8>::new(register).write(value) };
+    }
+    keep_early_input();
+}
+
+/// Keeps what COM1 has received so far.
+fn keep_early_input() {
     let mut early = EARLY_INPUT.lock();
     // A UART that is not there reads all ones: bounded by the buffer.
     while early.1 < early.0.len() {
