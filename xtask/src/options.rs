@@ -24,7 +24,7 @@ commands:
   kprof   profile the kernel itself: `kprof [-- PROGRAM ARGS]` boots, runs the program
           (default: the kernel's test workload, /bin/kgmon -w 2000) with kernel profiling on
           (kgmon(2)), brings the kernel's gmon.out home and prints GNU gprof's flat profile
-          of the kernel ELF; --graph FILE.svg draws it
+          of the kernel ELF (a histogram only: no call graph yet, so no --graph)
   bench   the same static benchmark on this kernel and on Debian's Linux in the same QEMU:
           system calls, fork/exec, context switches, profiling; a table, JSON, Markdown and
           a chart in target/bench/ (--quick: a smoke run)
@@ -306,8 +306,14 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     if !opts.program.is_empty() && !takes_program {
         return Err(format!("'{command}' takes no program after --"));
     }
-    if opts.graph.is_some() && !is_prof && command != "kprof" {
-        return Err("--graph only goes with prof and kprof".into());
+    if opts.graph.is_some() && command == "kprof" {
+        return Err(
+            "--graph needs a call graph, and the kernel's profile has none yet (a histogram only)"
+                .into(),
+        );
+    }
+    if opts.graph.is_some() && !is_prof {
+        return Err("--graph only goes with prof".into());
     }
     if opts.batch.is_some() && command != "gdb" {
         return Err("--batch only goes with gdb".into());
@@ -629,6 +635,9 @@ mod tests {
             Err("--fresh only goes with run and gdb".into())
         );
         assert!(matches!(parse_words("gdb --fresh"), Ok(Command::Gdb(o)) if o.fresh));
+        assert!(
+            matches!(parse_words("kprof -- /bin/ls /"), Ok(Command::Kprof(o)) if o.program == ["/bin/ls", "/"])
+        );
         assert_eq!(
             parse_words("image /bin/ls"),
             Err("unknown option '/bin/ls'; try `cargo xtask help`".into())
@@ -692,6 +701,10 @@ mod tests {
             ),
             ("run --", "-- must be followed by a program to run"),
             ("image -- /bin/ls", "'image' takes no program after --"),
+            (
+                "kprof --graph k.svg",
+                "--graph needs a call graph, and the kernel's profile has none yet (a histogram only)",
+            ),
             ("fuzz --minutes x", "--minutes needs a number, not 'x'"),
             ("fuzz --workers 99", "--workers 99 is out of range"),
             ("test --quick", "--quick only goes with bench"),

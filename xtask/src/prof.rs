@@ -479,10 +479,6 @@ pub fn run_kernel(opts: &Options) -> Result<ExitCode, String> {
     eprintln!("xtask: {}", outcome.ending.describe());
     let gmon = gmon.ok_or("the guest left no kernel profile: see its output above")?;
     println!("{}", gprof(&kernel, std::slice::from_ref(&gmon), &["-p"])?);
-    if let Some(svg) = &opts.graph {
-        draw_graph(&kernel, std::slice::from_ref(&gmon), svg)?;
-        eprintln!("xtask: drawn in {}", svg.display());
-    }
     Ok(ExitCode::SUCCESS)
 }
 
