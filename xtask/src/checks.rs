@@ -733,12 +733,8 @@ fn check_root_image(suite: &str, path: &std::path::Path, tally: &mut Tally) -> R
                 .join("; ")
         ),
     );
-    let kept = Command::new(crate::setup::e2fs_tool("debugfs")?)
-        .args(["-R", "cat /root/kept"])
-        .arg(path)
-        .output()
-        .map_err(|e| format!("cannot run debugfs: {e}"))?;
-    let kept = String::from_utf8_lossy(&kept.stdout);
+    let kept = debugfs(path, "cat /root/kept", false).unwrap_or_default();
+    let kept = String::from_utf8_lossy(&kept);
     tally.record(
         &format!("{suite}/what_the_program_wrote_is_on_the_disk"),
         kept == "kept\n",
@@ -761,18 +757,9 @@ fn check_ext3_image(suite: &str, path: &std::path::Path, tally: &mut Tally) -> R
     let dump = crate::build::root().join(format!("target/disk-{suite}-dump"));
     let _ = std::fs::remove_dir_all(&dump);
     std::fs::create_dir_all(&dump).map_err(|e| format!("cannot create {}: {e}", dump.display()))?;
-    let out = Command::new(crate::setup::e2fs_tool("debugfs")?)
-        .arg("-R")
-        .arg(format!("rdump /out {}", dump.display()))
-        .arg(path)
-        .output()
-        .map_err(|e| format!("cannot run debugfs: {e}"))?;
     let mut wrong = Vec::new();
-    if !out.status.success() {
-        wrong.push(format!(
-            "debugfs failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+    if let Err(e) = debugfs(path, &format!("rdump /out {}", dump.display()), false) {
+        wrong.push(e);
     }
     for (name, size, fill) in kcore::ext2::suite::guest_files() {
         let file = dump.join("out").join(&name);
