@@ -1634,14 +1634,35 @@ impl<D: BlockDevice> Fs<D> {
         }
     }
 
+    /// EUCLEAN for an attribute block number outside the file system.
+    fn xattr_block_in_range(&self, block: u32) -> Result<()> {
+        if self.in_range(block) {
+            Ok(())
+        } else {
+            Err(Error::Corrupt(
+                "extended attribute block outside the file system",
+            ))
+        }
+    }
+
     /// Reads attribute block `block`: its entries and reference count.
     fn xattr_block(&mut self, block: u32) -> Result<(Vec<xattr::Entry>, u32)> {
-        if !self.in_range(block) {
+        self.xattr_block_in_range(block)?;
+        self.peek_meta(block, xattr::decode_block)?
+    }
+
+    /// How many inodes share attribute block `block`, from its header
+    /// alone: a damaged table must not keep its inode from being released
+    /// or given a new block.
+    fn xattr_block_refs(&mut self, block: u32) -> Result<u32> {
+        self.xattr_block_in_range(block)?;
+        let (magic, refs) = self.peek_meta(block, |buf| (le32(buf, 0), le32(buf, 4)))?;
+        if magic != xattr::MAGIC {
             return Err(Error::Corrupt(
-                "extended attribute block outside the file system",
+                "extended attribute block without its magic number",
             ));
         }
-        self.peek_meta(block, xattr::decode_block)?
+        Ok(refs)
     }
 
     /// Inode `ino`'s extended attributes: those in the inode, then those
@@ -1685,7 +1706,7 @@ impl<D: BlockDevice> Fs<D> {
         let old = inode.file_acl;
         match placed.block {
             Some(bytes) => {
-                let own = old != 0 && self.xattr_block(old)?.1 == 1;
+                let own = old != 0 && self.xattr_block_refs(old)? == 1;
                 if own {
                     self.write_meta(old, &bytes)?;
                 } else {
@@ -1727,19 +1748,7 @@ impl<D: BlockDevice> Fs<D> {
     /// inodes with the same attributes: a count at byte 4), freeing it
     /// with the last.
     fn drop_xattr_block(&mut self, block: u32) -> Result<()> {
-        if !self.in_range(block) {
-            return Err(Error::Corrupt(
-                "extended attribute block outside the file system",
-            ));
-        }
-        // Only the header is read: a damaged table must not keep its
-        // inode from being released.
-        let (magic, refs) = self.peek_meta(block, |buf| (le32(buf, 0), le32(buf, 4)))?;
-        if magic != xattr::MAGIC {
-            return Err(Error::Corrupt(
-                "extended attribute block without its magic number",
-            ));
-        }
+        let refs = self.xattr_block_refs(block)?;
         if refs <= 1 {
             return self.free_block(block);
         }
