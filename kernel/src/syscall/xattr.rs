@@ -203,12 +203,13 @@ fn change(
     Ok(0)
 }
 
-/// The attributes of a file that keeps them: a copy of its node's, or
-/// those its disk holds; None for a file that keeps none.
-fn attrs_of(found: &Found) -> Result<Option<Attrs>, Errno> {
+/// `f` of the attributes of a file that keeps them: its node's, read
+/// under the node's lock, or those its disk holds; None for a file that
+/// keeps none.
+fn with_attrs<R>(found: &Found, f: impl FnOnce(&Attrs) -> R) -> Result<Option<R>, Errno> {
     match found {
-        Found::Memory(node) => Ok(Some(node.lock().xattrs.clone())),
-        Found::Disk(node) => ext2::xattrs(node).map(Some),
+        Found::Memory(node) => Ok(Some(f(&node.lock().xattrs))),
+        Found::Disk(node) => Ok(Some(f(&ext2::xattrs(node)?))),
         _ => Ok(None),
     }
 }
@@ -222,19 +223,19 @@ pub fn get(target: Target, name: u64, value: u64, size: u64) -> SysResult {
         return Err(keeps_none(&found, &name, Access::Read));
     };
     allowed(Some(&node.lock()), &name, Access::Read)?;
-    let attrs = attrs_of(&found)?.unwrap_or_default();
-    answer(attrs.get(&name).ok_or(Errno::ENODATA)?, value, size)
+    let bytes = with_attrs(&found, |attrs| attrs.get(&name).map(<[u8]>::to_vec))?.flatten();
+    answer(&bytes.ok_or(Errno::ENODATA)?, value, size)
 }
 
 /// listxattr(2), llistxattr(2), flistxattr(2): the names, each ending in
 /// NUL, into `list`, at most `size` bytes (0: the length only); no
 /// permission is asked, and `trusted.` names show to root alone.
 pub fn list(target: Target, list: u64, size: u64) -> SysResult {
-    let Some(attrs) = attrs_of(&find(target)?)? else {
+    let privileged = crate::proc::cred().capable(CAP_SYS_ADMIN);
+    let Some(names) = with_attrs(&find(target)?, |attrs| attrs.list(privileged))? else {
         return Ok(0);
     };
-    let privileged = crate::proc::cred().capable(CAP_SYS_ADMIN);
-    answer(&attrs.list(privileged), list, size)
+    answer(&names, list, size)
 }
 
 /// removexattr(2), lremovexattr(2), fremovexattr(2): ENODATA for a name
