@@ -796,10 +796,7 @@ pub(crate) fn check_kernel_profile(
     tally: &mut Tally,
 ) -> Result<(), String> {
     let name = |what: &str| format!("{suite}/{what}");
-    let gmon = qemu::unpack_exports(opts)?
-        .into_iter()
-        .find(|p| p.to_string_lossy().ends_with("gmon.out"));
-    let Some(gmon) = gmon else {
+    let Some(gmon) = prof::kernel_gmon(opts)? else {
         show_console(outcome);
         tally.record(
             &name("kernel_gmon_out_written"),

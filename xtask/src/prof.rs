@@ -386,9 +386,10 @@ fn draw_graph(elf: &Path, gmons: &[PathBuf], svg: &Path) -> Result<(), String> {
 
 /// Where `kprof`'s guest writes the kernel's profile.
 pub const KGMON_DIR: &str = "/tmp/kgmon";
-/// What `kprof` runs when given no program: the kernel's test workload,
-/// two seconds in two named kernel functions, three parts to one.
-const KPROF_DEFAULT: &[&str] = &["/bin/kgmon", "-w", "2000"];
+/// What `kprof` runs when given no program (and the kprof suites run):
+/// the kernel's test workload, two seconds in two named kernel
+/// functions, three parts to one.
+pub const KPROF_DEFAULT: &[&str] = &["/bin/kgmon", "-w", "2000"];
 
 /// The shell line that runs `program` with the kernel profiling itself
 /// from a reset, then stops and dumps it into `KGMON_DIR`.
@@ -464,11 +465,16 @@ pub fn run_and_fetch_kernel(
     let image = build::image(&opts, &Boot::normal(&opts))?;
     let timeout = Duration::from_secs(opts.timeout.unwrap_or(300));
     let outcome = qemu::boot(&opts, &image, timeout, echo, &[])?;
-    let gmon = qemu::unpack_exports(&opts)?.into_iter().find(|p| {
+    Ok((outcome, kernel_gmon(&opts)?))
+}
+
+/// The kernel's gmon.out among what a boot run by
+/// `with_kernel_profiling` exported, if it came home.
+pub fn kernel_gmon(opts: &Options) -> Result<Option<PathBuf>, String> {
+    Ok(qemu::unpack_exports(opts)?.into_iter().find(|p| {
         p.file_name()
             .is_some_and(|n| n.to_string_lossy().ends_with("gmon.out"))
-    });
-    Ok((outcome, gmon))
+    }))
 }
 
 /// `cargo xtask kprof [-- PROGRAM ARGS]`: the kernel's own flat profile

@@ -42,10 +42,11 @@ pub enum Expect {
         /// one file per process; the checks above read the first).
         summed: &'static [&'static str],
     },
-    /// The kernel's own profile (kprof.rs): the program leaves it in
-    /// `prof::KGMON_DIR`, and gprof, run on the host on it with the
-    /// kernel's ELF, must find the first function's share of the two
-    /// functions' time within these bounds, in percent.
+    /// The kernel's own profile (kprof.rs): the program runs as `cargo
+    /// xtask kprof` runs it (`prof::with_kernel_profiling`), and gprof,
+    /// run on the host on the profile with the kernel's ELF, must find
+    /// the first function's share of the two functions' time within these
+    /// bounds, in percent.
     KernelProfile {
         first: &'static str,
         second: &'static str,
@@ -195,16 +196,8 @@ const CALLGRAPH_PROFILE: Expect = Expect::Gprof {
     summed: &[],
 };
 
-/// The kernel profiling itself (kgmon -r -b) over its test workload, two
-/// seconds three parts to one (`kgmon -w`), then its profile dumped for
-/// the host (as `cargo xtask kprof` runs it with no program).
-const KPROF_WORKLOAD: &[&str] = &[
-    "/bin/sh",
-    "-c",
-    "mkdir /tmp/kgmon && /bin/kgmon -r -b && /bin/kgmon -w 2000; /bin/kgmon -h -p /tmp/kgmon/gmon.out",
-];
-
-/// What its profile must show: three quarters of the two functions'
+/// What the kprof suites' profile of the kernel's test workload
+/// (`prof::KPROF_DEFAULT`) must show: three quarters of the two functions'
 /// time in the first, within 5 points (the bound).
 const KPROF_SPLIT: Expect = Expect::KernelProfile {
     first: "kernel::kprof::spin_three_parts",
@@ -741,12 +734,12 @@ pub fn suites() -> Vec<Suite> {
         // kernel's ELF (kprof.rs, `cargo xtask kprof`), on one CPU and on
         // four.
         Suite {
-            program: KPROF_WORKLOAD,
+            program: crate::prof::KPROF_DEFAULT,
             expect: KPROF_SPLIT,
             ..usertests("kprof", Tick::Pit)
         },
         Suite {
-            program: KPROF_WORKLOAD,
+            program: crate::prof::KPROF_DEFAULT,
             expect: KPROF_SPLIT,
             cpus: Some(4),
             ..usertests("kprof-4cpus", Tick::Pit)

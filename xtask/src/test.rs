@@ -669,6 +669,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         boot_opts.export.push(core.to_string());
     }
     if let Expect::KernelProfile { .. } = suite.expect {
+        boot_opts.program = prof::with_kernel_profiling(&boot_opts.program);
         boot_opts.export.push(prof::KGMON_DIR.to_string());
     }
     if let Expect::Gprof { .. } = suite.expect {
