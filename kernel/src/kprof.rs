@@ -30,12 +30,26 @@
 //! A tick on a CPU that is idle lands in `clock::idle_halt`, so the idle
 //! share of the machine is in the profile too, as the idle loop was in
 //! BSD's.
+//!
+//! ## The call graph
+//!
+//! The profiled kernel (`cargo xtask run --kprof`, feature `mcount`) calls
+//! mcount (arch/mcount.rs) at the top of every function, and mcount calls
+//! `record_arc` here with the call site and the function: each CPU counts
+//! its calls in its own `kcore::gmon::ArcTable`, again without a lock, and
+//! the extract adds the CPUs' tables together into gmon.out's arcs, from
+//! which gprof makes the call graph and the call counts. A table holds 3
+//! arcs per 100 bytes of text (glibc's density); a call on a new arc past
+//! that is counted as lost (`KGMON_LOST_ARCS`), never a failure. The
+//! kernel built without the feature makes no tables and pays nothing: its
+//! functions have no mcount call to make.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, AtomicUsize, Ordering};
 
 use abi::Errno;
+use kcore::gmon::ArcTable;
 use spin::Once;
 
 use crate::arch;
@@ -54,6 +68,9 @@ struct Profile {
     cpus: Vec<Box<[AtomicU16]>>,
     /// Samples each CPU added (a bin's count stops at 65535; these do not).
     samples: Vec<AtomicU64>,
+    /// One arc table per CPU, when the kernel records its call graph
+    /// (`CALL_GRAPH`); none otherwise.
+    arcs: Vec<ArcTable>,
 }
 
 static PROFILE: Once<Profile> = Once::new();
@@ -63,6 +80,15 @@ static RUNNING: AtomicBool = AtomicBool::new(false);
 /// them, so a stopped profile no longer moves (a virtual CPU the host
 /// paused in the middle of one would otherwise add its sample later).
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether mcount records arcs now (arch/mcount.rs reads it, as a byte,
+/// before anything else): on and off with `RUNNING`, in a kernel built
+/// with mcount.
+pub static ARCS_ON: AtomicBool = AtomicBool::new(false);
+
+/// Whether this kernel was built to record its call graph (feature
+/// `mcount`: every function calls mcount).
+pub const CALL_GRAPH: bool = cfg!(feature = "mcount");
 
 /// The state `kgmon` reports (`abi::types::KGMON_*`).
 pub fn state() -> usize {
@@ -107,9 +133,32 @@ fn record(pc: u64) {
     samples.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Starts profiling; the first start makes the histograms, one per CPU
-/// online. EALREADY when it runs; ENOMEM when the histograms cannot be
-/// made; ENOEXEC when the kernel cannot find its own text.
+/// mcount's part (arch/mcount.rs), on every CPU, in any context: one call
+/// from the call site `from_pc` into the function at `self_pc`, counted
+/// in this CPU's table. mcount has set this CPU's busy byte, so nothing
+/// else on this CPU records until it returns; another CPU only reads the
+/// table once every busy byte is clear with `ARCS_ON` off (`stop`), and
+/// the look at `ARCS_ON` here, after the byte was set, is what makes that
+/// wait enough. Not instrumented: it would count a call into itself.
+#[instrument_fn = "off"]
+#[cfg_attr(not(feature = "mcount"), allow(dead_code))]
+pub extern "C" fn record_arc(from_pc: u64, self_pc: u64) {
+    if !ARCS_ON.load(Ordering::SeqCst) {
+        return;
+    }
+    let Some(profile) = PROFILE.get() else {
+        return;
+    };
+    let cpu = arch::percpu::this_cpu().index() as usize;
+    if let Some(table) = profile.arcs.get(cpu) {
+        table.record(from_pc, self_pc);
+    }
+}
+
+/// Starts profiling; the first start makes the histograms (and, with
+/// `CALL_GRAPH`, the arc tables), one per CPU online. EALREADY when it
+/// runs; ENOMEM when they cannot be made; ENOEXEC when the kernel cannot
+/// find its own text.
 pub fn start() -> Result<(), Errno> {
     if PROFILE.get().is_none() {
         let (low, end) = arch::kernel_text().ok_or(Errno::ENOEXEC)?;
@@ -127,17 +176,27 @@ pub fn start() -> Result<(), Errno> {
             bins_of_cpu.resize_with(bins, || AtomicU16::new(0));
             histograms.push(bins_of_cpu.into_boxed_slice());
         }
+        let mut arcs = Vec::new();
+        if CALL_GRAPH {
+            let limit = kcore::gmon::arc_limit(None, end - low);
+            arcs.try_reserve_exact(cpus).map_err(|_| Errno::ENOMEM)?;
+            for _ in 0..cpus {
+                arcs.push(ArcTable::new(limit).ok_or(Errno::ENOMEM)?);
+            }
+        }
         // Two starts at once: the first to get here makes it.
         PROFILE.call_once(|| Profile {
             low,
             high: low + bins as u64 * kcore::gmon::BYTES_PER_BIN,
             cpus: histograms,
             samples: (0..cpus).map(|_| AtomicU64::new(0)).collect(),
+            arcs,
         });
     }
     if RUNNING.swap(true, Ordering::SeqCst) {
         return Err(Errno::EALREADY);
     }
+    ARCS_ON.store(CALL_GRAPH, Ordering::SeqCst);
     Ok(())
 }
 
@@ -145,7 +204,10 @@ pub fn start() -> Result<(), Errno> {
 /// kept.
 pub fn stop() {
     RUNNING.store(false, Ordering::SeqCst);
-    while IN_FLIGHT.load(Ordering::SeqCst) != 0 {
+    ARCS_ON.store(false, Ordering::SeqCst);
+    while IN_FLIGHT.load(Ordering::SeqCst) != 0
+        || arch::percpu::all().iter().any(|cpu| cpu.in_mcount())
+    {
         core::hint::spin_loop();
     }
 }
@@ -167,8 +229,12 @@ pub fn reset() {
     for samples in &profile.samples {
         samples.store(0, Ordering::Relaxed);
     }
+    for table in &profile.arcs {
+        table.clear();
+    }
     if was_running {
         RUNNING.store(true, Ordering::SeqCst);
+        ARCS_ON.store(CALL_GRAPH, Ordering::SeqCst);
     }
 }
 
@@ -180,11 +246,33 @@ pub fn cpu_samples(cpu: usize) -> Result<u64, Errno> {
     Ok(samples.load(Ordering::Relaxed))
 }
 
+/// Calls on new arcs the tables had no room for, on every CPU, since the
+/// last reset; EOPNOTSUPP in a kernel without a call graph, ENODATA
+/// before the first start.
+pub fn lost_arcs() -> Result<u64, Errno> {
+    if !CALL_GRAPH {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    let profile = PROFILE.get().ok_or(Errno::ENODATA)?;
+    Ok(profile.arcs.iter().map(ArcTable::lost).sum())
+}
+
 /// The profile as a gmon.out: the CPUs' histograms summed (a bin stops at
-/// 65535), at the clock's rate, over the kernel's text. ENODATA before
-/// the first start.
+/// 65535), at the clock's rate, over the kernel's text, and their arcs
+/// added together. ENODATA before the first start. A running profile is
+/// paused while the arc tables are read (mcount must not write one being
+/// read), so the extract is one moment's.
 pub fn extract() -> Result<Vec<u8>, Errno> {
     let profile = PROFILE.get().ok_or(Errno::ENODATA)?;
+    let was_running = RUNNING.load(Ordering::SeqCst);
+    if was_running && CALL_GRAPH {
+        stop();
+    }
+    let arcs = kcore::gmon::merge_arcs(profile.arcs.iter());
+    if was_running && CALL_GRAPH {
+        RUNNING.store(true, Ordering::SeqCst);
+        ARCS_ON.store(true, Ordering::SeqCst);
+    }
     let bins = profile.cpus.first().map_or(0, |h| h.len());
     let mut summed = Vec::new();
     summed.try_reserve_exact(bins).map_err(|_| Errno::ENOMEM)?;
@@ -203,10 +291,18 @@ pub fn extract() -> Result<Vec<u8>, Errno> {
         bins: &summed,
     };
     let mut out = Vec::new();
-    out.try_reserve_exact(64 + 2 * bins)
+    out.try_reserve_exact(64 + 2 * bins + 21 * arcs.len())
         .map_err(|_| Errno::ENOMEM)?;
-    kcore::gmon::encode(&hist, &[], &mut out);
+    kcore::gmon::encode(&hist, &arcs, &mut out);
     Ok(out)
+}
+
+/// An empty function the compiler may not inline, for `kbench`'s
+/// `KBENCH_CALL`: in the profiled kernel its one cost beyond a call is its
+/// mcount.
+#[inline(never)]
+pub fn empty_call(x: u64) -> u64 {
+    core::hint::black_box(x)
 }
 
 /// Spins until `cycles` of the TSC have passed on this CPU, not counting

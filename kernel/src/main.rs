@@ -12,6 +12,9 @@
 
 #![no_std]
 #![no_main]
+// `#[instrument_fn = "off"]`: the few functions the profiled kernel's
+// mcount must not be called from (arch/mcount.rs says which and why).
+#![feature(instrument_fn)]
 
 extern crate alloc;
 

@@ -20,10 +20,14 @@
  *                 mounted on /mnt: sequential write with a final fsync
  *                 and sequential read from a cold cache (MiB/s), making
  *                 and removing 1 KiB files, and a 4 KiB write + fsync
+ *   --kprof       on the profiled kernel (cargo xtask run --kprof): a few
+ *                 rows with the kernel profiling itself all along, and
+ *                 what a kernel function call costs with mcount on and off
  * As process 1 (Linux's /init) it mounts devtmpfs for a console first,
  * loads the modules listed in /modules/order (virtio and ext4 are modules
  * in Debian's kernel) and powers the machine off at the end. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -535,30 +539,75 @@ static const struct micro {
 /* `--only WORD`: only the micro-benchmarks whose names contain WORD. */
 static const char *only;
 
-/* This kernel times two operations of its own that no program can time
- * alone (its call 1007, kbench: median and quartiles in picoseconds);
- * Linux has no such call (ENOSYS), so these rows have no Linux column. */
+/* `--kprof`: on the profiled kernel (`cargo xtask run --kprof`), with
+ * the kernel profiling itself (kgmon, call 1008) from start to end: only
+ * these rows, against the same rows of the plain kernel. */
+static int kprof;
+static const char *const kprof_rows[] = {
+    "null_syscall_getppid", "open_close", "stat", "pipe_ping_pong_round_trip",
+    "fork_exec_wait", "kernel_function_call", "kernel_profile_sample_of_one_tick",
+};
+
+static int wanted(const char *name) {
+    if (only && !strstr(name, only))
+        return 0;
+    if (!kprof)
+        return 1;
+    for (size_t i = 0; i < sizeof kprof_rows / sizeof kprof_rows[0]; i++)
+        if (!strcmp(name, kprof_rows[i]))
+            return 1;
+    return 0;
+}
+
+/* This kernel times operations of its own that no program can time alone
+ * (its call 1007, kbench: median and quartiles in picoseconds, then the
+ * median in cycles): a lock, a shootdown, and what its own profile
+ * (kgmon) costs: a function call, which in the profiled kernel includes
+ * mcount, and the clock's sample of the kernel. The last two are given in
+ * cycles too. Linux has no such call (ENOSYS), so these rows have no
+ * Linux column. */
 static void kernel_figures(void) {
     static const struct {
         const char *name;
         int what;
+        int cycles;
     } figures[] = {
-        {"kernel_lock_take_and_release_uncontended", 0},
-        {"kernel_tlb_shootdown_of_every_cpu", 1},
+        {"kernel_lock_take_and_release_uncontended", 0, 0},
+        {"kernel_tlb_shootdown_of_every_cpu", 1, 0},
+        {"kernel_function_call", 2, 1},
+        {"kernel_profile_sample_of_one_tick", 3, 1},
     };
     for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
-        unsigned long long ps[3];
-        if (only && !strstr(figures[i].name, only))
+        unsigned long long ps[4];
+        if (!wanted(figures[i].name))
             continue;
-        if (syscall(1007, figures[i].what, quick ? 50 : 1000, ps) != 0)
+        /* The sample is timed as the profile takes it, with kgmon on (it
+         * is on all along with --kprof). */
+        int sample = figures[i].what == 3 && !kprof;
+        if (sample)
+            syscall(1008, 1, 0, 0);
+        long timed = syscall(1007, figures[i].what, quick ? 50 : 1000, ps);
+        if (sample)
+            syscall(1008, 2, 0, 0);
+        if (timed != 0)
             continue;
         printf("bench: %s %.1f ns %.1f %.1f\n", figures[i].name, ps[0] / 1000.0, ps[1] / 1000.0,
                ps[2] / 1000.0);
+        if (figures[i].cycles)
+            printf("bench: %s_cycles %llu cycles\n", figures[i].name, ps[3]);
     }
 }
 
 static int chosen(size_t b) {
-    return (!only || strstr(micros[b].name, only)) && cpus >= micros[b].min_cpus;
+    return wanted(micros[b].name) && cpus >= micros[b].min_cpus;
+}
+
+/* kgmon(2) (call 1008): start (1) or stop (2) the kernel's own profile. */
+static void kgmon(int op, const char *what) {
+    if (syscall(1008, op, 0, 0) != 0 && errno != EALREADY) {
+        fprintf(stderr, "bench: kgmon %s: %s\n", what, strerror(errno));
+        exit(1);
+    }
 }
 
 /* ---- the disk ---- */
@@ -919,6 +968,7 @@ int main(int argc, char **argv) {
         quick |= !strcmp(argv[i], "--quick");
         profile_only |= !strcmp(argv[i], "--profile");
         disk |= !strcmp(argv[i], "--disk");
+        kprof |= !strcmp(argv[i], "--kprof");
     }
     if (getpid() == 1) {
         /* Linux's /init: a console, then the arguments from the command line. */
@@ -931,6 +981,18 @@ int main(int argc, char **argv) {
             load_modules();
     }
     cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (kprof) {
+        kgmon(1, "start");
+        micro_benchmarks();
+        kgmon(2, "stop");
+        /* mcount when the profile is off: it looks at a flag and returns. */
+        unsigned long long ps[4];
+        if (syscall(1007, 2, quick ? 50 : 1000, ps) == 0)
+            printf("bench: kernel_function_call_kgmon_off_cycles %llu cycles\n", ps[3]);
+        printf("bench: done\n");
+        fflush(stdout);
+        return 0;
+    }
     if (!profile_only)
         micro_benchmarks();
     if (disk && !profile_only)

@@ -14,6 +14,13 @@
 //! `--quick` is a smoke run: fewer iterations, one rate. The figures are of
 //! the optimised kernel (`--release` is implied unless `--quick`).
 //!
+//! Last, the profiled kernel (`--kprof`: every function calls mcount) runs
+//! a few of the rows with the kernel profiling itself (kgmon) all along,
+//! and a second table sets them beside the plain kernel's; the kernel's
+//! own timings (kbench) give mcount's cost per call in cycles (a call in
+//! the profiled kernel less the same call in the plain one, which has no
+//! mcount) and the clock's cost per sample of the kernel.
+//!
 //! The disk rows run on an empty ext3 image made fresh for each kernel
 //! (`disk_image`), given to both with the same QEMU options
 //! (`qemu::disk_args`); Linux's initramfs carries the virtio and ext4
@@ -71,24 +78,54 @@ pub fn run(opts: &Options) -> Result<ExitCode, String> {
             hz,
         );
     }
+    // The profiled kernel (--kprof), profiling itself all along: a few
+    // rows against the plain kernel's, and what mcount costs.
+    let mut kprof_opts = opts.clone();
+    kprof_opts.kprof = true;
+    let mut kprof_args = vec!["--kprof".to_string()];
+    if opts.quick {
+        kprof_args.push("--quick".into());
+    }
+    println!(
+        "== the profiled kernel at 1000 Hz, kgmon on: bench {}",
+        kprof_args.join(" ")
+    );
+    let disk = disk_image(&out_dir)?;
+    let profiled = on_this_kernel(&kprof_opts, &bench, 1000, &kprof_args, &disk)?;
     let machine = machine(opts)?;
     let table = table(&ours, &linux);
-    println!("\n{table}");
+    let profiled_table = profiled_table(&ours, &profiled);
+    println!("\n{table}\n{profiled_table}");
     let described: String = machine
         .iter()
         .map(|(k, v)| format!("- {k}: {v}\n"))
         .collect();
-    std::fs::write(out_dir.join("results.md"), format!("{described}\n{table}"))
-        .map_err(|e| e.to_string())?;
-    std::fs::write(out_dir.join("results.json"), json(&machine, &ours, &linux))
-        .map_err(|e| e.to_string())?;
+    std::fs::write(
+        out_dir.join("results.md"),
+        format!("{described}\n{table}\n{profiled_table}"),
+    )
+    .map_err(|e| e.to_string())?;
+    std::fs::write(
+        out_dir.join("results.json"),
+        json(&machine, &ours, &linux, &profiled),
+    )
+    .map_err(|e| e.to_string())?;
     std::fs::write(out_dir.join("profiling.svg"), chart(&ours, &linux, rates))
         .map_err(|e| e.to_string())?;
     println!(
         "bench: results in {}/results.{{md,json}}, chart in profiling.svg",
         out_dir.display()
     );
-    let missing = missing(&ours, &linux, opts.cpus);
+    let mut missing = missing(&ours, &linux, opts.cpus);
+    for name in [
+        "kernel_function_call_cycles",
+        "kernel_function_call_kgmon_off_cycles",
+        "kernel_profile_sample_of_one_tick_cycles",
+    ] {
+        if !profiled.contains_key(name) {
+            missing.push(format!("{name} on the profiled kernel"));
+        }
+    }
     if missing.is_empty() {
         Ok(ExitCode::SUCCESS)
     } else {
@@ -376,6 +413,42 @@ fn table(ours: &Results, linux: &Results) -> String {
     out
 }
 
+/// The profiled kernel (kgmon on) against the plain one, row by row, and
+/// mcount's cost per call: a kernel function call's cycles in the
+/// profiled kernel (recording; and with kgmon off, one look at a flag)
+/// less the same call's in the plain kernel, which has no mcount.
+fn profiled_table(plain: &Results, profiled: &Results) -> String {
+    let mut out = String::from(
+        "| the kernel profiling itself | plain kernel (quartiles) | profiled kernel, kgmon on (quartiles) | ratio |\n|---|---|---|---|\n",
+    );
+    for (name, figure) in profiled
+        .iter()
+        .filter(|(n, _)| !n.ends_with("_kgmon_off_cycles"))
+    {
+        out.push_str(&format!(
+            "| {name} | {} | {} | {} |\n",
+            cell(plain.get(name)),
+            cell(Some(figure)),
+            ratio(Some(figure), plain.get(name))
+        ));
+    }
+    let call = |r: &Results, name: &str| r.get(name).map(|f| f.value);
+    if let Some(bare) = call(plain, "kernel_function_call_cycles") {
+        for (row, name) in [
+            ("mcount_per_call_recording", "kernel_function_call_cycles"),
+            (
+                "mcount_per_call_kgmon_off",
+                "kernel_function_call_kgmon_off_cycles",
+            ),
+        ] {
+            if let Some(with) = call(profiled, name) {
+                out.push_str(&format!("| {row} | - | {:.0} cycles | - |\n", with - bare));
+            }
+        }
+    }
+    out
+}
+
 /// Whether this kernel runs optimised: always for the figures (Linux is an
 /// optimised build; the test profile, opt-level 1, made the null call 1.8x
 /// slower), and for the `--quick` smoke run only if asked, so that the test
@@ -433,7 +506,7 @@ fn machine(opts: &Options) -> Result<Vec<(&'static str, String)>, String> {
     ])
 }
 
-fn json(machine: &[(&str, String)], ours: &Results, linux: &Results) -> String {
+fn json(machine: &[(&str, String)], ours: &Results, linux: &Results, profiled: &Results) -> String {
     let about: Vec<String> = machine
         .iter()
         .map(|(k, v)| format!("    \"{k}\": \"{}\"", v.replace('"', "'")))
@@ -454,10 +527,11 @@ fn json(machine: &[(&str, String)], ours: &Results, linux: &Results) -> String {
         format!("{{\n{}\n  }}", fields.join(",\n"))
     };
     format!(
-        "{{\n  \"machine\": {{\n{}\n  }},\n  \"this_kernel\": {},\n  \"linux\": {}\n}}\n",
+        "{{\n  \"machine\": {{\n{}\n  }},\n  \"this_kernel\": {},\n  \"linux\": {},\n  \"profiled_kernel_kgmon_on\": {}\n}}\n",
         about.join(",\n"),
         side(ours),
-        side(linux)
+        side(linux),
+        side(profiled)
     )
 }
 

@@ -87,8 +87,40 @@ pub fn run_checked(cmd: &mut Command, what: &str) -> Result<(), String> {
     }
 }
 
-/// Builds the kernel and returns the path of its ELF.
+/// Where the profiled kernel (`--kprof`) is built: a target directory of
+/// its own, so that switching between it and the plain kernel rebuilds
+/// neither.
+const KPROF_TARGET_DIR: &str = "target/mcount";
+
+/// Builds the kernel and returns the path of its ELF. With `--kprof`, the
+/// profiled kernel: feature `mcount` (kernel/src/arch/mcount.rs) and
+/// `-Z instrument-mcount`, given through `cargo rustc` to the kernel crate
+/// alone, so that only the kernel's own functions call mcount (kcore, the
+/// other crates and the Rust library it links are not instrumented).
 pub fn kernel(opts: &Options) -> Result<PathBuf, String> {
+    if opts.kprof {
+        let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        cmd.current_dir(root()).args([
+            "rustc",
+            "--quiet",
+            "--package",
+            "kernel",
+            "--bin",
+            "kernel",
+            "--features",
+            "mcount",
+            "--target",
+            TARGET,
+            "--target-dir",
+            KPROF_TARGET_DIR,
+        ]);
+        if opts.release {
+            cmd.arg("--release");
+        }
+        cmd.args(["--", "-Z", "instrument-mcount"]);
+        run_checked(&mut cmd, "building the profiled kernel")?;
+        return Ok(artifacts(opts, KPROF_TARGET_DIR).join("kernel"));
+    }
     run_checked(
         &mut cargo_build(opts, &["kernel"], "target"),
         "building the kernel",

@@ -786,13 +786,14 @@ fn check_ext3_image(suite: &str, path: &std::path::Path, tally: &mut Tally) -> R
 }
 
 /// After a kernel-profile suite: the kernel's gmon.out came home, gprof
-/// reads it with the kernel's ELF without a warning, and `first` has
-/// `share` (low, high: percent) of the time of `first` and `second`.
+/// reads it with the kernel's ELF without a warning, `first` has `share`
+/// (low, high: percent) of the time of `first` and `second`, and mcount
+/// counted exactly `calls` calls of each.
 pub(crate) fn check_kernel_profile(
     suite: &str,
     opts: &Options,
     outcome: &Outcome,
-    (first, second, (low, high)): (&str, &str, (f64, f64)),
+    (first, second, (low, high), calls): (&str, &str, (f64, f64), u32),
     tally: &mut Tally,
 ) -> Result<(), String> {
     let name = |what: &str| format!("{suite}/{what}");
@@ -827,6 +828,18 @@ pub(crate) fn check_kernel_profile(
         &name(&format!("{low}_to_{high}_percent_in_the_first_function")),
         split.is_some_and(|p| (low..=high).contains(&p)),
         &format!("{first}: {split:?} percent of the two\n{flat}"),
+    );
+    // The row's fourth column, when the function has arcs: its calls.
+    let counted = |function: &str| {
+        flat.lines()
+            .filter(|l| l.split_whitespace().last() == Some(function))
+            .find_map(|l| l.split_whitespace().nth(3)?.parse::<u32>().ok())
+    };
+    let (a, b) = (counted(first), counted(second));
+    tally.record(
+        &name(&format!("mcount_counted_{calls}_calls_of_each")),
+        a == Some(calls) && b == Some(calls),
+        &format!("{first}: {a:?} calls, {second}: {b:?} calls\n{flat}"),
     );
     Ok(())
 }

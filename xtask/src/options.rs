@@ -21,10 +21,13 @@ commands:
           profile and call graph; also a guest program (/bin/callgraph) or an ELF built
           elsewhere for gprof (./a.out; a dynamic one from gcc -pg runs with its loader and
           libraries, and the project's libgmon.so in LD_PRELOAD: see --way)
-  kprof   profile the kernel itself: `kprof [-- PROGRAM ARGS]` boots, runs the program
-          (default: the kernel's test workload, /bin/kgmon -w 2000) with kernel profiling on
-          (kgmon(2)), brings the kernel's gmon.out home and prints GNU gprof's flat profile
-          of the kernel ELF (a histogram only: no call graph yet, so no --graph)
+  kprof   profile the kernel itself: `kprof [-- PROGRAM ARGS]` boots the profiled kernel
+          (--kprof), runs the program (default: the kernel's test workload, /bin/kgmon -w
+          2000) with kernel profiling on (kgmon(2)), brings the kernel's gmon.out home and
+          prints GNU gprof's flat profile and call graph of the kernel ELF (--graph FILE.svg
+          draws it too)
+          `kprof --user --kernel -- PROGRAM ARGS` (PROGRAM built for gprof, as for prof) gives
+          both profiles of one run side by side: the program's and the kernel's
   bench   the same static benchmark on this kernel and on Debian's Linux in the same QEMU:
           system calls, fork/exec, context switches, profiling; a table, JSON, Markdown and
           a chart in target/bench/ (--quick: a smoke run)
@@ -54,6 +57,9 @@ options:
   --tick pit|apic|hpet  tick source (default pit)
   --uefi             boot with UEFI firmware (OVMF) instead of BIOS
   --release          build the kernel optimised
+  --kprof            (run, gdb, test, image) boot the profiled kernel: built with
+                     -Z instrument-mcount (into target/mcount/), so that kgmon(2) records
+                     the kernel's call graph as well as its histogram (kprof implies it)
   --boot KEY=VALUE   a boot option for the kernel (repeatable): mode=selftest,
                      init=/bin/sh, crash=KIND, lock=auto|ticket|tas; checked before
                      anything is built
@@ -110,6 +116,8 @@ pub struct Options {
     pub tick: Tick,
     pub uefi: bool,
     pub release: bool,
+    /// `--kprof`: the profiled kernel (every function calls mcount).
+    pub kprof: bool,
     pub timeout: Option<u64>,
     /// The program (and its arguments) after `--`.
     pub program: Vec<String>,
@@ -129,6 +137,10 @@ pub struct Options {
     pub cflags: Option<String>,
     /// `prof --all`: every process's profile, summed.
     pub all: bool,
+    /// `kprof --user`: the program's own profile too, beside the kernel's.
+    pub user: bool,
+    /// `kprof --kernel`: said explicitly (kprof always profiles the kernel).
+    pub kernel_side: bool,
     /// `prof --way`: how a dynamic glibc program samples.
     pub way: Way,
     /// `--boot KEY=VALUE` lines for the kernel's boot options, checked.
@@ -190,6 +202,7 @@ impl Default for Options {
             tick: Tick::Pit,
             uefi: false,
             release: false,
+            kprof: false,
             timeout: None,
             program: Vec::new(),
             add: Vec::new(),
@@ -200,6 +213,8 @@ impl Default for Options {
             quick: false,
             cflags: None,
             all: false,
+            user: false,
+            kernel_side: false,
             way: Way::Native,
             boot: Vec::new(),
             verbose: false,
@@ -306,14 +321,18 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     if !opts.program.is_empty() && !takes_program {
         return Err(format!("'{command}' takes no program after --"));
     }
-    if opts.graph.is_some() && command == "kprof" {
-        return Err(
-            "--graph needs a call graph, and the kernel's profile has none yet (a histogram only)"
-                .into(),
-        );
+    if opts.graph.is_some() && !is_prof && command != "kprof" {
+        return Err("--graph only goes with prof and kprof".into());
     }
-    if opts.graph.is_some() && !is_prof {
-        return Err("--graph only goes with prof".into());
+    if (opts.user || opts.kernel_side) && command != "kprof" {
+        return Err("--user and --kernel only go with kprof".into());
+    }
+    if opts.kprof && !matches!(command.as_str(), "run" | "gdb" | "test" | "image" | "kprof") {
+        return Err("--kprof only goes with run, gdb, test, image and kprof".into());
+    }
+    let mut opts = opts;
+    if command == "kprof" {
+        opts.kprof = true;
     }
     if opts.batch.is_some() && command != "gdb" {
         return Err("--batch only goes with gdb".into());
@@ -510,6 +529,10 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
                 )?);
             }
             "--all" => opts.all = true,
+            "--user" => opts.user = true,
+            // The kernel's profile: what kprof always gives (`--user
+            // --kernel` reads as the two it prints).
+            "--kernel" => opts.kernel_side = true,
             "--way" => {
                 opts.way = match value("--way")?.as_str() {
                     "native" => Way::Native,
@@ -523,6 +546,7 @@ fn parse_options(args: &[String], positional_program: bool) -> Result<Options, S
                 }
             }
             "--release" => opts.release = true,
+            "--kprof" => opts.kprof = true,
             "--" => {
                 opts.program = iter.cloned().collect();
                 if opts.program.is_empty() {
@@ -628,7 +652,7 @@ mod tests {
         assert_eq!(o.program, ["/bin/callgraph"]);
         assert_eq!(
             parse_words("run --graph g.svg"),
-            Err("--graph only goes with prof".into())
+            Err("--graph only goes with prof and kprof".into())
         );
         assert_eq!(
             parse_words("test --fresh"),
@@ -636,7 +660,7 @@ mod tests {
         );
         assert!(matches!(parse_words("gdb --fresh"), Ok(Command::Gdb(o)) if o.fresh));
         assert!(
-            matches!(parse_words("kprof -- /bin/ls /"), Ok(Command::Kprof(o)) if o.program == ["/bin/ls", "/"])
+            matches!(parse_words("kprof -- /bin/ls /"), Ok(Command::Kprof(o)) if o.program == ["/bin/ls", "/"] && o.kprof)
         );
         assert_eq!(
             parse_words("image /bin/ls"),
@@ -702,9 +726,10 @@ mod tests {
             ("run --", "-- must be followed by a program to run"),
             ("image -- /bin/ls", "'image' takes no program after --"),
             (
-                "kprof --graph k.svg",
-                "--graph needs a call graph, and the kernel's profile has none yet (a histogram only)",
+                "bench --kprof",
+                "--kprof only goes with run, gdb, test, image and kprof",
             ),
+            ("prof --user", "--user and --kernel only go with kprof"),
             ("fuzz --minutes x", "--minutes needs a number, not 'x'"),
             ("fuzz --workers 99", "--workers 99 is out of range"),
             ("test --quick", "--quick only goes with bench"),

@@ -477,15 +477,146 @@ pub fn kernel_gmon(opts: &Options) -> Result<Option<PathBuf>, String> {
     }))
 }
 
-/// `cargo xtask kprof [-- PROGRAM ARGS]`: the kernel's own flat profile
-/// while the program ran, by GNU gprof over the kernel's ELF.
+/// `cargo xtask kprof [-- PROGRAM ARGS]`: the kernel's own profile while
+/// the program ran, flat profile and call graph, by GNU gprof over the
+/// profiled kernel's ELF (`opts.kprof` is set: options.rs); `--graph`
+/// draws the call graph as `prof --graph` does.
 pub fn run_kernel(opts: &Options) -> Result<ExitCode, String> {
+    if opts.user {
+        return both_sides(opts);
+    }
     let kernel = kernel_for_gprof(&build::kernel(opts)?)?;
     let (outcome, gmon) = run_and_fetch_kernel(opts, true)?;
     eprintln!("xtask: {}", outcome.ending.describe());
     let gmon = gmon.ok_or("the guest left no kernel profile: see its output above")?;
-    println!("{}", gprof(&kernel, std::slice::from_ref(&gmon), &["-p"])?);
+    let gmons = std::slice::from_ref(&gmon);
+    println!("{}", gprof(&kernel, gmons, &[])?);
+    if let Some(svg) = &opts.graph {
+        draw_graph(&kernel, gmons, svg)?;
+        eprintln!("xtask: call graph drawn in {}", svg.display());
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `cargo xtask kprof --user [--kernel] -- PROGRAM ARGS`: one run of a
+/// program built for gprof (as `prof` takes it) with the kernel profiling
+/// itself too; the program's flat profile and the kernel's, side by side:
+/// where the program spent its time, and what it made the kernel do
+/// meanwhile (the kernel's profile also holds whatever else ran).
+fn both_sides(opts: &Options) -> Result<ExitCode, String> {
+    let both = user_and_kernel(opts, true)?;
+    println!(
+        "{}",
+        side_by_side(&both.user_flat, &both.kernel_flat, SIDE_ROWS)
+    );
+    eprintln!("xtask: the whole profiles: {}", both.whole);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The two flat profiles of one `kprof --user` run.
+pub struct BothSides {
+    pub user_flat: String,
+    pub kernel_flat: String,
+    /// The gprof commands that give each whole profile.
+    pub whole: String,
+}
+
+/// Boots the profiled kernel, runs `opts.program` (built for gprof) with
+/// `GMON_OUT_PREFIX` inside a kernel profile, brings both profiles home
+/// and reads each with gprof: the program's first process's (every
+/// process's with `--all`) and the kernel's.
+pub fn user_and_kernel(opts: &Options, echo: bool) -> Result<BothSides, String> {
+    let mut opts = opts.clone();
+    opts.kprof = true;
+    compile_sources(&mut opts)?;
+    let elf = resolve_program(&mut opts)?;
+    let kernel = kernel_for_gprof(&build::kernel(&opts)?)?;
+    let inner = with_gmon_prefix(&opts.program, None);
+    opts.program = with_kernel_profiling(&inner);
+    opts.export = vec![GMON_DIR.to_string(), KGMON_DIR.to_string()];
+    let image = build::image(&opts, &Boot::normal(&opts))?;
+    let timeout = Duration::from_secs(opts.timeout.unwrap_or(300));
+    let outcome = qemu::boot(&opts, &image, timeout, echo, &[])?;
+    eprintln!("xtask: {}", outcome.ending.describe());
+    let exported = qemu::unpack_exports(&opts)?;
+    let profiles = per_process(&exported);
+    if profiles.is_empty() {
+        return Err(format!(
+            "{} wrote no profile: was it built for gprof, and did it exit normally?",
+            inner.join(" ")
+        ));
+    }
+    let gmon = exported
+        .iter()
+        .find(|p| p.to_string_lossy().ends_with("gmon.out"))
+        .cloned()
+        .ok_or("the guest left no kernel profile: see its output above")?;
+    let user_gmons = choose_profiles(&profiles, opts.all);
+    Ok(BothSides {
+        user_flat: gprof(&elf, &user_gmons, &["-p"])?,
+        kernel_flat: gprof(&kernel, std::slice::from_ref(&gmon), &["-p"])?,
+        whole: format!(
+            "gprof {} {} and gprof {} {}",
+            elf.display(),
+            user_gmons[0].display(),
+            kernel.display(),
+            gmon.display()
+        ),
+    })
+}
+
+/// Rows of each flat profile `kprof --user` shows.
+const SIDE_ROWS: usize = 15;
+
+/// The first `rows` functions of two gprof flat profiles (`-p`), as two
+/// columns: percent of its own side's time, seconds, name (the left one's
+/// cut to fit; the right one's whole, for the kernel's long generic names).
+fn side_by_side(user: &str, kernel: &str, rows: usize) -> String {
+    // A flat-profile row: "% time", cumulative, self seconds, [calls, per
+    // call, per call,] name.
+    let rows_of = |flat: &str| -> Vec<String> {
+        flat.lines()
+            .filter_map(|line| {
+                let mut rest = line.trim_start();
+                let mut numbers = Vec::new();
+                // Up to six numeric columns; the name is all that follows
+                // (a Rust name can hold spaces: `<T as Trait>::f`).
+                while numbers.len() < 6 {
+                    let (word, after) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                    let Ok(n) = word.parse::<f64>() else { break };
+                    numbers.push(n);
+                    rest = after.trim_start();
+                }
+                let (&percent, &seconds) = (numbers.first()?, numbers.get(2)?);
+                Some(format!("{percent:6.2} {seconds:7.2}  {}", rest.trim_end()))
+            })
+            .take(rows)
+            .collect()
+    };
+    const WIDTH: usize = 58;
+    let cut = |text: &str| -> String {
+        if text.chars().count() <= WIDTH {
+            format!("{text:WIDTH$}")
+        } else {
+            let kept: String = text.chars().take(WIDTH - 3).collect();
+            format!("{kept}...")
+        }
+    };
+    let (left, right) = (rows_of(user), rows_of(kernel));
+    let mut out = format!(
+        "{}  {}\n{}  {}\n",
+        cut("the program (user mode)"),
+        "the kernel, meanwhile",
+        cut("     %    self  function"),
+        "     %    self  function"
+    );
+    for i in 0..left.len().max(right.len()) {
+        let l = left.get(i).map_or("", |r| r.as_str());
+        let r = right.get(i).map_or("", |r| r.as_str());
+        out += format!("{}  {r}", cut(l)).trim_end();
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -497,6 +628,34 @@ mod tests {
             program: vec![program.to_string(), "arg".to_string()],
             ..Options::default()
         }
+    }
+
+    #[test]
+    fn two_flat_profiles_go_side_by_side() {
+        let user = "Flat profile:\n\n  %   cumulative   self              self     total\n time   seconds   seconds    calls  ms/call  ms/call  name\n 75.00      0.03     0.03        1    30.00    30.00  work\n 25.00      0.04     0.01                             main\n";
+        let kernel = " 60.00      0.06     0.06      221     0.27     0.27  kernel::mm::paging::fork_cow\n 40.00      0.10     0.04                             memset\n 10.00      0.11     0.01                             a_third\n";
+        let text = side_by_side(user, kernel, 2);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(lines[2].starts_with(" 75.00    0.03  work"), "{text}");
+        assert!(
+            lines[2].ends_with(" 60.00    0.06  kernel::mm::paging::fork_cow"),
+            "{text}"
+        );
+        assert!(
+            lines[3].contains("main") && lines[3].ends_with("memset"),
+            "{text}"
+        );
+        let spaced =
+            " 50.00      0.02     0.02       10     2.00     2.00  <a::B as c::D>::write_str\n";
+        let text = side_by_side(spaced, "", 1);
+        assert!(
+            text.lines()
+                .nth(2)
+                .unwrap()
+                .contains("  <a::B as c::D>::write_str"),
+            "{text}"
+        );
     }
 
     #[test]

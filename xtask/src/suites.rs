@@ -46,11 +46,13 @@ pub enum Expect {
     /// xtask kprof` runs it (`prof::with_kernel_profiling`), and gprof,
     /// run on the host on the profile with the kernel's ELF, must find
     /// the first function's share of the two functions' time within these
-    /// bounds, in percent.
+    /// bounds, in percent, and each of the two called exactly `calls`
+    /// times (the profiled kernel's mcount: `--kprof`).
     KernelProfile {
         first: &'static str,
         second: &'static str,
         share: (f64, f64),
+        calls: u32,
     },
     /// A program that dies of a signal and leaves a core file: the file at
     /// `core` is exported, and GDB, run on the host on it beside the musl
@@ -196,14 +198,24 @@ const CALLGRAPH_PROFILE: Expect = Expect::Gprof {
     summed: &[],
 };
 
-/// What the kprof suites' profile of the kernel's test workload
-/// (`prof::KPROF_DEFAULT`) must show: three quarters of the two functions'
-/// time in the first, within 5 points (the bound).
+/// What the kprof suite's profile of the kernel's test workload
+/// (`prof::KPROF_DEFAULT`: 2000 ms in turns of 20) must show: three
+/// quarters of the two functions' time in the first, within 5 points (the
+/// issue's bound), and each function called once a turn, 100 times.
 const KPROF_SPLIT: Expect = Expect::KernelProfile {
     first: "kernel::kprof::spin_three_parts",
     second: "kernel::kprof::spin_one_part",
     share: (70.0, 80.0),
+    calls: 100,
 };
+
+/// The same workload four times at once, on four CPUs: each CPU's arc
+/// table counts its own calls, and the extract adds them up to 400.
+const KPROF_FOUR_AT_ONCE: &[&str] = &[
+    "/bin/sh",
+    "-c",
+    "/bin/kgmon -w 2000 & /bin/kgmon -w 2000 & /bin/kgmon -w 2000 & /bin/kgmon -w 2000; wait",
+];
 
 /// Ctrl-C for each of forkrace's 20 rounds, on its `go N` line.
 const FORKRACE_TYPING: [(&str, &str); 20] = [
@@ -731,16 +743,21 @@ pub fn suites() -> Vec<Suite> {
             ..usertests("gprof-out-prefix", Tick::Pit)
         },
         // The kernel's own profile, read by gprof on the host with the
-        // kernel's ELF (kprof.rs, `cargo xtask kprof`), on one CPU and on
-        // four.
+        // profiled kernel's ELF (kprof.rs, `cargo xtask kprof`), on one
+        // CPU and on four.
         Suite {
             program: crate::prof::KPROF_DEFAULT,
             expect: KPROF_SPLIT,
             ..usertests("kprof", Tick::Pit)
         },
         Suite {
-            program: crate::prof::KPROF_DEFAULT,
-            expect: KPROF_SPLIT,
+            program: KPROF_FOUR_AT_ONCE,
+            expect: Expect::KernelProfile {
+                first: "kernel::kprof::spin_three_parts",
+                second: "kernel::kprof::spin_one_part",
+                share: (70.0, 80.0),
+                calls: 400,
+            },
             cpus: Some(4),
             ..usertests("kprof-4cpus", Tick::Pit)
         },

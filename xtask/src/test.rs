@@ -100,6 +100,11 @@ const PARTS: &[Part] = &[
         run: |_, _, tally| labs_hold(tally),
     },
     Part {
+        name: "kprof-user",
+        about: "cargo xtask kprof --user --kernel: a profiled program's profile beside the kernel's, from one run",
+        run: |opts, _, tally| both_profiles_of_one_run(opts, tally),
+    },
+    Part {
         name: "bench",
         about: "cargo xtask bench --quick: every benchmark gives a number on both kernels",
         run: |opts, _, tally| bench_smoke(opts, tally),
@@ -409,6 +414,54 @@ fn labs_hold(tally: &mut Tally) -> Result<(), String> {
     Ok(())
 }
 
+/// `cargo xtask kprof --user --kernel -- /bin/callgraph`: the program's
+/// profile shows its known split (`a` three quarters of `a` and `b`, as
+/// the gprof suites want), and the kernel's, from the same run, has
+/// samples of its own.
+fn both_profiles_of_one_run(opts: &Options, tally: &mut Tally) -> Result<(), String> {
+    println!("== kprof --user --kernel -- /bin/callgraph");
+    let run = Options {
+        program: vec!["/bin/callgraph".into()],
+        user: true,
+        ..opts.clone()
+    };
+    let both = match crate::prof::user_and_kernel(&run, false) {
+        Ok(both) => both,
+        Err(why) => {
+            tally.record("kprof-user/both_profiles_came_home", false, &why);
+            return Ok(());
+        }
+    };
+    let seconds = |flat: &str, function: &str| {
+        flat.lines()
+            .filter(|l| l.split_whitespace().last() == Some(function))
+            .find_map(|l| l.split_whitespace().nth(2)?.parse::<f64>().ok())
+    };
+    let share = match (
+        seconds(&both.user_flat, "callgraph::a"),
+        seconds(&both.user_flat, "callgraph::b"),
+    ) {
+        (Some(a), Some(b)) if a + b > 0.0 => Some(100.0 * a / (a + b)),
+        _ => None,
+    };
+    tally.record(
+        "kprof-user/the_program_s_profile_has_its_split",
+        share.is_some_and(|p| (70.0..=80.0).contains(&p)),
+        &format!("callgraph::a: {share:?} percent\n{}", both.user_flat),
+    );
+    let kernel_seconds: f64 = both
+        .kernel_flat
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2)?.parse::<f64>().ok())
+        .sum();
+    tally.record(
+        "kprof-user/the_kernel_s_profile_of_the_same_run_has_samples",
+        kernel_seconds > 0.0,
+        &both.kernel_flat,
+    );
+    Ok(())
+}
+
 /// A smoke run: every benchmark must produce a number on both kernels;
 /// the numbers themselves are not judged here.
 fn bench_smoke(opts: &Options, tally: &mut Tally) -> Result<(), String> {
@@ -669,6 +722,7 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
         boot_opts.export.push(core.to_string());
     }
     if let Expect::KernelProfile { .. } = suite.expect {
+        boot_opts.kprof = true;
         boot_opts.program = prof::with_kernel_profiling(&boot_opts.program);
         boot_opts.export.push(prof::KGMON_DIR.to_string());
     }
@@ -728,11 +782,12 @@ fn run_suite(opts: &Options, suite: &Suite, tally: &mut Tally) -> Result<(), Str
             first,
             second,
             share,
+            calls,
         } => crate::checks::check_kernel_profile(
             suite.name,
             &boot_opts,
             &outcome,
-            (first, second, share),
+            (first, second, share, calls),
             tally,
         )?,
         Expect::CoreInGdb { elf, shows, .. } => {

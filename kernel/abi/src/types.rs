@@ -983,6 +983,17 @@ pub const KBENCH_LOCK: u32 = 0;
 /// `kbench`: a TLB shootdown of every CPU's whole TLB (the IPI, each other
 /// CPU's flush and answer, the wait for the last); `ENXIO` on one CPU.
 pub const KBENCH_SHOOTDOWN: u32 = 1;
+/// `kbench`: a call of an empty kernel function that is never inlined: in
+/// the profiled kernel (`--kprof`) the call includes its mcount, which
+/// records the arc while kgmon runs and returns at once when it does not;
+/// in the plain kernel it is the call alone. The difference is mcount's
+/// cost per call.
+pub const KBENCH_CALL: u32 = 2;
+/// `kbench`: the clock interrupt's part of the kernel's own profile for
+/// one tick that interrupted the kernel (`kprof::on_tick`): a sample
+/// counted while kgmon runs, one look at a flag when it does not. While
+/// it runs, the rounds add their samples to the profile.
+pub const KBENCH_KPROF_TICK: u32 = 3;
 /// The most rounds one `kbench` call times.
 pub const KBENCH_MAX_ROUNDS: u32 = 1000;
 
@@ -1010,6 +1021,11 @@ pub const KGMON_SPIN: u32 = 5;
 /// `kgmon`: samples the kernel histogram took on CPU `len` (root), so a
 /// test can see every CPU's share; `EINVAL` past the CPUs online.
 pub const KGMON_CPU_SAMPLES: u32 = 6;
+/// `kgmon`: calls the profiled kernel's mcount could not record since the
+/// last reset, for want of room in the arc tables (root); `EOPNOTSUPP` in
+/// a kernel built without mcount (no call graph: `cargo xtask run
+/// --kprof` builds one with it), `ENODATA` before the first start.
+pub const KGMON_LOST_ARCS: u32 = 7;
 
 /// `KGMON_STATE`'s answers.
 pub const KGMON_NEVER: usize = 0;
@@ -1017,13 +1033,15 @@ pub const KGMON_OFF: usize = 1;
 pub const KGMON_RUNNING: usize = 2;
 
 /// What `kbench` measured: the median and quartiles of its rounds, in
-/// picoseconds (TSC cycles converted with the kernel's calibration).
+/// picoseconds (TSC cycles converted with the kernel's calibration), and
+/// the median in TSC cycles as measured.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KBench {
     pub median_ps: u64,
     pub q1_ps: u64,
     pub q3_ps: u64,
+    pub median_cycles: u64,
 }
 
 /// Costs of the profiling path, in TSC cycles, over the recent ticks.

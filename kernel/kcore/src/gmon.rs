@@ -17,6 +17,7 @@
 
 extern crate alloc;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 pub const MAGIC: &[u8; 4] = b"gmon";
 pub const VERSION: u32 = 1;
@@ -83,8 +84,7 @@ pub fn record_arc(
     self_pc: u64,
 ) -> bool {
     let mask = slots.len() - 1;
-    let hash = (from_pc ^ self_pc.rotate_left(17)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
-    let mut i = hash as usize & mask;
+    let mut i = arc_hash(from_pc, self_pc) as usize & mask;
     for _ in 0..slots.len() {
         let slot = &mut slots[i];
         if slot.count == 0 {
@@ -106,6 +106,138 @@ pub fn record_arc(
         i = (i + 1) & mask;
     }
     false
+}
+
+/// Where the search for arc (`from_pc`, `self_pc`) starts in a table.
+fn arc_hash(from_pc: u64, self_pc: u64) -> u64 {
+    (from_pc ^ self_pc.rotate_left(17)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40
+}
+
+/// One slot of an `ArcTable`; `count` 0 marks it free.
+struct ArcSlot {
+    from_pc: AtomicU64,
+    self_pc: AtomicU64,
+    count: AtomicU32,
+}
+
+/// An arc table one writer fills while others may look: the kernel's
+/// mcount keeps one per CPU (kernel/src/kprof.rs), and only that CPU
+/// records into it, with its mcount guard set so that an interrupt on it
+/// does not record in the middle. Readers (an extract, a reset) run on
+/// other CPUs once the writer has stopped. Every field is an atomic so
+/// that such sharing is safe Rust; with one writer, `Relaxed` loads and
+/// stores are plain moves and cost what `record_arc`'s table does.
+///
+/// Same table as `record_arc`'s (open addressing, 3/4 full at most, a new
+/// arc turned away once `limit` are in), and the same hash.
+pub struct ArcTable {
+    slots: Vec<ArcSlot>,
+    limit: usize,
+    used: AtomicUsize,
+    /// Calls not recorded: a new arc in a full table.
+    lost: AtomicU64,
+}
+
+impl ArcTable {
+    /// A table for `limit` arcs (at least one); None when the memory
+    /// cannot be had.
+    pub fn new(limit: usize) -> Option<ArcTable> {
+        let limit = limit.max(1);
+        let len = arc_slots(limit);
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(len).ok()?;
+        slots.resize_with(len, || ArcSlot {
+            from_pc: AtomicU64::new(0),
+            self_pc: AtomicU64::new(0),
+            count: AtomicU32::new(0),
+        });
+        Some(ArcTable {
+            slots,
+            limit,
+            used: AtomicUsize::new(0),
+            lost: AtomicU64::new(0),
+        })
+    }
+
+    /// Counts one call from `from_pc` into `self_pc`'s function. Only the
+    /// table's one writer may call it, never two at once: two would still
+    /// be memory-safe, but could give one arc two slots or miscount.
+    /// A slot's pcs are written before its count makes it used (`Release`),
+    /// so a reader that sees the count sees the arc.
+    pub fn record(&self, from_pc: u64, self_pc: u64) {
+        let mask = self.slots.len() - 1;
+        let mut i = arc_hash(from_pc, self_pc) as usize & mask;
+        for _ in 0..self.slots.len() {
+            let slot = &self.slots[i];
+            let count = slot.count.load(Ordering::Relaxed);
+            if count == 0 {
+                if self.used.load(Ordering::Relaxed) >= self.limit {
+                    break;
+                }
+                slot.from_pc.store(from_pc, Ordering::Relaxed);
+                slot.self_pc.store(self_pc, Ordering::Relaxed);
+                slot.count.store(1, Ordering::Release);
+                self.used.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            if slot.from_pc.load(Ordering::Relaxed) == from_pc
+                && slot.self_pc.load(Ordering::Relaxed) == self_pc
+            {
+                slot.count.store(count.saturating_add(1), Ordering::Relaxed);
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+        self.lost.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The arcs recorded, in table order.
+    pub fn arcs(&self) -> impl Iterator<Item = Arc> + '_ {
+        self.slots.iter().filter_map(|slot| {
+            let count = slot.count.load(Ordering::Acquire);
+            (count != 0).then(|| Arc {
+                from_pc: slot.from_pc.load(Ordering::Relaxed),
+                self_pc: slot.self_pc.load(Ordering::Relaxed),
+                count,
+            })
+        })
+    }
+
+    /// Arcs in the table.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Calls not recorded since the last clear, for want of room.
+    pub fn lost(&self) -> u64 {
+        self.lost.load(Ordering::Relaxed)
+    }
+
+    /// Empties the table; only while its writer is stopped.
+    pub fn clear(&self) {
+        for slot in &self.slots {
+            slot.count.store(0, Ordering::Relaxed);
+        }
+        self.used.store(0, Ordering::Relaxed);
+        self.lost.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The arcs of several tables (one per CPU) as one list: the same arc in
+/// two tables is one arc with the counts added (stopping at u32::MAX).
+pub fn merge_arcs<'a>(tables: impl Iterator<Item = &'a ArcTable>) -> Vec<Arc> {
+    let mut all: Vec<Arc> = tables.flat_map(|t| t.arcs()).collect();
+    all.sort_unstable_by_key(|a| (a.from_pc, a.self_pc));
+    let mut merged: Vec<Arc> = Vec::with_capacity(all.len());
+    for arc in all {
+        match merged.last_mut() {
+            Some(last) if last.from_pc == arc.from_pc && last.self_pc == arc.self_pc => {
+                last.count = last.count.saturating_add(arc.count);
+            }
+            _ => merged.push(arc),
+        }
+    }
+    merged
 }
 
 /// Appends a complete gmon.out to `out`.
@@ -357,5 +489,70 @@ mod tests {
             assert_eq!(first.count, 2);
             assert_eq!(slots.iter().filter(|a| a.count > 0).count(), limit);
         }
+    }
+
+    #[test]
+    fn an_arc_table_counts_like_record_arc_and_turns_new_arcs_away_when_full() {
+        let limit = 5;
+        let table = ArcTable::new(limit).unwrap();
+        let mut slots = vec![
+            Arc {
+                from_pc: 0,
+                self_pc: 0,
+                count: 0
+            };
+            arc_slots(limit)
+        ];
+        let mut used = 0;
+        let calls = [
+            (1, 10),
+            (2, 10),
+            (1, 10),
+            (3, 30),
+            (4, 40),
+            (5, 50),
+            (6, 60),
+            (1, 10),
+        ];
+        let mut lost = 0;
+        for (from, to) in calls {
+            table.record(from, to);
+            if !record_arc(&mut slots, &mut used, limit, from, to) {
+                lost += 1;
+            }
+        }
+        let mut got: Vec<Arc> = table.arcs().collect();
+        let mut want: Vec<Arc> = slots.into_iter().filter(|a| a.count != 0).collect();
+        got.sort_unstable_by_key(|a| a.from_pc);
+        want.sort_unstable_by_key(|a| a.from_pc);
+        assert_eq!(got, want);
+        assert_eq!(table.used(), limit);
+        assert_eq!(table.lost(), lost);
+        assert_eq!(lost, 1, "(6, 60) found the table full");
+        assert_eq!(got[0].count, 3);
+        table.clear();
+        assert_eq!(
+            (table.arcs().count(), table.used(), table.lost()),
+            (0, 0, 0)
+        );
+        table.record(7, 70);
+        assert_eq!(table.arcs().collect::<Vec<_>>()[0].count, 1);
+    }
+
+    #[test]
+    fn the_tables_of_several_cpus_merge_into_one_list() {
+        let a = ArcTable::new(8).unwrap();
+        let b = ArcTable::new(8).unwrap();
+        for _ in 0..3 {
+            a.record(0x10, 0x100);
+        }
+        a.record(0x20, 0x200);
+        for _ in 0..4 {
+            b.record(0x10, 0x100);
+        }
+        b.record(0x30, 0x300);
+        let merged = merge_arcs([&a, &b].into_iter());
+        let counts: Vec<(u64, u32)> = merged.iter().map(|a| (a.from_pc, a.count)).collect();
+        assert_eq!(counts, [(0x10, 7), (0x20, 1), (0x30, 1)]);
     }
 }

@@ -7,6 +7,8 @@ pub mod entropy;
 pub mod fpu;
 pub mod gdt;
 pub mod hpet;
+#[cfg(feature = "mcount")]
+pub mod mcount;
 pub mod pci;
 pub mod percpu;
 pub mod pic;

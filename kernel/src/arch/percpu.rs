@@ -97,6 +97,10 @@ pub struct Cpu {
     user_gs: AtomicU64,
     /// Whether CR4.TSD is set on this CPU: `rdtsc` in user mode faults.
     user_tsc_off: core::sync::atomic::AtomicBool,
+    /// 1 while this CPU's mcount records an arc (arch/mcount.rs), so that
+    /// the functions it calls, and an interrupt in the middle, record
+    /// nothing; kprof.rs waits for it to clear before it reads the tables.
+    mcount_busy: core::sync::atomic::AtomicU8,
 }
 
 impl Cpu {
@@ -119,6 +123,7 @@ impl Cpu {
             user_fs: AtomicU64::new(0),
             user_gs: AtomicU64::new(0),
             user_tsc_off: core::sync::atomic::AtomicBool::new(false),
+            mcount_busy: core::sync::atomic::AtomicU8::new(0),
         }
     }
 
@@ -200,6 +205,11 @@ impl Cpu {
     pub fn rank_count(&self, rank: usize) -> &core::sync::atomic::AtomicU8 {
         &self.rank_counts[rank]
     }
+
+    /// Whether this CPU's mcount is recording an arc now.
+    pub fn in_mcount(&self) -> bool {
+        self.mcount_busy.load(Ordering::SeqCst) != 0
+    }
 }
 
 static CPUS: [Cpu; MAX_CPUS] = [const { Cpu::new() }; MAX_CPUS];
@@ -231,6 +241,9 @@ pub fn all() -> &'static [Cpu] {
 /// Byte offsets of the fields the syscall stub reads through GS.
 pub const ENTRY_TOP_OFFSET: usize = offset_of!(Cpu, entry_top);
 pub const USER_RSP_OFFSET: usize = offset_of!(Cpu, user_rsp);
+/// And the one mcount reads (arch/mcount.rs).
+#[cfg_attr(not(feature = "mcount"), allow(dead_code))]
+pub const MCOUNT_BUSY_OFFSET: usize = offset_of!(Cpu, mcount_busy);
 
 /// The boot CPU's GS base, set first thing at boot (before the first lock,
 /// which counts itself in the record).
@@ -324,6 +337,7 @@ pub fn set_user_tsc(allowed: bool) {
 /// a fault of `sysretq`/`iretq` in the window after the last `swapgs`):
 /// makes GS the kernel's again. Only for the fatal reports, which must
 /// take locks to print.
+#[instrument_fn = "off"]
 pub fn ensure_kernel_gs() {
     let base = GsBase::read().as_u64();
     if !CPUS

@@ -76,7 +76,9 @@ pub struct TrapFrame {
 }
 
 impl TrapFrame {
-    /// Whether the trap interrupted user mode (ring 3).
+    /// Whether the trap interrupted user mode (ring 3). Not instrumented:
+    /// `trap_dispatch` asks it before it knows GS is the kernel's.
+    #[instrument_fn = "off"]
     pub fn is_from_user(&self) -> bool {
         self.cs & 3 == 3
     }
@@ -260,7 +262,13 @@ pub unsafe fn record_entry(tf: &mut TrapFrame) {
     unsafe { (tf as *mut TrapFrame).add(1).cast::<u64>().write(rip) };
 }
 
+/// The Rust half of every trap and interrupt (`alltraps` calls it).
+/// Not instrumented, nor is what it calls for a fatal exception: an NMI
+/// or a faulting `sysretq` can come in with the user's GS base, where the
+/// profiled kernel's mcount would look for this CPU's record
+/// (arch/mcount.rs).
 #[unsafe(no_mangle)]
+#[instrument_fn = "off"]
 extern "C" fn trap_dispatch(tf: &mut TrapFrame) {
     if let Some(count) = TRAP_COUNTS.get(tf.vector as usize) {
         count.fetch_add(1, Ordering::Relaxed);
@@ -340,6 +348,7 @@ fn code_at_rip(rip: u64) {
 }
 
 /// A CPU exception the kernel did not expect: report and stop the machine.
+#[instrument_fn = "off"]
 fn exception(tf: &TrapFrame) {
     // An NMI or a faulting sysretq/iretq may have come in with the user's
     // GS base; the report takes locks, which need this CPU's record.

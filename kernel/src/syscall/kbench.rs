@@ -6,11 +6,18 @@
 //! another CPU, against Linux), but there the operation is one part of
 //! many; here it is alone.
 //!
+//! And what the kernel's own profile costs (kprof.rs): a function call
+//! with the profiled kernel's mcount in it, and the clock interrupt's
+//! sample of the kernel.
+//!
 //! Each call times `rounds` rounds and reports the median and quartiles in
-//! picoseconds; the rounds run with nothing held, on the caller's CPU.
+//! picoseconds, and the median in cycles; the rounds run with nothing
+//! held, on the caller's CPU.
 
 use abi::Errno;
-use abi::types::{KBENCH_LOCK, KBENCH_MAX_ROUNDS, KBENCH_SHOOTDOWN, KBench};
+use abi::types::{
+    KBENCH_CALL, KBENCH_KPROF_TICK, KBENCH_LOCK, KBENCH_MAX_ROUNDS, KBENCH_SHOOTDOWN, KBench,
+};
 use alloc::vec::Vec;
 
 use super::SysResult;
@@ -31,6 +38,8 @@ pub fn kbench(what: u32, rounds: u32, out: u64) -> SysResult {
             (0..rounds).map(|_| shootdown()).collect()
         }
         KBENCH_SHOOTDOWN => return Err(Errno::ENXIO),
+        KBENCH_CALL => (0..rounds).map(|_| function_call()).collect(),
+        KBENCH_KPROF_TICK => (0..rounds).map(|_| kernel_sample()).collect(),
         _ => return Err(Errno::EINVAL),
     };
     cycles.sort_unstable();
@@ -43,6 +52,7 @@ pub fn kbench(what: u32, rounds: u32, out: u64) -> SysResult {
         median_ps: ps(cycles[n / 2]),
         q1_ps: ps(cycles[n / 4]),
         q3_ps: ps(cycles[(3 * n) / 4]),
+        median_cycles: cycles[n / 2],
     };
     uaccess::write(out, &result)?;
     Ok(0)
@@ -68,5 +78,34 @@ fn shootdown() -> u64 {
         let start = crate::arch::rdtsc();
         crate::arch::smp::shootdown_kernel();
         crate::arch::rdtsc() - start
+    })
+}
+
+/// Calls timed together in one round of `KBENCH_CALL` and
+/// `KBENCH_KPROF_TICK`, for the same reason as `LOCK_PAIRS_PER_ROUND`.
+const CALLS_PER_ROUND: u64 = 64;
+
+/// TSC cycles of one call of `kprof::empty_call` (with its mcount in the
+/// profiled kernel), averaged over a round.
+fn function_call() -> u64 {
+    let start = crate::arch::rdtsc();
+    for i in 0..CALLS_PER_ROUND {
+        core::hint::black_box(crate::kprof::empty_call(i));
+    }
+    (crate::arch::rdtsc() - start) / CALLS_PER_ROUND
+}
+
+/// TSC cycles of the clock interrupt's part of the kernel profile for one
+/// tick in the kernel, averaged over a round: with interrupts off, as in
+/// the interrupt, at a program counter in the kernel's text (this
+/// function's).
+fn kernel_sample() -> u64 {
+    let pc = kernel_sample as fn() -> u64 as usize as u64;
+    x86_64::instructions::interrupts::without_interrupts(|| {
+        let start = crate::arch::rdtsc();
+        for _ in 0..CALLS_PER_ROUND {
+            crate::kprof::on_tick(core::hint::black_box(pc), false);
+        }
+        (crate::arch::rdtsc() - start) / CALLS_PER_ROUND
     })
 }

@@ -1,13 +1,14 @@
 //! kgmon(2): control of the kernel's own profile (kprof.rs), as kgmon(8)
 //! controlled a 4.4BSD profiled kernel through sysctl: its state for
 //! anyone; start, stop, reset, extract as gmon.out, the per-CPU sample
-//! counts and the test workload for root alone (CAP_SYS_ADMIN: where the
+//! counts, the calls the call graph lost and the test workload for root
+//! alone (CAP_SYS_ADMIN: where the
 //! kernel spends its time tells a lot about what others do).
 
 use abi::Errno;
 use abi::types::{
-    CAP_SYS_ADMIN, KGMON_CPU_SAMPLES, KGMON_EXTRACT, KGMON_RESET, KGMON_SPIN, KGMON_START,
-    KGMON_STATE, KGMON_STOP,
+    CAP_SYS_ADMIN, KGMON_CPU_SAMPLES, KGMON_EXTRACT, KGMON_LOST_ARCS, KGMON_RESET, KGMON_SPIN,
+    KGMON_START, KGMON_STATE, KGMON_STOP,
 };
 
 use super::SysResult;
@@ -34,6 +35,7 @@ enum Op {
     CpuSamples {
         cpu: u64,
     },
+    LostArcs,
 }
 
 impl Op {
@@ -46,6 +48,7 @@ impl Op {
             KGMON_EXTRACT => Op::Extract { buf, len },
             KGMON_SPIN if (1..=MAX_SPIN_MS).contains(&len) => Op::Spin { ms: len },
             KGMON_CPU_SAMPLES => Op::CpuSamples { cpu: len },
+            KGMON_LOST_ARCS => Op::LostArcs,
             _ => return Err(Errno::EINVAL),
         })
     }
@@ -77,6 +80,7 @@ pub fn kgmon(op: u32, buf: u64, len: u64) -> SysResult {
             let cpu = usize::try_from(cpu).map_err(|_| Errno::EINVAL)?;
             return Ok(kprof::cpu_samples(cpu)? as usize);
         }
+        Op::LostArcs => return Ok(kprof::lost_arcs()? as usize),
     }
     Ok(0)
 }

@@ -68,12 +68,26 @@ fn parse() -> Result<Asked, String> {
     Ok(asked)
 }
 
+/// The largest profile a dump tries to hold: the histogram of a few MiB
+/// of text and every CPU's arcs, with room.
+const MAX_PROFILE: usize = 256 << 20;
+
 /// Writes the kernel's profile to `path`.
 fn dump(path: &str) -> Result<usize, String> {
     let why = |what: &str, e: libc_lite::Errno| alloc::format!("{what}: {}", e.message());
-    let len = sys::kgmon_extract(&mut []).map_err(|e| why("the profile", e))?;
-    let mut profile = vec![0u8; len];
-    let len = sys::kgmon_extract(&mut profile).map_err(|e| why("the profile", e))?;
+    // The profiled kernel's call graph grows while it runs: a new arc
+    // between the two calls makes the first length short (ERANGE), so the
+    // buffer has a quarter to spare, and grows again after an ERANGE.
+    let mut room = sys::kgmon_extract(&mut []).map_err(|e| why("the profile", e))?;
+    let (profile, len) = loop {
+        room += room / 4;
+        let mut profile = vec![0u8; room];
+        match sys::kgmon_extract(&mut profile) {
+            Ok(len) => break (profile, len),
+            Err(libc_lite::Errno::ERANGE) if room < MAX_PROFILE => continue,
+            Err(e) => return Err(why("the profile", e)),
+        }
+    };
     let fd = sys::open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644).map_err(|e| why(path, e))?;
     let written = sys::write_all(fd, &profile[..len]).map_err(|e| why(path, e));
     let _ = sys::close(fd);
@@ -121,6 +135,14 @@ fn run() -> i32 {
         && let Err(e) = sys::kgmon(KGMON_SPIN, ms)
     {
         return fail("workload", e);
+    }
+    // A dump from a call graph that ran out of room says so (kgmon(8)
+    // has no such line; gprof would otherwise show too few calls).
+    if asked.dump.is_some()
+        && let Ok(lost) = sys::kgmon(KGMON_LOST_ARCS, 0)
+        && lost > 0
+    {
+        eprintln!("kgmon: {lost} calls on new arcs found the kernel's arc tables full");
     }
     match sys::kgmon(KGMON_STATE, 0) {
         Ok(KGMON_RUNNING) => println!("kgmon: kernel profiling is running."),

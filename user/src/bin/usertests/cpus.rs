@@ -113,7 +113,8 @@ pub(super) fn ps_shows_the_cpu_each_process_runs_on() -> Outcome {
 }
 
 /// kbench (call 1007): a lock measurement comes back ordered (first
-/// quartile, median, third) and above zero; a shootdown needs a second CPU
+/// quartile, median, third) and above zero, as do a function call and a
+/// sample of the kernel's profile (in cycles); a shootdown needs a second CPU
 /// (ENXIO on one); a bad kind, no rounds or too many are EINVAL, and a bad
 /// pointer EFAULT, with nothing measured.
 pub(super) fn kbench_measures_and_refuses_bad_requests() -> Outcome {
@@ -126,6 +127,17 @@ pub(super) fn kbench_measures_and_refuses_bad_requests() -> Outcome {
         0 < out.q1_ps && out.q1_ps <= out.median_ps && out.median_ps <= out.q3_ps,
         "lock: {out:?}"
     );
+    ensure!(out.median_cycles > 0, "lock in cycles: {out:?}");
+    for (what, name) in [
+        (KBENCH_CALL, "a call"),
+        (KBENCH_KPROF_TICK, "a kernel sample"),
+    ] {
+        call(what, 20, at).map_err(|e| format!("{name}: {}", e.message()))?;
+        ensure!(
+            out.q1_ps <= out.median_ps && out.median_ps <= out.q3_ps && out.median_cycles > 0,
+            "{name}: {out:?}"
+        );
+    }
     let shootdown = call(KBENCH_SHOOTDOWN, 5, at);
     if running_cpus()? > 1 {
         shootdown.map_err(|e| format!("shootdown: {}", e.message()))?;
@@ -176,9 +188,15 @@ pub(super) fn the_kernel_profiles_itself_on_every_cpu() -> Outcome {
         if raw(nr::SETUID, &[1000]).is_err() {
             sys::exit(10);
         }
-        let refused = [KGMON_START, KGMON_STOP, KGMON_RESET, KGMON_EXTRACT]
-            .iter()
-            .all(|&op| k(op, 0, 0) == Err(Errno::EPERM));
+        let refused = [
+            KGMON_START,
+            KGMON_STOP,
+            KGMON_RESET,
+            KGMON_EXTRACT,
+            KGMON_LOST_ARCS,
+        ]
+        .iter()
+        .all(|&op| k(op, 0, 0) == Err(Errno::EPERM));
         sys::exit(if !refused {
             11
         } else if k(KGMON_STATE, 0, 0).is_err() {
@@ -202,6 +220,13 @@ pub(super) fn the_kernel_profiles_itself_on_every_cpu() -> Outcome {
         "not running after a start"
     );
     k(KGMON_RESET, 0, 0).map_err(|e| format!("reset: {}", e.message()))?;
+    // A kernel built without mcount has no call graph to lose calls from;
+    // the profiled one (--kprof) has lost none yet, its tables just reset.
+    let lost = k(KGMON_LOST_ARCS, 0, 0);
+    ensure!(
+        matches!(lost, Err(Errno::EOPNOTSUPP) | Ok(0)),
+        "calls lost from the call graph: {lost:?}"
+    );
     // One spinner in the kernel on each CPU at once.
     let cpus = running_cpus()? as usize;
     let mut spinners = alloc::vec::Vec::new();
@@ -270,14 +295,14 @@ pub(super) fn the_kernel_profiles_itself_on_every_cpu() -> Outcome {
         decoded.high_pc
     );
     k(KGMON_RESET, 0, 0).map_err(|e| format!("reset: {}", e.message()))?;
+    // The histogram keeps its length; the profiled kernel's arcs (--kprof)
+    // are gone, and with them the rest of the file.
+    let after = k(KGMON_EXTRACT, at, len).map_err(|e| e.message())?;
+    let decoded = kcore::gmon::decode(&profile[..after]).map_err(|e| format!("gmon.out: {e:?}"))?;
     ensure!(
-        k(KGMON_EXTRACT, at, len) == Ok(len),
-        "the extract's length changed"
-    );
-    let decoded = kcore::gmon::decode(&profile).map_err(|e| format!("gmon.out: {e:?}"))?;
-    ensure!(
-        decoded.bins.iter().all(|&b| b == 0),
-        "a bin counts after a reset"
+        decoded.bins.iter().all(|&b| b == 0) && decoded.arcs.is_empty(),
+        "a bin or an arc counts after a reset: {} arcs",
+        decoded.arcs.len()
     );
     for cpu in 0..cpus {
         ensure!(
