@@ -27,6 +27,15 @@
 //! kernels had the same blind spot; only a non-maskable interrupt could
 //! see inside, and this kernel takes none for profiling.
 //!
+//! How much time that is, the histogram cannot say, so the lock says it:
+//! while the kernel profiles itself, an `IrqLock` that turns interrupts
+//! off (a CPU's outermost lock) reads the TSC, and its guard adds the
+//! cycles to its rank's total as it turns them back on
+//! (`interrupts_were_off`). `KGMON_IRQS_OFF` reads the totals beside the
+//! time profiled; `kgmon -i` prints them. The other interrupts-off regions
+//! (the trap entry, the switch, code that turns them off by hand) are not
+//! locks and are not counted.
+//!
 //! A tick on a CPU that is idle lands in `clock::idle_halt`, so the idle
 //! share of the machine is in the profile too, as the idle loop was in
 //! BSD's.
@@ -89,6 +98,37 @@ pub static ARCS_ON: AtomicBool = AtomicBool::new(false);
 /// Whether this kernel was built to record its call graph (feature
 /// `mcount`: every function calls mcount).
 pub const CALL_GRAPH: bool = cfg!(feature = "mcount");
+
+/// TSC cycles with interrupts off, by the rank of the lock that turned
+/// them off, while profiling ran (see the top of this file).
+static INTERRUPTS_OFF: [AtomicU64; crate::sync::RANKS] =
+    [const { AtomicU64::new(0) }; crate::sync::RANKS];
+/// When profiling last began to run (TSC), and how long it ran before
+/// that since the last reset, in cycles: the time the totals above are
+/// part of (on each CPU).
+static RUN_SINCE: AtomicU64 = AtomicU64::new(0);
+static RAN_FOR: AtomicU64 = AtomicU64::new(0);
+
+/// For `IrqLock::lock` as it turns interrupts off: the TSC now while
+/// profiling runs (never 0), else 0, so that the lock pays one load when
+/// nobody profiles.
+pub fn interrupts_off_now() -> u64 {
+    if RUNNING.load(Ordering::Relaxed) {
+        arch::rdtsc().max(1)
+    } else {
+        0
+    }
+}
+
+/// For an `IrqLock` guard about to turn interrupts back on: they were off
+/// since `since` (from `interrupts_off_now`), for a lock of rank `rank`.
+/// Counted while profiling runs. Takes no lock.
+pub fn interrupts_were_off(rank: crate::sync::Rank, since: u64) {
+    if RUNNING.load(Ordering::Relaxed) {
+        let cycles = arch::rdtsc().saturating_sub(since);
+        INTERRUPTS_OFF[rank as usize].fetch_add(cycles, Ordering::Relaxed);
+    }
+}
 
 /// The state `kgmon` reports (`abi::types::KGMON_*`).
 pub fn state() -> usize {
@@ -196,6 +236,7 @@ pub fn start() -> Result<(), Errno> {
     if RUNNING.swap(true, Ordering::SeqCst) {
         return Err(Errno::EALREADY);
     }
+    RUN_SINCE.store(arch::rdtsc(), Ordering::SeqCst);
     ARCS_ON.store(CALL_GRAPH, Ordering::SeqCst);
     Ok(())
 }
@@ -203,7 +244,10 @@ pub fn start() -> Result<(), Errno> {
 /// Stops profiling, once no tick is still counting; what was counted is
 /// kept.
 pub fn stop() {
-    RUNNING.store(false, Ordering::SeqCst);
+    if RUNNING.swap(false, Ordering::SeqCst) {
+        let ran = arch::rdtsc().saturating_sub(RUN_SINCE.load(Ordering::SeqCst));
+        RAN_FOR.fetch_add(ran, Ordering::SeqCst);
+    }
     ARCS_ON.store(false, Ordering::SeqCst);
     while IN_FLIGHT.load(Ordering::SeqCst) != 0
         || arch::percpu::all().iter().any(|cpu| cpu.in_mcount())
@@ -232,7 +276,12 @@ pub fn reset() {
     for table in &profile.arcs {
         table.clear();
     }
+    for cycles in &INTERRUPTS_OFF {
+        cycles.store(0, Ordering::Relaxed);
+    }
+    RAN_FOR.store(0, Ordering::SeqCst);
     if was_running {
+        RUN_SINCE.store(arch::rdtsc(), Ordering::SeqCst);
         RUNNING.store(true, Ordering::SeqCst);
         ARCS_ON.store(CALL_GRAPH, Ordering::SeqCst);
     }
@@ -244,6 +293,33 @@ pub fn cpu_samples(cpu: usize) -> Result<u64, Errno> {
     let profile = PROFILE.get().ok_or(Errno::ENODATA)?;
     let samples = profile.samples.get(cpu).ok_or(Errno::EINVAL)?;
     Ok(samples.load(Ordering::Relaxed))
+}
+
+/// The interrupts-off totals as text, for `KGMON_IRQS_OFF`: first
+/// `profiled NS CPUS` (how long profiling ran since the last reset, on
+/// how many CPUs), then `RANK NS` for each lock rank that turned
+/// interrupts off, largest first. ENODATA before the first start.
+pub fn interrupts_off_text() -> Result<alloc::string::String, Errno> {
+    use core::fmt::Write;
+    PROFILE.get().ok_or(Errno::ENODATA)?;
+    let mut ran = RAN_FOR.load(Ordering::SeqCst);
+    if RUNNING.load(Ordering::SeqCst) {
+        ran += arch::rdtsc().saturating_sub(RUN_SINCE.load(Ordering::SeqCst));
+    }
+    let per_sec = u128::from(crate::clock::tsc_per_sec().max(1));
+    let ns = |cycles: u64| (u128::from(cycles) * 1_000_000_000 / per_sec) as u64;
+    let mut ranks: Vec<(crate::sync::Rank, u64)> = crate::sync::Rank::ALL
+        .iter()
+        .map(|&rank| (rank, INTERRUPTS_OFF[rank as usize].load(Ordering::Relaxed)))
+        .filter(|&(_, cycles)| cycles > 0)
+        .collect();
+    ranks.sort_unstable_by_key(|&(_, cycles)| core::cmp::Reverse(cycles));
+    let mut text = alloc::string::String::new();
+    let _ = writeln!(text, "profiled {} {}", ns(ran), arch::percpu::online());
+    for (rank, cycles) in ranks {
+        let _ = writeln!(text, "{rank:?} {}", ns(cycles));
+    }
+    Ok(text)
 }
 
 /// Calls on new arcs the tables had no room for, on every CPU, since the

@@ -180,6 +180,9 @@ unsafe impl<T: Send> Send for IrqLock<T> {}
 pub struct IrqGuard<'a, T> {
     lock: &'a IrqLock<T>,
     were_enabled: bool,
+    /// When this lock turned interrupts off, while the kernel profiles
+    /// itself (`kprof::interrupts_off_now`); 0 otherwise.
+    off_since: u64,
 }
 
 impl<T> IrqLock<T> {
@@ -208,6 +211,11 @@ impl<T> IrqLock<T> {
     pub fn lock(&self) -> IrqGuard<'_, T> {
         let were_enabled = interrupts::are_enabled();
         interrupts::disable();
+        let off_since = if were_enabled {
+            crate::kprof::interrupts_off_now()
+        } else {
+            0
+        };
         let cpu = crate::arch::percpu::this_cpu();
         let me = cpu.index() + 1;
         if self.owner.load(Ordering::Relaxed) == me {
@@ -233,6 +241,7 @@ impl<T> IrqLock<T> {
         IrqGuard {
             lock: self,
             were_enabled,
+            off_since,
         }
     }
 
@@ -338,6 +347,9 @@ impl<T> Drop for IrqGuard<'_, T> {
         check_hold(lock.rank, held_for, taken_at);
         LONGEST_HOLD[lock.rank as usize].fetch_max(held_for, Ordering::Relaxed);
         if self.were_enabled {
+            if self.off_since != 0 {
+                crate::kprof::interrupts_were_off(lock.rank, self.off_since);
+            }
             interrupts::enable();
         }
     }
@@ -413,7 +425,7 @@ pub enum Rank {
 
 impl Rank {
     /// Every rank, lowest first (`Rank::ALL[r as usize] == r`).
-    const ALL: &[Rank] = &[
+    pub const ALL: &[Rank] = &[
         Rank::Node,
         Rank::OpenFile,
         Rank::Table,

@@ -436,12 +436,13 @@ pub fn kgmon(op: u32, arg: u64) -> Result<usize> {
 /// `KGMON_EXTRACT`: the kernel's profile as a gmon.out into `buf` (empty:
 /// only its length); its length.
 pub fn kgmon_extract(buf: &mut [u8]) -> Result<usize> {
-    call!(
-        KGMON,
-        abi::types::KGMON_EXTRACT,
-        buf.as_mut_ptr(),
-        buf.len()
-    )
+    kgmon_into(abi::types::KGMON_EXTRACT, buf)
+}
+
+/// A kgmon op that fills a buffer (`KGMON_EXTRACT`, `KGMON_IRQS_OFF`):
+/// into `buf` (empty: only the length); the length.
+pub fn kgmon_into(op: u32, buf: &mut [u8]) -> Result<usize> {
+    call!(KGMON, op, buf.as_mut_ptr(), buf.len())
 }
 
 /// What the kernel's profil path costs, in TSC cycles.

@@ -1026,6 +1026,12 @@ pub const KGMON_CPU_SAMPLES: u32 = 6;
 /// a kernel built without mcount (no call graph: `cargo xtask run
 /// --kprof` builds one with it), `ENODATA` before the first start.
 pub const KGMON_LOST_ARCS: u32 = 7;
+/// `kgmon`: how long locks kept interrupts off while the kernel profiled
+/// itself, as text into `buf` of `len` bytes (root), as `KGMON_EXTRACT`
+/// (`len` 0 asks the length, a shorter buffer is `ERANGE`, `ENODATA`
+/// before the first start): a line `profiled NS CPUS`, then `RANK NS` for
+/// each rank of lock that turned interrupts off, largest first.
+pub const KGMON_IRQS_OFF: u32 = 8;
 
 /// `KGMON_STATE`'s answers.
 pub const KGMON_NEVER: usize = 0;

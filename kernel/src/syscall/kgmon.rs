@@ -7,8 +7,8 @@
 
 use abi::Errno;
 use abi::types::{
-    CAP_SYS_ADMIN, KGMON_CPU_SAMPLES, KGMON_EXTRACT, KGMON_LOST_ARCS, KGMON_RESET, KGMON_SPIN,
-    KGMON_START, KGMON_STATE, KGMON_STOP,
+    CAP_SYS_ADMIN, KGMON_CPU_SAMPLES, KGMON_EXTRACT, KGMON_IRQS_OFF, KGMON_LOST_ARCS, KGMON_RESET,
+    KGMON_SPIN, KGMON_START, KGMON_STATE, KGMON_STOP,
 };
 
 use super::SysResult;
@@ -26,6 +26,11 @@ enum Op {
     Reset,
     /// Into the buffer at `buf` of `len` bytes.
     Extract {
+        buf: u64,
+        len: u64,
+    },
+    /// Likewise.
+    InterruptsOff {
         buf: u64,
         len: u64,
     },
@@ -49,6 +54,7 @@ impl Op {
             KGMON_SPIN if (1..=MAX_SPIN_MS).contains(&len) => Op::Spin { ms: len },
             KGMON_CPU_SAMPLES => Op::CpuSamples { cpu: len },
             KGMON_LOST_ARCS => Op::LostArcs,
+            KGMON_IRQS_OFF => Op::InterruptsOff { buf, len },
             _ => return Err(Errno::EINVAL),
         })
     }
@@ -64,16 +70,9 @@ pub fn kgmon(op: u32, buf: u64, len: u64) -> SysResult {
         Op::Start => kprof::start()?,
         Op::Stop => kprof::stop(),
         Op::Reset => kprof::reset(),
-        Op::Extract { buf, len } => {
-            let profile = kprof::extract()?;
-            if len == 0 {
-                return Ok(profile.len());
-            }
-            if len < profile.len() as u64 {
-                return Err(Errno::ERANGE);
-            }
-            uaccess::copy_to_user(buf, &profile)?;
-            return Ok(profile.len());
+        Op::Extract { buf, len } => return copy_out(&kprof::extract()?, buf, len),
+        Op::InterruptsOff { buf, len } => {
+            return copy_out(kprof::interrupts_off_text()?.as_bytes(), buf, len);
         }
         Op::Spin { ms } => kprof::spin(ms),
         Op::CpuSamples { cpu } => {
@@ -83,4 +82,17 @@ pub fn kgmon(op: u32, buf: u64, len: u64) -> SysResult {
         Op::LostArcs => return Ok(kprof::lost_arcs()? as usize),
     }
     Ok(0)
+}
+
+/// Hands `bytes` to the caller's buffer at `buf` of `len` bytes: with a
+/// `len` of 0 only their length, ERANGE when they do not fit.
+fn copy_out(bytes: &[u8], buf: u64, len: u64) -> SysResult {
+    if len == 0 {
+        return Ok(bytes.len());
+    }
+    if len < bytes.len() as u64 {
+        return Err(Errno::ERANGE);
+    }
+    uaccess::copy_to_user(buf, bytes)?;
+    Ok(bytes.len())
 }

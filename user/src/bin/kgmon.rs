@@ -10,11 +10,15 @@
 //!                  for gprof with the kernel's ELF (cargo xtask kprof)
 //! kgmon -w MS      the kernel's test workload: MS milliseconds in two
 //!                  kernel functions, three parts to one (tests)
+//! kgmon -i         how long locks kept interrupts off while profiling
+//!                  ran, by rank of lock (the histogram charges that time
+//!                  to whoever turned them back on)
 //! ```
 //!
 //! Flags are done in one order whatever order they are given in: halt,
-//! dump (so `-h -p` dumps a profile that no longer moves), reset (after
-//! the dump, as kgmon(8) says of `-p -r`), begin, the workload. The state
+//! dump (so `-h -p` dumps a profile that no longer moves), the
+//! interrupts-off times, reset (after the dump, as kgmon(8) says of
+//! `-p -r`), begin, the workload. The state
 //! is said last, as kgmon(8) ends with "kernel profiling is running."
 
 #![no_std]
@@ -36,10 +40,11 @@ struct Asked {
     reset: bool,
     dump: Option<String>,
     work_ms: Option<u64>,
+    interrupts_off: bool,
 }
 
 fn usage() -> i32 {
-    eprintln!("usage: kgmon [-b] [-h] [-r] [-p [FILE]] [-w MS]");
+    eprintln!("usage: kgmon [-b] [-h] [-r] [-p [FILE]] [-i] [-w MS]");
     2
 }
 
@@ -51,6 +56,7 @@ fn parse() -> Result<Asked, String> {
             "-b" => asked.begin = true,
             "-h" => asked.halt = true,
             "-r" => asked.reset = true,
+            "-i" => asked.interrupts_off = true,
             "-p" => {
                 let file = args.next_if(|a| !a.starts_with('-')).unwrap_or("gmon.out");
                 asked.dump = Some(file.into());
@@ -66,6 +72,45 @@ fn parse() -> Result<Asked, String> {
         }
     }
     Ok(asked)
+}
+
+/// Prints the kernel's interrupts-off totals (`KGMON_IRQS_OFF`): each
+/// rank's time, and its share of the CPU time profiled.
+fn interrupts_off() -> Result<(), String> {
+    let why = |e: libc_lite::Errno| alloc::format!("interrupts off: {}", e.message());
+    let len = sys::kgmon_into(KGMON_IRQS_OFF, &mut []).map_err(why)?;
+    // Room for a line more: the totals move while profiling runs.
+    let mut text = vec![0u8; len + 64];
+    let len = sys::kgmon_into(KGMON_IRQS_OFF, &mut text).map_err(why)?;
+    let text = core::str::from_utf8(&text[..len]).map_err(|_| "interrupts off: not text")?;
+    let mut lines = text.lines();
+    let mut first = lines.next().unwrap_or("").split_whitespace().skip(1);
+    let profiled_ns: u64 = first.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    let cpus: u64 = first.next().and_then(|n| n.parse().ok()).unwrap_or(1);
+    let cpu_ns = (profiled_ns * cpus).max(1);
+    println!(
+        "kgmon: interrupts off under locks, in {}.{:03} s profiled on {cpus} CPU(s):",
+        profiled_ns / 1_000_000_000,
+        profiled_ns / 1_000_000 % 1000
+    );
+    for line in lines {
+        let mut words = line.split_whitespace();
+        let (Some(rank), Some(ns)) = (
+            words.next(),
+            words.next().and_then(|n| n.parse::<u64>().ok()),
+        ) else {
+            continue;
+        };
+        let hundredths = ns * 10_000 / cpu_ns;
+        println!(
+            "  {rank:<12} {:>7}.{:03} ms  {:>3}.{:02}%",
+            ns / 1_000_000,
+            ns / 1000 % 1000,
+            hundredths / 100,
+            hundredths % 100
+        );
+    }
+    Ok(())
 }
 
 /// The largest profile a dump tries to hold: the histogram of a few MiB
@@ -119,6 +164,12 @@ fn run() -> i32 {
                 return 1;
             }
         }
+    }
+    if asked.interrupts_off
+        && let Err(why) = interrupts_off()
+    {
+        eprintln!("kgmon: {why}");
+        return 1;
     }
     if asked.reset
         && let Err(e) = sys::kgmon(KGMON_RESET, 0)

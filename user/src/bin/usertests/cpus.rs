@@ -194,6 +194,7 @@ pub(super) fn the_kernel_profiles_itself_on_every_cpu() -> Outcome {
             KGMON_RESET,
             KGMON_EXTRACT,
             KGMON_LOST_ARCS,
+            KGMON_IRQS_OFF,
         ]
         .iter()
         .all(|&op| k(op, 0, 0) == Err(Errno::EPERM));
@@ -267,6 +268,22 @@ pub(super) fn the_kernel_profiles_itself_on_every_cpu() -> Outcome {
         k(KGMON_CPU_SAMPLES, 0, cpus),
         Errno::EINVAL,
     )?;
+    // The spinners' forks and waits took the process table's lock, which
+    // turns interrupts off: its time was counted, and no rank's total is
+    // more than the CPU time profiled.
+    let (profiled, ranks) = interrupts_off(&k)?;
+    ensure!(
+        profiled.0 > 0 && profiled.1 == cpus,
+        "interrupts off: profiled {profiled:?}, {cpus} CPUs"
+    );
+    ensure!(
+        ranks.iter().any(|(rank, ns)| rank == "Table" && *ns > 0),
+        "interrupts off: no time under the process table's lock: {ranks:?}"
+    );
+    ensure!(
+        ranks.iter().all(|(_, ns)| *ns <= profiled.0 * cpus as u64),
+        "interrupts off: a rank's time past the CPU time profiled {profiled:?}: {ranks:?}"
+    );
     let len = k(KGMON_EXTRACT, 0, 0).map_err(|e| e.message())?;
     let mut profile = alloc::vec![0u8; len];
     let at = profile.as_mut_ptr() as usize;
@@ -310,5 +327,43 @@ pub(super) fn the_kernel_profiles_itself_on_every_cpu() -> Outcome {
             "CPU {cpu} counts after a reset"
         );
     }
+    let after_reset = interrupts_off(&k)?;
+    ensure!(
+        after_reset.0.0 == 0 && after_reset.1.is_empty(),
+        "interrupts off after a reset: {after_reset:?}"
+    );
     Ok(())
+}
+
+/// What `KGMON_IRQS_OFF` said: the time profiled (ns) and the CPUs, and
+/// each rank's time with interrupts off (ns).
+type InterruptsOff = ((u64, usize), alloc::vec::Vec<(alloc::string::String, u64)>);
+
+/// Reads `KGMON_IRQS_OFF` through `k` (the test's kgmon call).
+fn interrupts_off(
+    k: &dyn Fn(u32, usize, usize) -> Result<usize, Errno>,
+) -> Result<InterruptsOff, String> {
+    let why = |e: Errno| format!("interrupts off: {}", e.message());
+    let len = k(KGMON_IRQS_OFF, 0, 0).map_err(why)?;
+    let mut text = alloc::vec![0u8; len];
+    let got = k(KGMON_IRQS_OFF, text.as_mut_ptr() as usize, len).map_err(why)?;
+    let text = core::str::from_utf8(&text[..got]).map_err(|_| "interrupts off: not text")?;
+    let mut lines = text.lines();
+    let first: alloc::vec::Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+    let (Some(&"profiled"), Some(Ok(ns)), Some(Ok(cpus))) = (
+        first.first(),
+        first.get(1).map(|n| n.parse::<u64>()),
+        first.get(2).map(|n| n.parse::<usize>()),
+    ) else {
+        return Err(format!("interrupts off: first line {first:?}"));
+    };
+    let mut ranks = alloc::vec::Vec::new();
+    for line in lines {
+        let (rank, ns) = line
+            .split_once(' ')
+            .and_then(|(r, n)| Some((r, n.parse::<u64>().ok()?)))
+            .ok_or_else(|| format!("interrupts off: line {line:?}"))?;
+        ranks.push((rank.into(), ns));
+    }
+    Ok(((ns, cpus), ranks))
 }
