@@ -236,9 +236,17 @@ pub fn start() -> Result<(), Errno> {
     if RUNNING.swap(true, Ordering::SeqCst) {
         return Err(Errno::EALREADY);
     }
-    RUN_SINCE.store(arch::rdtsc(), Ordering::SeqCst);
-    ARCS_ON.store(CALL_GRAPH, Ordering::SeqCst);
+    resume();
     Ok(())
+}
+
+/// Lets the profile run (again) from now: the start, and a reset or an
+/// extract that paused it (`stop`, which added the time it had run to
+/// `RAN_FOR`). The time profiled counts on from now.
+fn resume() {
+    RUN_SINCE.store(arch::rdtsc(), Ordering::SeqCst);
+    RUNNING.store(true, Ordering::SeqCst);
+    ARCS_ON.store(CALL_GRAPH, Ordering::SeqCst);
 }
 
 /// Stops profiling, once no tick is still counting; what was counted is
@@ -281,9 +289,7 @@ pub fn reset() {
     }
     RAN_FOR.store(0, Ordering::SeqCst);
     if was_running {
-        RUN_SINCE.store(arch::rdtsc(), Ordering::SeqCst);
-        RUNNING.store(true, Ordering::SeqCst);
-        ARCS_ON.store(CALL_GRAPH, Ordering::SeqCst);
+        resume();
     }
 }
 
@@ -336,19 +342,24 @@ pub fn lost_arcs() -> Result<u64, Errno> {
 /// The profile as a gmon.out: the CPUs' histograms summed (a bin stops at
 /// 65535), at the clock's rate, over the kernel's text, and their arcs
 /// added together. ENODATA before the first start. A running profile is
-/// paused while the arc tables are read (mcount must not write one being
-/// read), so the extract is one moment's.
+/// paused while it is read (mcount must not write an arc table being
+/// read), so the extract is one moment's; it runs on afterwards.
 pub fn extract() -> Result<Vec<u8>, Errno> {
     let profile = PROFILE.get().ok_or(Errno::ENODATA)?;
     let was_running = RUNNING.load(Ordering::SeqCst);
-    if was_running && CALL_GRAPH {
+    if was_running {
         stop();
     }
-    let arcs = kcore::gmon::merge_arcs(profile.arcs.iter());
-    if was_running && CALL_GRAPH {
-        RUNNING.store(true, Ordering::SeqCst);
-        ARCS_ON.store(true, Ordering::SeqCst);
+    let out = encode(profile);
+    if was_running {
+        resume();
     }
+    out
+}
+
+/// `extract`'s gmon.out of a profile that no CPU is adding to.
+fn encode(profile: &Profile) -> Result<Vec<u8>, Errno> {
+    let arcs = kcore::gmon::merge_arcs(profile.arcs.iter());
     let bins = profile.cpus.first().map_or(0, |h| h.len());
     let mut summed = Vec::new();
     summed.try_reserve_exact(bins).map_err(|_| Errno::ENOMEM)?;
