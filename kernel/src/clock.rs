@@ -259,3 +259,9 @@ pub fn idle_halt() {
     let missed = arch::rdtsc() / per_tick - asleep / per_tick;
     crate::proc::count_idle_ticks(missed);
 }
+
+/// `cycles` of the TSC in nanoseconds, by the calibration (for reports:
+/// /proc/lock_stat's holds, kgmon's interrupts-off times).
+pub fn tsc_to_ns(cycles: u64) -> u64 {
+    (u128::from(cycles) * 1_000_000_000 / u128::from(tsc_per_sec().max(1))) as u64
+}

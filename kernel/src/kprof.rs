@@ -312,8 +312,7 @@ pub fn interrupts_off_text() -> Result<alloc::string::String, Errno> {
     if RUNNING.load(Ordering::SeqCst) {
         ran += arch::rdtsc().saturating_sub(RUN_SINCE.load(Ordering::SeqCst));
     }
-    let per_sec = u128::from(crate::clock::tsc_per_sec().max(1));
-    let ns = |cycles: u64| (u128::from(cycles) * 1_000_000_000 / per_sec) as u64;
+    let ns = crate::clock::tsc_to_ns;
     let mut ranks: Vec<(crate::sync::Rank, u64)> = crate::sync::Rank::ALL
         .iter()
         .map(|&rank| (rank, INTERRUPTS_OFF[rank as usize].load(Ordering::Relaxed)))

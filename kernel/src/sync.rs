@@ -465,11 +465,9 @@ static LONGEST_HOLD: [AtomicU64; RANKS] = [const { AtomicU64::new(0) }; RANKS];
 /// /proc/lock_stat: one line per rank, `NAME LONGEST_HOLD_NS`.
 pub fn longest_holds_text() -> alloc::string::String {
     use core::fmt::Write;
-    let per_sec = crate::clock::tsc_per_sec().max(1);
     let mut text = alloc::string::String::new();
     for &rank in Rank::ALL {
-        let tsc = LONGEST_HOLD[rank as usize].load(Ordering::Relaxed);
-        let ns = (u128::from(tsc) * 1_000_000_000 / u128::from(per_sec)) as u64;
+        let ns = crate::clock::tsc_to_ns(LONGEST_HOLD[rank as usize].load(Ordering::Relaxed));
         let _ = writeln!(text, "{rank:?} {ns}");
     }
     text

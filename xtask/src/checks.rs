@@ -411,24 +411,14 @@ pub(crate) fn check_gprof(
         flat.as_ref().err().map_or("", |e| e),
     );
     let Ok(flat) = flat else { return Ok(()) };
-    // The first row under the header line that ends in "name".
-    let first = flat
-        .lines()
-        .skip_while(|l| !l.trim_end().ends_with("name"))
-        .nth(1)
-        .and_then(|l| l.split_whitespace().last())
-        .unwrap_or("");
+    let first = prof::flat_rows(&flat).next().map_or("", |row| row.name);
     tally.record(
         &name("flat_profile_top_is_the_hot_spot"),
         first == top,
         &format!("top is '{first}', want '{top}'"),
     );
     if let Some((function, low, high)) = share {
-        // A flat-profile row: "% time", cumulative, self, ..., name.
-        let percent = flat
-            .lines()
-            .filter(|l| l.split_whitespace().last() == Some(function))
-            .find_map(|l| l.split_whitespace().next()?.parse::<f64>().ok());
+        let percent = prof::flat_row(&flat, function).map(|row| row.percent);
         tally.record(
             &name(&format!(
                 "{function}_has_{low}_to_{high}_percent_of_the_time"
@@ -814,12 +804,7 @@ pub(crate) fn check_kernel_profile(
         flat.as_ref().err().map_or("", |e| e),
     );
     let Ok(flat) = flat else { return Ok(()) };
-    // A flat-profile row: "% time", cumulative, self seconds, ..., name.
-    let seconds = |function: &str| {
-        flat.lines()
-            .filter(|l| l.split_whitespace().last() == Some(function))
-            .find_map(|l| l.split_whitespace().nth(2)?.parse::<f64>().ok())
-    };
+    let seconds = |function: &str| prof::flat_row(&flat, function).map(|row| row.self_seconds);
     let split = match (seconds(first), seconds(second)) {
         (Some(a), Some(b)) if a + b > 0.0 => Some(100.0 * a / (a + b)),
         _ => None,
@@ -829,16 +814,11 @@ pub(crate) fn check_kernel_profile(
         split.is_some_and(|p| (low..=high).contains(&p)),
         &format!("{first}: {split:?} percent of the two\n{flat}"),
     );
-    // The row's fourth column, when the function has arcs: its calls.
-    let counted = |function: &str| {
-        flat.lines()
-            .filter(|l| l.split_whitespace().last() == Some(function))
-            .find_map(|l| l.split_whitespace().nth(3)?.parse::<u32>().ok())
-    };
+    let counted = |function: &str| prof::flat_row(&flat, function).and_then(|row| row.calls);
     let (a, b) = (counted(first), counted(second));
     tally.record(
         &name(&format!("mcount_counted_{calls}_calls_of_each")),
-        a == Some(calls) && b == Some(calls),
+        a == Some(u64::from(calls)) && b == Some(u64::from(calls)),
         &format!("{first}: {a:?} calls, {second}: {b:?} calls\n{flat}"),
     );
     Ok(())

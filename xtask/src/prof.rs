@@ -565,6 +565,48 @@ pub fn user_and_kernel(opts: &Options, echo: bool) -> Result<BothSides, String> 
     })
 }
 
+/// One row of a gprof flat profile (`gprof -p`): "% time", cumulative
+/// seconds, self seconds, then, for a function with arcs, calls and the
+/// two per-call times, and the name, which may hold spaces (a Rust name:
+/// `<T as Trait>::f`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlatRow<'a> {
+    pub percent: f64,
+    pub self_seconds: f64,
+    /// None for a function gprof has no arcs of (no mcount in it).
+    pub calls: Option<u64>,
+    pub name: &'a str,
+}
+
+/// The rows of a flat profile, top first; header and blank lines skipped.
+pub fn flat_rows(flat: &str) -> impl Iterator<Item = FlatRow<'_>> {
+    flat.lines().filter_map(|line| {
+        let mut rest = line.trim_start();
+        let mut numbers = Vec::new();
+        while numbers.len() < 6 {
+            let (word, after) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            let Ok(n) = word.parse::<f64>() else { break };
+            numbers.push(n);
+            rest = after.trim_start();
+        }
+        let name = rest.trim_end();
+        if numbers.len() < 3 || name.is_empty() {
+            return None;
+        }
+        Some(FlatRow {
+            percent: numbers[0],
+            self_seconds: numbers[2],
+            calls: (numbers.len() == 6).then(|| numbers[3] as u64),
+            name,
+        })
+    })
+}
+
+/// The flat-profile row of `function`, if it has one.
+pub fn flat_row<'a>(flat: &'a str, function: &str) -> Option<FlatRow<'a>> {
+    flat_rows(flat).find(|row| row.name == function)
+}
+
 /// Rows of each flat profile `kprof --user` shows.
 const SIDE_ROWS: usize = 15;
 
@@ -572,25 +614,10 @@ const SIDE_ROWS: usize = 15;
 /// columns: percent of its own side's time, seconds, name (the left one's
 /// cut to fit; the right one's whole, for the kernel's long generic names).
 fn side_by_side(user: &str, kernel: &str, rows: usize) -> String {
-    // A flat-profile row: "% time", cumulative, self seconds, [calls, per
-    // call, per call,] name.
     let rows_of = |flat: &str| -> Vec<String> {
-        flat.lines()
-            .filter_map(|line| {
-                let mut rest = line.trim_start();
-                let mut numbers = Vec::new();
-                // Up to six numeric columns; the name is all that follows
-                // (a Rust name can hold spaces: `<T as Trait>::f`).
-                while numbers.len() < 6 {
-                    let (word, after) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-                    let Ok(n) = word.parse::<f64>() else { break };
-                    numbers.push(n);
-                    rest = after.trim_start();
-                }
-                let (&percent, &seconds) = (numbers.first()?, numbers.get(2)?);
-                Some(format!("{percent:6.2} {seconds:7.2}  {}", rest.trim_end()))
-            })
+        flat_rows(flat)
             .take(rows)
+            .map(|row| format!("{:6.2} {:7.2}  {}", row.percent, row.self_seconds, row.name))
             .collect()
     };
     const WIDTH: usize = 58;
@@ -656,6 +683,28 @@ mod tests {
                 .contains("  <a::B as c::D>::write_str"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_flat_row_has_its_calls_only_with_arcs_and_keeps_a_spaced_name() {
+        let flat = "Flat profile:\n\n  %   cumulative   self              self     total\n time   seconds   seconds    calls  ms/call  ms/call  name\n 74.71      1.50     1.50      100    14.98    14.98  kernel::kprof::spin_three_parts\n  1.26      1.04     0.01                             memset\n  0.50      1.05     0.00        7     0.00     0.00  <a::B as c::D>::f\n";
+        let rows: Vec<FlatRow> = flat_rows(flat).collect();
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        assert_eq!(
+            rows[0],
+            FlatRow {
+                percent: 74.71,
+                self_seconds: 1.50,
+                calls: Some(100),
+                name: "kernel::kprof::spin_three_parts"
+            }
+        );
+        assert_eq!((rows[1].calls, rows[1].name), (None, "memset"));
+        assert_eq!(
+            flat_row(flat, "<a::B as c::D>::f").and_then(|r| r.calls),
+            Some(7)
+        );
+        assert_eq!(flat_row(flat, "f"), None);
     }
 
     #[test]

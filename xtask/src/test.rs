@@ -434,21 +434,11 @@ fn both_profiles_of_one_run(opts: &Options, tally: &mut Tally) -> Result<(), Str
     // The program's profile is judged by what does not move with the
     // host's load: mcount's exact counts, and `a` on top (the gprof
     // suites judge /bin/callgraph's profile in full).
-    let calls = |function: &str| {
-        both.user_flat
-            .lines()
-            .filter(|l| l.split_whitespace().last() == Some(function))
-            .find_map(|l| l.split_whitespace().nth(3)?.parse::<u64>().ok())
-    };
-    let top = both
-        .user_flat
-        .lines()
-        .find(|l| {
-            l.split_whitespace()
-                .next()
-                .is_some_and(|w| w.parse::<f64>().is_ok())
-        })
-        .and_then(|l| l.split_whitespace().last());
+    let calls =
+        |function: &str| crate::prof::flat_row(&both.user_flat, function).and_then(|row| row.calls);
+    let top = crate::prof::flat_rows(&both.user_flat)
+        .next()
+        .map(|row| row.name);
     tally.record(
         "kprof-user/the_program_s_profile_is_its_own",
         top == Some("callgraph::a")
@@ -458,10 +448,8 @@ fn both_profiles_of_one_run(opts: &Options, tally: &mut Tally) -> Result<(), Str
     );
     // A few ticks in all (the program hardly calls the kernel): the
     // seconds round to 0.00, the percentages do not.
-    let kernel_percent: f64 = both
-        .kernel_flat
-        .lines()
-        .filter_map(|l| l.split_whitespace().next()?.parse::<f64>().ok())
+    let kernel_percent: f64 = crate::prof::flat_rows(&both.kernel_flat)
+        .map(|row| row.percent)
         .filter(|p| p.is_finite())
         .sum();
     tally.record(
